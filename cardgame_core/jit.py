@@ -7,7 +7,8 @@ every kernel here is integer bit arithmetic and settlement must be exact.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numba
 

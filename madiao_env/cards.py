@@ -34,10 +34,10 @@ SUIT_SIZE = np.array([11, 9, 9, 11], dtype=np.int64)
 
 # Short names, lowest to highest within each suit; the index is the card id.
 CARD_NAMES: tuple[str, ...] = (
-    ("9C", "8C", "7C", "6C", "5C", "4C", "3C", "2C", "1C", "HC", "0C")
-    + tuple(f"{n}S" for n in range(1, 10))
-    + tuple(f"{n}M" for n in range(1, 10))
-    + tuple(f"{n}T" for n in (20, 30, 40, 50, 60, 70, 80, 90, 100, 1000, 10000))
+    *("9C", "8C", "7C", "6C", "5C", "4C", "3C", "2C", "1C", "HC", "0C"),
+    *(f"{n}S" for n in range(1, 10)),
+    *(f"{n}M" for n in range(1, 10)),
+    *(f"{n}T" for n in (20, 30, 40, 50, 60, 70, 80, 90, 100, 1000, 10000)),
 )
 _CASH_CHINESE = ("九文", "八文", "七文", "六文", "五文", "四文", "三文", "二文", "一文", "半文", "空文")
 _NUMERALS = "一二三四五六七八九"
@@ -57,10 +57,12 @@ SUIT_MASK = np.array(
 # The number printed on a card, used by the cut: tens count as their tens digit (20T -> 2);
 # 0C, HC, 100T, 1000T, 10000T have no digit 1..9 that picks a seat and are listed apart.
 CUT_NUMBER = np.array(
-    [9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0]
-    + list(range(1, 10))
-    + list(range(1, 10))
-    + [2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0],
+    [
+        *(9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0),  # cash
+        *range(1, 10),  # strings
+        *range(1, 10),  # myriads
+        *(2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0),  # tens
+    ],
     dtype=np.int64,
 )
 
@@ -99,9 +101,7 @@ def card_id(name: str) -> int:
         raise UnknownCardError(f"card name must be a string, got {type(name).__name__} {name!r}")
     key = name.strip().upper()
     if key not in CARD_ID:
-        raise UnknownCardError(
-            f"unknown card name {name!r}; valid names are {', '.join(CARD_NAMES)}"
-        )
+        raise UnknownCardError(f"unknown card name {name!r}; valid names are {', '.join(CARD_NAMES)}")
     return CARD_ID[key]
 
 
@@ -127,7 +127,7 @@ def names_of(mask: int) -> list[str]:
 
 
 def action_to_text(action: int) -> str:
-    """"play 9S", "slough 9S", "redeal" or "pass" for an action id."""
+    """ "play 9S", "slough 9S", "redeal" or "pass" for an action id."""
     if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < N_ACTIONS:
         raise ValueError(f"action id must be an integer 0..{N_ACTIONS - 1}, got {action!r}")
     action = int(action)
@@ -142,13 +142,14 @@ def text_to_action(text: str) -> int:
     """The action id of "play 9S", "slough 9S", "redeal" or "pass" (case-insensitive)."""
     if not isinstance(text, str):
         raise ValueError(f"action text must be a string, got {type(text).__name__} {text!r}")
-    words = text.strip().lower().split()
+    original = text.strip().split()  # the card name is quoted as typed in an error
+    words = [word.lower() for word in original]
     if words == ["redeal"]:
         return ACTION_REDEAL
     if words == ["pass"]:
         return ACTION_PASS
     if len(words) == 2 and words[0] in ("play", "slough"):
-        card = card_id(words[1])
+        card = card_id(original[1])
         return card + (ACTION_PLAY if words[0] == "play" else ACTION_SLOUGH)
     raise ValueError(
         f"cannot read action {text!r}; expected 'play <card>', 'slough <card>', 'redeal' or 'pass'"

@@ -1,0 +1,106 @@
+"""A person at the terminal, behind the same ``act(observation, action_mask)`` call shape.
+
+The prompt lists the legal moves with numbers and card names; a move is typed as its number,
+as text ("play 9S", "slough 100T", "redeal", "pass"), or as a bare card name (played face up
+when that is legal, else sloughed). Anything else is explained and asked again; "help" shows the
+forms, "quit" or end of input (Ctrl-D) ends the game cleanly via ``HumanQuit``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from agents.base import Agent, legal_actions
+from madiao_env import cards
+
+HELP = (
+    "Type the number of a move, or 'play <card>', 'slough <card>', a card name alone "
+    "(played face up if it can capture or lead, else sloughed face down), 'redeal' or 'pass'.\n"
+    "Card names: 9C..1C HC 0C (cash, 0C highest), 1S..9S, 1M..9M, 20T..90T 100T 1000T 10000T.\n"
+    "'state' shows the table again, 'quit' (or Ctrl-D) leaves."
+)
+
+
+class HumanQuit(Exception):  # noqa: N818 - a way out of the game, not an error
+    """The person asked to leave (or input ended)."""
+
+
+class HumanAgent(Agent):
+    """Reads moves from ``read_line`` (default ``input``) and writes prompts with ``write``.
+
+    ``show_state()`` (given by the play loop) prints what this seat can see before each move.
+    """
+
+    def __init__(
+        self,
+        read_line: Callable[[str], str] = input,
+        write: Callable[[str], None] = print,
+        show_state: Callable[[], None] | None = None,
+        name: str = "you",
+    ) -> None:
+        self.read_line = read_line
+        self.write = write
+        self.show_state = show_state
+        self.name = name
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = [int(a) for a in legal_actions(action_mask)]
+        if self.show_state is not None:
+            self.show_state()
+        self.write(
+            "Your move: " + "  ".join(f"[{i + 1}] {cards.action_to_text(a)}" for i, a in enumerate(legal))
+        )
+        while True:
+            try:
+                line = self.read_line("> ")
+            except EOFError:
+                self.write("")
+                raise HumanQuit("end of input") from None
+            choice = self.parse(line, legal)
+            if isinstance(choice, int):
+                return choice
+            self.write(choice)
+
+    def parse(self, line: str, legal: list[int]) -> int | str:
+        """The chosen action id, or a message saying why the line is not a legal move."""
+        text = line.strip().lower()
+        if not text:
+            return "Please type a move (or 'help')."
+        if text in ("quit", "exit", "q"):
+            raise HumanQuit("quit")
+        if text in ("help", "?", "h"):
+            return HELP
+        if text in ("state", "table", "hand"):
+            if self.show_state is not None:
+                self.show_state()
+            return "Your move: " + "  ".join(
+                f"[{i + 1}] {cards.action_to_text(a)}" for i, a in enumerate(legal)
+            )
+        if text.isdigit():
+            number = int(text)
+            if 1 <= number <= len(legal):
+                return legal[number - 1]
+            return f"There is no move {number}; choose 1..{len(legal)}."
+        words = text.split()
+        if len(words) == 1 and words[0] not in ("redeal", "pass"):
+            try:
+                card = cards.card_id(words[0])
+            except cards.UnknownCardError:
+                return f"{line.strip()!r} is neither a move number nor a card name (type 'help')."
+            for action in (cards.ACTION_PLAY + card, cards.ACTION_SLOUGH + card):
+                if action in legal:
+                    return action
+            return f"You cannot play {cards.CARD_NAMES[card]} now (you do not hold it)."
+        if len(words) == 2 and words[0] in ("p", "s"):
+            words[0] = "play" if words[0] == "p" else "slough"
+        if len(words) == 2:  # keep the card name as typed, so an error quotes the player's words
+            words[1] = line.split()[1]
+        try:
+            action = cards.text_to_action(" ".join(words))
+        except (ValueError, cards.UnknownCardError) as error:
+            return f"{error} (type 'help')."
+        if action not in legal:
+            return f"'{cards.action_to_text(action)}' is not legal now."
+        return action

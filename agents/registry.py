@@ -1,0 +1,72 @@
+"""Agents by name, for the CLI, the trainer's opponent pool and tournaments.
+
+Madiao: ``random``, ``greedy`` (weak heuristic), ``heuristic`` (strong, role-aware), ``search``
+(determinized Monte Carlo; needs the env, see ``agents.madiao_search``), ``model:PATH``.
+Mao: ``random``, ``base`` (base rules only), ``bayes`` (rule inference), ``oracle`` (knows every
+rule; needs the env), ``model:PATH``.
+"""
+
+from __future__ import annotations
+
+from agents.base import Agent, RandomAgent
+
+MADIAO_AGENTS = ("random", "greedy", "heuristic", "search")
+MAO_AGENTS = ("random", "base", "bayes", "oracle")
+MODEL_PREFIX = "model:"
+
+
+def agent_names(game: str) -> tuple[str, ...]:
+    if game == "madiao":
+        return MADIAO_AGENTS
+    if game == "mao":
+        return MAO_AGENTS
+    raise ValueError(f"unknown game {game!r}; games are 'madiao' and 'mao'")
+
+
+def make_agent(spec: str, game: str = "madiao", *, seed: int | None = None, env=None) -> Agent:
+    """An agent from its name (``model:PATH`` loads a saved MaskablePPO policy).
+
+    ``env`` is the AEC env the agent will play in; only agents that need the full state (the
+    Madiao search player, the Mao oracle) use it, and they only read what their seat may see
+    (or, for the oracle, what it is defined to know).
+    """
+    if not isinstance(spec, str) or not spec:
+        raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
+    names = agent_names(game)
+    if spec.startswith(MODEL_PREFIX):
+        from agents.learned import LearnedPolicyAgent
+
+        return LearnedPolicyAgent(spec[len(MODEL_PREFIX) :])
+    if spec == "random":
+        return RandomAgent(seed=seed)
+    if game == "madiao":
+        if spec == "greedy":
+            from agents.madiao_heuristic import GreedyHeuristicAgent
+
+            return GreedyHeuristicAgent()
+        if spec == "heuristic":
+            from agents.madiao_heuristic import RoleAwareHeuristicAgent
+
+            return RoleAwareHeuristicAgent()
+        if spec == "search":
+            if env is None:
+                raise ValueError("the 'search' agent needs the env it plays in (it samples hidden cards)")
+            from agents.madiao_search import MadiaoSearchAgent
+
+            return MadiaoSearchAgent(env, seed=seed)
+    else:
+        if spec == "base":
+            from agents.mao_agents import BaseRulesAgent
+
+            return BaseRulesAgent(seed=seed)
+        if spec == "bayes":
+            from agents.mao_agents import BayesianRuleAgent
+
+            return BayesianRuleAgent(seed=seed)
+        if spec == "oracle":
+            if env is None:
+                raise ValueError("the 'oracle' agent needs the env it plays in (it reads the active rules)")
+            from agents.mao_agents import OracleAgent
+
+            return OracleAgent(env, seed=seed)
+    raise ValueError(f"unknown {game} agent {spec!r}; choose from {', '.join(names)} or {MODEL_PREFIX}PATH")

@@ -1,0 +1,148 @@
+"""AEC random play: both games beside an empty AEC env (the API ceiling) and PettingZoo classic.
+
+Every env runs the same loop: ``reset``, ``agent_iter``, ``last``, a uniformly random legal action
+(``rng.choice(np.flatnonzero(mask))``), ``step``. The empty env has the same shape as the card
+games (4 agents, 100-long observation, 80 actions, 32 decisions per game) and sits under the
+same standard wrappers, so "game steps/s ÷ empty steps/s" is the share of the ceiling a game
+reaches in this loop.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable
+from typing import ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from benchmarks.timing import Result, unavailable
+
+EMPTY_AGENTS = 4
+EMPTY_OBS_DIM = 100
+EMPTY_ACTIONS = 80
+EMPTY_GAME_LENGTH = 32
+
+
+class EmptyAECEnv(AECEnv):
+    """An AEC env that does nothing but the API bookkeeping: the ceiling of the AEC loop."""
+
+    metadata: ClassVar[dict] = {"name": "empty_v0", "render_modes": [], "is_parallelizable": False}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.possible_agents = [f"player_{i}" for i in range(EMPTY_AGENTS)]
+        self._observation = {
+            "observation": np.zeros(EMPTY_OBS_DIM, np.int8),
+            "action_mask": np.ones(EMPTY_ACTIONS, np.int8),
+        }
+        self._observation_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0, 1, (EMPTY_OBS_DIM,), np.int8),
+                "action_mask": spaces.Box(0, 1, (EMPTY_ACTIONS,), np.int8),
+            }
+        )
+        self._action_space = spaces.Discrete(EMPTY_ACTIONS)
+
+    def observation_space(self, agent):
+        return self._observation_space
+
+    def action_space(self, agent):
+        return self._action_space
+
+    def observe(self, agent):
+        return self._observation
+
+    def reset(self, seed=None, options=None):
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0 for a in self.agents}
+        self._cumulative_rewards = {a: 0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.moves = 0
+        self.agent_selection = self.agents[0]
+
+    def step(self, action):
+        if self.terminations[self.agent_selection] or self.truncations[self.agent_selection]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[self.agent_selection] = 0
+        self.moves += 1
+        if self.moves >= EMPTY_GAME_LENGTH:
+            for agent in self.agents:
+                self.terminations[agent] = True
+                self.rewards[agent] = 1
+        next_index = (self.agents.index(self.agent_selection) + 1) % EMPTY_AGENTS
+        self.agent_selection = self.agents[next_index]
+        self._accumulate_rewards()
+
+
+def wrapped_empty_env() -> AECEnv:
+    """The empty env under the wrappers PettingZoo's ``env()`` constructors apply."""
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(EmptyAECEnv()))
+
+
+def random_play(make_env: Callable[[], AECEnv], seconds: float) -> tuple[float, float]:
+    """Random legal play for ``seconds``: (decisions/s, games/s), dead steps counted as steps."""
+    env = make_env()
+    rng = np.random.default_rng(0)
+    steps = games = 0
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        env.reset(seed=games)
+        for _agent in env.agent_iter():
+            observation, _reward, terminated, truncated, _info = env.last()
+            if terminated or truncated:
+                action = None
+            else:
+                action = int(rng.choice(np.flatnonzero(observation["action_mask"])))
+            env.step(action)
+            steps += 1
+        games += 1
+    elapsed = time.perf_counter() - started
+    return steps / elapsed, games / elapsed
+
+
+def _game_envs() -> list[tuple[str, Callable[[], AECEnv] | None, str]]:
+    envs = []
+    for game in ("madiao", "mao"):
+        label = f"{game} AEC (wrapped), random play"
+        try:
+            module = importlib.import_module(f"{game}_env.{game}_v0")
+        except ImportError as error:
+            envs.append((label, None, unavailable(error)))
+        else:
+            envs.append((label, module.env, ""))
+    return envs
+
+
+def run(seconds: float, with_peers: bool = True) -> list[Result]:
+    results = [
+        Result("aec", "empty AEC env (raw)", random_play(EmptyAECEnv, seconds)[0], "steps/s"),
+        Result("aec", "empty AEC env (wrapped)", random_play(wrapped_empty_env, seconds)[0], "steps/s"),
+    ]
+    for label, make_env, note in _game_envs():
+        if make_env is None:
+            results.append(Result("aec", label, None, "steps/s", note))
+            continue
+        make_env().reset(seed=0)  # compile (or load the cache) outside the timed loop
+        steps, games = random_play(make_env, seconds)
+        results.append(Result("aec", label, steps, "steps/s", f"{games:,.0f} games/s"))
+    if with_peers:
+        for label, module_name in (
+            ("pettingzoo leduc_holdem_v4", "leduc_holdem_v4"),
+            ("pettingzoo texas_holdem_v4", "texas_holdem_v4"),
+            ("pettingzoo tictactoe_v3", "tictactoe_v3"),
+        ):
+            try:  # the classic envs need pygame (and the card games rlcard)
+                module = importlib.import_module(f"pettingzoo.classic.{module_name}")
+            except ImportError as error:
+                results.append(Result("peers", label, None, "steps/s", f"not installed: {error.name}"))
+                continue
+            steps, games = random_play(module.env, seconds)
+            results.append(Result("peers", label, steps, "steps/s", f"{games:,.0f} games/s"))
+    return results

@@ -1,0 +1,85 @@
+"""Start-up cost: import time and the first reset+step (Numba compile or cache load).
+
+Each figure comes from a fresh interpreter. "cold" points ``NUMBA_CACHE_DIR`` at a new empty
+directory, so every kernel the first step needs is compiled; "warm" runs again with that same,
+now filled, directory (what every later process sees). "total" = import + first AEC step +
+first vector step, the number the targets are about.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from benchmarks.timing import Result
+
+GAMES = {
+    "madiao": ("madiao_env", "madiao_v0", "madiao_env.vector", "MadiaoVectorEnv"),
+    "mao": ("mao_env", "mao_v0", "mao_env.vector", "MaoVectorEnv"),
+}
+
+CHILD = """
+import importlib, json, sys, time
+started = time.perf_counter()
+import numpy as np
+package, env_module, vector_module, vector_class = sys.argv[1:5]
+aec = importlib.import_module(f"{package}.{env_module}")
+vector = getattr(importlib.import_module(vector_module), vector_class)
+imported = time.perf_counter()
+env = aec.env()
+env.reset(seed=0)
+mask = env.observe(env.agent_selection)["action_mask"]
+env.step(int(np.flatnonzero(mask)[0]))
+aec_stepped = time.perf_counter()
+venv = vector(1, seed=0)
+first = venv.reset()
+venv.step(np.flatnonzero(first.action_mask[0])[:1].astype(np.int64))
+vector_stepped = time.perf_counter()
+print(json.dumps({
+    "import": imported - started,
+    "aec_first_step": aec_stepped - imported,
+    "vector_first_step": vector_stepped - aec_stepped,
+    "total": vector_stepped - started,
+}))
+"""
+
+
+def measure(game: str, cache_dir: str) -> dict[str, float]:
+    environment = {**os.environ, "NUMBA_CACHE_DIR": cache_dir}
+    completed = subprocess.run(
+        [sys.executable, "-c", CHILD, *GAMES[game]],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=900,
+    )
+    if completed.returncode != 0:
+        last_line = (completed.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(last_line)
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def run(games=("madiao", "mao")) -> list[Result]:
+    results = []
+    for game in games:
+        with tempfile.TemporaryDirectory(prefix="numba-cache-") as cache_dir:
+            try:
+                cold = measure(game, cache_dir)
+                warm = measure(game, cache_dir)
+            except RuntimeError as error:
+                results.append(
+                    Result("startup", f"{game} import + first steps", None, "s", f"not available: {error}")
+                )
+                continue
+        for label, figures in (("cold", cold), ("warm", warm)):
+            note = (
+                f"import {figures['import']:.2f} s, first AEC step {figures['aec_first_step']:.2f} s, "
+                f"first vector step {figures['vector_first_step']:.2f} s"
+            )
+            results.append(
+                Result("startup", f"{game} import + first steps, {label} cache", figures["total"], "s", note)
+            )
+    return results

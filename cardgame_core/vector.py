@@ -1,0 +1,198 @@
+"""Batched (vector) card-game envs: N games stepped by one Numba call, checked in Python here.
+
+Each game package provides a subclass whose two hooks call its batch kernels: ``_reset_games``
+deals every game, ``_step_games`` applies one action per game (``-1`` = leave that game alone),
+settles, auto-resets finished games and refreshes the output buffers. The kernels do no checking
+at all; this base class validates the actions array (shape, dtype, range, legality) once per call
+with a few numpy operations, so a bad action raises an error naming the game and the action
+instead of corrupting a game state deep inside a kernel.
+
+Buffers and ownership: the arrays of a :class:`VectorStep` are fresh copies when the env was built
+with ``copy=True`` (the default). With ``copy=False`` they are the env's own buffers, overwritten
+by the next ``step``/``reset`` (faster; what the benchmarks and the self-play trainer use when they
+consume a step before taking the next). ``final_observation`` and ``final_payoffs`` rows are only
+meaningful for games with ``terminated | truncated`` set in that step.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import NamedTuple
+
+import numpy as np
+
+from cardgame_core.aec import IllegalActionError, seed_sequence
+
+#: ``actions[i] == NO_ACTION`` leaves game ``i`` untouched in this step.
+NO_ACTION = -1
+
+
+class VectorStep(NamedTuple):
+    """What one batched ``reset``/``step`` returns (``N`` = number of games)."""
+
+    #: ``[N, obs_dim]``: each game's observation for the seat to act (the new game's after a reset).
+    observation: np.ndarray
+    #: ``[N, n_actions]`` bool: legal actions of the seat to act.
+    action_mask: np.ndarray
+    #: ``[N]`` int64: the seat to act in each game.
+    to_act: np.ndarray
+    #: ``[N, n_players]`` float32: rewards of this call for every seat, terminal ones included.
+    rewards: np.ndarray
+    #: ``[N]`` bool: the game ended by the rules in this call (and was reset).
+    terminated: np.ndarray
+    #: ``[N]`` bool: the game was cut short in this call (and was reset).
+    truncated: np.ndarray
+    #: ``[N, n_players]`` float32: the whole episode's payoffs of a game that ended in this call.
+    final_payoffs: np.ndarray
+    #: ``[N, n_players, obs_dim]``: every seat's last observation of a game that ended in this call.
+    final_observation: np.ndarray
+
+
+class VectorCardEnv(abc.ABC):
+    """N independent games of one card game behind a checked, array-in/array-out API.
+
+    Subclasses set the class attributes and implement the hooks; everything the caller touches
+    (argument checks, seeding, buffer handling) lives here once for both games.
+    """
+
+    #: Seats per game.
+    n_players: int
+    #: Size of the discrete action space.
+    n_actions: int
+    #: Length of the observation vector.
+    obs_dim: int
+    #: dtype of the observation vector (the AEC env's, so both produce identical arrays).
+    observation_dtype: np.dtype
+
+    def __init__(self, n_envs: int, seed: int | None = None, *, copy: bool = True) -> None:
+        if isinstance(n_envs, bool) or not isinstance(n_envs, (int, np.integer)) or n_envs < 1:
+            raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}")
+        if not isinstance(copy, bool):
+            raise TypeError(f"copy must be a bool, got {type(copy).__name__} {copy!r}")
+        self.n_envs = int(n_envs)
+        self.copy = copy
+        self._rng = seed_sequence(seed)
+        self._has_reset = False
+        n, p = self.n_envs, self.n_players
+        self._observation = np.zeros((n, self.obs_dim), dtype=self.observation_dtype)
+        self._action_mask = np.zeros((n, self.n_actions), dtype=np.bool_)
+        self._to_act = np.zeros(n, dtype=np.int64)
+        self._rewards = np.zeros((n, p), dtype=np.float32)
+        self._terminated = np.zeros(n, dtype=np.bool_)
+        self._truncated = np.zeros(n, dtype=np.bool_)
+        self._final_payoffs = np.zeros((n, p), dtype=np.float32)
+        self._final_observation = np.zeros((n, p, self.obs_dim), dtype=self.observation_dtype)
+        self._rows = np.arange(n)
+
+    # -- hooks for the game packages ----------------------------------------------------------
+    @abc.abstractmethod
+    def _reset_games(self, game_seeds: np.ndarray) -> None:
+        """Start a new episode in every game from ``game_seeds`` (uint64 ``[N]``); fill
+        ``_observation``, ``_action_mask`` and ``_to_act``."""
+
+    @abc.abstractmethod
+    def _step_games(self, actions: np.ndarray) -> None:
+        """Apply checked ``actions`` (int64 ``[N]``, ``-1`` = skip) and fill every buffer, auto-
+        resetting the games that ended."""
+
+    @abc.abstractmethod
+    def _observe_games(self, seats: np.ndarray, out: np.ndarray) -> None:
+        """Write each game's observation from ``seats[i]``'s point of view into ``out[i]``."""
+
+    def describe_action(self, action: int) -> str:
+        """Human-readable form of an action id, used in error messages."""
+        return str(action)
+
+    # -- public API ---------------------------------------------------------------------------
+    def reset(self, seed: int | None = None) -> VectorStep:
+        """Deal a new episode in every game; ``seed`` restarts the env's random stream."""
+        if seed is not None:
+            self._rng = seed_sequence(seed)
+        game_seeds = self._rng.integers(0, np.iinfo(np.int64).max, size=self.n_envs, dtype=np.int64)
+        self._rewards[:] = 0
+        self._terminated[:] = False
+        self._truncated[:] = False
+        self._reset_games(game_seeds.astype(np.uint64))
+        self._has_reset = True
+        return self._output()
+
+    def step(self, actions: np.ndarray) -> VectorStep:
+        """One action per game (``-1`` leaves a game untouched); finished games auto-reset."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before step()")
+        checked = self._check_actions(actions)
+        self._step_games(checked)
+        return self._output()
+
+    def observe(self, seats: np.ndarray) -> np.ndarray:
+        """Each game's current observation as seen by ``seats[i]`` (``[N, obs_dim]``, a copy)."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before observe()")
+        seats = np.asarray(seats)
+        if seats.shape != (self.n_envs,) or seats.dtype.kind not in "iu":
+            raise ValueError(
+                f"seats must be an integer array of shape ({self.n_envs},), got dtype {seats.dtype} "
+                f"shape {seats.shape}"
+            )
+        bad = np.flatnonzero((seats < 0) | (seats >= self.n_players))
+        if bad.size:
+            raise ValueError(
+                f"seat {int(seats[bad[0]])} of game {int(bad[0])} is out of range 0..{self.n_players - 1}"
+            )
+        out = np.zeros((self.n_envs, self.obs_dim), dtype=self.observation_dtype)
+        self._observe_games(seats.astype(np.int64), out)
+        return out
+
+    def close(self) -> None:  # noqa: B027 (an optional hook: nothing to release by default)
+        """Nothing to release (kept for the gymnasium/SB3 call shape)."""
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _check_actions(self, actions: np.ndarray) -> np.ndarray:
+        if not isinstance(actions, np.ndarray):
+            raise TypeError(
+                f"actions must be a numpy array of shape ({self.n_envs},), got {type(actions).__name__}"
+            )
+        if actions.dtype.kind not in "iu":
+            raise TypeError(f"actions must have an integer dtype, got {actions.dtype}")
+        if actions.shape != (self.n_envs,):
+            raise ValueError(f"actions must have shape ({self.n_envs},), got {actions.shape}")
+        actions = actions.astype(np.int64, copy=False)
+        out_of_range = np.flatnonzero((actions < NO_ACTION) | (actions >= self.n_actions))
+        if out_of_range.size:
+            game = int(out_of_range[0])
+            raise IllegalActionError(
+                f"game {game}: action {int(actions[game])} is out of range "
+                f"(0..{self.n_actions - 1}, or {NO_ACTION} to skip the game)"
+            )
+        acting = actions >= 0
+        legal = self._action_mask[self._rows, np.where(acting, actions, 0)]
+        illegal = np.flatnonzero(acting & ~legal)
+        if illegal.size:
+            game = int(illegal[0])
+            action = int(actions[game])
+            allowed = ", ".join(
+                f"{a} ({self.describe_action(int(a))})" for a in np.flatnonzero(self._action_mask[game])
+            )
+            raise IllegalActionError(
+                f"game {game}: action {action} ({self.describe_action(action)}) is not legal for seat "
+                f"{int(self._to_act[game])}; legal actions: {allowed}"
+            )
+        return actions
+
+    def _output(self) -> VectorStep:
+        buffers = (
+            self._observation,
+            self._action_mask,
+            self._to_act,
+            self._rewards,
+            self._terminated,
+            self._truncated,
+            self._final_payoffs,
+            self._final_observation,
+        )
+        if self.copy:
+            buffers = tuple(b.copy() for b in buffers)
+        return VectorStep(*buffers)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n_envs={self.n_envs})"

@@ -1,0 +1,707 @@
+"""Madiao rules as Numba kernels over a batch of games (numpy + numba + cardgame_core only).
+
+State of N games, a struct of arrays with a leading batch axis (the AEC env uses N = 1)::
+
+    card_sets uint64[N, N_CARD_COLS]  hands, face-up plays, sloughs and trick-winning cards by seat,
+                                      plus the game's xorshift64* RNG state (column C_RNG)
+    ints      int32[N, N_INTS]        scalars: banker, first seat, leader, seat to act, phase, trick,
+                                      plays so far, best card of the trick, tricks won, stock, ...
+    history   int8[N, 32, 3]          every play of the hand in order: (seat, card, face up 1/0)
+    pending   int32[N, 128, 5]        payment lines of the hand not yet settled:
+                                      (hand number, rule code, payer, payee, stakes)
+    settled   int32[N, 256, 5]        lines settled during the last kernel call (same columns)
+    config    int32[N_CONFIG]         rule variants and the observation type (shared by the batch)
+
+Stakes are integer units here; the env layer multiplies them by the ``stake`` option.
+Kernels never check their inputs: the env layer validates actions against ``legal mask`` first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cardgame_core.bits import bit, bits_above, highest_bit, popcount
+from cardgame_core.jit import njit
+from madiao_env.cards import (
+    CARD_SUIT,
+    CUT_NUMBER,
+    FOUR_LOWEST_MASK,
+    HUNDRED_MYRIAD,
+    N_ACTIONS,
+    N_CARDS,
+    RED_MASK,
+    SUIT_MASK,
+    TOP_MASK,
+    mask_of,
+)
+
+# ----------------------------------------------------------------------------- layout constants
+
+# card_sets columns
+C_HAND = 0  # 4 columns: cards held, by seat
+C_FACE_UP = 4  # 4: cards each seat played face up this hand
+C_SLOUGHED = 8  # 4: cards each seat sloughed face down this hand
+C_WON_WITH = 12  # 4: the winning card of every trick each seat won
+C_RNG = 16  # xorshift64* state of this game
+N_CARD_COLS = 17
+
+# ints columns
+I_BANKER = 0
+I_FIRST = 1  # first seat dealt (leads the first trick, asked first for a redeal)
+I_LEADER = 2
+I_TO_ACT = 3  # -1 when the episode is over
+I_PHASE = 4
+I_TRICK = 5  # tricks completed, 0..8
+I_N_PLAYS = 6  # plays recorded in history, 0..32
+I_BEST_CARD = 7  # best face-up card of the suit led in the current trick (-1: no trick)
+I_BEST_SEAT = 8
+I_REDEALS = 9  # redeals declared in this hand
+I_HAND_NUMBER = 10  # index of the current hand in this episode (0-based)
+I_HUNDRED_HOLDER = 11  # seat dealt 100T, -1 if it lies in the stock
+I_BEEN_BANKER = 12  # bit set of seats that have been banker of a finished hand (match end)
+I_ASK_POS = 13  # next deal-order offset (from the first seat) to ask about a redeal
+I_ELIGIBLE = 14  # bit set of seats holding five or more cards of one suit
+I_PASSED = 15  # bit set of seats that passed a redeal offer on this deal
+I_DECIDED = 16  # 1 once any decision was taken in this episode
+I_N_PENDING = 17
+I_N_SETTLED = 18
+I_OVERFLOW = 19  # 1 if a line buffer ever filled up (the env raises)
+I_TRICKS_WON = 20  # 4 columns
+I_STOCK = 24  # 8 columns, upcard first
+I_HANDS_SETTLED = 32  # hands settled during the last kernel call
+I_EPISODE_OVER = 33
+I_LAST_SETTLED_HAND = 34  # hand number of the last hand settled
+N_INTS = 35
+
+PHASE_REDEAL = 0
+PHASE_PLAY = 1
+PHASE_OVER = 2
+
+MAX_PLAYS = 32
+MAX_PENDING = 128
+MAX_SETTLED = 256
+
+# config entries
+CFG_FACE_UP_DISCARD = 0  # 1: a non-capturing face-up play is legal and costs 2 stakes
+CFG_MAX_REDEALS = 1  # -1: unlimited
+CFG_MATCH = 2  # 1: the episode is a whole match
+CFG_HISTORY_OBS = 3  # 1: observation = perfect-recall history vector
+N_CONFIG = 4
+
+# settlement rule codes (names in RULE_NAMES, the contract's spelling)
+RULE_MELD = 0
+RULE_FOUR_LOWEST = 1
+RULE_TRICK_COUNT = 2
+RULE_SLAM = 3
+RULE_BOSS_CARD = 4
+RULE_HUNDRED_MYRIAD = 5
+RULE_HONOURS = 6
+RULE_TWO_TRICKS_HUNDRED_MYRIAD = 7
+RULE_STOCK_CHECK = 8
+RULE_FACE_UP_DISCARD = 9
+RULE_NAMES = (
+    "meld",
+    "four_lowest",
+    "trick_count",
+    "slam",
+    "boss_card",
+    "hundred_myriad",
+    "honours",
+    "two_tricks_hundred_myriad",
+    "stock_check",
+    "face_up_discard",
+)
+
+# Meld card sets (the design doc's table).
+MELD_TOPS = np.uint64(mask_of(["10000T", "9M", "9S", "0C"]))
+MELD_EXACT_EIGHT = np.uint64(mask_of(["10000T", "20T", "9M", "1M", "9S", "1S", "0C", "9C"]))
+HONOURS_THREE = np.uint64(mask_of(["10000T", "1000T", "100T"]))
+HONOURS_FOUR = np.uint64(mask_of(["10000T", "1000T", "100T", "0C"]))
+SUIT_TENS = 3
+HUNDRED_BIT = np.uint64(1 << HUNDRED_MYRIAD)
+
+# ----------------------------------------------------------------------------- observation layout
+# Summary observation (int8), relative seats: 0 = the observer, 1 = next to act after it, ...
+OBS_HAND_AT = 0  # 40 cards held
+OBS_UPCARD_AT = 40  # 40 one-hot upcard
+OBS_SEEN_FACE_UP_AT = 80  # 40 every card played face up this hand (current trick included)
+OBS_OWN_SLOUGHED_AT = 120  # 40 cards the observer sloughed face down this hand
+OBS_TRICK_FACE_UP_AT = 160  # 4 x 40: face-up card each relative seat played to the current trick
+OBS_TRICK_FACE_DOWN_AT = 320  # 4: relative seats that sloughed face down in the current trick
+OBS_TRICK_FACE_DOWN_COUNT_AT = 324  # 1: number of face-down cards in the current trick
+OBS_TRICK_LEADER_AT = 325  # 4 one-hot relative seat of the current trick's leader
+OBS_TRICK_PLAYS_AT = 329  # 3 x 41: the current trick's plays in order: card one-hot + face-down
+OBS_TRICKS_WON_AT = 452  # 4 tricks won by relative seat
+OBS_BANKER_AT = 456  # 4 one-hot relative seat of the banker
+OBS_FIRST_AT = 460  # 4 one-hot relative seat dealt first
+OBS_TRICK_NUMBER_AT = 464  # 9 one-hot tricks completed 0..8
+OBS_PHASE_AT = 473  # 3 one-hot redeal / play / over
+OBS_BEEN_BANKER_AT = 476  # 4 relative seats that have been banker in this match
+OBS_REDEAL_PASSED_AT = 480  # 4 relative seats that passed a redeal offer on this deal
+SUMMARY_SIZE = 484
+
+# History observation (int8): perfect recall of the current deal from the observer's seat.
+HIST_HAND_DEALT_AT = 0  # 40 the observer's cards as dealt
+HIST_HAND_AT = 40  # 40 cards held now
+HIST_UPCARD_AT = 80  # 40
+HIST_BANKER_AT = 120  # 4
+HIST_FIRST_AT = 124  # 4
+HIST_REDEAL_PASSED_AT = 128  # 4
+HIST_BEEN_BANKER_AT = 132  # 4
+HIST_PHASE_AT = 136  # 3
+HIST_PLAYS_AT = 139  # 32 slots x 45: relative seat one-hot (4), card one-hot (40), face down (1)
+HIST_SLOT_SIZE = 45
+HISTORY_SIZE = HIST_PLAYS_AT + MAX_PLAYS * HIST_SLOT_SIZE  # 1579
+
+_XOR_MULTIPLIER = np.uint64(0x2545F4914F6CDD1D)
+
+
+def new_state(n_games: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Zeroed state arrays for ``n_games`` games: (card_sets, ints, history, pending, settled)."""
+    return (
+        np.zeros((n_games, N_CARD_COLS), dtype=np.uint64),
+        np.zeros((n_games, N_INTS), dtype=np.int32),
+        np.zeros((n_games, MAX_PLAYS, 3), dtype=np.int8),
+        np.zeros((n_games, MAX_PENDING, 5), dtype=np.int32),
+        np.zeros((n_games, MAX_SETTLED, 5), dtype=np.int32),
+    )
+
+
+# ----------------------------------------------------------------------------- per-game helpers
+
+
+@njit
+def _next_random(card_sets, g):
+    """xorshift64* step of game ``g``'s RNG (state lives in the snapshot, so continuations replay)."""
+    x = card_sets[g, C_RNG]
+    x ^= x >> np.uint64(12)
+    x ^= x << np.uint64(25)
+    x ^= x >> np.uint64(27)
+    card_sets[g, C_RNG] = x
+    return x * _XOR_MULTIPLIER
+
+
+@njit
+def _random_below(card_sets, g, n):
+    """Uniform integer in 0..n-1 (multiply-shift on the top 32 bits: bias below 1e-8)."""
+    high = _next_random(card_sets, g) >> np.uint64(32)
+    return int((high * np.uint64(n)) >> np.uint64(32))
+
+
+@njit
+def first_seat_from_cut(cut_card, banker):
+    """Seat dealt first from the cut card's number (4/8 dealer, 3/7 banker, 2/6 shuffler, else opposite)."""
+    digit = CUT_NUMBER[cut_card]
+    if digit == 4 or digit == 8:
+        return (banker + 1) % 4
+    if digit == 3 or digit == 7:
+        return banker
+    if digit == 2 or digit == 6:
+        return (banker + 3) % 4
+    return (banker + 2) % 4
+
+
+@njit
+def _add_line(ints, pending, g, rule, payer, payee, stakes):
+    if stakes == 0:
+        return
+    n = ints[g, I_N_PENDING]
+    if n >= MAX_PENDING:
+        ints[g, I_OVERFLOW] = 1
+        return
+    pending[g, n, 0] = ints[g, I_HAND_NUMBER]
+    pending[g, n, 1] = rule
+    pending[g, n, 2] = payer
+    pending[g, n, 3] = payee
+    pending[g, n, 4] = stakes
+    ints[g, I_N_PENDING] = n + 1
+
+
+@njit
+def _seat_earns(ints, pending, g, seat, stakes, rule):
+    """A player's gain is paid by the banker; a banker's gain is paid by each player."""
+    banker = ints[g, I_BANKER]
+    if seat == banker:
+        for other in range(4):
+            if other != banker:
+                _add_line(ints, pending, g, rule, other, banker, stakes)
+    else:
+        _add_line(ints, pending, g, rule, banker, seat, stakes)
+
+
+@njit
+def _seat_pays(ints, pending, g, seat, stakes, rule):
+    """A player's loss goes to the banker; a banker's loss goes to each player."""
+    banker = ints[g, I_BANKER]
+    if seat == banker:
+        for other in range(4):
+            if other != banker:
+                _add_line(ints, pending, g, rule, banker, other, stakes)
+    else:
+        _add_line(ints, pending, g, rule, seat, banker, stakes)
+
+
+@njit
+def _flush_pending(ints, pending, settled, g):
+    """Move the pending lines to the settled buffer (a hand has been settled)."""
+    n_settled = ints[g, I_N_SETTLED]
+    for i in range(ints[g, I_N_PENDING]):
+        if n_settled >= MAX_SETTLED:
+            ints[g, I_OVERFLOW] = 1
+            break
+        for k in range(5):
+            settled[g, n_settled, k] = pending[g, i, k]
+        n_settled += 1
+    ints[g, I_N_SETTLED] = n_settled
+    ints[g, I_N_PENDING] = 0
+    ints[g, I_HANDS_SETTLED] += 1
+    ints[g, I_LAST_SETTLED_HAND] = ints[g, I_HAND_NUMBER]
+
+
+@njit
+def meld_stakes(hand):
+    """Stakes of the highest meld in an 8-card hand, 0 if none."""
+    has_hundred = (hand & HUNDRED_BIT) != np.uint64(0)
+    if hand == MELD_EXACT_EIGHT:
+        return 8
+    if popcount(hand & RED_MASK) == 8:
+        return 7 if has_hundred else 6
+    for suit in range(4):
+        if popcount(hand & SUIT_MASK[suit]) == 8:
+            return 5 if (suit == SUIT_TENS and has_hundred) else 4
+    if (hand & MELD_TOPS) == MELD_TOPS:
+        return 5 if has_hundred else 4
+    return 0
+
+
+@njit
+def _deal_deck(card_sets, ints, g, deck, first_override):
+    """Deal a 40-card deck (top to bottom) through the cut-and-deal procedure; new deal state."""
+    banker = ints[g, I_BANKER]
+    first = first_override if first_override >= 0 else first_seat_from_cut(deck[39], banker)
+    for seat in range(4):
+        card_sets[g, C_HAND + seat] = np.uint64(0)
+        card_sets[g, C_FACE_UP + seat] = np.uint64(0)
+        card_sets[g, C_SLOUGHED + seat] = np.uint64(0)
+        card_sets[g, C_WON_WITH + seat] = np.uint64(0)
+        ints[g, I_TRICKS_WON + seat] = 0
+    for k in range(4):  # a batch of four to each seat in play order from the first seat
+        seat = (first + k) % 4
+        for j in range(4):
+            card_sets[g, C_HAND + seat] |= bit(deck[4 * k + j])
+    for j in range(16):  # then single cards round the table
+        seat = (first + j) % 4
+        card_sets[g, C_HAND + seat] |= bit(deck[16 + j])
+    for i in range(8):
+        ints[g, I_STOCK + i] = deck[39 - i]
+    ints[g, I_FIRST] = first
+    ints[g, I_LEADER] = first
+    ints[g, I_TRICK] = 0
+    ints[g, I_N_PLAYS] = 0
+    ints[g, I_BEST_CARD] = -1
+    ints[g, I_BEST_SEAT] = -1
+    ints[g, I_PASSED] = 0
+    ints[g, I_ELIGIBLE] = 0
+    ints[g, I_ASK_POS] = 0
+    holder = -1
+    for seat in range(4):
+        if card_sets[g, C_HAND + seat] & HUNDRED_BIT:
+            holder = seat
+    ints[g, I_HUNDRED_HOLDER] = holder
+
+
+@njit
+def _deal_random(card_sets, ints, g):
+    """A seeded uniform shuffle of the 40 cards dealt through the procedure."""
+    deck = np.arange(N_CARDS).astype(np.int8)
+    for i in range(N_CARDS - 1, 0, -1):
+        j = _random_below(card_sets, g, i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
+    _deal_deck(card_sets, ints, g, deck, -1)
+
+
+@njit
+def _finish_hand(card_sets, ints, pending, settled, config, g, next_banker, by_meld):
+    """Close a hand; returns True if the episode is over, else the next hand has been dealt."""
+    ints[g, I_BEEN_BANKER] |= 1 << ints[g, I_BANKER]
+    if by_meld and ints[g, I_DECIDED] == 0:
+        # A meld before the episode's first decision: deal again so that the episode has one;
+        # the meld's lines stay pending and are settled with the next hand.
+        over = False
+    elif config[CFG_MATCH] == 1:
+        _flush_pending(ints, pending, settled, g)
+        over = ints[g, I_BEEN_BANKER] == 15
+    else:
+        _flush_pending(ints, pending, settled, g)
+        over = True
+    if over:
+        # The finished hand's number stays: table() and the banker describe the last hand played.
+        ints[g, I_PHASE] = PHASE_OVER
+        ints[g, I_TO_ACT] = -1
+        ints[g, I_EPISODE_OVER] = 1
+        return True
+    ints[g, I_HAND_NUMBER] += 1
+    ints[g, I_BANKER] = next_banker
+    ints[g, I_REDEALS] = 0
+    _deal_random(card_sets, ints, g)
+    return False
+
+
+@njit
+def _declare(card_sets, ints, pending, settled, config, g):
+    """Melds, four lowest and redeal offers on the current deal, until a decision is due."""
+    while True:
+        first = ints[g, I_FIRST]
+        holder = -1
+        best = 0
+        for k in range(4):  # deal order: the first in deal order wins equal melds
+            seat = (first + k) % 4
+            stakes = meld_stakes(card_sets[g, C_HAND + seat])
+            if stakes > best:
+                best = stakes
+                holder = seat
+        if holder >= 0:
+            exempt = ints[g, I_HUNDRED_HOLDER]
+            for other in range(4):
+                if other != holder and other != exempt:
+                    _add_line(ints, pending, g, RULE_MELD, other, holder, best)
+            if _finish_hand(card_sets, ints, pending, settled, config, g, holder, True):
+                return
+            continue
+        four = -1
+        for seat in range(4):
+            if (card_sets[g, C_HAND + seat] & FOUR_LOWEST_MASK) == FOUR_LOWEST_MASK:
+                four = seat
+        if four >= 0:
+            for other in range(4):
+                if other != four:
+                    _add_line(ints, pending, g, RULE_FOUR_LOWEST, other, four, 1)
+            ints[g, I_BANKER] = _random_below(card_sets, g, 4)  # the banker is drawn again
+            _deal_random(card_sets, ints, g)
+            continue
+        eligible = 0
+        for seat in range(4):
+            hand = card_sets[g, C_HAND + seat]
+            for suit in range(4):
+                if popcount(hand & SUIT_MASK[suit]) >= 5:
+                    eligible |= 1 << seat
+        cap = config[CFG_MAX_REDEALS]
+        if cap >= 0 and ints[g, I_REDEALS] >= cap:
+            eligible = 0
+        ints[g, I_ELIGIBLE] = eligible
+        ints[g, I_ASK_POS] = 0
+        _ask_next_or_play(ints, g)
+        return
+
+
+@njit
+def _ask_next_or_play(ints, g):
+    """Offer the redeal to the next eligible seat in deal order, or start play."""
+    first = ints[g, I_FIRST]
+    for k in range(ints[g, I_ASK_POS], 4):
+        seat = (first + k) % 4
+        if ints[g, I_ELIGIBLE] & (1 << seat):
+            ints[g, I_ASK_POS] = k
+            ints[g, I_PHASE] = PHASE_REDEAL
+            ints[g, I_TO_ACT] = seat
+            return
+    ints[g, I_ASK_POS] = 4
+    ints[g, I_PHASE] = PHASE_PLAY
+    ints[g, I_LEADER] = first
+    ints[g, I_TO_ACT] = first
+
+
+@njit
+def _settle_play(card_sets, ints, pending, g):
+    """Settlement lines after the eighth trick; returns the next banker."""
+    banker = ints[g, I_BANKER]
+    tricks = np.zeros(4, dtype=np.int64)
+    for seat in range(4):
+        tricks[seat] = ints[g, I_TRICKS_WON + seat]
+    slam_seat = -1
+    for seat in range(4):
+        if tricks[seat] == 8:
+            slam_seat = seat
+    # Trick count, or slam instead.
+    if slam_seat == banker:
+        _seat_earns(ints, pending, g, banker, 8, RULE_SLAM)
+    else:
+        for seat in range(4):
+            if seat == banker:
+                continue
+            if seat == slam_seat:
+                _add_line(ints, pending, g, RULE_SLAM, banker, seat, 8)
+            elif tricks[seat] <= 1:
+                _add_line(ints, pending, g, RULE_TRICK_COUNT, seat, banker, 1)
+            elif tricks[seat] >= 3:
+                _add_line(ints, pending, g, RULE_TRICK_COUNT, banker, seat, 1)
+    # Boss card: the upcard being a top card promotes the next card of its suit.
+    upcard = ints[g, I_STOCK]
+    boss = TOP_MASK
+    if (TOP_MASK & bit(upcard)) != np.uint64(0):
+        boss = (boss & ~bit(upcard)) | bit(upcard - 1)
+    for seat in range(4):
+        if tricks[seat] >= 2:
+            count = popcount(card_sets[g, C_WON_WITH + seat] & boss)
+            _seat_earns(ints, pending, g, seat, count, RULE_BOSS_CARD)
+    # Hundred Myriad, one tier for the seat dealt it.
+    holder = ints[g, I_HUNDRED_HOLDER]
+    if holder >= 0:
+        won_with_hundred = (card_sets[g, C_WON_WITH + holder] & HUNDRED_BIT) != np.uint64(0)
+        if tricks[holder] < 2:
+            tier = 1
+        elif won_with_hundred:
+            tier = 3
+        else:
+            tier = 2
+        _seat_earns(ints, pending, g, holder, tier, RULE_HUNDRED_MYRIAD)
+    # Honours.
+    for seat in range(4):
+        won = card_sets[g, C_WON_WITH + seat]
+        if (won & HONOURS_FOUR) == HONOURS_FOUR:
+            _seat_earns(ints, pending, g, seat, 4, RULE_HONOURS)
+        elif (won & HONOURS_THREE) == HONOURS_THREE:
+            _seat_earns(ints, pending, g, seat, 3, RULE_HONOURS)
+    # Two tricks with the Hundred Myriad.
+    next_banker = (banker + 1) % 4
+    for seat in range(4):
+        if tricks[seat] == 2 and (card_sets[g, C_WON_WITH + seat] & HUNDRED_BIT):
+            if seat == banker:
+                next_banker = banker
+            else:
+                for other in range(4):
+                    if other != banker and other != seat:
+                        _add_line(ints, pending, g, RULE_TWO_TRICKS_HUNDRED_MYRIAD, other, seat, 1)
+    # Stock check: the card under the upcard, as named (no promotion).
+    exposed = ints[g, I_STOCK + 1]
+    if (TOP_MASK & bit(exposed)) != np.uint64(0):
+        second = bit(exposed - 1)
+        for seat in range(4):
+            if card_sets[g, C_FACE_UP + seat] & second:
+                for other in range(4):
+                    if other != seat:
+                        _add_line(ints, pending, g, RULE_STOCK_CHECK, seat, other, 1)
+    return next_banker
+
+
+@njit
+def _apply(card_sets, ints, history, pending, settled, config, g, action):
+    """Apply one legal action of the seat to act in game ``g``."""
+    seat = ints[g, I_TO_ACT]
+    ints[g, I_DECIDED] = 1
+    if ints[g, I_PHASE] == PHASE_REDEAL:
+        if action == N_ACTIONS - 2:  # redeal: same banker, new deal, declarations again
+            ints[g, I_REDEALS] += 1
+            _deal_random(card_sets, ints, g)
+            _declare(card_sets, ints, pending, settled, config, g)
+        else:
+            ints[g, I_PASSED] |= 1 << seat
+            ints[g, I_ASK_POS] += 1
+            _ask_next_or_play(ints, g)
+        return
+    card = action % N_CARDS
+    face_up = action < N_CARDS
+    card_bit = bit(card)
+    card_sets[g, C_HAND + seat] &= ~card_bit
+    n = ints[g, I_N_PLAYS]
+    history[g, n, 0] = seat
+    history[g, n, 1] = card
+    history[g, n, 2] = 1 if face_up else 0
+    ints[g, I_N_PLAYS] = n + 1
+    in_trick = n % 4
+    if face_up:
+        card_sets[g, C_FACE_UP + seat] |= card_bit
+        best = ints[g, I_BEST_CARD]
+        if in_trick == 0 or (CARD_SUIT[card] == CARD_SUIT[best] and card > best):
+            ints[g, I_BEST_CARD] = card
+            ints[g, I_BEST_SEAT] = seat
+        else:  # a face-up discard, legal only under the variant
+            _seat_pays(ints, pending, g, seat, 2, RULE_FACE_UP_DISCARD)
+    else:
+        card_sets[g, C_SLOUGHED + seat] |= card_bit
+    if in_trick < 3:
+        ints[g, I_TO_ACT] = (seat + 1) % 4
+        return
+    winner = ints[g, I_BEST_SEAT]
+    ints[g, I_TRICKS_WON + winner] += 1
+    card_sets[g, C_WON_WITH + winner] |= bit(ints[g, I_BEST_CARD])
+    ints[g, I_TRICK] += 1
+    ints[g, I_LEADER] = winner
+    ints[g, I_TO_ACT] = winner
+    ints[g, I_BEST_CARD] = -1
+    ints[g, I_BEST_SEAT] = -1
+    if ints[g, I_TRICK] < 8:
+        return
+    next_banker = _settle_play(card_sets, ints, pending, g)
+    if not _finish_hand(card_sets, ints, pending, settled, config, g, next_banker, False):
+        _declare(card_sets, ints, pending, settled, config, g)
+
+
+# ----------------------------------------------------------------------------- observations
+
+
+@njit
+def _legal(card_sets, ints, config, g, seat, mask):
+    """Legal-action mask (int8[82]) of ``seat``: all zeros unless it is the seat to act."""
+    mask[:] = 0
+    if seat != ints[g, I_TO_ACT]:
+        return
+    phase = ints[g, I_PHASE]
+    if phase == PHASE_REDEAL:
+        mask[N_ACTIONS - 2] = 1
+        mask[N_ACTIONS - 1] = 1
+        return
+    if phase != PHASE_PLAY:
+        return
+    hand = card_sets[g, C_HAND + seat]
+    if ints[g, I_N_PLAYS] % 4 == 0:
+        face_up = hand
+    else:
+        best = ints[g, I_BEST_CARD]
+        if ints[g, I_TRICK] == 7 and ints[g, I_TRICKS_WON + seat] == 0:
+            face_up = np.uint64(0)  # the last-trick rule: no trick yet, no capture in the eighth
+        elif config[CFG_FACE_UP_DISCARD] == 1:
+            face_up = hand
+        else:
+            face_up = hand & SUIT_MASK[CARD_SUIT[best]] & bits_above(best)
+        for card in range(N_CARDS):
+            if hand & bit(card):
+                mask[N_CARDS + card] = 1
+    for card in range(N_CARDS):
+        if face_up & bit(card):
+            mask[card] = 1
+
+
+@njit
+def _set_bits(out, at, cards):
+    while cards:
+        card = highest_bit(cards)
+        out[at + card] = 1
+        cards &= ~bit(card)
+
+
+@njit
+def _observe_summary(card_sets, ints, history, g, seat, out):
+    out[:] = 0
+    _set_bits(out, OBS_HAND_AT, card_sets[g, C_HAND + seat])
+    out[OBS_UPCARD_AT + ints[g, I_STOCK]] = 1
+    seen = np.uint64(0)
+    for other in range(4):
+        seen |= card_sets[g, C_FACE_UP + other]
+    _set_bits(out, OBS_SEEN_FACE_UP_AT, seen)
+    _set_bits(out, OBS_OWN_SLOUGHED_AT, card_sets[g, C_SLOUGHED + seat])
+    n = ints[g, I_N_PLAYS]
+    in_trick = n % 4
+    if in_trick > 0:
+        start = n - in_trick
+        out[OBS_TRICK_LEADER_AT + (int(history[g, start, 0]) - seat) % 4] = 1
+        for k in range(in_trick):
+            relative = (int(history[g, start + k, 0]) - seat) % 4
+            card = int(history[g, start + k, 1])
+            row = OBS_TRICK_PLAYS_AT + k * (N_CARDS + 1)
+            if history[g, start + k, 2] == 1:
+                out[OBS_TRICK_FACE_UP_AT + relative * N_CARDS + card] = 1
+                out[row + card] = 1
+            else:
+                out[OBS_TRICK_FACE_DOWN_AT + relative] = 1
+                out[OBS_TRICK_FACE_DOWN_COUNT_AT] += 1
+                out[row + N_CARDS] = 1
+    for other in range(4):
+        relative = (other - seat) % 4
+        out[OBS_TRICKS_WON_AT + relative] = ints[g, I_TRICKS_WON + other]
+        if ints[g, I_BEEN_BANKER] & (1 << other):
+            out[OBS_BEEN_BANKER_AT + relative] = 1
+        if ints[g, I_PASSED] & (1 << other):
+            out[OBS_REDEAL_PASSED_AT + relative] = 1
+    out[OBS_BANKER_AT + (ints[g, I_BANKER] - seat) % 4] = 1
+    out[OBS_FIRST_AT + (ints[g, I_FIRST] - seat) % 4] = 1
+    out[OBS_TRICK_NUMBER_AT + ints[g, I_TRICK]] = 1
+    out[OBS_PHASE_AT + ints[g, I_PHASE]] = 1
+
+
+@njit
+def _observe_history(card_sets, ints, history, g, seat, out):
+    out[:] = 0
+    hand = card_sets[g, C_HAND + seat]
+    dealt = hand | card_sets[g, C_FACE_UP + seat] | card_sets[g, C_SLOUGHED + seat]
+    _set_bits(out, HIST_HAND_DEALT_AT, dealt)
+    _set_bits(out, HIST_HAND_AT, hand)
+    out[HIST_UPCARD_AT + ints[g, I_STOCK]] = 1
+    out[HIST_BANKER_AT + (ints[g, I_BANKER] - seat) % 4] = 1
+    out[HIST_FIRST_AT + (ints[g, I_FIRST] - seat) % 4] = 1
+    for other in range(4):
+        relative = (other - seat) % 4
+        if ints[g, I_PASSED] & (1 << other):
+            out[HIST_REDEAL_PASSED_AT + relative] = 1
+        if ints[g, I_BEEN_BANKER] & (1 << other):
+            out[HIST_BEEN_BANKER_AT + relative] = 1
+    out[HIST_PHASE_AT + ints[g, I_PHASE]] = 1
+    for k in range(ints[g, I_N_PLAYS]):
+        player = int(history[g, k, 0])
+        row = HIST_PLAYS_AT + k * HIST_SLOT_SIZE
+        out[row + (player - seat) % 4] = 1
+        if history[g, k, 2] == 1 or player == seat:  # others' face-down cards stay hidden
+            out[row + 4 + int(history[g, k, 1])] = 1
+        if history[g, k, 2] == 0:
+            out[row + 4 + N_CARDS] = 1
+
+
+@njit
+def _observe(card_sets, ints, history, config, g, seat, obs_row, mask_row):
+    if config[CFG_HISTORY_OBS] == 1:
+        _observe_history(card_sets, ints, history, g, seat, obs_row)
+    else:
+        _observe_summary(card_sets, ints, history, g, seat, obs_row)
+    _legal(card_sets, ints, config, g, seat, mask_row)
+
+
+# ----------------------------------------------------------------------------- batch kernels
+
+
+@njit
+def reset_games(
+    card_sets, ints, history, pending, settled, config, rng_seeds, bankers, decks, firsts, obs, masks
+):
+    """Start an episode in every game: seed, banker, deal (``decks[g, 0] < 0``: random), declare.
+
+    ``firsts[g] >= 0`` overrides the seat dealt first (a scenario that sets the hands directly).
+    Writes the observation and mask of the seat to act into ``obs[g]``/``masks[g]``.
+    """
+    for g in range(ints.shape[0]):
+        ints[g, :] = 0
+        card_sets[g, :] = np.uint64(0)
+        history[g, :, :] = 0
+        seed = np.uint64(rng_seeds[g])
+        card_sets[g, C_RNG] = seed if seed != np.uint64(0) else np.uint64(0x9E3779B97F4A7C15)
+        ints[g, I_BANKER] = bankers[g]
+        if decks[g, 0] < 0:
+            _deal_random(card_sets, ints, g)
+        else:
+            _deal_deck(card_sets, ints, g, decks[g], firsts[g])
+        _declare(card_sets, ints, pending, settled, config, g)
+        seat = ints[g, I_TO_ACT]
+        _observe(card_sets, ints, history, config, g, seat if seat >= 0 else 0, obs[g], masks[g])
+
+
+@njit
+def step_games(card_sets, ints, history, pending, settled, config, actions, obs, masks):
+    """Apply ``actions[g]`` (skip games with -1); refresh the acting seat's observation and mask.
+
+    The settled buffer and the hands-settled count of a stepped game start empty at each call.
+    """
+    for g in range(ints.shape[0]):
+        action = actions[g]
+        if action < 0:
+            continue
+        ints[g, I_N_SETTLED] = 0
+        ints[g, I_HANDS_SETTLED] = 0
+        _apply(card_sets, ints, history, pending, settled, config, g, action)
+        seat = ints[g, I_TO_ACT]
+        _observe(card_sets, ints, history, config, g, seat if seat >= 0 else 0, obs[g], masks[g])
+
+
+@njit
+def observe_games(card_sets, ints, history, config, seats, obs, masks):
+    """Observation and legal mask of ``seats[g]`` in every game."""
+    for g in range(ints.shape[0]):
+        _observe(card_sets, ints, history, config, g, seats[g], obs[g], masks[g])

@@ -1,0 +1,625 @@
+"""Madiao (馬弔), the late-Ming four-player trick-taking game, as a PettingZoo AEC environment.
+
+``from madiao_env import madiao_v0``; ``madiao_v0.env(**kwargs)`` is the wrapped env
+(``AssertOutOfBoundsWrapper`` + ``OrderEnforcingWrapper``), ``madiao_v0.raw_env(**kwargs)`` the
+bare one. The rules are the project's reading in the design doc ``madiao-rules.md``; the game
+itself runs in the Numba kernels of ``madiao_env.core`` and this module is glue.
+
+Agents and seats
+----------------
+``player_0`` .. ``player_3`` are seats 0..3 in play order (the seat after ``s`` is ``(s+1) % 4``).
+With banker ``b``: dealer ``b+1``, opposite ``b+2``, shuffler ``b+3``.
+
+Deal procedure (the project's reading)
+--------------------------------------
+A deck order lists the 40 cards top to bottom. The cut reveals the bottom card ``deck[39]``; its
+number picks the seat dealt first: 4/8 dealer, 3/7 banker, 2/6 shuffler, 1/5/9 and the cards
+without a digit (0C, HC, 100T, 1000T, 10000T) the banker's opposite; tens 20T..90T count as 2..9.
+From the top, a batch of four cards goes to each seat in play order from the first seat, then
+single cards round the table until every seat has 8. The 8 cards left are the stock, listed upcard
+first: ``stock = [deck[39], deck[38], ..., deck[32]]``; the upcard (the cut card) is seen by all,
+and the stock check after the last trick exposes ``stock[1]``. A random deal is a seeded uniform
+shuffle dealt this way; the first banker of an episode is a uniform random seat from the seed.
+
+Before the first trick: melds are settled at once (the hand ends, the holder is the next banker);
+the four lowest (20T 1M 1S 9C) are paid, then a new random deal with a new random banker (same
+hand); then each seat holding five or more cards of one suit is asked, in deal order from the
+first seat, to declare a redeal (action 80: same banker, new random deal) or pass (81).
+
+Actions: ``Discrete(82)``
+-------------------------
+======== =====================================================================
+id       meaning
+======== =====================================================================
+0..39    play card ``id`` face up (lead any card; as a follower: capture, i.e. a
+         higher card of the suit led than the best face-up card so far)
+40..79   slough card ``id - 40`` face down (any card, as a follower)
+80       declare a redeal
+81       pass (decline the redeal)
+======== =====================================================================
+
+Card ids and names are in ``madiao_env.cards`` (``cards.text_to_action("play 9S")``). An action
+outside the mask raises ``cardgame_core.aec.IllegalActionError`` whose message names the action as
+text and lists the legal ones (the raw env checks it; there is no silent fix-up). Through ``env()``,
+an id outside 0..81 is first stopped by PettingZoo's ``AssertOutOfBoundsWrapper`` (an
+``AssertionError``); the raw env raises ``IllegalActionError`` for it as well.
+
+Observations
+------------
+``{"observation": Box(int8), "action_mask": Box(0, 1, (82,), int8)}``; the mask is all zeros for
+a seat that is not to act. Seats in the observation are *relative*: 0 is the observer, 1 the next
+seat to act after it, and so on. Card planes are indexed by card id.
+
+``obs_type="summary"`` (default), 484 entries:
+
+========= ========================== ==============================================================
+index     name                       content
+========= ========================== ==============================================================
+0..39     OBS_HAND                   cards held
+40..79    OBS_UPCARD                 the upcard (one-hot)
+80..119   OBS_SEEN_FACE_UP           every card played face up this hand (current trick too)
+120..159  OBS_OWN_SLOUGHED           cards this seat sloughed face down this hand
+160..319  OBS_TRICK_FACE_UP          current trick by relative seat, 4 x 40: the face-up card played
+320..323  OBS_TRICK_FACE_DOWN        current trick: relative seats that sloughed face down
+324       OBS_TRICK_FACE_DOWN_COUNT  current trick: number of face-down cards
+325..328  OBS_TRICK_LEADER           relative seat that led the current trick (all 0: none)
+329..451  OBS_TRICK_PLAYS            current trick in play order, 3 x (card one-hot 40, face down 1)
+452..455  OBS_TRICKS_WON             tricks won by relative seat (counts 0..8)
+456..459  OBS_BANKER                 banker's relative seat (one-hot)
+460..463  OBS_FIRST                  relative seat dealt first (one-hot)
+464..472  OBS_TRICK_NUMBER           tricks completed, 0..8 (one-hot)
+473..475  OBS_PHASE                  redeal offer / play / over (one-hot)
+476..479  OBS_BEEN_BANKER            relative seats that have been banker in this match
+480..483  OBS_REDEAL_PASSED          relative seats that passed a redeal offer on this deal
+========= ========================== ==============================================================
+
+(The name column is the ``slice`` constant this module exports, e.g. ``OBS_HAND``.)
+
+``obs_type="history"``, 1579 entries: a perfect-recall information state of the current deal.
+
+============ ==================== ==============================================================
+index        name                 content
+============ ==================== ==============================================================
+0..39        HIST_HAND_DEALT      the observer's 8 cards as dealt
+40..79       HIST_HAND            cards held now
+80..119      HIST_UPCARD          the upcard (one-hot)
+120..123     HIST_BANKER          banker's relative seat
+124..127     HIST_FIRST           relative seat dealt first
+128..131     HIST_REDEAL_PASSED   relative seats that passed a redeal offer on this deal
+132..135     HIST_BEEN_BANKER     relative seats that have been banker in this match
+136..138     HIST_PHASE           redeal offer / play / over
+139..1578    HIST_PLAYS           32 play slots in order (slot k = trick k // 4), 45 each:
+                                  relative seat one-hot (4), card one-hot (40), face down (1).
+                                  Another seat's face-down card is only "a face-down card": its
+                                  card one-hot is all zeros; the observer's own sloughs are shown.
+============ ==================== ==============================================================
+
+Rewards
+-------
+Zero-sum stakes (times the ``stake`` option), given when a hand is settled, to all four seats.
+``episode="hand"`` (default): the episode is one hand that reaches the end of play or ends with a
+meld after a decision; payments made earlier in it (the four lowest, face-up discards, a meld at
+the reset deal, after which the env deals again so that every episode has a decision) are paid
+with the hand's settlement. ``episode="match"``: the episode is a whole match (it ends after the
+hand in which the last seat that had not been banker has been banker); each hand is rewarded as it
+is settled. After a settlement every agent's ``infos[agent]`` holds ``"settlement"`` (list of
+``{"rule", "payer", "payee", "stakes"}``, stakes times ``stake``), ``"payoffs"`` (4 floats by seat,
+the sum of those lines) and ``"hand_number"`` (the hand settled); they stay until the next
+settlement. Rule names: meld, four_lowest, trick_count, slam, boss_card, hundred_myriad, honours,
+two_tricks_hundred_myriad, stock_check, face_up_discard. Lines come in the order they arose
+(declarations and face-up discards during the hand, then the end-of-hand lines in the design doc's
+order); a line between the banker and the players is one line per payer/payee pair.
+
+Readings of the design doc's open points: a banker holding a meld is paid like anyone else; the
+Hundred Myriad holder's exemption applies to melds only (the four lowest are paid by everyone); a
+banker under the minimum who holds 100T collects the consolation from each player. The four lowest
+keep the hand's number and redeal count (it is the same hand, dealt again).
+
+Options
+-------
+``render_mode`` None | "ansi" (``render()`` returns the table as text) | "human" (prints it);
+``obs_type`` "summary" | "history"; ``episode`` "hand" | "match"; rule variants: ``stake``
+(float > 0, default 1), ``max_redeals`` (None = unlimited, or int >= 0: once that many redeals
+happened in a hand nobody is asked), ``face_up_discard`` (bool, default False; True: a face-up
+play that does not capture is legal and costs 2 stakes to the banker, or a banker 2 to each player).
+
+``reset(seed, options)``: options ``{"hands": [[8 names] x 4 by seat], "stock": [8 names, upcard
+first], "banker": seat, "first": seat}`` sets the deal exactly ("banker" and "first" optional:
+random banker, first seat from the upcard as cut card), or ``{"deck": [40 names top to bottom],
+"banker": seat}`` deals a given deck, or ``{"banker": seat}``. Declarations then run as usual.
+Any other key raises ``ValueError``, except ``"options"``, which is ignored because PettingZoo's
+``api_test`` calls ``reset(options={"options": 1})``.
+``table()`` gives the full true state in plain Python; ``get_state()``/``set_state()`` snapshot
+and restore it (RNG included, so a continuation replays exactly).
+
+Version history
+---------------
+- v0: first release.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo.utils import wrappers
+
+from cardgame_core.aec import CardGameAECEnv, check_action, seed_sequence
+from madiao_env import cards, core
+
+OBS_HAND = slice(core.OBS_HAND_AT, core.OBS_HAND_AT + 40)
+OBS_UPCARD = slice(core.OBS_UPCARD_AT, core.OBS_UPCARD_AT + 40)
+OBS_SEEN_FACE_UP = slice(core.OBS_SEEN_FACE_UP_AT, core.OBS_SEEN_FACE_UP_AT + 40)
+OBS_OWN_SLOUGHED = slice(core.OBS_OWN_SLOUGHED_AT, core.OBS_OWN_SLOUGHED_AT + 40)
+OBS_TRICK_FACE_UP = slice(core.OBS_TRICK_FACE_UP_AT, core.OBS_TRICK_FACE_UP_AT + 160)
+OBS_TRICK_FACE_DOWN = slice(core.OBS_TRICK_FACE_DOWN_AT, core.OBS_TRICK_FACE_DOWN_AT + 4)
+OBS_TRICK_FACE_DOWN_COUNT = slice(core.OBS_TRICK_FACE_DOWN_COUNT_AT, core.OBS_TRICK_FACE_DOWN_COUNT_AT + 1)
+OBS_TRICK_LEADER = slice(core.OBS_TRICK_LEADER_AT, core.OBS_TRICK_LEADER_AT + 4)
+OBS_TRICK_PLAYS = slice(core.OBS_TRICK_PLAYS_AT, core.OBS_TRICK_PLAYS_AT + 3 * 41)
+OBS_TRICKS_WON = slice(core.OBS_TRICKS_WON_AT, core.OBS_TRICKS_WON_AT + 4)
+OBS_BANKER = slice(core.OBS_BANKER_AT, core.OBS_BANKER_AT + 4)
+OBS_FIRST = slice(core.OBS_FIRST_AT, core.OBS_FIRST_AT + 4)
+OBS_TRICK_NUMBER = slice(core.OBS_TRICK_NUMBER_AT, core.OBS_TRICK_NUMBER_AT + 9)
+OBS_PHASE = slice(core.OBS_PHASE_AT, core.OBS_PHASE_AT + 3)
+OBS_BEEN_BANKER = slice(core.OBS_BEEN_BANKER_AT, core.OBS_BEEN_BANKER_AT + 4)
+OBS_REDEAL_PASSED = slice(core.OBS_REDEAL_PASSED_AT, core.OBS_REDEAL_PASSED_AT + 4)
+
+HIST_HAND_DEALT = slice(core.HIST_HAND_DEALT_AT, core.HIST_HAND_DEALT_AT + 40)
+HIST_HAND = slice(core.HIST_HAND_AT, core.HIST_HAND_AT + 40)
+HIST_UPCARD = slice(core.HIST_UPCARD_AT, core.HIST_UPCARD_AT + 40)
+HIST_BANKER = slice(core.HIST_BANKER_AT, core.HIST_BANKER_AT + 4)
+HIST_FIRST = slice(core.HIST_FIRST_AT, core.HIST_FIRST_AT + 4)
+HIST_REDEAL_PASSED = slice(core.HIST_REDEAL_PASSED_AT, core.HIST_REDEAL_PASSED_AT + 4)
+HIST_BEEN_BANKER = slice(core.HIST_BEEN_BANKER_AT, core.HIST_BEEN_BANKER_AT + 4)
+HIST_PHASE = slice(core.HIST_PHASE_AT, core.HIST_PHASE_AT + 3)
+HIST_PLAYS = slice(core.HIST_PLAYS_AT, core.HISTORY_SIZE)
+
+OBS_TYPES = ("summary", "history")
+EPISODES = ("hand", "match")
+RENDER_MODES = ("ansi", "human")
+PHASE_NAMES = ("redeal", "play", "over")
+_OPTION_KEYS = {"hands", "stock", "banker", "first", "deck"}
+_OBS_SIZE = {"summary": core.SUMMARY_SIZE, "history": core.HISTORY_SIZE}
+_STATE_VERSION = 1
+_N_ACTIONS = cards.N_ACTIONS
+_MASK_SHAPE = (1, cards.N_ACTIONS)
+_I_HANDS_SETTLED = core.I_HANDS_SETTLED
+_I_TO_ACT = core.I_TO_ACT
+
+
+def env(**kwargs: Any):
+    """The Madiao AEC env in the standard PettingZoo wrappers (see the module docstring)."""
+    wrapped = raw_env(**kwargs)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    return wrappers.OrderEnforcingWrapper(wrapped)
+
+
+def _check_seat(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} must be a seat number 0..3, got {type(value).__name__} {value!r}")
+    if not 0 <= int(value) < cards.N_SEATS:
+        raise ValueError(f"{what} must be a seat number 0..3, got {value!r}")
+    return int(value)
+
+
+def _card_list(value: Any, length: int, what: str) -> list[int]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise TypeError(f"{what} must be a list of {length} card names, got {value!r}")
+    if len(value) != length:
+        raise ValueError(f"{what} must hold {length} cards, got {len(value)}: {list(value)!r}")
+    return [cards.card_id(name) for name in value]
+
+
+def _check_distinct(ids: list[int], what: str) -> None:
+    seen: set[int] = set()
+    for card in ids:
+        if card in seen:
+            raise ValueError(f"{what}: card {cards.CARD_NAMES[card]} appears more than once")
+        seen.add(card)
+
+
+class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
+    """Madiao AEC env (documentation: the module docstring)."""
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "madiao_v0",
+        "render_modes": list(RENDER_MODES),
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        obs_type: str = "summary",
+        episode: str = "hand",
+        stake: float = 1.0,
+        max_redeals: int | None = None,
+        face_up_discard: bool = False,
+    ) -> None:
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        if obs_type not in OBS_TYPES:
+            raise ValueError(f"obs_type must be 'summary' or 'history', got {obs_type!r}")
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be 'hand' or 'match', got {episode!r}")
+        if isinstance(stake, bool) or not isinstance(stake, (int, float, np.integer, np.floating)):
+            raise TypeError(f"stake must be a positive number, got {type(stake).__name__} {stake!r}")
+        if not (np.isfinite(stake) and stake > 0):
+            raise ValueError(f"stake must be a positive finite number, got {stake!r}")
+        if max_redeals is not None and (
+            isinstance(max_redeals, bool) or not isinstance(max_redeals, (int, np.integer))
+        ):
+            raise TypeError(
+                f"max_redeals must be None or an int >= 0, got {type(max_redeals).__name__} {max_redeals!r}"
+            )
+        if max_redeals is not None and max_redeals < 0:
+            raise ValueError(f"max_redeals must be None or an int >= 0, got {max_redeals!r}")
+        if not isinstance(face_up_discard, (bool, np.bool_)):
+            raise TypeError(
+                f"face_up_discard must be a bool, got {type(face_up_discard).__name__} {face_up_discard!r}"
+            )
+        EzPickle.__init__(
+            self,
+            render_mode=render_mode,
+            obs_type=obs_type,
+            episode=episode,
+            stake=stake,
+            max_redeals=max_redeals,
+            face_up_discard=face_up_discard,
+        )
+        super().__init__()
+        self.render_mode = render_mode
+        self.obs_type = obs_type
+        self.episode = episode
+        self.stake = float(stake)
+        self.max_redeals = None if max_redeals is None else int(max_redeals)
+        self.face_up_discard = bool(face_up_discard)
+        self.env_kwargs = {
+            "render_mode": render_mode,
+            "obs_type": obs_type,
+            "episode": episode,
+            "stake": self.stake,
+            "max_redeals": self.max_redeals,
+            "face_up_discard": self.face_up_discard,
+        }
+        self.possible_agents = [f"player_{seat}" for seat in range(cards.N_SEATS)]
+        self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
+        self._config = np.array(
+            [
+                int(self.face_up_discard),
+                -1 if self.max_redeals is None else self.max_redeals,
+                int(episode == "match"),
+                int(obs_type == "history"),
+            ],
+            dtype=np.int32,
+        )
+        size = _OBS_SIZE[obs_type]
+        self._card_sets, self._ints, self._history, self._pending, self._settled = core.new_state(1)
+        # Buffers the kernels write: the acting seat's view (refreshed by every step) and a scratch
+        # pair for observing any other seat.
+        self._obs_shape = (1, size)
+        self._obs_row = np.zeros(size, dtype=np.int8)
+        self._mask_row = np.zeros(cards.N_ACTIONS, dtype=np.int8)
+        self._ints_row = self._ints[0]
+        self._actions = np.zeros(1, dtype=np.int64)
+        self._seats = np.zeros(1, dtype=np.int64)
+        self._obs_seat = -1
+        self._rewards_pending_zero = False
+        self._rng: np.random.Generator | None = None
+        high = max(cards.N_TRICKS, 1)
+        observation_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0, high, (size,), dtype=np.int8),
+                "action_mask": spaces.Box(0, 1, (cards.N_ACTIONS,), dtype=np.int8),
+            }
+        )
+        action_space = spaces.Discrete(cards.N_ACTIONS)
+        self.observation_spaces = {agent: observation_space for agent in self.possible_agents}
+        self.action_spaces = {agent: action_space for agent in self.possible_agents}
+        # Per-agent copies so that seeding one agent's space does not seed another's.
+        for agent in self.possible_agents[1:]:
+            self.observation_spaces[agent] = spaces.Dict(
+                {
+                    "observation": spaces.Box(0, high, (size,), dtype=np.int8),
+                    "action_mask": spaces.Box(0, 1, (cards.N_ACTIONS,), dtype=np.int8),
+                }
+            )
+            self.action_spaces[agent] = spaces.Discrete(cards.N_ACTIONS)
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None or self._rng is None:
+            self._rng = seed_sequence(seed)
+        deck, first, banker = self._read_options(options)
+        if banker is None:
+            banker = int(self._rng.integers(cards.N_SEATS))
+        rng_seed = self._rng.integers(1, 2**63, dtype=np.uint64)
+        obs = np.empty(self._obs_shape, dtype=np.int8)
+        masks = np.empty(_MASK_SHAPE, dtype=np.int8)
+        core.reset_games(
+            self._card_sets,
+            self._ints,
+            self._history,
+            self._pending,
+            self._settled,
+            self._config,
+            np.array([rng_seed], dtype=np.uint64),
+            np.array([banker], dtype=np.int64),
+            deck.reshape(1, cards.N_CARDS),
+            np.array([first], dtype=np.int64),
+            obs,
+            masks,
+        )
+        self._reset_bookkeeping()
+        self._rewards_pending_zero = False
+        self._check_overflow()
+        self._after_kernel(obs, masks)
+
+    def _read_options(self, options: dict | None) -> tuple[np.ndarray, int, int | None]:
+        """Validated (deck int8[40] or -1s for a random deal, first seat or -1, banker or None)."""
+        deck = np.full(cards.N_CARDS, -1, dtype=np.int8)
+        if options is None:
+            return deck, -1, None
+        if not isinstance(options, dict):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+        # pettingzoo.test.api_test probes ``reset(options={"options": 1})``: that one key is ignored.
+        unknown = set(options) - _OPTION_KEYS - {"options"}
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; valid: {sorted(_OPTION_KEYS)}")
+        banker = _check_seat(options["banker"], "banker") if "banker" in options else None
+        if "deck" in options:
+            if {"hands", "stock", "first"} & set(options):
+                raise ValueError("option 'deck' cannot be combined with 'hands', 'stock' or 'first'")
+            ids = _card_list(options["deck"], cards.N_CARDS, "deck")
+            _check_distinct(ids, "deck")
+            return np.array(ids, dtype=np.int8), -1, banker
+        if "hands" not in options:
+            if "stock" in options or "first" in options:
+                raise ValueError("options 'stock' and 'first' need 'hands' as well")
+            return deck, -1, banker
+        if "stock" not in options:
+            raise ValueError("option 'hands' needs 'stock' (8 names, upcard first) as well")
+        hands = options["hands"]
+        if isinstance(hands, str) or not isinstance(hands, (list, tuple)) or len(hands) != 4:
+            raise ValueError(f"hands must be a list of 4 hands (one per seat), got {hands!r}")
+        hand_ids = [_card_list(hand, cards.HAND_SIZE, f"hands[{seat}]") for seat, hand in enumerate(hands)]
+        stock_ids = _card_list(options["stock"], cards.STOCK_SIZE, "stock")
+        _check_distinct([c for hand in hand_ids for c in hand] + stock_ids, "hands and stock")
+        if banker is None:
+            banker = int(self._rng.integers(cards.N_SEATS))
+        if "first" in options:
+            first = _check_seat(options["first"], "first")
+        else:
+            first = int(core.first_seat_from_cut(stock_ids[0], banker))
+        # Lay the deck out so that the dealing procedure from ``first`` gives exactly these hands.
+        for k in range(4):
+            deck[4 * k : 4 * k + 4] = hand_ids[(first + k) % 4][:4]
+        for j in range(16):
+            deck[16 + j] = hand_ids[(first + j) % 4][4 + j // 4]
+        for i in range(cards.STOCK_SIZE):
+            deck[39 - i] = stock_ids[i]
+        return deck, first, banker
+
+    # ------------------------------------------------------------------ step
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        mask = self._mask_row
+        # Fast path for a plain legal int; anything else goes through the checked, explaining path.
+        if not (action.__class__ is int and 0 <= action < _N_ACTIONS and mask[action]):
+            action = check_action(action, mask, cards.action_to_text)
+        self._cumulative_rewards[agent] = 0
+        self._actions[0] = action
+        # Fresh output arrays every step: observations already handed out are never overwritten.
+        obs = np.empty(self._obs_shape, dtype=np.int8)
+        masks = np.empty(_MASK_SHAPE, dtype=np.int8)
+        core.step_games(
+            self._card_sets,
+            self._ints,
+            self._history,
+            self._pending,
+            self._settled,
+            self._config,
+            self._actions,
+            obs,
+            masks,
+        )
+        self._obs_row = obs[0]
+        self._mask_row = masks[0]
+        ints = self._ints_row
+        if ints[_I_HANDS_SETTLED]:
+            self._check_overflow()
+            self._settle()
+        elif self._rewards_pending_zero:
+            for name in self.rewards:
+                self.rewards[name] = 0.0
+            self._rewards_pending_zero = False
+        to_act = ints[_I_TO_ACT].item()
+        if to_act >= 0:
+            self._obs_seat = to_act
+            self.agent_selection = self.possible_agents[to_act]
+        else:
+            self._obs_seat = 0
+            self._end_episode()
+        if self.render_mode == "human":
+            self.render()
+
+    def _after_kernel(self, obs: np.ndarray, masks: np.ndarray) -> None:
+        """Adopt the kernel's output buffers and the seat to act (after reset/set_state)."""
+        self._obs_row = obs[0]
+        self._mask_row = masks[0]
+        to_act = int(self._ints[0, core.I_TO_ACT])
+        self._obs_seat = to_act if to_act >= 0 else 0
+        if to_act < 0:
+            self._end_episode()
+        else:
+            self.agent_selection = self.possible_agents[to_act]
+
+    def _check_overflow(self) -> None:
+        if self._ints[0, core.I_OVERFLOW]:
+            raise RuntimeError("Madiao settlement line buffer overflowed (more lines than the kernel holds)")
+
+    def _settle(self) -> None:
+        lines, payoffs = self.settlement_lines()
+        self._set_step_rewards(payoffs)
+        self._rewards_pending_zero = True
+        info = {
+            "settlement": lines,
+            "payoffs": payoffs,
+            "hand_number": int(self._ints[0, core.I_LAST_SETTLED_HAND]),
+        }
+        for name in self.agents:
+            self.infos[name] = {
+                "settlement": [dict(line) for line in lines],
+                "payoffs": list(payoffs),
+                "hand_number": info["hand_number"],
+            }
+
+    def settlement_lines(self) -> tuple[list[dict], list[float]]:
+        """Lines settled by the last step (stakes times ``stake``) and the payoffs by seat."""
+        payoffs = [0.0] * cards.N_SEATS
+        lines = []
+        for row in self._settled[0, : self._ints[0, core.I_N_SETTLED]]:
+            _, rule, payer, payee, stakes = (int(v) for v in row)
+            amount = stakes * self.stake
+            lines.append({"rule": core.RULE_NAMES[rule], "payer": payer, "payee": payee, "stakes": amount})
+            payoffs[payer] -= amount
+            payoffs[payee] += amount
+        return lines, payoffs
+
+    # ------------------------------------------------------------------ observe
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self._seat_of[agent]
+        if seat == self._obs_seat:
+            return {"observation": self._obs_row, "action_mask": self._mask_row}
+        self._seats[0] = seat
+        obs = np.empty(self._obs_shape, dtype=np.int8)
+        masks = np.empty(_MASK_SHAPE, dtype=np.int8)
+        core.observe_games(self._card_sets, self._ints, self._history, self._config, self._seats, obs, masks)
+        return {"observation": obs[0], "action_mask": masks[0]}
+
+    # ------------------------------------------------------------------ state
+    def table(self) -> dict[str, Any]:
+        """The full true state in plain Python (for tests, rendering and tools)."""
+        card_sets, ints, history = self._card_sets[0], self._ints[0], self._history[0]
+        n_plays = int(ints[core.I_N_PLAYS])
+        plays = [
+            (int(history[k, 0]), cards.CARD_NAMES[history[k, 1]], bool(history[k, 2]), k // 4)
+            for k in range(n_plays)
+        ]
+        in_trick = n_plays % 4
+        to_act = int(ints[core.I_TO_ACT])
+        return {
+            "hands": [cards.names_of(card_sets[core.C_HAND + seat]) for seat in range(4)],
+            "stock": [cards.CARD_NAMES[c] for c in ints[core.I_STOCK : core.I_STOCK + 8]],
+            "banker": int(ints[core.I_BANKER]),
+            "first": int(ints[core.I_FIRST]),
+            "phase": PHASE_NAMES[int(ints[core.I_PHASE])],
+            "to_act": None if to_act < 0 else to_act,
+            "trick_number": int(ints[core.I_TRICK]),
+            "tricks_won": [int(t) for t in ints[core.I_TRICKS_WON : core.I_TRICKS_WON + 4]],
+            "current_trick": [p[:3] for p in plays[n_plays - in_trick :]] if in_trick else [],
+            "history": plays,
+            "hand_number": int(ints[core.I_HAND_NUMBER]),
+            "redeals": int(ints[core.I_REDEALS]),
+        }
+
+    def get_state(self) -> dict[str, Any]:
+        """A picklable snapshot of the whole env (game arrays, RNG, PettingZoo bookkeeping)."""
+        return {
+            "version": _STATE_VERSION,
+            "config": self._config.copy(),
+            "stake": self.stake,
+            "arrays": [
+                a.copy() for a in (self._card_sets, self._ints, self._history, self._pending, self._settled)
+            ],
+            "rng": None if self._rng is None else self._rng.bit_generator.state,
+            "agents": list(self.agents),
+            "agent_selection": self.agent_selection,
+            "rewards": dict(self.rewards),
+            "cumulative_rewards": dict(self._cumulative_rewards),
+            "terminations": dict(self.terminations),
+            "truncations": dict(self.truncations),
+            "infos": {name: _copy_info(info) for name, info in self.infos.items()},
+            "rewards_pending_zero": self._rewards_pending_zero,
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Restore a ``get_state()`` snapshot taken from an env with the same rule options."""
+        if not isinstance(state, dict) or state.get("version") != _STATE_VERSION:
+            raise ValueError("not a Madiao get_state() snapshot (or from another version)")
+        if not np.array_equal(state["config"], self._config) or state["stake"] != self.stake:
+            raise ValueError(
+                "snapshot was taken with other options (obs_type/episode/stake/max_redeals/"
+                "face_up_discard) than this env's"
+            )
+        for target, source in zip(
+            (self._card_sets, self._ints, self._history, self._pending, self._settled),
+            state["arrays"],
+            strict=True,
+        ):
+            target[...] = source
+        if state["rng"] is None:
+            self._rng = None
+        else:
+            self._rng = np.random.default_rng()
+            self._rng.bit_generator.state = state["rng"]
+        self.agents = list(state["agents"])
+        self.agent_selection = state["agent_selection"]
+        self.rewards = dict(state["rewards"])
+        self._cumulative_rewards = dict(state["cumulative_rewards"])
+        self.terminations = dict(state["terminations"])
+        self.truncations = dict(state["truncations"])
+        self.infos = {name: _copy_info(info) for name, info in state["infos"].items()}
+        self._rewards_pending_zero = state["rewards_pending_zero"]
+        to_act = int(self._ints[0, core.I_TO_ACT])
+        self._seats[0] = to_act if to_act >= 0 else 0
+        obs = np.empty(self._obs_shape, dtype=np.int8)
+        masks = np.empty(_MASK_SHAPE, dtype=np.int8)
+        core.observe_games(self._card_sets, self._ints, self._history, self._config, self._seats, obs, masks)
+        self._obs_row = obs[0]
+        self._mask_row = masks[0]
+        self._obs_seat = int(self._seats[0])
+
+    # ------------------------------------------------------------------ render
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() called without a render_mode; nothing to render")
+            return None
+        from madiao_env.render import render_table
+
+        text = render_table(self.table(), self.infos)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+def _copy_info(info: dict) -> dict:
+    return {
+        key: (
+            [dict(v) for v in value]
+            if key == "settlement"
+            else list(value)
+            if isinstance(value, list)
+            else value
+        )
+        for key, value in info.items()
+    }

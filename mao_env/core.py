@@ -1,0 +1,806 @@
+"""Mao rules as Numba kernels over fixed-dtype arrays with a leading batch axis (``B`` games).
+
+State (see :func:`new_state`)::
+
+    hands    int8   [B, 8, 53]        cards of each type held by each seat
+    hand_bits uint64 [B, 8]           presence set of each hand (bit i = type i held)
+    decks    int8   [B, 2, 162]       row STACK: draw order (top = last), row PILE: face-up pile
+    scalars  int64  [B, N_SCALARS]    turn/round state, options and per-step outputs (S_*, C_*)
+    rules    int64  [B, 3, 32]        row 0 active library ids (-1 = empty), row 1 their authors,
+                                      row 2 the fixed queue of rules to add (rule_choice="fixed")
+    events   int64  [B, 16, EW]       ring buffer of public events (E_* fields)
+    calls    int64  [B, 32, 4]        the penalty calls of the last step (code, phrase, cards, rule)
+    rng      uint64 [B]               each game's SplitMix64 state (cardgame_core.rng)
+
+Every kernel takes the game index ``b``; :func:`step_batch` loops a batch. No checking happens
+here: the env layer masks and validates actions before they reach a kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cardgame_core.jit import njit
+from cardgame_core.rng import random_below, shuffle_prefix
+from mao_env import cards as C
+from mao_env import rules as R
+
+# ---- array geometry ------------------------------------------------------------------------
+STACK, PILE = 0, 1
+EVENT_SLOTS = 16
+MAX_CALLS = 32
+ACTIVE, AUTHOR, QUEUE = 0, 1, 2
+
+# ---- scalars: state --------------------------------------------------------------------------
+S_N_PLAYERS = 0
+S_CURRENT = 1  # seat to act
+S_DIRECTION = 2  # +1 or -1
+S_PHASE = 3
+S_NAMED_SUIT = 4  # suit named with the last valid Jack, -1 if none
+S_PENDING_SEVEN = 5  # penalty cards the seat to act must take unless it plays a seven (0 = none)
+S_STACK_SIZE = 6
+S_PILE_SIZE = 7
+S_PLAYED = 8  # card type played this turn, -1 if none
+S_DREW = 9  # 1 if the seat drew a card this turn (not the seven penalty)
+S_TOOK_SEVEN = 10  # seven-chain penalty cards taken this turn
+S_SAID = 11  # bit set of phrases said this turn
+S_FIRST_SUIT = 12  # first suit named this turn, -1 if none
+S_SUB_ACTIONS = 13  # sub-actions taken this turn
+S_ROUND = 14  # rounds finished so far
+S_STEP = 15  # sub-actions in the episode
+S_N_EVENTS = 16  # events recorded so far (the ring slot is S_N_EVENTS % EVENT_SLOTS)
+S_N_CALLS = 17  # calls made in the last step
+S_ROUND_WON = 18  # seat that won a round in the last step, -1 if none
+S_NEXT_SEAT = 19  # seat to act after the round winner's rule choice
+S_QUEUE_NEXT = 20  # index into the fixed rule queue
+S_DONE = 21  # 1 when the episode's rounds are all played
+S_LAST_CARDS_0 = 22  # 8 entries: penalty cards each seat received in the last step
+# ---- scalars: options (written by the env before reset) ---------------------------------------
+C_SEVEN_TURN_ENDS = 30
+C_THANK_YOU = 31
+C_TALKING = 32
+C_CAMBRIDGE = 33
+C_N_ROUNDS = 34
+C_MAX_SUB_ACTIONS = 35
+C_RULE_CHOICE = 36
+C_N_DECKS = 37
+N_SCALARS = 40
+
+PH_START, PH_SPEAK, PH_CHOOSE_RULE, PH_OVER = 0, 1, 2, 3
+RULE_CHOICE_AGENT, RULE_CHOICE_SAMPLED, RULE_CHOICE_FIXED = 0, 1, 2
+
+# ---- events --------------------------------------------------------------------------------
+E_SEAT = 0
+E_KIND = 1
+E_CARD = 2  # card played (valid or bad), -1 for a draw (drawn cards are private)
+E_PHRASES = 3  # bit set of phrases said
+E_CALLS = 4  # bit set of call reasons (CALL_BIT_*)
+E_N_CALLS = 5
+E_PENALTY_CARDS = 6  # cards given for calls
+E_CHAIN_CARDS = 7  # seven-chain penalty cards taken
+E_FORCED_DRAW = 8  # cards a dynamics rule made the next seat take
+E_FORCED_SEAT = 9
+E_NAMED_SUIT = 10
+E_WON = 11
+E_RULE_BITS = 12  # library rules behind the calls (shown only with reasons="revealed")
+EVENT_WIDTH = 13
+KIND_PLAY, KIND_BAD_CARD, KIND_DRAW, KIND_RULE_ADDED = 0, 1, 2, 3
+N_EVENT_KINDS = 4
+# Call reason bits: 0..N_PHRASES-1 = failure to say phrase p, then:
+CALL_BIT_BAD_CARD = C.N_PHRASES
+CALL_BIT_TALKING = C.N_PHRASES + 1
+CALL_BIT_MAO = C.N_PHRASES + 2
+N_CALL_BITS = C.N_PHRASES + 3
+
+# ---- calls ---------------------------------------------------------------------------------
+CALL_BAD_CARD, CALL_FAILURE_TO_SAY, CALL_TALKING, CALL_MAO = 0, 1, 2, 3
+K_CODE, K_PHRASE, K_CARDS, K_RULE = 0, 1, 2, 3
+
+# Module-level constants Numba freezes into the kernels.
+_RANK = C.CARD_RANK
+_SUIT = C.CARD_SUIT
+_RULES = R.RULE_TABLE
+_PRED = R.PREDICATE_MASKS
+_RANK_ABOVE = C.RANK_ABOVE
+_RANK_BELOW = C.RANK_BELOW
+_RED = C.RED_MASK
+_BLACK = C.BLACK_MASK
+_N_TYPES = C.N_CARD_TYPES
+_N_PHRASES = C.N_PHRASES
+_N_LIBRARY = R.N_RULES
+_MAX_ACTIVE = R.MAX_ACTIVE_RULES
+_ONE = np.uint64(1)
+_ZERO = np.uint64(0)
+
+
+def new_state(batch: int) -> tuple[np.ndarray, ...]:
+    """Zeroed state arrays for ``batch`` games (call :func:`reset_game` before use)."""
+    return (
+        np.zeros((batch, C.MAX_PLAYERS, C.N_CARD_TYPES), dtype=np.int8),
+        np.zeros((batch, C.MAX_PLAYERS), dtype=np.uint64),
+        np.zeros((batch, 2, C.MAX_CARDS), dtype=np.int8),
+        np.zeros((batch, N_SCALARS), dtype=np.int64),
+        np.full((batch, 3, R.MAX_ACTIVE_RULES), -1, dtype=np.int64),
+        np.zeros((batch, EVENT_SLOTS, EVENT_WIDTH), dtype=np.int64),
+        np.zeros((batch, MAX_CALLS, 4), dtype=np.int64),
+        np.zeros(batch, dtype=np.uint64),
+    )
+
+
+# ---- cards in and out of hands -----------------------------------------------------------------
+@njit
+def _give(hands, hand_bits, b, seat, card):
+    hands[b, seat, card] += 1
+    hand_bits[b, seat] |= _ONE << np.uint64(card)
+
+
+@njit
+def _take(hands, hand_bits, b, seat, card):
+    hands[b, seat, card] -= 1
+    if hands[b, seat, card] == 0:
+        hand_bits[b, seat] &= ~(_ONE << np.uint64(card))
+
+
+@njit
+def _draw_card(hands, hand_bits, decks, scalars, rng, b, seat):
+    """Move the stack's top card to ``seat``; rebuild the stack from the pile (all but its top
+    card, shuffled) when it is empty. Returns the card, or -1 if no card is left anywhere."""
+    if scalars[b, S_STACK_SIZE] == 0:
+        pile_size = scalars[b, S_PILE_SIZE]
+        if pile_size <= 1:
+            return -1
+        moved = pile_size - 1
+        for i in range(moved):
+            decks[b, STACK, i] = decks[b, PILE, i]
+        decks[b, PILE, 0] = decks[b, PILE, pile_size - 1]
+        scalars[b, S_PILE_SIZE] = 1
+        scalars[b, S_STACK_SIZE] = moved
+        shuffle_prefix(decks[b, STACK], moved, rng, b)
+    size = scalars[b, S_STACK_SIZE] - 1
+    card = np.int64(decks[b, STACK, size])
+    scalars[b, S_STACK_SIZE] = size
+    _give(hands, hand_bits, b, seat, card)
+    return card
+
+
+@njit
+def _draw_cards(hands, hand_bits, decks, scalars, rng, b, seat, n):
+    """Draw up to ``n`` cards; returns how many were actually drawn."""
+    drawn = 0
+    for _ in range(n):
+        if _draw_card(hands, hand_bits, decks, scalars, rng, b, seat) < 0:
+            break
+        drawn += 1
+    return drawn
+
+
+@njit
+def _hand_size(hands, b, seat):
+    total = 0
+    for card in range(_N_TYPES):
+        total += hands[b, seat, card]
+    return total
+
+
+# ---- rules ---------------------------------------------------------------------------------
+@njit
+def _top_card(decks, scalars, b):
+    return np.int64(decks[b, PILE, scalars[b, S_PILE_SIZE] - 1])
+
+
+@njit
+def check_play(scalars, rules, b, card, top):
+    """Whether ``card`` may go on ``top`` now: returns (valid, rule) where rule is the library id
+    that forbids it, -1 when the base rules do (or when the play is valid)."""
+    named = scalars[b, S_NAMED_SUIT]
+    valid_suit = named if named >= 0 else _SUIT[top]
+    if scalars[b, S_PENDING_SEVEN] > 0 and _RANK[card] != 7:
+        # A seven chain is pending and its penalty was not taken: only a seven may be played.
+        return False, -1
+    card_bit = _ONE << np.uint64(card)
+    top_bit = _ONE << np.uint64(top)
+    base_ok = _SUIT[card] == valid_suit or _RANK[card] == _RANK[top]
+    forbidding = -1
+    for slot in range(_MAX_ACTIVE):
+        rule = rules[b, ACTIVE, slot]
+        if rule < 0:
+            continue
+        if _RULES[rule, 0] != 0:
+            continue
+        kind = _RULES[rule, 1]
+        set_a = _PRED[_RULES[rule, 2]]
+        set_b = _PRED[_RULES[rule, 3]]
+        forbids = False
+        if kind == 0:  # FORBID_ON
+            forbids = (card_bit & set_a) != _ZERO and (top_bit & set_b) != _ZERO
+        elif kind == 1:  # ONLY_AFTER
+            forbids = (top_bit & set_b) != _ZERO and (card_bit & set_a) == _ZERO
+        elif kind == 2:  # WILD
+            if (card_bit & set_a) != _ZERO:
+                base_ok = True
+        elif kind == 3:  # ALTERNATE_COLOUR
+            forbids = ((card_bit & _RED) != _ZERO and (top_bit & _RED) != _ZERO) or (
+                (card_bit & _BLACK) != _ZERO and (top_bit & _BLACK) != _ZERO
+            )
+        else:  # RANK_ORDER
+            order = _RANK_ABOVE[_RANK[top]] if _RULES[rule, 4] > 0 else _RANK_BELOW[_RANK[top]]
+            forbids = _SUIT[card] != _SUIT[top] and (card_bit & order) == _ZERO
+        if forbids and forbidding < 0:
+            forbidding = rule
+    if not base_ok:
+        return False, -1
+    if forbidding >= 0:
+        return False, forbidding
+    return True, -1
+
+
+@njit
+def _card_phrases(rules, b, card, top, phrase_rule):
+    """Phrases a valid play of ``card`` on ``top`` requires; fills ``phrase_rule[p]`` with the
+    rule behind phrase p (-1 = base rule) for newly required phrases."""
+    need = 0
+    if _RANK[card] == 7:
+        need |= 1 << C.NICE_DAY
+    if card != C.JOKER and _SUIT[card] == C.SPADES:
+        need |= 1 << C.CARD_NAME
+    if card == C.JOKER or card == C.NINE_OF_DIAMONDS:
+        need |= 1 << C.BADGER
+    card_bit = _ONE << np.uint64(card)
+    top_bit = _ONE << np.uint64(top)
+    for slot in range(_MAX_ACTIVE):
+        rule = rules[b, ACTIVE, slot]
+        if rule < 0 or _RULES[rule, 0] != 2:
+            continue
+        kind = _RULES[rule, 1]
+        cards = _PRED[_RULES[rule, 2]] & _PRED[_RULES[rule, 3]]
+        if (kind == 0 and (card_bit & cards) != _ZERO) or (kind == 2 and (top_bit & cards) != _ZERO):
+            phrase = _RULES[rule, 4]
+            if not (need >> phrase) & 1:
+                need |= 1 << phrase
+                phrase_rule[phrase] = rule
+    return need
+
+
+@njit
+def turn_requirements(hands, decks, scalars, rules, b, phrase_rule):
+    """What the current turn requires, judged as at END_TURN: returns
+    (valid, bad_rule, required, excused, allowed); ``phrase_rule`` gets the rule behind each
+    required phrase. ``excused`` phrases belong to a bad card (not talking); ``allowed`` are
+    optional (the suit named with a Jack)."""
+    for p in range(_N_PHRASES):
+        phrase_rule[p] = -1
+    seat = scalars[b, S_CURRENT]
+    played = scalars[b, S_PLAYED]
+    top = _top_card(decks, scalars, b)
+    valid = False
+    bad_rule = -1
+    required = 0
+    excused = 0
+    allowed = 0
+    hand_after = _hand_size(hands, b, seat)
+    if played >= 0:
+        valid, bad_rule = check_play(scalars, rules, b, played, top)
+        phrases = _card_phrases(rules, b, played, top, phrase_rule)
+        if valid:
+            required |= phrases
+            if _RANK[played] == C.JACK and scalars[b, S_FIRST_SUIT] >= 0:
+                allowed |= 1 << (C.SUIT_PHRASE_0 + scalars[b, S_FIRST_SUIT])
+        else:
+            excused |= phrases
+            if _RANK[played] == C.JACK and scalars[b, S_FIRST_SUIT] >= 0:
+                excused |= 1 << (C.SUIT_PHRASE_0 + scalars[b, S_FIRST_SUIT])
+            for p in range(_N_PHRASES):
+                phrase_rule[p] = -1
+            hand_after += 1
+    took_seven = scalars[b, S_TOOK_SEVEN] > 0 or (scalars[b, S_PENDING_SEVEN] > 0 and not valid)
+    if took_seven:
+        required |= 1 << (C.THANK_YOU if scalars[b, C_THANK_YOU] else C.PENALTY_CARD)
+    if scalars[b, S_DREW]:
+        for slot in range(_MAX_ACTIVE):
+            rule = rules[b, ACTIVE, slot]
+            if rule >= 0 and _RULES[rule, 0] == 2 and _RULES[rule, 1] == 1:
+                phrase = _RULES[rule, 4]
+                if not (required >> phrase) & 1:
+                    required |= 1 << phrase
+                    phrase_rule[phrase] = rule
+    if hand_after == 1:
+        required |= 1 << C.LAST_CARD
+    if valid and hand_after == 0:
+        # Mao is due only for a flawless winning turn: every other phrase said, none extra.
+        said = scalars[b, S_SAID]
+        extra = said & ~required & ~allowed & ~(1 << C.MAO)
+        if scalars[b, C_TALKING] == 0:
+            extra = 0
+        if (required & ~said) == 0 and extra == 0:
+            required |= 1 << C.MAO
+    return valid, bad_rule, required, excused, allowed
+
+
+# ---- events and calls ------------------------------------------------------------------------
+@njit
+def _new_event(scalars, events, b, seat, kind, card):
+    slot = scalars[b, S_N_EVENTS] % EVENT_SLOTS
+    scalars[b, S_N_EVENTS] += 1
+    for f in range(EVENT_WIDTH):
+        events[b, slot, f] = 0
+    events[b, slot, E_SEAT] = seat
+    events[b, slot, E_KIND] = kind
+    events[b, slot, E_CARD] = card
+    events[b, slot, E_FORCED_SEAT] = -1
+    events[b, slot, E_NAMED_SUIT] = -1
+    return slot
+
+
+@njit
+def _call(scalars, calls, b, code, phrase, n_cards, rule):
+    k = scalars[b, S_N_CALLS]
+    calls[b, k, K_CODE] = code
+    calls[b, k, K_PHRASE] = phrase
+    calls[b, k, K_CARDS] = n_cards
+    calls[b, k, K_RULE] = rule
+    scalars[b, S_N_CALLS] = k + 1
+
+
+# ---- rounds --------------------------------------------------------------------------------
+@njit
+def _start_turn(scalars, b, seat):
+    scalars[b, S_CURRENT] = seat
+    scalars[b, S_PHASE] = PH_START
+    scalars[b, S_PLAYED] = -1
+    scalars[b, S_DREW] = 0
+    scalars[b, S_TOOK_SEVEN] = 0
+    scalars[b, S_SAID] = 0
+    scalars[b, S_FIRST_SUIT] = -1
+    scalars[b, S_SUB_ACTIONS] = 0
+
+
+@njit
+def deal_round(hands, hand_bits, decks, scalars, rng, b, starter):
+    """Collect every card, shuffle, deal five to each seat and turn one card face up."""
+    n_players = scalars[b, S_N_PLAYERS]
+    for seat in range(C.MAX_PLAYERS):
+        hand_bits[b, seat] = _ZERO
+        for card in range(_N_TYPES):
+            hands[b, seat, card] = 0
+    n = 0
+    for _ in range(scalars[b, C_N_DECKS]):
+        for card in range(_N_TYPES):
+            decks[b, STACK, n] = card
+            n += 1
+        decks[b, STACK, n] = C.JOKER  # a deck's second joker
+        n += 1
+    shuffle_prefix(decks[b, STACK], n, rng, b)
+    scalars[b, S_STACK_SIZE] = n
+    scalars[b, S_PILE_SIZE] = 0
+    for seat in range(n_players):
+        _draw_cards(hands, hand_bits, decks, scalars, rng, b, seat, C.HAND_SIZE)
+    n -= n_players * C.HAND_SIZE
+    decks[b, PILE, 0] = decks[b, STACK, n - 1]
+    scalars[b, S_STACK_SIZE] = n - 1
+    scalars[b, S_PILE_SIZE] = 1
+    scalars[b, S_DIRECTION] = 1
+    scalars[b, S_NAMED_SUIT] = -1
+    scalars[b, S_PENDING_SEVEN] = 0
+    _start_turn(scalars, b, starter)
+
+
+@njit
+def reset_game(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seed):
+    """New episode for game ``b``; the options (C_*, S_N_PLAYERS) and the fixed rule queue must
+    already be written. Clears the active rules."""
+    rng[b] = np.uint64(seed)
+    for slot in range(_MAX_ACTIVE):
+        rules[b, ACTIVE, slot] = -1
+        rules[b, AUTHOR, slot] = -1
+    for s in range(C_SEVEN_TURN_ENDS):
+        if s != S_N_PLAYERS:
+            scalars[b, s] = 0
+    scalars[b, S_ROUND_WON] = -1
+    scalars[b, S_NEXT_SEAT] = -1
+    for f in range(EVENT_SLOTS):
+        for g in range(EVENT_WIDTH):
+            events[b, f, g] = 0
+    deal_round(hands, hand_bits, decks, scalars, rng, b, 0)
+
+
+@njit
+def _add_rule(scalars, rules, events, b, rule, author):
+    for slot in range(_MAX_ACTIVE):
+        if rules[b, ACTIVE, slot] < 0:
+            rules[b, ACTIVE, slot] = rule
+            rules[b, AUTHOR, slot] = author
+            _new_event(scalars, events, b, author, KIND_RULE_ADDED, -1)
+            return
+
+
+@njit
+def _n_active(rules, b):
+    n = 0
+    for slot in range(_MAX_ACTIVE):
+        if rules[b, ACTIVE, slot] >= 0:
+            n += 1
+    return n
+
+
+@njit
+def _is_active(rules, b, rule):
+    for slot in range(_MAX_ACTIVE):
+        if rules[b, ACTIVE, slot] == rule:
+            return True
+    return False
+
+
+@njit
+def _next_round(hands, hand_bits, decks, scalars, rng, b, winner):
+    """After the rule choice: plain rounds re-deal everyone; Cambridge re-enters the winner."""
+    if scalars[b, C_CAMBRIDGE]:
+        _draw_cards(hands, hand_bits, decks, scalars, rng, b, winner, C.HAND_SIZE)
+        _start_turn(scalars, b, scalars[b, S_NEXT_SEAT])
+    else:
+        deal_round(hands, hand_bits, decks, scalars, rng, b, scalars[b, S_ROUND] % scalars[b, S_N_PLAYERS])
+
+
+@njit
+def _round_won(hands, hand_bits, decks, scalars, rules, events, rng, b, winner):
+    scalars[b, S_ROUND] += 1
+    scalars[b, S_ROUND_WON] = winner
+    if scalars[b, S_ROUND] >= scalars[b, C_N_ROUNDS]:
+        scalars[b, S_PHASE] = PH_OVER
+        scalars[b, S_DONE] = 1
+        return
+    if _n_active(rules, b) < _MAX_ACTIVE:
+        mode = scalars[b, C_RULE_CHOICE]
+        if mode == RULE_CHOICE_AGENT:
+            _start_turn(scalars, b, winner)
+            scalars[b, S_PHASE] = PH_CHOOSE_RULE
+            return
+        if mode == RULE_CHOICE_SAMPLED:
+            n_free = _N_LIBRARY - _n_active(rules, b)
+            pick = random_below(rng, b, n_free)
+            for rule in range(_N_LIBRARY):
+                if not _is_active(rules, b, rule):
+                    if pick == 0:
+                        _add_rule(scalars, rules, events, b, rule, winner)
+                        break
+                    pick -= 1
+        else:
+            index = scalars[b, S_QUEUE_NEXT]
+            if index < _MAX_ACTIVE and rules[b, QUEUE, index] >= 0:
+                scalars[b, S_QUEUE_NEXT] = index + 1
+                rule = rules[b, QUEUE, index]
+                if not _is_active(rules, b, rule):
+                    _add_rule(scalars, rules, events, b, rule, winner)
+    _next_round(hands, hand_bits, decks, scalars, rng, b, winner)
+
+
+# ---- the judge -------------------------------------------------------------------------------
+@njit
+def _end_turn(hands, hand_bits, decks, scalars, rules, events, calls, rng, b):
+    """The Mao Master judges the turn: calls, penalties, card effects, the next seat."""
+    seat = scalars[b, S_CURRENT]
+    n_players = scalars[b, S_N_PLAYERS]
+    played = scalars[b, S_PLAYED]
+    said = scalars[b, S_SAID]
+    top = _top_card(decks, scalars, b)
+    phrase_rule = np.empty(_N_PHRASES, dtype=np.int64)
+    valid, bad_rule, required, excused, allowed = turn_requirements(
+        hands, decks, scalars, rules, b, phrase_rule
+    )
+    kind = KIND_DRAW
+    if played >= 0:
+        kind = KIND_PLAY if valid else KIND_BAD_CARD
+    slot = _new_event(scalars, events, b, seat, kind, played)
+    events[b, slot, E_PHRASES] = said
+    call_bits = 0
+    rule_bits = 0
+    penalty = 0
+    if played >= 0 and not valid:
+        _give(hands, hand_bits, b, seat, played)  # the bad card is taken back
+        _call(scalars, calls, b, CALL_BAD_CARD, -1, C.PENALTY_CARDS, bad_rule)
+        call_bits |= 1 << CALL_BIT_BAD_CARD
+        penalty += C.PENALTY_CARDS
+        if bad_rule >= 0:
+            rule_bits |= 1 << bad_rule
+    missing = required & ~said & ~(1 << C.MAO)
+    for p in range(_N_PHRASES):
+        if (missing >> p) & 1:
+            _call(scalars, calls, b, CALL_FAILURE_TO_SAY, p, C.PENALTY_CARDS, phrase_rule[p])
+            call_bits |= 1 << p
+            penalty += C.PENALTY_CARDS
+            if phrase_rule[p] >= 0:
+                rule_bits |= 1 << phrase_rule[p]
+    if scalars[b, C_TALKING]:
+        talking = said & ~required & ~excused & ~allowed & ~(1 << C.MAO)
+        for p in range(_N_PHRASES):
+            if (talking >> p) & 1:
+                _call(scalars, calls, b, CALL_TALKING, p, C.PENALTY_CARDS, -1)
+                call_bits |= 1 << CALL_BIT_TALKING
+                penalty += C.PENALTY_CARDS
+    won = False
+    mao_due = (required >> C.MAO) & 1
+    if (said >> C.MAO) & 1:
+        if mao_due:
+            won = True
+        else:
+            _call(scalars, calls, b, CALL_MAO, C.MAO, C.MAO_PENALTY_CARDS, -1)
+            call_bits |= 1 << CALL_BIT_MAO
+            penalty += C.MAO_PENALTY_CARDS
+    elif mao_due:
+        _call(scalars, calls, b, CALL_FAILURE_TO_SAY, C.MAO, C.PENALTY_CARDS, -1)
+        call_bits |= 1 << C.MAO
+        penalty += C.PENALTY_CARDS
+    # The seven chain: a pending chain not answered with a valid seven is taken now.
+    chain = 0
+    if scalars[b, S_PENDING_SEVEN] > 0 and not valid:
+        chain = scalars[b, S_PENDING_SEVEN]
+        scalars[b, S_PENDING_SEVEN] = 0
+    # Effects of a valid card.
+    skips = 0
+    reverse = False
+    again = False
+    forced = 0
+    if valid:
+        pile_size = scalars[b, S_PILE_SIZE]
+        decks[b, PILE, pile_size] = played
+        scalars[b, S_PILE_SIZE] = pile_size + 1
+        scalars[b, S_NAMED_SUIT] = -1
+        rank = _RANK[played]
+        if rank == C.JACK and scalars[b, S_FIRST_SUIT] >= 0:
+            scalars[b, S_NAMED_SUIT] = scalars[b, S_FIRST_SUIT]
+            events[b, slot, E_NAMED_SUIT] = scalars[b, S_FIRST_SUIT]
+        if rank == 7:
+            scalars[b, S_PENDING_SEVEN] += 1
+        elif rank == C.ACE:
+            skips += 1
+        elif rank == C.EIGHT:
+            reverse = not reverse
+        card_bit = _ONE << np.uint64(played)
+        for rule_slot in range(_MAX_ACTIVE):
+            rule = rules[b, ACTIVE, rule_slot]
+            if rule < 0 or _RULES[rule, 0] != 1:
+                continue
+            if (card_bit & _PRED[_RULES[rule, 2]] & _PRED[_RULES[rule, 3]]) == _ZERO:
+                continue
+            effect = _RULES[rule, 1]
+            if effect == 0:
+                skips += 1
+            elif effect == 1:
+                reverse = not reverse
+            elif effect == 2:
+                forced += _RULES[rule, 4]
+            else:
+                again = True
+    penalty_drawn = _draw_cards(hands, hand_bits, decks, scalars, rng, b, seat, chain + penalty)
+    scalars[b, S_LAST_CARDS_0 + seat] += penalty_drawn
+    events[b, slot, E_CALLS] = call_bits
+    events[b, slot, E_N_CALLS] = scalars[b, S_N_CALLS]
+    events[b, slot, E_PENALTY_CARDS] = penalty
+    events[b, slot, E_CHAIN_CARDS] = chain + scalars[b, S_TOOK_SEVEN]
+    events[b, slot, E_RULE_BITS] = rule_bits
+    if reverse:
+        scalars[b, S_DIRECTION] = -scalars[b, S_DIRECTION]
+    direction = scalars[b, S_DIRECTION]
+    if again:
+        next_seat = seat
+    else:
+        next_seat = (seat + direction * (1 + skips)) % n_players
+        if forced > 0:
+            events[b, slot, E_FORCED_DRAW] = _draw_cards(
+                hands, hand_bits, decks, scalars, rng, b, next_seat, forced
+            )
+            events[b, slot, E_FORCED_SEAT] = next_seat
+    if won:
+        events[b, slot, E_WON] = 1
+        scalars[b, S_NEXT_SEAT] = next_seat
+        _round_won(hands, hand_bits, decks, scalars, rules, events, rng, b, seat)
+    else:
+        _start_turn(scalars, b, next_seat)
+
+
+@njit
+def apply_action(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, action):
+    """Apply one checked action id to game ``b``."""
+    scalars[b, S_N_CALLS] = 0
+    scalars[b, S_ROUND_WON] = -1
+    for seat in range(C.MAX_PLAYERS):
+        scalars[b, S_LAST_CARDS_0 + seat] = 0
+    scalars[b, S_STEP] += 1
+    scalars[b, S_SUB_ACTIONS] += 1
+    seat = scalars[b, S_CURRENT]
+    phase = scalars[b, S_PHASE]
+    if phase == PH_START:
+        if action < C.DRAW:
+            _take(hands, hand_bits, b, seat, action)
+            scalars[b, S_PLAYED] = action
+            scalars[b, S_PHASE] = PH_SPEAK
+        elif scalars[b, S_PENDING_SEVEN] > 0:
+            chain = scalars[b, S_PENDING_SEVEN]
+            scalars[b, S_PENDING_SEVEN] = 0
+            scalars[b, S_TOOK_SEVEN] = chain
+            taken = _draw_cards(hands, hand_bits, decks, scalars, rng, b, seat, chain)
+            scalars[b, S_LAST_CARDS_0 + seat] += taken
+            if scalars[b, C_SEVEN_TURN_ENDS]:
+                scalars[b, S_PHASE] = PH_SPEAK
+        else:
+            _draw_card(hands, hand_bits, decks, scalars, rng, b, seat)
+            scalars[b, S_DREW] = 1
+            scalars[b, S_PHASE] = PH_SPEAK
+    elif phase == PH_SPEAK:
+        if action < C.END_TURN:
+            phrase = action - C.SAY_0
+            scalars[b, S_SAID] |= 1 << phrase
+            suit = phrase - C.SUIT_PHRASE_0
+            if 0 <= suit < 4 and scalars[b, S_FIRST_SUIT] < 0:
+                scalars[b, S_FIRST_SUIT] = suit
+        else:
+            _end_turn(hands, hand_bits, decks, scalars, rules, events, calls, rng, b)
+    elif phase == PH_CHOOSE_RULE:
+        _add_rule(scalars, rules, events, b, action - C.CHOOSE_RULE_0, seat)
+        _next_round(hands, hand_bits, decks, scalars, rng, b, seat)
+
+
+@njit
+def step_batch(hands, hand_bits, decks, scalars, rules, events, calls, rng, actions):
+    """Apply ``actions[b]`` to every game ``b`` with ``actions[b] >= 0``."""
+    for b in range(actions.shape[0]):
+        if actions[b] >= 0:
+            apply_action(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, actions[b])
+
+
+# ---- masks -----------------------------------------------------------------------------------
+@njit
+def action_mask(hands, decks, scalars, rules, b, by_rules, out):
+    """Write the acting seat's mask into ``out`` (int8). ``by_rules`` False: what a person can do
+    (physical); True: what the full current rule set allows (the oracle's choices)."""
+    out[:] = 0
+    seat = scalars[b, S_CURRENT]
+    phase = scalars[b, S_PHASE]
+    if phase == PH_START:
+        top = _top_card(decks, scalars, b)
+        for card in range(_N_TYPES):
+            if hands[b, seat, card] > 0:
+                if by_rules:
+                    valid, _ = check_play(scalars, rules, b, card, top)
+                    out[card] = valid
+                else:
+                    out[card] = 1
+        out[C.DRAW] = 1
+    elif phase == PH_SPEAK:
+        said = scalars[b, S_SAID]
+        if scalars[b, S_SUB_ACTIONS] >= scalars[b, C_MAX_SUB_ACTIONS] - 1 or (said >> C.MAO) & 1:
+            out[C.END_TURN] = 1
+            return
+        if not by_rules:
+            for p in range(_N_PHRASES):
+                if not (said >> p) & 1:
+                    out[C.SAY_0 + p] = 1
+            out[C.END_TURN] = 1
+            return
+        phrase_rule = np.empty(_N_PHRASES, dtype=np.int64)
+        valid, _, required, _, _ = turn_requirements(hands, decks, scalars, rules, b, phrase_rule)
+        missing = required & ~said
+        others = missing & ~(1 << C.MAO)
+        for p in range(_N_PHRASES):
+            if (others >> p) & 1:
+                out[C.SAY_0 + p] = 1
+        if others == 0 and missing != 0:
+            out[C.SAY_0 + C.MAO] = 1
+        if valid and _RANK[scalars[b, S_PLAYED]] == C.JACK and scalars[b, S_FIRST_SUIT] < 0:
+            for suit in range(4):
+                out[C.SAY_0 + C.SUIT_PHRASE_0 + suit] = 1
+        if missing == 0:
+            out[C.END_TURN] = 1
+    elif phase == PH_CHOOSE_RULE:
+        for rule in range(_N_LIBRARY):
+            out[C.CHOOSE_RULE_0 + rule] = not _is_active(rules, b, rule)
+
+
+# ---- observation -----------------------------------------------------------------------------
+#: Features per event in the observation (without the revealed-rule block).
+EVENT_FEATURES = 1 + C.MAX_PLAYERS + N_EVENT_KINDS + C.N_CARD_TYPES + C.N_PHRASES + N_CALL_BITS + 6 + 4
+OFF_HAND = 0
+OFF_TOP = OFF_HAND + C.N_CARD_TYPES
+OFF_VALID_SUIT = OFF_TOP + C.N_CARD_TYPES
+OFF_NAMED = OFF_VALID_SUIT + 4
+OFF_DIRECTION = OFF_NAMED + 1
+OFF_PENDING_SEVEN = OFF_DIRECTION + 1
+OFF_PHASE = OFF_PENDING_SEVEN + 1
+OFF_PLAYED = OFF_PHASE + 3
+OFF_DREW = OFF_PLAYED + C.N_CARD_TYPES
+OFF_TOOK_SEVEN = OFF_DREW + 1
+OFF_SAID = OFF_TOOK_SEVEN + 1
+OFF_HAND_SIZES = OFF_SAID + C.N_PHRASES
+OFF_STACK = OFF_HAND_SIZES + C.MAX_PLAYERS
+OFF_PILE = OFF_STACK + 1
+OFF_ROUND = OFF_PILE + 1
+OFF_N_RULES = OFF_ROUND + 1
+OFF_AUTHORED = OFF_N_RULES + 1
+OFF_EVENTS = OFF_AUTHORED + R.N_RULES
+REASONS_CALLS, REASONS_HIDDEN, REASONS_REVEALED = 0, 1, 2
+
+
+def obs_size(n_events: int, reasons: int) -> int:
+    """Length of the observation vector for ``n_events`` events and a reasons mode."""
+    per_event = EVENT_FEATURES + (R.N_RULES if reasons == REASONS_REVEALED else 0)
+    return OFF_EVENTS + n_events * per_event
+
+
+@njit
+def observe(hands, decks, scalars, rules, events, b, seat, n_events, reasons, out):
+    """Write ``seat``'s observation of game ``b`` into ``out`` (float32, zeroed here)."""
+    out[:] = 0.0
+    n_players = scalars[b, S_N_PLAYERS]
+    for card in range(_N_TYPES):
+        out[OFF_HAND + card] = hands[b, seat, card]
+    top = _top_card(decks, scalars, b)
+    out[OFF_TOP + top] = 1.0
+    named = scalars[b, S_NAMED_SUIT]
+    out[OFF_VALID_SUIT + (named if named >= 0 else _SUIT[top])] = 1.0
+    out[OFF_NAMED] = 1.0 if named >= 0 else 0.0
+    out[OFF_DIRECTION] = 1.0 if scalars[b, S_DIRECTION] > 0 else 0.0
+    out[OFF_PENDING_SEVEN] = scalars[b, S_PENDING_SEVEN]
+    phase = scalars[b, S_PHASE]
+    if phase < 3:
+        out[OFF_PHASE + phase] = 1.0
+    if scalars[b, S_CURRENT] == seat and phase < PH_CHOOSE_RULE:
+        if scalars[b, S_PLAYED] >= 0:
+            out[OFF_PLAYED + scalars[b, S_PLAYED]] = 1.0
+        out[OFF_DREW] = scalars[b, S_DREW]
+        out[OFF_TOOK_SEVEN] = scalars[b, S_TOOK_SEVEN]
+        said = scalars[b, S_SAID]
+        for p in range(_N_PHRASES):
+            out[OFF_SAID + p] = (said >> p) & 1
+    for rel in range(n_players):
+        out[OFF_HAND_SIZES + rel] = _hand_size(hands, b, (seat + rel) % n_players)
+    out[OFF_STACK] = scalars[b, S_STACK_SIZE]
+    out[OFF_PILE] = scalars[b, S_PILE_SIZE]
+    out[OFF_ROUND] = scalars[b, S_ROUND]
+    out[OFF_N_RULES] = _n_active(rules, b)
+    for slot in range(_MAX_ACTIVE):
+        if rules[b, ACTIVE, slot] >= 0 and rules[b, AUTHOR, slot] == seat:
+            out[OFF_AUTHORED + rules[b, ACTIVE, slot]] = 1.0
+    per_event = EVENT_FEATURES + (_N_LIBRARY if reasons == REASONS_REVEALED else 0)
+    total = scalars[b, S_N_EVENTS]
+    for k in range(min(n_events, total, EVENT_SLOTS)):
+        slot = (total - 1 - k) % EVENT_SLOTS
+        o = OFF_EVENTS + k * per_event
+        out[o] = 1.0
+        o += 1
+        out[o + (events[b, slot, E_SEAT] - seat) % n_players] = 1.0
+        o += C.MAX_PLAYERS
+        out[o + events[b, slot, E_KIND]] = 1.0
+        o += N_EVENT_KINDS
+        if events[b, slot, E_CARD] >= 0:
+            out[o + events[b, slot, E_CARD]] = 1.0
+        o += _N_TYPES
+        for p in range(_N_PHRASES):
+            out[o + p] = (events[b, slot, E_PHRASES] >> p) & 1
+        o += _N_PHRASES
+        if reasons != REASONS_HIDDEN:
+            for bit_index in range(N_CALL_BITS):
+                out[o + bit_index] = (events[b, slot, E_CALLS] >> bit_index) & 1
+        o += N_CALL_BITS
+        out[o] = events[b, slot, E_N_CALLS]
+        out[o + 1] = events[b, slot, E_PENALTY_CARDS]
+        out[o + 2] = events[b, slot, E_CHAIN_CARDS]
+        out[o + 3] = events[b, slot, E_FORCED_DRAW]
+        out[o + 4] = events[b, slot, E_WON]
+        out[o + 5] = (
+            (events[b, slot, E_FORCED_SEAT] - seat) % n_players if events[b, slot, E_FORCED_DRAW] else 0
+        )
+        o += 6
+        if events[b, slot, E_NAMED_SUIT] >= 0:
+            out[o + events[b, slot, E_NAMED_SUIT]] = 1.0
+        o += 4
+        if reasons == REASONS_REVEALED:
+            for rule in range(_N_LIBRARY):
+                out[o + rule] = (events[b, slot, E_RULE_BITS] >> rule) & 1
+
+
+@njit
+def hand_sizes_total(hands, decks, scalars, b):
+    """Cards in hands + stack + pile (conservation checks)."""
+    total = scalars[b, S_STACK_SIZE] + scalars[b, S_PILE_SIZE]
+    for seat in range(scalars[b, S_N_PLAYERS]):
+        total += _hand_size(hands, b, seat)
+    return total

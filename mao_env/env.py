@@ -1,0 +1,567 @@
+"""Mao — PettingZoo AEC environment ``mao_v0`` (the environment is the Mao Master).
+
+Mao is a shedding game whose subject is rules nobody explains: players learn them from penalty
+calls, and every round's winner adds a secret rule. See ``docs``/the design note for the reading
+of the seed rules; ``mao_env.rules`` lists the secret-rule library.
+
+Agents ``player_0 .. player_{n-1}`` (3–8; 2 allowed). One agent acts at a time; a turn is a few
+sub-actions, each one AEC step: ``PLAY(card type)`` or ``DRAW``, then any ``SAY(phrase)``, then
+``END_TURN``, when the Mao Master judges the turn and announces the calls. With a pending seven
+chain, ``DRAW`` takes the chain's penalty cards (the turn then goes on, or ends with
+``seven_turn_ends=True``). The round winner then chooses a rule (its own decision phase).
+
+Action space: ``Discrete(55 + 15 + 45)`` (see ``mao_env.cards``)::
+
+    0..52    play card type (AC..KC, AD..KD, AH..KH, AS..KS, JK)     53  draw
+    54..68   say phrase (nice-day, penalty-card, thank-you, card-name, badger, last-card, mao,
+             clubs, diamonds, hearts, spades, rabbit, hedgehog, fox, chairman)
+    69       end turn                                                  70..114  add library rule
+
+Action mask (``int8``, all zeros off turn): ``mask="physical"`` (default) is what a person can do:
+play a held card or draw at the start of a turn; say each phrase at most once, or end the turn,
+afterwards (after "Mao" only the end of the turn; after ``max_sub_actions - 1`` sub-actions only
+the end of the turn); choose a rule not yet active. ``mask="rules"`` is what the full rule set
+allows (it leaks the secret rules: for curricula, debugging and the oracle agent).
+
+Observation ``{"observation": float32[obs_dim], "action_mask": int8[n_actions]}``; index table
+(``K = n_events``, ``R = 45`` library rules, ``E = 108`` features per event, ``E + R`` with
+``reasons="revealed"``)::
+
+    0..52        own hand: cards held of each type
+    53..105      top card of the pile (one-hot)
+    106..109     the valid suit: the suit named with a Jack, else the top card's (one-hot)
+    110          1 if a suit was named
+    111          direction: 1 = increasing seat numbers
+    112          pending seven chain: cards the acting seat takes unless it plays a seven
+    113..115     phase: turn start, speaking, choosing a rule (one-hot)
+    116..168     this turn (own turn only): the card played (one-hot)
+    169          ... 1 if drew a card         170  ... seven-chain cards taken
+    171..185     ... phrases said
+    186..193     hand sizes by relative seat (0 = self), zero beyond n_players
+    194          stack size      195  pile size      196  rounds finished      197  active rules
+    198..242     rules this player authored (multi-hot over the library)
+    243..        the last K public events, most recent first, E (+R) features each:
+      +0         1 if the slot holds an event
+      +1..8      relative seat of the actor (one-hot)
+      +9..12     kind: valid play, bad card (taken back), draw, new rule introduced
+      +13..65    card played (valid or bad), none for draws (drawn cards are private)
+      +66..80    phrases said
+      +81..98    call reasons: failure to say phrase p (81+p), bad card, talking, Mao in vain
+                 (all zero with reasons="hidden")
+      +99        number of calls   +100 penalty cards for calls   +101 seven-chain cards taken
+      +102       cards a rule made the next seat take   +103 1 if this turn won the round (Mao)
+      +104       relative seat that took those cards     +105..108 suit named with a Jack
+      +109..     (reasons="revealed") the library rules behind the calls (multi-hot)
+
+Nothing of other hands and nothing of secret rules a player did not author is observed (default
+``reasons="calls"``: a validity rule shows as "bad card", a speech rule as "failure to say 'P'").
+
+Rewards (per step, every seat): ``win_reward`` (default 1.0) to the round winner, and
+``penalty_card_reward`` (default -0.1) per penalty card received (calls, the seven chain and a
+wrong "Mao"'s three cards; cards a dynamics rule makes a seat take are not penalties).
+
+Episodes: ``num_rounds`` rounds (default 1) — termination — or ``max_steps`` sub-actions
+(default 3000) — truncation for all agents.
+
+Variants (constructor options): ``seven_turn_ends`` (taking the seven penalty ends the turn),
+``seven_phrase`` ("penalty card" or "thank you"), ``talking`` (penalise phrases not required,
+default on), ``rounds`` ("plain": everyone re-dealt; "cambridge": the winner re-enters with five
+cards), ``rule_choice`` ("agent", "sampled", "fixed": the list ``options["fixed_rules"]`` at
+reset), ``reasons`` ("calls", "hidden", "revealed"), ``mask``.
+
+Scenario API: ``reset(options={...})`` with ``hands`` ({seat: ["9D", ...]}), ``pile`` (bottom to
+top), ``stack`` (next card drawn first), ``rules`` ([rule id] or [(rule id, author)]),
+``fixed_rules``, ``current`` (seat to act), ``pending_seven``, ``named_suit`` ("hearts"). Cards not
+placed are dealt as usual (five per unlisted seat, one pile card, the rest shuffled into the stack).
+``get_state()``/``set_state()`` clone and restore everything, the random stream included.
+
+Version history: v0 — first release.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo.utils import wrappers
+
+from cardgame_core.aec import CardGameAECEnv, IllegalActionError, check_action, seed_sequence
+from mao_env import cards as C
+from mao_env import core as K
+from mao_env import rules as R
+
+__all__ = ["IllegalActionError", "allowed_actions", "env", "raw_env"]
+
+RULE_CHOICES = {"agent": K.RULE_CHOICE_AGENT, "sampled": K.RULE_CHOICE_SAMPLED, "fixed": K.RULE_CHOICE_FIXED}
+REASONS = {"calls": K.REASONS_CALLS, "hidden": K.REASONS_HIDDEN, "revealed": K.REASONS_REVEALED}
+MASKS = ("physical", "rules")
+SEVEN_PHRASES = ("penalty card", "thank you")
+ROUND_STYLES = ("plain", "cambridge")
+STATE_KEYS = ("hands", "hand_bits", "decks", "scalars", "rules", "events", "calls", "rng")
+_SCENARIO_KEYS = ("hands", "pile", "stack", "rules", "fixed_rules", "current", "pending_seven", "named_suit")
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    if value < low or (high is not None and value > high):
+        raise ValueError(f"{name} must be in {low}..{high if high is not None else 'inf'}, got {value}")
+    return int(value)
+
+
+def _check_choice(name: str, value: Any, choices) -> Any:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+    return value
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
+def _check_float(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+    return float(value)
+
+
+def describe_call(code: int, phrase: int, reasons: str = "calls", rule: int = -1) -> str:
+    """The formal penalty call as the Mao Master says it."""
+    if reasons == "hidden":
+        return "Penalty"
+    if code == K.CALL_BAD_CARD:
+        text = "Bad card"
+    elif code == K.CALL_FAILURE_TO_SAY:
+        text = f"Failure to say '{C.PHRASES[phrase]}'"
+    elif code == K.CALL_TALKING:
+        text = "Talking"
+    else:
+        text = "Taking the name of the great Chinese leader in vain"
+    if reasons == "revealed" and rule >= 0:
+        text += f" (rule {rule}: {R.RULE_DESCRIPTIONS[rule]})"
+    return text
+
+
+def allowed_actions(state: dict[str, np.ndarray], game: int = 0) -> np.ndarray:
+    """Which actions the full active rule set allows the acting seat now (int8 mask), from a
+    state as returned by ``get_state()`` — the ``mask="rules"`` mask and the oracle's choices."""
+    out = np.zeros(C.n_actions(R.N_RULES), dtype=np.int8)
+    K.action_mask(state["hands"], state["decks"], state["scalars"], state["rules"], game, True, out)
+    return out
+
+
+def env(**kwargs: Any):
+    """The Mao AEC env in PettingZoo's standard wrappers."""
+    aec = raw_env(**kwargs)
+    aec = wrappers.AssertOutOfBoundsWrapper(aec)
+    return wrappers.OrderEnforcingWrapper(aec)
+
+
+class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
+    """Mao with the environment as Mao Master; see the module docstring for everything."""
+
+    metadata: ClassVar[dict] = {
+        "name": "mao_v0",
+        "render_modes": ["ansi", "human"],
+        "is_parallelizable": False,
+    }
+
+    def __init__(
+        self,
+        n_players: int = 4,
+        *,
+        num_rounds: int = 1,
+        max_steps: int = 3000,
+        mask: str = "physical",
+        reasons: str = "calls",
+        rule_choice: str = "agent",
+        rounds: str = "plain",
+        seven_turn_ends: bool = False,
+        seven_phrase: str = "penalty card",
+        talking: bool = True,
+        max_sub_actions: int = 18,
+        n_events: int = 8,
+        win_reward: float = 1.0,
+        penalty_card_reward: float = -0.1,
+        render_mode: str | None = None,
+    ) -> None:
+        EzPickle.__init__(
+            self, n_players, num_rounds=num_rounds, max_steps=max_steps, mask=mask, reasons=reasons,
+            rule_choice=rule_choice, rounds=rounds, seven_turn_ends=seven_turn_ends,
+            seven_phrase=seven_phrase, talking=talking, max_sub_actions=max_sub_actions,
+            n_events=n_events, win_reward=win_reward, penalty_card_reward=penalty_card_reward,
+            render_mode=render_mode,
+        )  # fmt: skip
+        super().__init__()
+        self.n_players = _check_int("n_players", n_players, 2, C.MAX_PLAYERS)
+        self.num_rounds = _check_int("num_rounds", num_rounds, 1)
+        self.max_steps = _check_int("max_steps", max_steps, 1)
+        self.mask_mode = _check_choice("mask", mask, MASKS)
+        self.reasons = _check_choice("reasons", reasons, REASONS)
+        self.rule_choice = _check_choice("rule_choice", rule_choice, RULE_CHOICES)
+        self.rounds = _check_choice("rounds", rounds, ROUND_STYLES)
+        self.seven_turn_ends = _check_bool("seven_turn_ends", seven_turn_ends)
+        self.seven_phrase = _check_choice("seven_phrase", seven_phrase, SEVEN_PHRASES)
+        self.talking = _check_bool("talking", talking)
+        self.max_sub_actions = _check_int("max_sub_actions", max_sub_actions, 3)
+        self.n_events = _check_int("n_events", n_events, 0, K.EVENT_SLOTS)
+        self.win_reward = _check_float("win_reward", win_reward)
+        self.penalty_card_reward = _check_float("penalty_card_reward", penalty_card_reward)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        self.render_mode = render_mode
+        self.n_decks = C.n_decks_for(self.n_players)
+        self.possible_agents = [f"player_{i}" for i in range(self.n_players)]
+        self.n_actions = C.n_actions(R.N_RULES)
+        self.obs_dim = K.obs_size(self.n_events, REASONS[self.reasons])
+        self._state = K.new_state(1)
+        self._mask = np.zeros(self.n_actions, dtype=np.int8)
+        self._no_mask = np.zeros(self.n_actions, dtype=np.int8)
+        self._rng = seed_sequence(None)
+        self.last_calls: list[dict[str, Any]] = []
+        self._announcements: list[str] = []
+        self._has_reset = False
+
+    # -- spaces -----------------------------------------------------------------------------------
+    @functools.cache  # noqa: B019 (one space per agent, as PettingZoo envs do)
+    def observation_space(self, agent: str) -> spaces.Dict:
+        return spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, 255.0, (self.obs_dim,), np.float32),
+                "action_mask": spaces.Box(0, 1, (self.n_actions,), np.int8),
+            }
+        )
+
+    @functools.cache  # noqa: B019
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return spaces.Discrete(self.n_actions)
+
+    # -- reset / step -----------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None or not self._has_reset:
+            self._rng = seed_sequence(seed)
+        game_seed = int(self._rng.integers(0, 2**63 - 1))
+        hands, hand_bits, decks, scalars, rules, events, calls, rng = self._state
+        scalars[0, :] = 0
+        scalars[0, K.S_N_PLAYERS] = self.n_players
+        scalars[0, K.C_SEVEN_TURN_ENDS] = self.seven_turn_ends
+        scalars[0, K.C_THANK_YOU] = self.seven_phrase == "thank you"
+        scalars[0, K.C_TALKING] = self.talking
+        scalars[0, K.C_CAMBRIDGE] = self.rounds == "cambridge"
+        scalars[0, K.C_N_ROUNDS] = self.num_rounds
+        scalars[0, K.C_MAX_SUB_ACTIONS] = self.max_sub_actions
+        scalars[0, K.C_RULE_CHOICE] = RULE_CHOICES[self.rule_choice]
+        scalars[0, K.C_N_DECKS] = self.n_decks
+        rules[0, K.QUEUE, :] = -1
+        K.reset_game(hands, hand_bits, decks, scalars, rules, events, calls, rng, 0, game_seed)
+        if options:
+            self._apply_scenario(options)
+        self._reset_bookkeeping()
+        self.last_calls = []
+        self._announcements = []
+        self._has_reset = True
+        self._after_step()
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        action = check_action(action, self._mask, self.describe_action)
+        self._cumulative_rewards[agent] = 0.0
+        hands, hand_bits, decks, scalars, rules, events, calls, rng = self._state
+        seat = int(scalars[0, K.S_CURRENT])
+        K.apply_action(hands, hand_bits, decks, scalars, rules, events, calls, rng, 0, action)
+        rewards = self.penalty_card_reward * scalars[0, K.S_LAST_CARDS_0 : K.S_LAST_CARDS_0 + self.n_players]
+        winner = int(scalars[0, K.S_ROUND_WON])
+        if winner >= 0:
+            rewards = rewards.copy()
+            rewards[winner] += self.win_reward
+        self.last_calls = []
+        n_calls = int(scalars[0, K.S_N_CALLS])
+        if n_calls or action == C.END_TURN or winner >= 0:
+            self._record_calls(seat, n_calls, winner)
+        self._set_step_rewards(rewards)
+        self._after_step()
+        if self.render_mode == "human":
+            self.render()
+
+    def _after_step(self) -> None:
+        scalars = self._state[3]
+        self.agent_selection = self.possible_agents[int(scalars[0, K.S_CURRENT])]
+        if scalars[0, K.S_DONE]:
+            self._end_episode(truncated=False)
+        elif scalars[0, K.S_STEP] >= self.max_steps:
+            self._end_episode(truncated=True)
+        if scalars[0, K.S_DONE] or scalars[0, K.S_STEP] >= self.max_steps:
+            self._mask = self._no_mask.copy()
+            return
+        hands, _, decks, scalars, rules = self._state[:5]
+        K.action_mask(hands, decks, scalars, rules, 0, self.mask_mode == "rules", self._mask)
+
+    def _record_calls(self, seat: int, n_calls: int, winner: int) -> None:
+        calls = self._state[6]
+        name = self.possible_agents[seat]
+        for k in range(n_calls):
+            code, phrase, n_cards, rule = (int(x) for x in calls[0, k])
+            call = {
+                "player": name,
+                "call": describe_call(code, phrase, self.reasons, rule),
+                "cards": n_cards,
+            }
+            if self.reasons != "hidden":
+                call["reason"] = code
+                call["phrase"] = phrase
+            if self.reasons == "revealed":
+                call["rule"] = rule
+            self.last_calls.append(call)
+            if self.render_mode is not None:
+                self._announcements.append(
+                    f"{name}: {call['call']} — {n_cards} card{'s' if n_cards > 1 else ''}."
+                )
+        if winner >= 0 and self.render_mode is not None:
+            self._announcements.append(f"{self.possible_agents[winner]} said Mao and wins the round.")
+        for agent in self.agents:
+            self.infos[agent] = {"calls": list(self.last_calls)}
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self.possible_agents.index(agent)
+        observation = np.empty(self.obs_dim, dtype=np.float32)
+        hands, _, decks, scalars, rules, events = self._state[:6]
+        K.observe(
+            hands, decks, scalars, rules, events, 0, seat, self.n_events, REASONS[self.reasons], observation
+        )
+        mask = self._mask.copy() if agent == self.agent_selection else self._no_mask.copy()
+        return {"observation": observation, "action_mask": mask}
+
+    def describe_action(self, action: int) -> str:
+        return C.action_to_text(action, R.N_RULES)
+
+    def action_from_text(self, text: str) -> int:
+        """The action id of ``"play 9D"``, ``"draw"``, ``"say last-card"``, ``"end"``, ``"rule 12"``."""
+        return C.text_to_action(text, R.N_RULES)
+
+    def allowed_actions(self) -> np.ndarray:
+        """What the full rule set allows the acting seat now (see :func:`allowed_actions`)."""
+        return allowed_actions(self.get_state()["arrays"])
+
+    # -- inspection -------------------------------------------------------------------------------
+    @property
+    def current_seat(self) -> int:
+        return int(self._state[3][0, K.S_CURRENT])
+
+    def hand(self, seat: int) -> list[str]:
+        """The short names of the cards ``seat`` holds (one entry per copy)."""
+        counts = self._state[0][0, seat]
+        return [C.CARD_NAMES[c] for c in range(C.N_CARD_TYPES) for _ in range(int(counts[c]))]
+
+    def top_card(self) -> str:
+        return C.CARD_NAMES[int(self._state[2][0, K.PILE, self._state[3][0, K.S_PILE_SIZE] - 1])]
+
+    def active_rules(self) -> list[tuple[int, int]]:
+        """(rule id, author seat) of every active secret rule — Mao Master knowledge."""
+        rules = self._state[4][0]
+        return [(int(r), int(a)) for r, a in zip(rules[K.ACTIVE], rules[K.AUTHOR], strict=True) if r >= 0]
+
+    def public_events(self) -> list[dict[str, Any]]:
+        """The public event records still in the buffer, oldest first: who, kind, card, phrases,
+        calls (reason bits as observed in the current reasons mode) and cards."""
+        scalars, events = self._state[3], self._state[5]
+        total = int(scalars[0, K.S_N_EVENTS])
+        kinds = ("play", "bad card", "draw", "new rule")
+        records = []
+        for index in range(max(0, total - K.EVENT_SLOTS), total):
+            e = events[0, index % K.EVENT_SLOTS]
+            record = {
+                "seat": int(e[K.E_SEAT]),
+                "kind": kinds[int(e[K.E_KIND])],
+                "card": C.CARD_NAMES[int(e[K.E_CARD])] if e[K.E_CARD] >= 0 else None,
+                "phrases": [C.PHRASE_KEYS[p] for p in range(C.N_PHRASES) if (int(e[K.E_PHRASES]) >> p) & 1],
+                "n_calls": int(e[K.E_N_CALLS]),
+                "penalty_cards": int(e[K.E_PENALTY_CARDS]),
+                "chain_cards": int(e[K.E_CHAIN_CARDS]),
+                "forced_draw": int(e[K.E_FORCED_DRAW]),
+                "forced_seat": int(e[K.E_FORCED_SEAT]),
+                "named_suit": C.SUIT_NAMES[int(e[K.E_NAMED_SUIT])] if e[K.E_NAMED_SUIT] >= 0 else None,
+                "won": bool(e[K.E_WON]),
+            }
+            if self.reasons != "hidden":
+                record["call_bits"] = int(e[K.E_CALLS])
+            if self.reasons == "revealed":
+                record["rules"] = [r for r in range(R.N_RULES) if (int(e[K.E_RULE_BITS]) >> r) & 1]
+            records.append(record)
+        return records
+
+    # -- clone and restore --------------------------------------------------------------------------
+    def get_state(self) -> dict[str, Any]:
+        """Everything needed to continue identically (picklable): arrays, rewards, flags, RNG."""
+        return {
+            "arrays": {key: array.copy() for key, array in zip(STATE_KEYS, self._state, strict=True)},
+            "agents": list(self.agents),
+            "rewards": dict(self.rewards),
+            "cumulative_rewards": dict(self._cumulative_rewards),
+            "terminations": dict(self.terminations),
+            "truncations": dict(self.truncations),
+            "infos": {agent: dict(info) for agent, info in self.infos.items()},
+            "reset_rng": self._rng.bit_generator.state,
+            "last_calls": list(self.last_calls),
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Restore a state from :meth:`get_state` (of an env with the same options)."""
+        if not isinstance(state, dict) or "arrays" not in state:
+            raise TypeError("set_state expects the dict returned by get_state()")
+        for key, target in zip(STATE_KEYS, self._state, strict=True):
+            source = np.asarray(state["arrays"][key])
+            if source.shape != target.shape or source.dtype != target.dtype:
+                raise ValueError(
+                    f"state array {key!r} has shape {source.shape} {source.dtype}, expected {target.shape} {target.dtype}"
+                )
+            target[...] = source
+        if int(self._state[3][0, K.S_N_PLAYERS]) != self.n_players:
+            raise ValueError("the state belongs to a game with a different number of players")
+        self.agents = list(state["agents"])
+        self.rewards = dict(state["rewards"])
+        self._cumulative_rewards = dict(state["cumulative_rewards"])
+        self.terminations = dict(state["terminations"])
+        self.truncations = dict(state["truncations"])
+        self.infos = {agent: dict(info) for agent, info in state["infos"].items()}
+        self._rng = np.random.default_rng()
+        self._rng.bit_generator.state = state["reset_rng"]
+        self.last_calls = list(state["last_calls"])
+        self._has_reset = True
+        self.agent_selection = self.possible_agents[self.current_seat]
+        scalars = self._state[3]
+        if scalars[0, K.S_DONE] or scalars[0, K.S_STEP] >= self.max_steps:
+            self._mask = self._no_mask.copy()
+        else:
+            hands, _, decks, scalars, rules = self._state[:5]
+            K.action_mask(hands, decks, scalars, rules, 0, self.mask_mode == "rules", self._mask)
+
+    # -- scenarios ---------------------------------------------------------------------------------
+    def _card_list(self, what: str, names: Any) -> list[int]:
+        if isinstance(names, str) or not isinstance(names, (list, tuple)):
+            raise TypeError(f"{what} must be a list of card names, got {names!r}")
+        return [C.card_id(name) for name in names]
+
+    def _apply_scenario(self, options: dict) -> None:
+        unknown = set(options) - set(_SCENARIO_KEYS)
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; known: {', '.join(_SCENARIO_KEYS)}")
+        hands, hand_bits, decks, scalars, rules, _, _, rng = self._state
+        placing = any(key in options for key in ("hands", "pile", "stack"))
+        if placing:
+            remaining = np.zeros(C.N_CARD_TYPES, dtype=np.int64)
+            remaining[:] = self.n_decks
+            remaining[C.JOKER] = 2 * self.n_decks
+            given_hands = options.get("hands", {})
+            if not isinstance(given_hands, dict):
+                raise TypeError(f"hands must be a dict {{seat: [card names]}}, got {given_hands!r}")
+            hand_lists: dict[int, list[int]] = {}
+            for seat, names in given_hands.items():
+                seat = _check_int("hands seat", seat, 0, self.n_players - 1)
+                hand_lists[seat] = self._card_list(f"hands[{seat}]", names)
+            pile = self._card_list("pile", options["pile"]) if "pile" in options else None
+            stack = self._card_list("stack", options["stack"]) if "stack" in options else None
+            for card in [c for h in hand_lists.values() for c in h] + (pile or []) + (stack or []):
+                remaining[card] -= 1
+                if remaining[card] < 0:
+                    raise ValueError(
+                        f"the scenario uses more copies of {C.CARD_NAMES[card]} than {self.n_decks} deck(s) hold"
+                    )
+            pool = [c for c in range(C.N_CARD_TYPES) for _ in range(int(remaining[c]))]
+            self._rng.shuffle(pool)
+            if pile is None:
+                pile = [pool.pop()]
+            if not pile:
+                raise ValueError("the pile needs at least one card")
+            for seat in range(self.n_players):
+                if seat not in hand_lists:
+                    hand_lists[seat] = [pool.pop() for _ in range(min(C.HAND_SIZE, len(pool)))]
+            if stack is None:
+                stack = pool
+            elif pool:
+                pile = pool + pile  # cards placed nowhere go under the pile (reshuffled in later)
+            hands[0] = 0
+            hand_bits[0] = 0
+            for seat, cards_of_seat in hand_lists.items():
+                for card in cards_of_seat:
+                    hands[0, seat, card] += 1
+                    hand_bits[0, seat] |= np.uint64(1 << card)
+            decks[0] = 0
+            decks[0, K.PILE, : len(pile)] = pile
+            decks[0, K.STACK, : len(stack)] = stack[::-1]  # the first listed is drawn first
+            scalars[0, K.S_PILE_SIZE] = len(pile)
+            scalars[0, K.S_STACK_SIZE] = len(stack)
+        if "rules" in options:
+            entries = options["rules"]
+            if not isinstance(entries, (list, tuple)) or len(entries) > R.MAX_ACTIVE_RULES:
+                raise ValueError(
+                    f"rules must be a list of at most {R.MAX_ACTIVE_RULES} rule ids or (rule, author) pairs"
+                )
+            seen = set()
+            for slot, entry in enumerate(entries):
+                rule, author = entry if isinstance(entry, (tuple, list)) else (entry, -1)
+                rule = _check_int("rule id", rule, 0, R.N_RULES - 1)
+                author = _check_int("rule author", author, -1, self.n_players - 1)
+                if rule in seen:
+                    raise ValueError(f"rule {rule} is listed twice")
+                seen.add(rule)
+                rules[0, K.ACTIVE, slot] = rule
+                rules[0, K.AUTHOR, slot] = author
+        if "fixed_rules" in options:
+            if self.rule_choice != "fixed":
+                raise ValueError("fixed_rules needs rule_choice='fixed'")
+            fixed = options["fixed_rules"]
+            if not isinstance(fixed, (list, tuple)) or len(fixed) > R.MAX_ACTIVE_RULES:
+                raise ValueError(f"fixed_rules must be a list of at most {R.MAX_ACTIVE_RULES} rule ids")
+            for index, rule in enumerate(fixed):
+                rules[0, K.QUEUE, index] = _check_int("fixed rule id", rule, 0, R.N_RULES - 1)
+        if "current" in options:
+            scalars[0, K.S_CURRENT] = _check_int("current", options["current"], 0, self.n_players - 1)
+        if "pending_seven" in options:
+            scalars[0, K.S_PENDING_SEVEN] = _check_int("pending_seven", options["pending_seven"], 0)
+        if "named_suit" in options:
+            suit = options["named_suit"]
+            if suit not in C.SUIT_NAMES:
+                raise ValueError(f"named_suit must be one of {C.SUIT_NAMES}, got {suit!r}")
+            scalars[0, K.S_NAMED_SUIT] = C.SUIT_NAMES.index(suit)
+        del rng  # the game's own stream is untouched by scenarios
+
+    # -- render ------------------------------------------------------------------------------------
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        scalars = self._state[3]
+        lines = list(self._announcements)
+        self._announcements = []
+        named = int(scalars[0, K.S_NAMED_SUIT])
+        lines.append(
+            f"top {self.top_card()}"
+            + (f" (suit named: {C.SUIT_NAMES[named]})" if named >= 0 else "")
+            + f" | direction {'+' if scalars[0, K.S_DIRECTION] > 0 else '-'}"
+            + f" | stack {int(scalars[0, K.S_STACK_SIZE])} | pile {int(scalars[0, K.S_PILE_SIZE])}"
+            + (
+                f" | seven chain {int(scalars[0, K.S_PENDING_SEVEN])}"
+                if scalars[0, K.S_PENDING_SEVEN]
+                else ""
+            )
+        )
+        for seat, agent in enumerate(self.possible_agents):
+            marker = ">" if seat == self.current_seat else " "
+            lines.append(f"{marker} {agent}: {' '.join(self.hand(seat))}")
+        text = "\n".join(lines)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass

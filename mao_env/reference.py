@@ -1,0 +1,330 @@
+"""Mao's rules in plain Python (no Numba): the slow, obviously-correct twin of ``mao_env.core``.
+
+A :class:`RefGame` holds the game as lists and ints, built from one game of the core's state
+arrays; :meth:`RefGame.apply` plays one action id and :meth:`RefGame.legal` gives the physical or
+rules mask. ``tests/mao/test_reference.py`` plays random games with both and compares everything
+after every step (hands, stack and pile order, turn state, calls), secret rules included. The
+random stream is the same SplitMix64 (``cardgame_core.rng``), so reshuffles agree card for card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cardgame_core.rng import random_below_py, shuffle_prefix_py
+from mao_env import cards as C
+from mao_env import rules as R
+
+RANK = [int(r) for r in C.CARD_RANK]
+SUIT = [int(s) for s in C.CARD_SUIT]
+PRED = [int(m) for m in R.PREDICATE_MASKS]
+TABLE = [tuple(int(x) for x in row) for row in R.RULE_TABLE]
+RED, BLACK = int(C.RED_MASK), int(C.BLACK_MASK)
+
+
+def _in(card: int, pred: int) -> bool:
+    return bool((PRED[pred] >> card) & 1)
+
+
+@dataclass
+class RefGame:
+    n_players: int
+    hands: list[list[int]]  # counts per card type, per seat
+    stack: list[int]  # bottom .. top (top is drawn next)
+    pile: list[int]  # bottom .. top
+    rng: int
+    rules: list[tuple[int, int]]  # (rule id, author) in slot order
+    queue: list[int]
+    options: dict
+    current: int = 0
+    direction: int = 1
+    named_suit: int = -1
+    pending_seven: int = 0
+    played: int = -1
+    drew: bool = False
+    took_seven: int = 0
+    said: set = field(default_factory=set)
+    first_suit: int = -1
+    sub_actions: int = 0
+    phase: str = "start"
+    round: int = 0
+    queue_next: int = 0
+    done: bool = False
+    next_seat: int = -1
+    calls: list = field(default_factory=list)
+    last_cards: list = field(default_factory=list)
+    round_won: int = -1
+
+    # ---- cards ---------------------------------------------------------------------------
+    def draw(self, seat: int) -> bool:
+        if not self.stack:
+            if len(self.pile) <= 1:
+                return False
+            moved = self.pile[:-1]
+            self.pile = self.pile[-1:]
+            self.rng = shuffle_prefix_py(moved, len(moved), self.rng)
+            self.stack = moved
+        self.hands[seat][self.stack.pop()] += 1
+        return True
+
+    def draw_n(self, seat: int, n: int) -> int:
+        return sum(1 for _ in range(n) if self.draw(seat))
+
+    def deal(self, starter: int) -> None:
+        deck = []
+        for _ in range(self.options["n_decks"]):
+            deck += [*range(C.N_CARD_TYPES), C.JOKER]
+        self.rng = shuffle_prefix_py(deck, len(deck), self.rng)
+        self.hands = [[0] * C.N_CARD_TYPES for _ in range(len(self.hands))]
+        self.stack, self.pile = deck, []
+        for seat in range(self.n_players):
+            self.draw_n(seat, C.HAND_SIZE)
+        self.pile = [self.stack.pop()]
+        self.direction, self.named_suit, self.pending_seven = 1, -1, 0
+        self.start_turn(starter)
+
+    def start_turn(self, seat: int) -> None:
+        self.current, self.phase, self.played, self.drew, self.took_seven = seat, "start", -1, False, 0
+        self.said, self.first_suit, self.sub_actions = set(), -1, 0
+
+    # ---- rules ---------------------------------------------------------------------------
+    def validity(self, card: int) -> tuple[bool, int]:
+        top = self.pile[-1]
+        if self.pending_seven and RANK[card] != 7:
+            return False, -1
+        suit_needed = self.named_suit if self.named_suit >= 0 else SUIT[top]
+        ok = SUIT[card] == suit_needed or RANK[card] == RANK[top]
+        forbidding = []
+        for rule, _ in self.rules:
+            family, kind, a, b, param = TABLE[rule]
+            if family != R.VALIDITY:
+                continue
+            if kind == R.WILD and _in(card, a):
+                ok = True
+            elif (
+                (kind == R.FORBID_ON and _in(card, a) and _in(top, b))
+                or (kind == R.ONLY_AFTER and _in(top, b) and not _in(card, a))
+                or (
+                    kind == R.ALTERNATE_COLOUR
+                    and (
+                        ((RED >> card) & 1 and (RED >> top) & 1)
+                        or ((BLACK >> card) & 1 and (BLACK >> top) & 1)
+                    )
+                )
+            ):
+                forbidding.append(rule)
+            elif kind == R.RANK_ORDER and SUIT[card] != SUIT[top]:
+                higher = RANK[card] > RANK[top]
+                lower = RANK[card] < RANK[top]
+                if (param > 0 and not higher) or (param < 0 and not lower):
+                    forbidding.append(rule)
+        if not ok:
+            return False, -1
+        if forbidding:
+            return False, forbidding[0]
+        return True, -1
+
+    def card_phrases(self, card: int) -> dict[int, int]:
+        """Phrase -> rule (-1 base) required by a valid play of ``card``."""
+        top = self.pile[-1]
+        need: dict[int, int] = {}
+        if RANK[card] == 7:
+            need[C.NICE_DAY] = -1
+        if card != C.JOKER and SUIT[card] == C.SPADES:
+            need[C.CARD_NAME] = -1
+        if card in (C.JOKER, C.NINE_OF_DIAMONDS):
+            need[C.BADGER] = -1
+        for rule, _ in self.rules:
+            family, kind, a, b, param = TABLE[rule]
+            if family != R.SPEECH:
+                continue
+            hits = (kind == R.SAY_ON_PLAY and _in(card, a) and _in(card, b)) or (
+                kind == R.SAY_ON_TOP and _in(top, a) and _in(top, b)
+            )
+            if hits:
+                need.setdefault(param, rule)
+        return need
+
+    def requirements(self):
+        """(valid, bad_rule, required {phrase: rule}, excused set, allowed set)."""
+        valid, bad_rule = False, -1
+        required: dict[int, int] = {}
+        excused, allowed = set(), set()
+        hand_after = sum(self.hands[self.current])
+        if self.played >= 0:
+            valid, bad_rule = self.validity(self.played)
+            phrases = self.card_phrases(self.played)
+            jack_suit = (
+                {C.SUIT_PHRASE_0 + self.first_suit}
+                if RANK[self.played] == C.JACK and self.first_suit >= 0
+                else set()
+            )
+            if valid:
+                required.update(phrases)
+                allowed |= jack_suit
+            else:
+                excused |= set(phrases) | jack_suit
+                hand_after += 1
+        if self.took_seven or (self.pending_seven and not valid):
+            required.setdefault(C.THANK_YOU if self.options["thank_you"] else C.PENALTY_CARD, -1)
+        if self.drew:
+            for rule, _ in self.rules:
+                family, kind, _a, _b, param = TABLE[rule]
+                if family == R.SPEECH and kind == R.SAY_ON_DRAW:
+                    required.setdefault(param, rule)
+        if hand_after == 1:
+            required.setdefault(C.LAST_CARD, -1)
+        if valid and hand_after == 0:
+            extra = self.said - set(required) - allowed - {C.MAO} if self.options["talking"] else set()
+            if set(required) <= self.said and not extra:
+                required[C.MAO] = -1
+        return valid, bad_rule, required, excused, allowed
+
+    # ---- actions -------------------------------------------------------------------------
+    def legal(self, by_rules: bool) -> list[int]:
+        seat = self.current
+        if self.phase == "start":
+            held = [c for c in range(C.N_CARD_TYPES) if self.hands[seat][c] > 0]
+            if by_rules:
+                held = [c for c in held if self.validity(c)[0]]
+            return [*held, C.DRAW]
+        if self.phase == "speak":
+            if self.sub_actions >= self.options["max_sub_actions"] - 1 or C.MAO in self.said:
+                return [C.END_TURN]
+            if not by_rules:
+                return [C.SAY_0 + p for p in range(C.N_PHRASES) if p not in self.said] + [C.END_TURN]
+            valid, _, required, _, _ = self.requirements()
+            missing = set(required) - self.said
+            others = missing - {C.MAO}
+            sayable = set(others) if others else set(missing)
+            if valid and RANK[self.played] == C.JACK and self.first_suit < 0:
+                sayable |= {C.SUIT_PHRASE_0 + s for s in range(4)}
+            return [C.SAY_0 + p for p in sorted(sayable)] + ([C.END_TURN] if not missing else [])
+        if self.phase == "choose":
+            active = {r for r, _ in self.rules}
+            return [C.CHOOSE_RULE_0 + r for r in range(R.N_RULES) if r not in active]
+        return []
+
+    def apply(self, action: int) -> None:
+        self.calls, self.last_cards, self.round_won = [], [0] * self.n_players, -1
+        self.sub_actions += 1
+        seat = self.current
+        if self.phase == "start":
+            if action < C.DRAW:
+                self.hands[seat][action] -= 1
+                self.played, self.phase = action, "speak"
+            elif self.pending_seven:
+                chain, self.pending_seven = self.pending_seven, 0
+                self.took_seven = chain
+                self.last_cards[seat] += self.draw_n(seat, chain)
+                if self.options["seven_turn_ends"]:
+                    self.phase = "speak"
+            else:
+                self.draw(seat)
+                self.drew, self.phase = True, "speak"
+        elif self.phase == "speak":
+            if action < C.END_TURN:
+                phrase = action - C.SAY_0
+                self.said.add(phrase)
+                if C.SUIT_PHRASE_0 <= phrase < C.SUIT_PHRASE_0 + 4 and self.first_suit < 0:
+                    self.first_suit = phrase - C.SUIT_PHRASE_0
+            else:
+                self.judge()
+        elif self.phase == "choose":
+            self.rules.append((action - C.CHOOSE_RULE_0, seat))
+            self.next_round(seat)
+
+    def judge(self) -> None:
+        seat, played = self.current, self.played
+        valid, bad_rule, required, excused, allowed = self.requirements()
+        penalty = 0
+        if played >= 0 and not valid:
+            self.hands[seat][played] += 1
+            self.calls.append(("bad card", -1, 1, bad_rule))
+            penalty += 1
+        for p in sorted(set(required) - self.said - {C.MAO}):
+            self.calls.append(("failure to say", p, 1, required[p]))
+            penalty += 1
+        if self.options["talking"]:
+            for p in sorted(self.said - set(required) - excused - allowed - {C.MAO}):
+                self.calls.append(("talking", p, 1, -1))
+                penalty += 1
+        won = False
+        if C.MAO in self.said:
+            if C.MAO in required:
+                won = True
+            else:
+                self.calls.append(("mao", C.MAO, 3, -1))
+                penalty += 3
+        elif C.MAO in required:
+            self.calls.append(("failure to say", C.MAO, 1, -1))
+            penalty += 1
+        chain = 0
+        if self.pending_seven and not valid:
+            chain, self.pending_seven = self.pending_seven, 0
+        skips, reverse, again, forced = 0, False, False, 0
+        if valid:
+            self.pile.append(played)
+            self.named_suit = self.first_suit if RANK[played] == C.JACK and self.first_suit >= 0 else -1
+            if RANK[played] == 7:
+                self.pending_seven += 1
+            elif RANK[played] == C.ACE:
+                skips += 1
+            elif RANK[played] == C.EIGHT:
+                reverse = not reverse
+            for rule, _ in self.rules:
+                family, kind, a, b, param = TABLE[rule]
+                if family != R.DYNAMICS or not (_in(played, a) and _in(played, b)):
+                    continue
+                if kind == R.SKIP:
+                    skips += 1
+                elif kind == R.REVERSE:
+                    reverse = not reverse
+                elif kind == R.DRAW:
+                    forced += param
+                else:
+                    again = True
+        self.last_cards[seat] += self.draw_n(seat, chain + penalty)
+        if reverse:
+            self.direction = -self.direction
+        if again:
+            next_seat = seat
+        else:
+            next_seat = (seat + self.direction * (1 + skips)) % self.n_players
+            self.draw_n(next_seat, forced)
+        if won:
+            self.next_seat = next_seat
+            self.round_over(seat)
+        else:
+            self.start_turn(next_seat)
+
+    def round_over(self, winner: int) -> None:
+        self.round += 1
+        self.round_won = winner
+        if self.round >= self.options["n_rounds"]:
+            self.phase, self.done = "over", True
+            return
+        if len(self.rules) < R.MAX_ACTIVE_RULES:
+            mode = self.options["rule_choice"]
+            active = [r for r, _ in self.rules]
+            if mode == "agent":
+                self.start_turn(winner)
+                self.phase = "choose"
+                return
+            if mode == "sampled":
+                free = [r for r in range(R.N_RULES) if r not in active]
+                self.rng, pick = random_below_py(self.rng, len(free))
+                self.rules.append((free[pick], winner))
+            elif self.queue_next < len(self.queue):
+                rule = self.queue[self.queue_next]
+                self.queue_next += 1
+                if rule not in active:
+                    self.rules.append((rule, winner))
+        self.next_round(winner)
+
+    def next_round(self, winner: int) -> None:
+        if self.options["cambridge"]:
+            self.draw_n(winner, C.HAND_SIZE)
+            self.start_turn(self.next_seat)
+        else:
+            self.deal(self.round % self.n_players)

@@ -1,0 +1,65 @@
+"""Smoke test of ``python -m benchmarks --quick`` and checks of its helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmarks.__main__ import main, parse_arguments
+from benchmarks.kernels import random_legal_actions, trick_loop_hands
+from benchmarks.targets import evaluate
+from benchmarks.timing import Result
+
+
+def test_quick_run_writes_a_table_with_measured_rows(tmp_path, capsys):
+    output = tmp_path / "latest.md"
+    assert main(["--quick", "--only", "aec,batched,rollout,memory", "--output", str(output)]) == 0
+    text = output.read_text()
+    assert text in capsys.readouterr().out
+    assert "| aec | empty AEC env (wrapped) |" in text
+    assert "| rollout | bare trick-loop probe (tricks only) |" in text
+    assert "## Targets" in text
+    empty_row = next(line for line in text.splitlines() if "empty AEC env (wrapped)" in line)
+    assert "steps/s" in empty_row and "—" not in empty_row
+
+
+def test_arguments_are_checked():
+    with pytest.raises(SystemExit):
+        parse_arguments(["--only", "nonsense"])
+    with pytest.raises(SystemExit):
+        parse_arguments(["--seconds", "0"])
+    quick = parse_arguments(["--quick"])
+    assert quick.seconds == 0.1 and "startup" not in quick.suites and "peers" not in quick.suites
+
+
+def test_random_legal_actions_pick_only_legal_ids():
+    rng = np.random.default_rng(0)
+    masks = rng.random((200, 82)) < 0.1
+    masks[7] = False
+    actions = np.empty(200, dtype=np.int64)
+    random_legal_actions(masks, 3, actions)
+    assert actions[7] == -1
+    rows = np.flatnonzero(masks.any(axis=1))
+    assert masks[rows, actions[rows]].all()
+    again = np.empty(200, dtype=np.int64)
+    random_legal_actions(masks, 3, again)
+    np.testing.assert_array_equal(actions, again)
+
+
+def test_trick_probe_is_deterministic_and_counts_at_most_eight_tricks_a_hand():
+    checksum = trick_loop_hands(500, 1)
+    assert checksum == trick_loop_hands(500, 1)
+    # Seat 0 leads the first trick; over many hands it takes some but far from all tricks.
+    assert 0 < checksum < 8 * 500
+
+
+def test_targets_report_met_missed_and_not_measured():
+    results = [
+        Result("aec", "empty AEC env (wrapped)", 100.0, "steps/s"),
+        Result("aec", "madiao AEC (wrapped), random play", 80.0, "steps/s"),
+        Result("aec", "mao AEC (wrapped), random play", 50.0, "steps/s"),
+    ]
+    rows = {name: (achieved, status) for name, _, achieved, status in evaluate(results)}
+    assert rows["Madiao AEC vs empty wrapped AEC"] == ("0.80×", "met")
+    assert rows["Mao AEC vs empty wrapped AEC"] == ("0.50×", "MISSED")
+    assert rows["Mao batched N=1024, obs + masks"] == ("not measured", "—")

@@ -1,0 +1,265 @@
+"""Self-play wrapper and trainer: reward attribution per seat, masks, checkpoints and resume.
+
+A toy batched game obeying the batched-env contract keeps an independent ledger of every reward
+each seat received, so the tests can check that the learner is paid exactly its own seat's
+rewards, terminal ones included when an opponent made the last move.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+
+from agents.base import Agent, RandomAgent
+from cardgame_core.adapters import LearnerVecEnv
+from training.opponents import OpponentPool, TimedVectorEnv, share_slots
+
+N_PLAYERS = 4
+N_ACTIONS = 3
+GAME_LENGTH = 7  # moves per game: the last move is made by seat 2, so often not the learner's
+
+
+class ToyStep(NamedTuple):
+    observation: np.ndarray
+    action_mask: np.ndarray
+    to_act: np.ndarray
+    rewards: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    final_payoffs: np.ndarray
+    final_observation: np.ndarray
+
+
+class ToyVectorEnv:
+    """Seats move in turn; every move pays 0.25 to the seat two places on (who did not move) and
+    charges the mover; at the end the seats are paid by the parity of the actions taken."""
+
+    n_players = N_PLAYERS
+    n_actions = N_ACTIONS
+    obs_dim = N_PLAYERS + GAME_LENGTH + 1
+
+    def __init__(self, n_envs: int, seed: int | None = None, **_: object) -> None:
+        self.n_envs = n_envs
+        self.rng = np.random.default_rng(seed)
+        self.move = np.zeros(n_envs, dtype=np.int64)
+        self.first = np.zeros(n_envs, dtype=np.int64)
+        self.action_sum = np.zeros(n_envs, dtype=np.int64)
+        self.episode_ledger = np.zeros((n_envs, N_PLAYERS))
+        #: Every finished episode: (game, total reward per seat).
+        self.finished: list[tuple[int, np.ndarray]] = []
+
+    def close(self) -> None:
+        pass
+
+    def _to_act(self) -> np.ndarray:
+        return (self.first + self.move) % N_PLAYERS
+
+    def observe(self, seats: np.ndarray) -> np.ndarray:
+        obs = np.zeros((self.n_envs, self.obs_dim), dtype=np.float32)
+        obs[np.arange(self.n_envs), seats] = 1.0
+        obs[np.arange(self.n_envs), N_PLAYERS + np.minimum(self.move, GAME_LENGTH)] = 1.0
+        return obs
+
+    def _mask(self) -> np.ndarray:
+        mask = np.ones((self.n_envs, N_ACTIONS), dtype=bool)
+        mask[self.move % 2 == 0, 2] = False  # action 2 is illegal on even moves
+        return mask
+
+    def _step(self, rewards, terminated) -> ToyStep:
+        final_payoffs = np.zeros((self.n_envs, N_PLAYERS), dtype=np.float32)
+        final_obs = np.zeros((self.n_envs, N_PLAYERS, self.obs_dim), dtype=np.float32)
+        for seat in range(N_PLAYERS):
+            final_obs[:, seat] = self.observe(np.full(self.n_envs, seat))
+        for game in np.flatnonzero(terminated):
+            final_payoffs[game] = self.episode_ledger[game]
+            self.finished.append((int(game), self.episode_ledger[game].copy()))
+            self.episode_ledger[game] = 0
+            self.move[game] = 0
+            self.action_sum[game] = 0
+            self.first[game] = self.rng.integers(N_PLAYERS)
+        return ToyStep(
+            self.observe(self._to_act()),
+            self._mask(),
+            self._to_act(),
+            rewards.astype(np.float32),
+            terminated,
+            np.zeros(self.n_envs, dtype=bool),
+            final_payoffs,
+            final_obs,
+        )
+
+    def reset(self, seed: int | None = None) -> ToyStep:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self.move[:] = 0
+        self.action_sum[:] = 0
+        self.first[:] = self.rng.integers(N_PLAYERS, size=self.n_envs)
+        self.episode_ledger[:] = 0
+        return self._step(np.zeros((self.n_envs, N_PLAYERS)), np.zeros(self.n_envs, dtype=bool))
+
+    def step(self, actions: np.ndarray) -> ToyStep:
+        rewards = np.zeros((self.n_envs, N_PLAYERS))
+        mask = self._mask()
+        for game, action in enumerate(actions):
+            if action == -1:
+                continue
+            assert mask[game, action], f"game {game}: action {action} is illegal"
+            mover = (self.first[game] + self.move[game]) % N_PLAYERS
+            rewards[game, (mover + 2) % N_PLAYERS] += 0.25
+            rewards[game, mover] -= 0.25
+            self.action_sum[game] += action
+            self.move[game] += 1
+        terminated = self.move >= GAME_LENGTH
+        for game in np.flatnonzero(terminated):
+            winner = int(self.action_sum[game] % N_PLAYERS)
+            rewards[game] += -1.0
+            rewards[game, winner] += 4.0
+        self.episode_ledger += rewards
+        return self._step(rewards, terminated)
+
+
+class FirstLegalAgent(Agent):
+    name = "first-legal"
+
+    def act(self, observation, action_mask):
+        return int(np.flatnonzero(action_mask)[0])
+
+
+def test_learner_gets_its_own_seat_rewards_including_terminal_ones():
+    # The trainer's setup: the SB3 adapter over a batched game, opponents from the weighted pool.
+    vector_env = ToyVectorEnv(8, seed=3)
+    pool = OpponentPool([RandomAgent(seed=1), FirstLegalAgent()], n_slots=4)
+    env = LearnerVecEnv(TimedVectorEnv(vector_env), pool.slots, learner_seat="rotate", seed=4)
+    rng = np.random.default_rng(0)
+    obs = env.reset()
+    running = np.zeros(8)
+    terminal_by_opponent = 0
+    seats_seen = set()
+    episodes = 0
+    for _ in range(200):
+        masks = env.action_masks()
+        assert masks.any(axis=1).all()
+        # The observation handed to the learner is its own seat's (toy obs one-hot = seat to act).
+        assert (obs[:, :N_PLAYERS].argmax(axis=1) == env.learner_seat).all()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        seats_before = env.learner_seat.copy()
+        moves_before = vector_env.move.copy()
+        first_before = vector_env.first.copy()
+        obs, rewards, dones, infos = env.step(actions)
+        running += rewards
+        for game in np.flatnonzero(dones):
+            seat = seats_before[game]
+            seats_seen.add(int(seat))
+            total = running[game]
+            running[game] = 0
+            episodes += 1
+            # The learner's whole-episode reward is exactly its own seat's ledger total.
+            ledger = [t for g, t in vector_env.finished if g == game][-1]
+            assert total == pytest.approx(ledger[seat])
+            assert infos[game]["episode"]["r"] == pytest.approx(total)
+            assert infos[game]["terminal_observation"][:N_PLAYERS].argmax() == seat
+            if (first_before[game] + moves_before[game]) % N_PLAYERS != seat:
+                raise AssertionError("the learner was not to act when its step was taken")
+            if (first_before[game] + GAME_LENGTH - 1) % N_PLAYERS != seat:
+                terminal_by_opponent += 1  # an opponent made the last move of this game
+    assert episodes > 50
+    assert seats_seen == {0, 1, 2, 3}  # the learner rotates through every seat
+    assert terminal_by_opponent > 10  # the case of PettingZoo issue 1147 was exercised
+    assert pool.decisions > 0 and pool.seconds > 0
+
+
+def test_rewards_before_the_learners_first_decision_after_reset_are_kept():
+    vector_env = ToyVectorEnv(8, seed=3)
+    pool = OpponentPool([FirstLegalAgent()], n_slots=1)
+    env = LearnerVecEnv(vector_env, pool.slots, learner_seat="rotate", seed=4)
+    env.reset()
+    running = np.zeros(8)
+    done_once = np.zeros(8, dtype=bool)
+    while not done_once.all():
+        seats = env.learner_seat.copy()
+        _, rewards, dones, _ = env.step(np.array([int(np.flatnonzero(m)[0]) for m in env.action_masks()]))
+        running += rewards
+        for game in np.flatnonzero(dones & ~done_once):
+            done_once[game] = True
+            first_ledger = next(t for g, t in vector_env.finished if g == game)
+            assert running[game] == pytest.approx(first_ledger[seats[game]])
+
+
+def test_opponent_pool_shares_slots_by_weight_and_keeps_the_newest_snapshots():
+    scripted = [FirstLegalAgent(), RandomAgent(seed=0, name="rnd")]
+    pool = OpponentPool(
+        scripted, weights={"scripted": 0.5, "snapshot": 0.3, "current": 0.2}, max_snapshots=2, n_slots=10
+    )
+    kinds = [slot.kind for slot in pool.slots]
+    assert kinds.count("scripted") == 5 and kinds.count("snapshot") == 3 and kinds.count("current") == 2
+    assert set(pool.names()) == {"first-legal", "rnd"}  # nothing learned yet: baselines fill in
+    pool.set_current(RandomAgent(seed=1, name="live"))
+    assert pool.names().count("live") == 5  # current slots and the empty snapshot slots
+    for number in range(3):
+        pool.add_snapshot(RandomAgent(seed=number, name=f"snap{number}"))
+    assert sorted(set(pool.names()) - {"first-legal", "rnd", "live"}) == ["snap1", "snap2"]
+    with pytest.raises(ValueError, match="unknown opponent kind"):
+        OpponentPool(scripted, weights={"friend": 1.0})
+    with pytest.raises(ValueError, match="must be a number >= 0"):
+        OpponentPool(scripted, weights={"scripted": -1.0})
+    assert share_slots({"scripted": 1.0, "current": 0.01}, 3) == {"scripted": 2, "current": 1}
+
+
+def test_training_checkpoint_and_resume(tmp_path, monkeypatch):
+    pytest.importorskip("sb3_contrib")
+    from training import train as train_module
+
+    monkeypatch.setattr(train_module, "make_vector_env", lambda config, n, seed: ToyVectorEnv(n, seed=seed))
+    config = train_module.TrainConfig(
+        game="mao",
+        total_timesteps=256,
+        n_envs=8,
+        n_steps=16,
+        batch_size=64,
+        n_epochs=1,
+        net_arch=(16,),
+        scripted_opponents=("random",),
+        checkpoint_every=128,
+        snapshot_every=128,
+        eval_every=0,
+        runs_dir=str(tmp_path),
+        progress_bar=False,
+        verbose=False,
+    )
+    run_dir = train_module.train(config)
+    state = json.loads((run_dir / "state.json").read_text())
+    assert state["num_timesteps"] == 256
+    assert (run_dir / "checkpoint.zip").is_file() and (run_dir / "final_model.zip").is_file()
+    assert state["snapshots"], "a snapshot was added to the pool"
+    assert not list(run_dir.glob(".*.tmp*")), "no temporary files left behind"
+    assert any(p.name.startswith("events.out.tfevents") for p in run_dir.iterdir())
+    tags = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
+    assert "charts/SPS" in tags and "charts/env_time_fraction" in tags
+    # An interrupted run: resume it with a larger budget; it continues from the checkpoint.
+    from sb3_contrib import MaskablePPO
+
+    before = MaskablePPO.load(str(run_dir / "checkpoint.zip"))
+    assert train_module.train(resume=run_dir, total_timesteps=384, quiet=True) == run_dir
+    state = json.loads((run_dir / "state.json").read_text())
+    assert state["num_timesteps"] == 384
+    assert state["resumes"] == [256]
+    after = MaskablePPO.load(str(run_dir / "checkpoint.zip"))
+    assert after.num_timesteps == 384 and before.num_timesteps == 256
+    saved = json.loads((run_dir / "config.json").read_text())
+    assert saved["n_envs"] == 8 and saved["total_timesteps"] == 384  # the run keeps its own config
+
+
+def test_config_rejects_bad_values():
+    from training.train import TrainConfig
+
+    with pytest.raises(ValueError, match="game must be one of"):
+        TrainConfig(game="chess")
+    with pytest.raises(ValueError, match="n_envs must be a positive integer"):
+        TrainConfig(n_envs=0)
+    with pytest.raises(ValueError, match="unknown config fields: colour"):
+        TrainConfig.from_json({"colour": "red"})
+    assert TrainConfig(game="mao").obs_type == "history"
+    assert TrainConfig().obs_type == "summary"

@@ -1,0 +1,369 @@
+"""``madiao-mao``: train, evaluate, play, replay, match and bench from one console script.
+
+madiao-mao train                      # the main job: short self-play run + evaluation report
+madiao-mao match                      # one full Madiao match between baseline agents, printed
+madiao-mao play --seat 0              # you against three heuristic players in the terminal
+madiao-mao evaluate --agents heuristic greedy random --deals 200 --out results/
+madiao-mao replay game.json           # a recorded game, move by move, with the settlement
+madiao-mao bench                      # python -m benchmarks
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+DEFAULT_MATCH_AGENTS = ("heuristic", "greedy", "heuristic", "greedy")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _seat(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a seat is 0, 1, 2 or 3, got {text!r}") from None
+    if not 0 <= value <= 3:
+        raise argparse.ArgumentTypeError(f"a seat is 0, 1, 2 or 3, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from training.train import TrainConfig
+
+    parser = argparse.ArgumentParser(
+        prog="madiao-mao",
+        description=__doc__.split("\n\n")[0].strip(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    defaults = TrainConfig()
+
+    train = commands.add_parser(
+        "train", help="self-play training with MaskablePPO, then an evaluation report"
+    )
+    train.add_argument("--game", choices=("madiao", "mao"), default=defaults.game, help="game to train on")
+    train.add_argument(
+        "--total-timesteps",
+        type=_positive_int,
+        default=None,
+        help=f"learner steps (default {defaults.total_timesteps}; with --resume: the run's own budget)",
+    )
+    train.add_argument("--n-envs", type=_positive_int, default=defaults.n_envs, help="games stepped together")
+    train.add_argument(
+        "--n-steps", type=_positive_int, default=defaults.n_steps, help="rollout length per game"
+    )
+    train.add_argument(
+        "--batch-size", type=_positive_int, default=defaults.batch_size, help="PPO minibatch size"
+    )
+    train.add_argument("--seed", type=int, default=defaults.seed)
+    train.add_argument("--exp-name", default=defaults.exp_name)
+    train.add_argument("--runs-dir", default=defaults.runs_dir, help="folder of run folders")
+    train.add_argument(
+        "--eval-every", type=int, default=defaults.eval_every, help="steps between evaluations (0: none)"
+    )
+    train.add_argument("--eval-deals", type=_positive_int, default=defaults.eval_deals)
+    train.add_argument("--final-eval-deals", type=_positive_int, default=defaults.final_eval_deals)
+    train.add_argument("--checkpoint-every", type=_positive_int, default=defaults.checkpoint_every)
+    train.add_argument("--snapshot-every", type=_positive_int, default=defaults.snapshot_every)
+    train.add_argument(
+        "--resume", metavar="RUN_DIR", help="continue an interrupted run from its last checkpoint"
+    )
+    train.add_argument("--no-progress", action="store_true", help="no progress bar")
+    train.add_argument("--no-report", action="store_true", help="skip the final evaluation report")
+
+    evaluate = commands.add_parser(
+        "evaluate", help="duplicate-deal tournament of agents with CIs and ratings"
+    )
+    evaluate.add_argument("--game", choices=("madiao", "mao"), default="madiao")
+    evaluate.add_argument(
+        "--agents", nargs="+", default=None, help="agent names (see 'play --help'), model:PATH allowed"
+    )
+    evaluate.add_argument("--model", help="a saved MaskablePPO model to include as 'model'")
+    evaluate.add_argument(
+        "--deals", type=_positive_int, default=100, help="duplicate deals per pairing (Madiao) / rounds (Mao)"
+    )
+    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--out", help="folder for the markdown report and PNG plots")
+    evaluate.add_argument("--record", help="write the first hands played as a JSON game record")
+    evaluate.add_argument("--record-hands", type=_positive_int, default=8, help="hands kept in --record")
+
+    play = commands.add_parser("play", help="play Madiao in the terminal against agents")
+    play.add_argument("--seat", type=_seat, default=0, help="your seat (0..3)")
+    play.add_argument(
+        "--opponents",
+        nargs="+",
+        default=["heuristic"],
+        help="one agent for all three other seats, or three (random, greedy, heuristic, search, model:PATH)",
+    )
+    play.add_argument(
+        "--model", help="a saved MaskablePPO model that plays the other seats (else heuristics)"
+    )
+    play.add_argument("--match", action="store_true", help="play a whole match (every seat banker once)")
+    play.add_argument("--hands", type=_positive_int, default=1, help="hands to play (without --match)")
+    play.add_argument("--seed", type=int, default=None)
+    play.add_argument("--record", help="write the game as JSON (for 'replay')")
+
+    replay = commands.add_parser("replay", help="print a recorded game move by move")
+    replay.add_argument("record", help="a JSON game record written by play/evaluate --record")
+
+    match = commands.add_parser("match", help="play and print one full Madiao match between baseline agents")
+    match.add_argument(
+        "--agents", nargs=4, default=list(DEFAULT_MATCH_AGENTS), metavar="AGENT", help="agents of seats 0..3"
+    )
+    match.add_argument("--seed", type=int, default=0)
+    match.add_argument("--model", help="a saved MaskablePPO model; 'model' in --agents refers to it")
+    match.add_argument("--record", help="write the match as JSON (for 'replay')")
+
+    # Everything after "bench" goes to python -m benchmarks untouched (main() routes it there
+    # before argparse sees it, so "bench --quick" and "bench --help" reach the benchmarks).
+    commands.add_parser("bench", help="run the benchmarks: python -m benchmarks [ARGS]", add_help=False)
+    return parser
+
+
+def _agent(spec: str, *, seed: int | None, env, model: str | None):
+    from agents.registry import make_agent
+
+    if spec == "model":
+        if model is None:
+            raise ValueError("agent 'model' needs --model PATH")
+        spec = f"model:{model}"
+    return make_agent(spec, "madiao", seed=seed, env=env)
+
+
+def command_train(args: argparse.Namespace) -> int:
+    from training.train import final_report, train
+
+    if args.resume:
+        run_dir = train(resume=args.resume, total_timesteps=args.total_timesteps, quiet=args.no_progress)
+    else:
+        run_dir = train(_config_from_args(args))
+    print(f"run folder: {run_dir}")
+    if not args.no_report:
+        final_report(run_dir)
+        print(f"report written to {run_dir / 'report.md'}")
+    return 0
+
+
+def _config_from_args(args: argparse.Namespace):
+    from training.train import TrainConfig
+
+    return TrainConfig(
+        game=args.game,
+        total_timesteps=args.total_timesteps or TrainConfig.total_timesteps,
+        n_envs=args.n_envs,
+        n_steps=args.n_steps,
+        batch_size=min(args.batch_size, args.n_envs * args.n_steps),
+        seed=args.seed,
+        exp_name=args.exp_name,
+        runs_dir=args.runs_dir,
+        eval_every=args.eval_every,
+        eval_deals=args.eval_deals,
+        final_eval_deals=args.final_eval_deals,
+        checkpoint_every=args.checkpoint_every,
+        snapshot_every=args.snapshot_every,
+        progress_bar=not args.no_progress,
+    )
+
+
+def command_evaluate(args: argparse.Namespace) -> int:
+    if args.game == "mao":
+        from training.mao_evaluation import command_evaluate_mao
+
+        return command_evaluate_mao(args)
+    from training.evaluation import run_tournament, write_report
+    from training.madiao_games import make_record, write_record
+
+    names = list(args.agents or ["heuristic", "greedy", "random"])
+    if args.model and "model" not in names:
+        names.insert(0, "model")
+    if len(set(names)) != len(names):
+        raise ValueError(f"agent names repeat: {' '.join(names)}")
+    env_for_search = None
+    if "search" in names:
+        from training.madiao_games import make_env
+
+        env_for_search = make_env()
+    agents = {
+        name: _agent(name, seed=args.seed + i, env=env_for_search, model=args.model)
+        for i, name in enumerate(names)
+    }
+    recorded = []
+
+    def keep(episode) -> None:
+        if len(recorded) < args.record_hands:
+            recorded.append(episode)
+
+    report = run_tournament(
+        agents, n_deals=args.deals, seed=args.seed, on_hand=keep if args.record else None, progress=True
+    )
+    print(report.markdown())
+    if args.out:
+        paths = write_report(report, Path(args.out))
+        print("wrote " + ", ".join(str(p) for p in paths))
+    if args.record:
+        first = report.pairs[0]
+        seats = [first.agent if s == 0 else first.opponent for s in range(4)]
+        write_record(args.record, make_record(seats, {}, args.seed, recorded))
+        print(f"wrote {len(recorded)} hands to {args.record} (seat names are those of the first rotation)")
+    return 0
+
+
+def _table_view(env, seat: int, write) -> None:
+    """What one seat can see: own hand, upcard, the trick (others' face-down cards hidden), tricks."""
+    from madiao_env import cards
+    from training.madiao_games import format_hand, role_name
+
+    table = env.unwrapped.table()
+    banker = table["banker"]
+    write("")
+    write(
+        f"You are seat {seat} ({role_name(seat, banker)}); banker is seat {banker}. "
+        f"Upcard: {table['stock'][0]}"
+    )
+    write(
+        "Tricks won: "
+        + "  ".join(f"seat {s}: {t}" for s, t in enumerate(table["tricks_won"]))
+        + f"   (trick {min(table['trick_number'] + 1, cards.N_TRICKS)} of {cards.N_TRICKS})"
+    )
+    if table["current_trick"]:
+        shown = []
+        for trick_seat, name, face_up in table["current_trick"]:
+            shown.append(
+                f"seat {trick_seat}: {name if face_up or trick_seat == seat else 'face down'}"
+                + ("" if face_up else " (sloughed)" if trick_seat == seat else "")
+            )
+        write("This trick: " + ", ".join(shown))
+    else:
+        write("This trick: you lead." if table["to_act"] == seat else "This trick: (empty)")
+    write(f"Your hand: {format_hand(table['hands'][seat])}")
+
+
+def command_play(args: argparse.Namespace) -> int:
+    from agents.human import HumanAgent, HumanQuit
+    from training.madiao_games import EventPrinter, make_env, make_record, play_episode, write_record
+
+    episode_kind = "match" if args.match else "hand"
+    env = make_env(episode=episode_kind)
+    opponents = list(args.opponents)
+    if args.model and opponents == ["heuristic"]:
+        opponents = ["model"]
+    if len(opponents) not in (1, 3):
+        raise ValueError(f"--opponents takes one name or three, got {len(opponents)}")
+    if len(opponents) == 1:
+        opponents = opponents * 3
+    seat_agents = []
+    names = []
+    other = iter(opponents)
+    human = HumanAgent(show_state=lambda: _table_view(env, args.seat, print))
+    for seat in range(4):
+        if seat == args.seat:
+            seat_agents.append(human)
+            names.append("you")
+        else:
+            spec = next(other)
+            seat_agents.append(
+                _agent(spec, seed=None if args.seed is None else args.seed + seat, env=env, model=args.model)
+            )
+            names.append(spec if not spec.startswith("model") else "model")
+    printer = EventPrinter(names, print, reveal_hands=False, reveal_seat=args.seat)
+    print(f"Madiao: you are seat {args.seat}. Type 'help' at the prompt for how to enter moves.")
+    results = []
+    n_episodes = 1 if args.match else args.hands
+    try:
+        for number in range(n_episodes):
+            seed = None if args.seed is None else args.seed + number
+            results.append(play_episode(env, seat_agents, seed=seed, on_event=printer))
+    except HumanQuit:
+        print("Game left. Goodbye.")
+    finally:
+        if args.record and results:
+            write_record(args.record, make_record(names, {"episode": episode_kind}, args.seed, results))
+            print(f"game record written to {args.record}")
+    if results:
+        totals = sum(r.returns for r in results)
+        print("Final totals: " + "  ".join(f"{n} {t:+g}" for n, t in zip(names, totals, strict=True)))
+    return 0
+
+
+def command_replay(args: argparse.Namespace) -> int:
+    from training.madiao_games import print_record, read_record
+
+    print_record(read_record(args.record))
+    return 0
+
+
+def command_match(args: argparse.Namespace) -> int:
+    from training.madiao_games import EventPrinter, make_env, make_record, play_episode, write_record
+
+    env = make_env(episode="match")
+    seat_agents = [
+        _agent(spec, seed=args.seed + seat, env=env, model=args.model)
+        for seat, spec in enumerate(args.agents)
+    ]
+    names = [f"{spec}" for spec in args.agents]
+    print(f"Madiao match, seed {args.seed}: " + ", ".join(f"seat {s} {n}" for s, n in enumerate(names)))
+    printer = EventPrinter(names, print)
+    result = play_episode(env, seat_agents, seed=args.seed, on_event=printer)
+    print(
+        f"\nMatch over after {printer.hands_played} hands. Final: "
+        + "  ".join(f"{n} {t:+g}" for n, t in zip(names, result.returns, strict=True))
+    )
+    if args.record:
+        write_record(args.record, make_record(names, {"episode": "match"}, args.seed, [result]))
+        print(f"match record written to {args.record}")
+    return 0
+
+
+def command_bench(bench_args: list[str]) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("benchmarks.__main__") is None:
+        print(
+            "no benchmarks here: the benchmarks package has no __main__ (python -m benchmarks)",
+            file=sys.stderr,
+        )
+        return 1
+    return subprocess.call([sys.executable, "-m", "benchmarks", *bench_args])
+
+
+COMMANDS = {
+    "train": command_train,
+    "evaluate": command_evaluate,
+    "play": command_play,
+    "replay": command_replay,
+    "match": command_match,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``madiao-mao`` console script; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "bench":
+        return command_bench(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status = COMMANDS[args.command](args)
+    except (ValueError, FileNotFoundError, ImportError) as error:
+        print(f"madiao-mao {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

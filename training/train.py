@@ -1,0 +1,501 @@
+"""Self-play training with sb3-contrib MaskablePPO (a CleanRL-style straight script).
+
+    python -m training.train            # or: madiao-mao train [--total-timesteps N ...]
+
+One learner policy plays a random seat of every game (so both Madiao roles, banker and player),
+against opponents drawn from a pool of scripted agents, frozen snapshots of itself and its live
+self; it is rewarded with its own seat's payoff (see ``training.selfplay_env``). Everything a run
+writes lives in ``runs_dir/run_name``: ``config.json``, TensorBoard events (tags ``charts/``,
+``losses/``, ``eval/``), ``progress.csv``, ``eval.json``, atomic checkpoints (``checkpoint.zip``
++ ``state.json``), snapshots, and at the end ``final_model.zip`` and the evaluation report.
+An interrupted run continues from its last checkpoint with ``train(config, resume=run_dir)``
+(``madiao-mao train --resume RUN_DIR``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from training.logging_utils import atomic_save_model, atomic_write_json
+
+GAMES = ("madiao", "mao")
+
+
+@dataclass
+class TrainConfig:
+    """Every knob of a training run; the defaults are the README's main job (a few minutes on 2 cores)."""
+
+    game: str = "madiao"
+    """Which game to train on: "madiao" or "mao"."""
+    exp_name: str = "selfplay"
+    """Experiment name, part of the run name."""
+    seed: int = 1
+    """Seed of the env, the policy, the seat draws and the evaluation deals."""
+    total_timesteps: int = 40_000
+    """Learner decisions to train on (opponent moves are not counted)."""
+    n_envs: int = 64
+    """Games stepped together by the batched env."""
+    n_steps: int = 64
+    """Learner decisions per game per PPO rollout (rollout size = n_envs * n_steps)."""
+    batch_size: int = 512
+    """PPO minibatch size."""
+    n_epochs: int = 4
+    """PPO epochs over each rollout."""
+    learning_rate: float = 3e-4
+    """Adam learning rate."""
+    gamma: float = 1.0
+    """Discount: 1, since a hand is short and only its settlement pays."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    clip_range: float = 0.2
+    """PPO clip range."""
+    ent_coef: float = 0.01
+    """Entropy bonus (keeps play exploratory against a changing pool)."""
+    vf_coef: float = 0.5
+    """Value-loss weight."""
+    net_arch: tuple[int, ...] = (256, 256)
+    """Hidden layer sizes of the policy and value MLPs."""
+    obs_type: str = ""
+    """Observation variant; "" picks the game's default ("summary" for Madiao, "history" for Mao:
+    Mao's secret rules can only be inferred from a history of public events)."""
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    """Extra options for the game env (rule variants)."""
+    scripted_opponents: tuple[str, ...] = ("heuristic", "greedy", "random")
+    """Scripted agents in the opponent pool (names as in ``agents.registry``)."""
+    opponent_weights: dict[str, float] = field(
+        default_factory=lambda: {"scripted": 0.5, "snapshot": 0.3, "current": 0.2}
+    )
+    """Probability weights of the opponent kinds per opponent seat (kinds without agents skipped)."""
+    snapshot_every: int = 20_000
+    """Learner steps between frozen snapshots added to the pool."""
+    max_snapshots: int = 5
+    """Snapshots kept in the pool (the oldest is replaced)."""
+    checkpoint_every: int = 10_000
+    """Learner steps between atomic checkpoints (model + optimizer + run state)."""
+    eval_every: int = 20_000
+    """Learner steps between evaluations against the baselines (0 = only at the end)."""
+    eval_deals: int = 10
+    """Duplicate deals per baseline in periodic evaluations (4 hands each)."""
+    eval_opponents: tuple[str, ...] = ("random", "greedy", "heuristic")
+    """Baselines the learner is evaluated against."""
+    final_eval_deals: int = 50
+    """Duplicate deals per pairing in the final evaluation report."""
+    runs_dir: str = "runs"
+    """Folder holding one sub-folder per run."""
+    torch_threads: int = 1
+    """torch CPU threads (1 leaves the second core to the game env and opponents)."""
+    progress_bar: bool = True
+    """Show a tqdm progress bar."""
+    verbose: bool = True
+    """Print steps-per-second and evaluation lines."""
+
+    def __post_init__(self) -> None:
+        if self.game not in GAMES:
+            raise ValueError(f"game must be one of {', '.join(GAMES)}, got {self.game!r}")
+        for name in (
+            "total_timesteps",
+            "n_envs",
+            "n_steps",
+            "batch_size",
+            "n_epochs",
+            "eval_deals",
+            "final_eval_deals",
+            "checkpoint_every",
+            "snapshot_every",
+            "torch_threads",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.eval_every, int) or self.eval_every < 0:
+            raise ValueError(f"eval_every must be an integer >= 0, got {self.eval_every!r}")
+        if not 0 < self.learning_rate < 1:
+            raise ValueError(f"learning_rate must be in (0, 1), got {self.learning_rate!r}")
+        if not 0 <= self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
+            raise ValueError("gamma and gae_lambda must be in [0, 1]")
+        self.net_arch = tuple(int(x) for x in self.net_arch)
+        self.scripted_opponents = tuple(self.scripted_opponents)
+        self.eval_opponents = tuple(self.eval_opponents)
+        if self.game == "mao" and self.scripted_opponents == ("heuristic", "greedy", "random"):
+            self.scripted_opponents = ("base", "bayes", "random")
+        if self.game == "mao" and self.eval_opponents == ("random", "greedy", "heuristic"):
+            self.eval_opponents = ("random", "base", "bayes")
+        if not self.obs_type:
+            self.obs_type = "summary" if self.game == "madiao" else "history"
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TrainConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown config fields: {', '.join(sorted(unknown))}")
+        return cls(**data)
+
+
+def make_vector_env(config: TrainConfig, n_envs: int, seed: int | None):
+    kwargs = {"obs_type": config.obs_type, **config.env_kwargs}
+    if config.game == "madiao":
+        from madiao_env.vector import MadiaoVectorEnv
+
+        return MadiaoVectorEnv(n_envs, seed=seed, **kwargs)
+    from mao_env.vector import MaoVectorEnv
+
+    return MaoVectorEnv(n_envs, seed=seed, **kwargs)
+
+
+def evaluate_against_baselines(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, dict]:
+    """Duplicate results of the greedy learned policy against each baseline (Madiao), or the Mao
+    metrics of the learned policy at a table of baselines."""
+    from agents.learned import LearnedPolicyAgent
+    from agents.registry import make_agent
+
+    learner = LearnedPolicyAgent(model=model, name="learned")
+    results: dict[str, dict] = {}
+    env_kwargs = {"obs_type": config.obs_type, **config.env_kwargs}
+    if config.game == "madiao":
+        from training.evaluation import duplicate_match, make_deals
+
+        deals = make_deals(n_deals, seed)
+        for name in config.eval_opponents:
+            pair = duplicate_match(
+                learner,
+                make_agent(name, "madiao", seed=seed),
+                deals,
+                env_kwargs=env_kwargs,
+                agent_name="learned",
+                opponent_name=name,
+            )
+            results[name] = {
+                "hands": pair.n_hands,
+                **{
+                    key: {"mean": ci.mean, "low": ci.low, "high": ci.high}
+                    for key, ci in (
+                        ("all", pair.overall()),
+                        ("banker", pair.as_banker()),
+                        ("player", pair.as_player()),
+                    )
+                },
+            }
+    else:
+        from training.mao_evaluation import evaluate_mao_seat
+
+        for name in config.eval_opponents:
+            results[name] = evaluate_mao_seat(
+                learner, name, n_rounds=n_deals, seed=seed, env_kwargs=env_kwargs
+            )
+    return results
+
+
+def train(
+    config: TrainConfig | None = None,
+    resume: str | Path | None = None,
+    *,
+    total_timesteps: int | None = None,
+    quiet: bool = False,
+) -> Path:
+    """Run a training run from ``config``, or continue the one in folder ``resume`` (its own saved
+    config is used; ``total_timesteps`` may raise its budget); returns the run folder.
+    ``quiet`` turns off the progress bar and prints of a resumed run."""
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    from agents.learned import LearnedPolicyAgent
+    from agents.registry import make_agent
+    from cardgame_core.adapters import LearnerVecEnv
+    from training.logging_utils import make_logger
+    from training.opponents import OpponentPool, TimedVectorEnv
+
+    # ---- run folder, config and resume state
+    if resume is not None:
+        run_dir = Path(resume)
+        if not (run_dir / "config.json").is_file():
+            raise FileNotFoundError(f"{run_dir} is not a run folder (no config.json)")
+        config = TrainConfig.from_json(json.loads((run_dir / "config.json").read_text()))
+        if total_timesteps is not None:
+            config.total_timesteps = total_timesteps
+        if quiet:
+            config.progress_bar = config.verbose = False
+        state = json.loads((run_dir / "state.json").read_text()) if (run_dir / "state.json").is_file() else {}
+    else:
+        if config is None:
+            raise ValueError("give a TrainConfig for a new run, or resume=RUN_DIR")
+        run_name = f"{config.game}__{config.exp_name}__{config.seed}__{int(time.time())}"
+        run_dir = Path(config.runs_dir) / run_name
+        run_dir.mkdir(parents=True, exist_ok=False)
+        state = {}
+    atomic_write_json(run_dir / "config.json", config.to_json())
+    torch.set_num_threads(config.torch_threads)
+    say = print if config.verbose else (lambda *a, **k: None)
+
+    # ---- env, opponent pool
+    scripted = [
+        make_agent(name, config.game, seed=config.seed + i)
+        for i, name in enumerate(config.scripted_opponents)
+    ]
+    pool = OpponentPool(scripted, weights=config.opponent_weights, max_snapshots=config.max_snapshots)
+    for path in state.get("snapshots", []):
+        if Path(path).is_file():
+            pool.add_snapshot(LearnedPolicyAgent(path, deterministic=False, name=Path(path).stem))
+    # A resumed run continues with a fresh deal stream (a new seed per resume).
+    vector_env = TimedVectorEnv(
+        make_vector_env(config, config.n_envs, seed=config.seed + 1000 * len(state.get("resumes", [])))
+    )
+    # The learner seat rotates per finished game, so it plays every seat (both Madiao roles).
+    venv = LearnerVecEnv(vector_env, pool.slots, learner_seat="rotate", seed=config.seed)
+
+    # ---- model (fresh or from the checkpoint)
+    checkpoint = run_dir / "checkpoint.zip"
+    if resume is not None and checkpoint.is_file():
+        model = MaskablePPO.load(str(checkpoint), env=venv, device="cpu")
+        say(f"resumed {run_dir} at step {model.num_timesteps}")
+    else:
+        model = MaskablePPO(
+            "MlpPolicy",
+            venv,
+            learning_rate=config.learning_rate,
+            n_steps=config.n_steps,
+            batch_size=config.batch_size,
+            n_epochs=config.n_epochs,
+            gamma=config.gamma,
+            gae_lambda=config.gae_lambda,
+            clip_range=config.clip_range,
+            ent_coef=config.ent_coef,
+            vf_coef=config.vf_coef,
+            policy_kwargs={"net_arch": list(config.net_arch)},
+            seed=config.seed,
+            device="cpu",
+            verbose=0,
+        )
+    model.set_logger(make_logger(run_dir))
+    pool.set_current(LearnedPolicyAgent(model=model, deterministic=False, name="current"))
+    state.setdefault("snapshots", [])
+    state.setdefault("eval", [])
+    state.setdefault("resumes", [])
+    if resume is not None:
+        state["resumes"].append(int(model.num_timesteps))
+
+    # ---- the callback: progress, speed, role returns, snapshots, evaluation, checkpoints
+    role_returns: dict[str, list[float]] = {"banker": [], "player": []}
+
+    role_of = None
+    if config.game == "madiao":
+        from agents.madiao_view import view_from_observation
+
+        def role_of(observation: np.ndarray) -> str:
+            return "banker" if view_from_observation(observation).is_banker else "player"
+
+    class TrainingCallback(BaseCallback):
+        def _on_training_start(self) -> None:
+            self.wall_start = time.perf_counter()
+            self.steps_start = self.model.num_timesteps
+            self.next_checkpoint = (
+                self.model.num_timesteps // config.checkpoint_every + 1
+            ) * config.checkpoint_every
+            self.next_snapshot = (
+                self.model.num_timesteps // config.snapshot_every + 1
+            ) * config.snapshot_every
+            self.next_eval = (
+                (self.model.num_timesteps // config.eval_every + 1) * config.eval_every
+                if config.eval_every
+                else None
+            )
+            self.bar = None
+            if config.progress_bar:
+                from tqdm import tqdm
+
+                self.bar = tqdm(
+                    total=config.total_timesteps,
+                    initial=self.model.num_timesteps,
+                    unit="step",
+                    dynamic_ncols=True,
+                )
+            self.last_steps = self.model.num_timesteps
+
+        def _on_step(self) -> bool:
+            steps = self.model.num_timesteps
+            for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
+                if done and "episode" in info:
+                    role = role_of(info["terminal_observation"]) if role_of else "player"
+                    role_returns[role].append(info["episode"]["r"])
+            if self.bar is not None:
+                self.bar.update(steps - self.last_steps)
+            self.last_steps = steps
+            if steps >= self.next_snapshot:
+                self.next_snapshot += config.snapshot_every
+                path = run_dir / "snapshots" / f"snapshot_{steps:09d}.zip"
+                path.parent.mkdir(exist_ok=True)
+                atomic_save_model(self.model, path)
+                pool.add_snapshot(LearnedPolicyAgent(path, deterministic=False, name=path.stem))
+                state["snapshots"] = [str(p) for p in sorted(path.parent.glob("snapshot_*.zip"))][
+                    -config.max_snapshots :
+                ]
+            if self.next_eval is not None and steps >= self.next_eval:
+                self.next_eval += config.eval_every
+                self.evaluate(steps)
+            if steps >= self.next_checkpoint:
+                self.next_checkpoint += config.checkpoint_every
+                save_checkpoint(self.model)
+            return True
+
+        def evaluate(self, steps: int) -> None:
+            results = evaluate_against_baselines(self.model, config, config.eval_deals, config.seed + 7)
+            state["eval"].append({"timesteps": steps, "results": results})
+            for name, result in results.items():
+                for key, value in result.items():
+                    if isinstance(value, dict) and "mean" in value:
+                        self.logger.record(f"eval/{name}_{key}", value["mean"])
+                    elif isinstance(value, (int, float)) and key != "hands":
+                        self.logger.record(f"eval/{name}_{key}", value)
+            summary = ", ".join(
+                f"{n} {r['all']['mean']:+.3f}"
+                if "all" in r
+                else f"{n} {r.get('penalties_per_turn', float('nan')):.3f} pen/turn"
+                for n, r in results.items()
+            )
+            (self.bar.write if self.bar is not None else say)(f"[eval @ {steps}] learned vs {summary}")
+
+        def _on_rollout_end(self) -> None:
+            elapsed = time.perf_counter() - self.wall_start
+            sps = (self.model.num_timesteps - self.steps_start) / max(elapsed, 1e-9)
+            env_fraction = vector_env.seconds / max(elapsed, 1e-9)
+            self.logger.record("charts/SPS", sps)
+            self.logger.record("charts/env_time_fraction", env_fraction)
+            self.logger.record("charts/opponent_time_fraction", pool.seconds / max(elapsed, 1e-9))
+            for role, values in role_returns.items():
+                if values:
+                    self.logger.record(f"charts/return_{role}", float(np.mean(values)))
+                    values.clear()
+            line = (
+                f"step {self.model.num_timesteps}: {sps:,.0f} learner steps/s, "
+                f"env {100 * env_fraction:.0f}% of wall time"
+            )
+            if self.bar is not None:
+                self.bar.set_postfix_str(f"{sps:,.0f} sps, env {100 * env_fraction:.0f}%")
+            elif config.verbose:
+                say(line)
+            state["last_speed"] = {"sps": sps, "env_time_fraction": env_fraction}
+
+        def _on_training_end(self) -> None:
+            if self.bar is not None:
+                self.bar.close()
+
+    def save_checkpoint(model) -> None:
+        atomic_save_model(model, checkpoint)
+        state["num_timesteps"] = int(model.num_timesteps)
+        atomic_write_json(run_dir / "state.json", state)
+
+    # ---- learn
+    remaining = config.total_timesteps - model.num_timesteps
+    started = time.perf_counter()
+    if remaining > 0:
+        model.learn(remaining, callback=TrainingCallback(), reset_num_timesteps=False)
+    elapsed = time.perf_counter() - started
+    save_checkpoint(model)
+    atomic_save_model(model, run_dir / "final_model.zip")
+    if elapsed > 0 and remaining > 0:
+        sps = remaining / elapsed
+        say(
+            f"trained {config.total_timesteps} learner steps in {elapsed:.1f} s "
+            f"({sps:,.0f} steps/s; env {100 * vector_env.seconds / elapsed:.0f}%, "
+            f"opponents {100 * pool.seconds / elapsed:.0f}% of the time)"
+        )
+        state["final_speed"] = {
+            "sps": sps,
+            "env_time_fraction": vector_env.seconds / elapsed,
+            "opponent_time_fraction": pool.seconds / elapsed,
+        }
+    atomic_write_json(run_dir / "eval.json", state["eval"])
+    atomic_write_json(run_dir / "state.json", state)
+    venv.close()
+    model.logger.close()
+    return run_dir
+
+
+def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = True) -> str:
+    """The end-of-training evaluation: a tournament of the final model and the baselines,
+    learning curves and ratings as PNGs, and a markdown report written to ``run_dir``."""
+    from agents.learned import LearnedPolicyAgent
+    from agents.registry import make_agent
+    from training.logging_utils import atomic_write_text
+    from training.stats import plot_curves
+
+    config = TrainConfig.from_json(json.loads((run_dir / "config.json").read_text()))
+    n_deals = n_deals or config.final_eval_deals
+    learner = LearnedPolicyAgent(run_dir / "final_model.zip", name="learned")
+    env_kwargs = {"obs_type": config.obs_type, **config.env_kwargs}
+    sections = [f"# Training report: {run_dir.name}\n"]
+    state = json.loads((run_dir / "state.json").read_text())
+    if "final_speed" in state:
+        speed = state["final_speed"]
+        sections.append(
+            f"Throughput: {speed['sps']:,.0f} learner steps/s; "
+            f"game env {100 * speed['env_time_fraction']:.0f}% "
+            f"and opponent policies {100 * speed['opponent_time_fraction']:.0f}% of training time.\n"
+        )
+    if config.game == "madiao":
+        from training.evaluation import run_tournament, write_report
+
+        agents = {
+            "learned": learner,
+            **{n: make_agent(n, "madiao", seed=config.seed) for n in config.eval_opponents},
+        }
+        pairings = [(a, b) for a in agents for b in agents if a != b and "learned" in (a, b)]
+        report = run_tournament(
+            agents, n_deals=n_deals, seed=config.seed + 99, env_kwargs=env_kwargs, pairings=pairings
+        )
+        write_report(report, run_dir, "final_evaluation")
+        sections.append(report.markdown())
+        history = state.get("eval", [])
+        if history:
+            curves, bands = {}, {}
+            for name in config.eval_opponents:
+                xs = [h["timesteps"] for h in history if name in h["results"]]
+                ys = [h["results"][name]["all"]["mean"] for h in history if name in h["results"]]
+                lows = [h["results"][name]["all"]["low"] for h in history if name in h["results"]]
+                highs = [h["results"][name]["all"]["high"] for h in history if name in h["results"]]
+                curves[f"vs {name}"] = (xs, ys)
+                bands[f"vs {name}"] = (lows, highs)
+            plot_curves(
+                curves,
+                run_dir / "learning_curves.png",
+                xlabel="learner steps",
+                ylabel="stakes/hand (1 seat vs 3)",
+                title="Learned policy vs baselines (duplicate)",
+                bands=bands,
+            )
+            sections.append(
+                "Learning curves: `learning_curves.png`; ratings: `final_evaluation_ratings.png`.\n"
+            )
+    else:
+        from training.mao_evaluation import mao_report
+
+        sections.append(mao_report({"learned": learner}, config, run_dir, n_rounds=n_deals))
+    text = "\n".join(sections)
+    atomic_write_text(run_dir / "report.md", text)
+    if verbose:
+        print(text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m training.train`` = ``madiao-mao train`` with the same flags."""
+    from training.cli import main as cli_main
+
+    cli_main(["train", *(argv or [])])
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])
