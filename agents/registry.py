@@ -1,7 +1,8 @@
 """Agents by name, for the CLI, the trainer's opponent pool and tournaments.
 
-Madiao: ``random``, ``greedy`` (weak heuristic), ``heuristic`` (strong, role-aware), ``search``
-(determinized Monte Carlo; needs the env, see ``agents.madiao_search``), ``model:PATH``.
+Madiao: ``random``, ``greedy`` (weak heuristic), ``heuristic`` (the strongest scripted player),
+``search`` (determinized Monte Carlo; needs the env, see ``agents.madiao_search``), ``model``
+(the pretrained policy shipped in ``agents/pretrained``), ``model:PATH``.
 Mao: ``random``, ``base`` (base rules only), ``bayes`` (rule inference), ``oracle`` (knows every
 rule; needs the env), ``model:PATH``.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from agents.base import Agent, RandomAgent
 
-MADIAO_AGENTS = ("random", "greedy", "heuristic", "search")
+MADIAO_AGENTS = ("random", "greedy", "heuristic", "search", "model")
 MAO_AGENTS = ("random", "base", "bayes", "oracle")
 MODEL_PREFIX = "model:"
 
@@ -40,6 +41,10 @@ def make_agent(spec: str, game: str = "madiao", *, seed: int | None = None, env=
     if spec == "random":
         return RandomAgent(seed=seed)
     if game == "madiao":
+        if spec == "model":
+            from agents.learned import pretrained_madiao_agent
+
+            return pretrained_madiao_agent()
         if spec == "greedy":
             from agents.madiao_heuristic import GreedyHeuristicAgent
 
@@ -56,13 +61,14 @@ def make_agent(spec: str, game: str = "madiao", *, seed: int | None = None, env=
             return MadiaoSearchAgent(env, seed=seed)
     else:
         if spec == "base":
-            from agents.mao_agents import BaseRulesAgent
+            from agents.mao_agents import BaseRulesAgent, table_variants
 
-            return BaseRulesAgent(seed=seed)
+            return BaseRulesAgent(seed=seed, **(table_variants(env) if env is not None else {}))
         if spec == "bayes":
-            from agents.mao_agents import BayesianRuleAgent
+            from agents.mao_agents import BayesianRuleAgent, table_variants
 
-            return BayesianRuleAgent(seed=seed)
+            variants = table_variants(env, posterior=True) if env is not None else {}
+            return BayesianRuleAgent(seed=seed, **variants)
         if spec == "oracle":
             if env is None:
                 raise ValueError("the 'oracle' agent needs the env it plays in (it reads the active rules)")

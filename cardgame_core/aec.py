@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 
@@ -42,7 +43,29 @@ def check_action(action: Any, mask: np.ndarray, describe) -> int:
 
 
 class CardGameAECEnv(AECEnv):
-    """Reward/termination bookkeeping common to the card-game AEC envs."""
+    """Reward/termination bookkeeping common to the card-game AEC envs.
+
+    Subclasses are also ``EzPickle`` (constructor arguments) and provide ``get_state`` /
+    ``set_state``; pickling or deep-copying an env that has been reset carries the game along, so
+    a copy continues exactly where the original stands.
+    """
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(EzPickle.__getstate__(self))
+        if hasattr(self, "agent_selection"):  # reset() has run: there is a game to carry
+            state["game_state"] = self.get_state()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        game_state = state.pop("game_state", None)
+        EzPickle.__setstate__(self, state)
+        if game_state is not None:
+            self.set_state(game_state)
+
+    def _require_reset(self) -> None:
+        if not hasattr(self, "agent_selection"):
+            raise RuntimeError(f"{type(self).__module__}.{type(self).__name__}: call reset() first")
 
     def _reset_bookkeeping(self) -> None:
         self.agents = self.possible_agents[:]

@@ -22,9 +22,24 @@ from typing import NamedTuple
 import numpy as np
 
 from cardgame_core.aec import IllegalActionError, seed_sequence
+from cardgame_core.jit import njit
 
 #: ``actions[i] == NO_ACTION`` leaves game ``i`` untouched in this step.
 NO_ACTION = -1
+
+
+@njit
+def first_bad_action(actions, masks):
+    """Index of the first game whose action is neither ``NO_ACTION`` nor legal in its mask, or -1
+    (one compiled pass: the fast check of a batch of actions; the caller explains the error)."""
+    n_actions = masks.shape[1]
+    for game in range(actions.shape[0]):
+        action = actions[game]
+        if action == NO_ACTION:
+            continue
+        if action < 0 or action >= n_actions or not masks[game, action]:
+            return game
+    return -1
 
 
 class VectorStep(NamedTuple):
@@ -148,6 +163,15 @@ class VectorCardEnv(abc.ABC):
 
     # -- helpers ------------------------------------------------------------------------------
     def _check_actions(self, actions: np.ndarray) -> np.ndarray:
+        # One Numba pass accepts the usual case (an int64 array of legal or skipped actions); anything
+        # else goes through the numpy checks below, which raise the explaining errors.
+        if (
+            isinstance(actions, np.ndarray)
+            and actions.dtype == np.int64
+            and actions.shape == (self.n_envs,)
+            and first_bad_action(actions, self._action_mask) < 0
+        ):
+            return actions
         if not isinstance(actions, np.ndarray):
             raise TypeError(
                 f"actions must be a numpy array of shape ({self.n_envs},), got {type(actions).__name__}"

@@ -14,14 +14,20 @@ State of N games, a struct of arrays with a leading batch axis (the AEC env uses
 
 Stakes are integer units here; the env layer multiplies them by the ``stake`` option.
 Kernels never check their inputs: the env layer validates actions against ``legal mask`` first.
+
+Batch kernels: ``reset_games``/``step_games``/``observe_games`` (the AEC env, N = 1),
+``vector_step_games`` (the vector env: step, rewards, auto-reset and observation in one call) and
+``random_playouts_from`` (``madiao_env.rollout``). All of them use the same rule functions and
+the same observation encoder (``_encode``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from cardgame_core.bits import bit, bits_above, highest_bit, popcount
+from cardgame_core.bits import bit, bits_above, nth_set_bit, popcount
 from cardgame_core.jit import njit
+from cardgame_core.rng import next_u64
 from madiao_env.cards import (
     CARD_SUIT,
     CUT_NUMBER,
@@ -154,6 +160,8 @@ HIST_SLOT_SIZE = 45
 HISTORY_SIZE = HIST_PLAYS_AT + MAX_PLAYS * HIST_SLOT_SIZE  # 1579
 
 _XOR_MULTIPLIER = np.uint64(0x2545F4914F6CDD1D)
+# _BYTE_BITS[v, k] = bit k of the byte v, as 0/1 (the observation encoder's table).
+_BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.int8)
 
 
 def new_state(n_games: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -170,7 +178,7 @@ def new_state(n_games: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
 # ----------------------------------------------------------------------------- per-game helpers
 
 
-@njit
+@njit(inline="always")
 def _next_random(card_sets, g):
     """xorshift64* step of game ``g``'s RNG (state lives in the snapshot, so continuations replay)."""
     x = card_sets[g, C_RNG]
@@ -181,7 +189,7 @@ def _next_random(card_sets, g):
     return x * _XOR_MULTIPLIER
 
 
-@njit
+@njit(inline="always")
 def _random_below(card_sets, g, n):
     """Uniform integer in 0..n-1 (multiply-shift on the top 32 bits: bias below 1e-8)."""
     high = _next_random(card_sets, g) >> np.uint64(32)
@@ -201,8 +209,30 @@ def first_seat_from_cut(cut_card, banker):
     return (banker + 2) % 4
 
 
-@njit
+# Scalar arguments reach the line helpers as int32 (read from ``ints``), int64 and literals;
+# Numba would compile one version per combination (21 of _add_line), which dominated the cold
+# compile. These inline shims cast to int64 so that each helper compiles once.
+
+
+@njit(inline="always")
 def _add_line(ints, pending, g, rule, payer, payee, stakes):
+    _append_line(
+        ints, pending, np.int64(g), np.int64(rule), np.int64(payer), np.int64(payee), np.int64(stakes)
+    )
+
+
+@njit(inline="always")
+def _seat_earns(ints, pending, g, seat, stakes, rule):
+    _seat_earns_int64(ints, pending, np.int64(g), np.int64(seat), np.int64(stakes), np.int64(rule))
+
+
+@njit(inline="always")
+def _seat_pays(ints, pending, g, seat, stakes, rule):
+    _seat_pays_int64(ints, pending, np.int64(g), np.int64(seat), np.int64(stakes), np.int64(rule))
+
+
+@njit
+def _append_line(ints, pending, g, rule, payer, payee, stakes):
     if stakes == 0:
         return
     n = ints[g, I_N_PENDING]
@@ -218,27 +248,27 @@ def _add_line(ints, pending, g, rule, payer, payee, stakes):
 
 
 @njit
-def _seat_earns(ints, pending, g, seat, stakes, rule):
+def _seat_earns_int64(ints, pending, g, seat, stakes, rule):
     """A player's gain is paid by the banker; a banker's gain is paid by each player."""
     banker = ints[g, I_BANKER]
     if seat == banker:
         for other in range(4):
             if other != banker:
-                _add_line(ints, pending, g, rule, other, banker, stakes)
+                _append_line(ints, pending, g, rule, np.int64(other), np.int64(banker), stakes)
     else:
-        _add_line(ints, pending, g, rule, banker, seat, stakes)
+        _append_line(ints, pending, g, rule, np.int64(banker), seat, stakes)
 
 
 @njit
-def _seat_pays(ints, pending, g, seat, stakes, rule):
+def _seat_pays_int64(ints, pending, g, seat, stakes, rule):
     """A player's loss goes to the banker; a banker's loss goes to each player."""
     banker = ints[g, I_BANKER]
     if seat == banker:
         for other in range(4):
             if other != banker:
-                _add_line(ints, pending, g, rule, banker, other, stakes)
+                _append_line(ints, pending, g, rule, np.int64(banker), np.int64(other), stakes)
     else:
-        _add_line(ints, pending, g, rule, seat, banker, stakes)
+        _append_line(ints, pending, g, rule, seat, np.int64(banker), stakes)
 
 
 @njit
@@ -313,11 +343,13 @@ def _deal_deck(card_sets, ints, g, deck, first_override):
 @njit
 def _deal_random(card_sets, ints, g):
     """A seeded uniform shuffle of the 40 cards dealt through the procedure."""
-    deck = np.arange(N_CARDS).astype(np.int8)
+    deck = np.empty(N_CARDS, dtype=np.int8)  # one allocation (arange + astype made two)
+    for i in range(N_CARDS):
+        deck[i] = i
     for i in range(N_CARDS - 1, 0, -1):
         j = _random_below(card_sets, g, i + 1)
         deck[i], deck[j] = deck[j], deck[i]
-    _deal_deck(card_sets, ints, g, deck, -1)
+    _deal_deck(card_sets, ints, g, deck, np.int64(-1))
 
 
 @njit
@@ -365,7 +397,7 @@ def _declare(card_sets, ints, pending, settled, config, g):
             for other in range(4):
                 if other != holder and other != exempt:
                     _add_line(ints, pending, g, RULE_MELD, other, holder, best)
-            if _finish_hand(card_sets, ints, pending, settled, config, g, holder, True):
+            if _finish_hand(card_sets, ints, pending, settled, config, g, np.int64(holder), True):
                 return
             continue
         four = -1
@@ -484,7 +516,7 @@ def _settle_play(card_sets, ints, pending, g):
     return next_banker
 
 
-@njit
+@njit(inline="always")
 def _apply(card_sets, ints, history, pending, settled, config, g, action):
     """Apply one legal action of the seat to act in game ``g``."""
     seat = ints[g, I_TO_ACT]
@@ -533,129 +565,187 @@ def _apply(card_sets, ints, history, pending, settled, config, g, action):
     if ints[g, I_TRICK] < 8:
         return
     next_banker = _settle_play(card_sets, ints, pending, g)
-    if not _finish_hand(card_sets, ints, pending, settled, config, g, next_banker, False):
+    if not _finish_hand(card_sets, ints, pending, settled, config, g, np.int64(next_banker), False):
         _declare(card_sets, ints, pending, settled, config, g)
 
 
 # ----------------------------------------------------------------------------- observations
 
 
-@njit
-def _legal(card_sets, ints, config, g, seat, mask):
-    """Legal-action mask (int8[82]) of ``seat``: all zeros unless it is the seat to act."""
-    mask[:] = 0
-    if seat != ints[g, I_TO_ACT]:
-        return
-    phase = ints[g, I_PHASE]
-    if phase == PHASE_REDEAL:
-        mask[N_ACTIONS - 2] = 1
-        mask[N_ACTIONS - 1] = 1
-        return
-    if phase != PHASE_PLAY:
-        return
+@njit(inline="always")
+def _legal_cards(card_sets, ints, config, g, seat):
+    """Cards ``seat`` may play now: (face-up set, face-down set), both empty unless it is the seat
+    to act in the play phase. The one statement of the play rules, used by the mask and by the
+    play-outs (which draw from these sets without building a mask)."""
     hand = card_sets[g, C_HAND + seat]
+    if seat != ints[g, I_TO_ACT] or ints[g, I_PHASE] != PHASE_PLAY:
+        return np.uint64(0), np.uint64(0)
     if ints[g, I_N_PLAYS] % 4 == 0:
+        return hand, np.uint64(0)  # the leader plays face up
+    best = ints[g, I_BEST_CARD]
+    # Both loads before any branch: a load inside a short-circuit condition compiled to code
+    # about 20x slower (measured), and this runs at every decision of every play-out.
+    last_trick = ints[g, I_TRICK] == 7
+    tricks_won = ints[g, I_TRICKS_WON + seat]
+    if last_trick and tricks_won == 0:
+        face_up = np.uint64(0)  # the last-trick rule: no trick yet, no capture in the eighth
+    elif config[CFG_FACE_UP_DISCARD] == 1:
         face_up = hand
     else:
-        best = ints[g, I_BEST_CARD]
-        if ints[g, I_TRICK] == 7 and ints[g, I_TRICKS_WON + seat] == 0:
-            face_up = np.uint64(0)  # the last-trick rule: no trick yet, no capture in the eighth
-        elif config[CFG_FACE_UP_DISCARD] == 1:
-            face_up = hand
-        else:
-            face_up = hand & SUIT_MASK[CARD_SUIT[best]] & bits_above(best)
-        for card in range(N_CARDS):
-            if hand & bit(card):
-                mask[N_CARDS + card] = 1
-    for card in range(N_CARDS):
-        if face_up & bit(card):
-            mask[card] = 1
+        face_up = hand & SUIT_MASK[CARD_SUIT[best]] & bits_above(best)
+    return face_up, hand
 
 
-@njit
-def _set_bits(out, at, cards):
-    while cards:
-        card = highest_bit(cards)
-        out[at + card] = 1
-        cards &= ~bit(card)
+# The encoder helpers below write row ``r`` of a 2-D output array rather than taking a row view:
+# a view passed to another compiled function costs reference-count updates at every call, which
+# made up half of a vector env step.
 
 
-@njit
-def _observe_summary(card_sets, ints, history, g, seat, out):
-    out[:] = 0
-    _set_bits(out, OBS_HAND_AT, card_sets[g, C_HAND + seat])
-    out[OBS_UPCARD_AT + ints[g, I_STOCK]] = 1
+@njit(inline="always")
+def _legal(card_sets, ints, config, g, seat, masks, r):
+    """Legal-action mask (0/1 bytes) of ``seat`` into ``masks[r]``: all zeros unless it is the
+    seat to act."""
+    face_up, face_down = _legal_cards(card_sets, ints, config, g, seat)
+    _write_bits(masks, r, 0, face_up)
+    _write_bits(masks, r, N_CARDS, face_down)
+    offer = 1 if seat == ints[g, I_TO_ACT] and ints[g, I_PHASE] == PHASE_REDEAL else 0
+    masks[r, N_ACTIONS - 2] = offer
+    masks[r, N_ACTIONS - 1] = offer
+
+
+@njit(inline="always")
+def _write_bits(out, r, at, cards):
+    """``out[r, at + c] = 1`` if card ``c`` is in ``cards``, else 0, for the 40 cards.
+
+    Eight entries at a time from a byte table: the encoder runs at every step, and this is
+    about five times faster than a loop over single bits (it compiles to 8-byte copies).
+    """
+    for byte in range(N_CARDS // 8):
+        value = (cards >> np.uint64(8 * byte)) & np.uint64(0xFF)
+        for k in range(8):
+            out[r, at + 8 * byte + k] = _BYTE_BITS[value, k]
+
+
+@njit(inline="always")
+def _zero(out, r, start, stop):
+    for k in range(start, stop):
+        out[r, k] = 0
+
+
+@njit(inline="always")
+def _observe_summary(card_sets, ints, history, g, seat, out, r):
+    # The first, third and fourth card planes are written whole by _write_bits: zero the rest.
+    _zero(out, r, OBS_UPCARD_AT, OBS_SEEN_FACE_UP_AT)
+    _zero(out, r, OBS_TRICK_FACE_UP_AT, SUMMARY_SIZE)
+    _write_bits(out, r, OBS_HAND_AT, card_sets[g, C_HAND + seat])
+    out[r, OBS_UPCARD_AT + ints[g, I_STOCK]] = 1
     seen = np.uint64(0)
     for other in range(4):
         seen |= card_sets[g, C_FACE_UP + other]
-    _set_bits(out, OBS_SEEN_FACE_UP_AT, seen)
-    _set_bits(out, OBS_OWN_SLOUGHED_AT, card_sets[g, C_SLOUGHED + seat])
+    _write_bits(out, r, OBS_SEEN_FACE_UP_AT, seen)
+    _write_bits(out, r, OBS_OWN_SLOUGHED_AT, card_sets[g, C_SLOUGHED + seat])
     n = ints[g, I_N_PLAYS]
     in_trick = n % 4
     if in_trick > 0:
         start = n - in_trick
-        out[OBS_TRICK_LEADER_AT + (int(history[g, start, 0]) - seat) % 4] = 1
+        out[r, OBS_TRICK_LEADER_AT + ((int(history[g, start, 0]) - seat) & 3)] = 1
         for k in range(in_trick):
-            relative = (int(history[g, start + k, 0]) - seat) % 4
+            relative = (int(history[g, start + k, 0]) - seat) & 3
             card = int(history[g, start + k, 1])
-            row = OBS_TRICK_PLAYS_AT + k * (N_CARDS + 1)
+            slot = OBS_TRICK_PLAYS_AT + k * (N_CARDS + 1)
             if history[g, start + k, 2] == 1:
-                out[OBS_TRICK_FACE_UP_AT + relative * N_CARDS + card] = 1
-                out[row + card] = 1
+                out[r, OBS_TRICK_FACE_UP_AT + relative * N_CARDS + card] = 1
+                out[r, slot + card] = 1
             else:
-                out[OBS_TRICK_FACE_DOWN_AT + relative] = 1
-                out[OBS_TRICK_FACE_DOWN_COUNT_AT] += 1
-                out[row + N_CARDS] = 1
+                out[r, OBS_TRICK_FACE_DOWN_AT + relative] = 1
+                out[r, OBS_TRICK_FACE_DOWN_COUNT_AT] += 1
+                out[r, slot + N_CARDS] = 1
     for other in range(4):
-        relative = (other - seat) % 4
-        out[OBS_TRICKS_WON_AT + relative] = ints[g, I_TRICKS_WON + other]
+        relative = (other - seat) & 3
+        out[r, OBS_TRICKS_WON_AT + relative] = ints[g, I_TRICKS_WON + other]
         if ints[g, I_BEEN_BANKER] & (1 << other):
-            out[OBS_BEEN_BANKER_AT + relative] = 1
+            out[r, OBS_BEEN_BANKER_AT + relative] = 1
         if ints[g, I_PASSED] & (1 << other):
-            out[OBS_REDEAL_PASSED_AT + relative] = 1
-    out[OBS_BANKER_AT + (ints[g, I_BANKER] - seat) % 4] = 1
-    out[OBS_FIRST_AT + (ints[g, I_FIRST] - seat) % 4] = 1
-    out[OBS_TRICK_NUMBER_AT + ints[g, I_TRICK]] = 1
-    out[OBS_PHASE_AT + ints[g, I_PHASE]] = 1
+            out[r, OBS_REDEAL_PASSED_AT + relative] = 1
+    out[r, OBS_BANKER_AT + ((ints[g, I_BANKER] - seat) & 3)] = 1
+    out[r, OBS_FIRST_AT + ((ints[g, I_FIRST] - seat) & 3)] = 1
+    out[r, OBS_TRICK_NUMBER_AT + ints[g, I_TRICK]] = 1
+    out[r, OBS_PHASE_AT + ints[g, I_PHASE]] = 1
 
 
-@njit
-def _observe_history(card_sets, ints, history, g, seat, out):
-    out[:] = 0
+@njit(inline="always")
+def _observe_history(card_sets, ints, history, g, seat, out, r):
+    _zero(out, r, HIST_UPCARD_AT, HISTORY_SIZE)  # the first two card planes are written whole
     hand = card_sets[g, C_HAND + seat]
     dealt = hand | card_sets[g, C_FACE_UP + seat] | card_sets[g, C_SLOUGHED + seat]
-    _set_bits(out, HIST_HAND_DEALT_AT, dealt)
-    _set_bits(out, HIST_HAND_AT, hand)
-    out[HIST_UPCARD_AT + ints[g, I_STOCK]] = 1
-    out[HIST_BANKER_AT + (ints[g, I_BANKER] - seat) % 4] = 1
-    out[HIST_FIRST_AT + (ints[g, I_FIRST] - seat) % 4] = 1
+    _write_bits(out, r, HIST_HAND_DEALT_AT, dealt)
+    _write_bits(out, r, HIST_HAND_AT, hand)
+    out[r, HIST_UPCARD_AT + ints[g, I_STOCK]] = 1
+    out[r, HIST_BANKER_AT + ((ints[g, I_BANKER] - seat) & 3)] = 1
+    out[r, HIST_FIRST_AT + ((ints[g, I_FIRST] - seat) & 3)] = 1
     for other in range(4):
-        relative = (other - seat) % 4
+        relative = (other - seat) & 3
         if ints[g, I_PASSED] & (1 << other):
-            out[HIST_REDEAL_PASSED_AT + relative] = 1
+            out[r, HIST_REDEAL_PASSED_AT + relative] = 1
         if ints[g, I_BEEN_BANKER] & (1 << other):
-            out[HIST_BEEN_BANKER_AT + relative] = 1
-    out[HIST_PHASE_AT + ints[g, I_PHASE]] = 1
+            out[r, HIST_BEEN_BANKER_AT + relative] = 1
+    out[r, HIST_PHASE_AT + ints[g, I_PHASE]] = 1
     for k in range(ints[g, I_N_PLAYS]):
         player = int(history[g, k, 0])
-        row = HIST_PLAYS_AT + k * HIST_SLOT_SIZE
-        out[row + (player - seat) % 4] = 1
+        slot = HIST_PLAYS_AT + k * HIST_SLOT_SIZE
+        out[r, slot + ((player - seat) & 3)] = 1
         if history[g, k, 2] == 1 or player == seat:  # others' face-down cards stay hidden
-            out[row + 4 + int(history[g, k, 1])] = 1
+            out[r, slot + 4 + int(history[g, k, 1])] = 1
         if history[g, k, 2] == 0:
-            out[row + 4 + N_CARDS] = 1
+            out[r, slot + 4 + N_CARDS] = 1
+
+
+@njit(inline="always")
+def _encode(card_sets, ints, history, config, g, seat, obs, r):
+    """The observation encoder (the one both envs use): ``seat``'s view of game ``g`` into ``obs[r]``."""
+    if config[CFG_HISTORY_OBS] == 1:
+        _observe_history(card_sets, ints, history, g, seat, obs, r)
+    else:
+        _observe_summary(card_sets, ints, history, g, seat, obs, r)
+
+
+@njit(inline="always")
+def _observe(card_sets, ints, history, config, g, seat, obs, masks, r):
+    _encode(card_sets, ints, history, config, g, seat, obs, r)
+    _legal(card_sets, ints, config, g, seat, masks, r)
 
 
 @njit
-def _observe(card_sets, ints, history, config, g, seat, obs_row, mask_row):
-    if config[CFG_HISTORY_OBS] == 1:
-        _observe_history(card_sets, ints, history, g, seat, obs_row)
-    else:
-        _observe_summary(card_sets, ints, history, g, seat, obs_row)
-    _legal(card_sets, ints, config, g, seat, mask_row)
+def _encode_out_of_line(card_sets, ints, history, config, g, seat, obs, r):
+    """:func:`_encode` as a function of its own (for rare calls: fewer inlined copies to compile)."""
+    _encode(card_sets, ints, history, config, g, seat, obs, r)
+
+
+@njit
+def _observe_out_of_line(card_sets, ints, history, config, g, seat, obs, masks, r):
+    """:func:`_observe` compiled once as a function of its own, for the AEC env's kernels: the
+    inlined encoder is what makes the vector kernel fast, but inlining it into every kernel
+    would add seconds to the first (cold) compile."""
+    _observe(card_sets, ints, history, config, g, seat, obs, masks, r)
 
 
 # ----------------------------------------------------------------------------- batch kernels
+
+
+@njit
+def _reset_game(card_sets, ints, history, config, pending, settled, g, rng_seed, banker, deck, first):
+    """Start an episode in game ``g`` (``deck[0] < 0``: a random deal) up to its first decision."""
+    ints[g, :] = 0
+    card_sets[g, :] = np.uint64(0)
+    history[g, :, :] = 0
+    seed = np.uint64(rng_seed)
+    card_sets[g, C_RNG] = seed if seed != np.uint64(0) else np.uint64(0x9E3779B97F4A7C15)
+    ints[g, I_BANKER] = banker
+    if deck[0] < 0:
+        _deal_random(card_sets, ints, g)
+    else:
+        _deal_deck(card_sets, ints, g, deck, np.int64(first))
+    _declare(card_sets, ints, pending, settled, config, g)
 
 
 @njit
@@ -668,19 +758,21 @@ def reset_games(
     Writes the observation and mask of the seat to act into ``obs[g]``/``masks[g]``.
     """
     for g in range(ints.shape[0]):
-        ints[g, :] = 0
-        card_sets[g, :] = np.uint64(0)
-        history[g, :, :] = 0
-        seed = np.uint64(rng_seeds[g])
-        card_sets[g, C_RNG] = seed if seed != np.uint64(0) else np.uint64(0x9E3779B97F4A7C15)
-        ints[g, I_BANKER] = bankers[g]
-        if decks[g, 0] < 0:
-            _deal_random(card_sets, ints, g)
-        else:
-            _deal_deck(card_sets, ints, g, decks[g], firsts[g])
-        _declare(card_sets, ints, pending, settled, config, g)
+        _reset_game(
+            card_sets,
+            ints,
+            history,
+            config,
+            pending,
+            settled,
+            g,
+            rng_seeds[g],
+            bankers[g],
+            decks[g],
+            firsts[g],
+        )
         seat = ints[g, I_TO_ACT]
-        _observe(card_sets, ints, history, config, g, seat if seat >= 0 else 0, obs[g], masks[g])
+        _observe_out_of_line(card_sets, ints, history, config, g, np.int64(max(seat, 0)), obs, masks, g)
 
 
 @njit
@@ -697,11 +789,163 @@ def step_games(card_sets, ints, history, pending, settled, config, actions, obs,
         ints[g, I_HANDS_SETTLED] = 0
         _apply(card_sets, ints, history, pending, settled, config, g, action)
         seat = ints[g, I_TO_ACT]
-        _observe(card_sets, ints, history, config, g, seat if seat >= 0 else 0, obs[g], masks[g])
+        _observe_out_of_line(card_sets, ints, history, config, g, np.int64(max(seat, 0)), obs, masks, g)
 
 
 @njit
 def observe_games(card_sets, ints, history, config, seats, obs, masks):
     """Observation and legal mask of ``seats[g]`` in every game."""
     for g in range(ints.shape[0]):
-        _observe(card_sets, ints, history, config, g, seats[g], obs[g], masks[g])
+        _observe_out_of_line(card_sets, ints, history, config, g, np.int64(seats[g]), obs, masks, g)
+
+
+# ----------------------------------------------------------------------------- vector env kernel
+
+
+@njit
+def _net_settled(ints, settled, g, net):
+    """Add this call's settled lines of game ``g`` to ``net`` (int64[4] stakes by seat)."""
+    for i in range(ints[g, I_N_SETTLED]):
+        stakes = settled[g, i, 4]
+        net[settled[g, i, 2]] -= stakes
+        net[settled[g, i, 3]] += stakes
+
+
+@njit
+def vector_step_games(
+    card_sets,
+    ints,
+    history,
+    pending,
+    settled,
+    config,
+    actions,
+    stake,
+    episode_stakes,
+    obs,
+    masks,
+    to_act,
+    rewards,
+    terminated,
+    final_payoffs,
+    final_obs,
+):
+    """The vector env's whole step in one call: apply, reward, auto-reset, observe.
+
+    For every game with ``actions[g] >= 0``: apply the action; ``rewards[g]`` = this call's
+    settled stakes times ``stake`` for every seat; ``episode_stakes[g]`` (int64[N, 4]) sums them
+    over the episode. When the episode ends: ``final_obs[g, s]`` = every seat's last observation,
+    ``final_payoffs[g]`` = the episode's payoffs, ``terminated[g]`` set, and a new episode starts
+    with a banker and a seed drawn from the game's own RNG (so a game's future depends only on
+    its own state). A meld paid while dealing that new episode stays pending and is paid with its
+    first settlement, never in this call. Then ``obs[g]``/``masks[g]`` = the view of the seat to
+    act. Skipped games keep their state and buffers; their rewards and flags are cleared.
+    Returns the first game whose line buffer overflowed, or -1 (the env raises).
+    """
+    net = np.zeros(4, dtype=np.int64)
+    overflowed = -1
+    # Every seat's final view as rows g * 4 + seat of a 2-D view (see the encoder's note).
+    final_rows = final_obs.reshape(final_obs.shape[0] * 4, final_obs.shape[2])
+    no_deck = np.full(N_CARDS, -1, dtype=np.int8)
+    for g in range(ints.shape[0]):
+        for seat in range(4):
+            rewards[g, seat] = 0.0
+        terminated[g] = False
+        action = actions[g]
+        if action < 0:
+            continue
+        ints[g, I_N_SETTLED] = 0
+        ints[g, I_HANDS_SETTLED] = 0
+        _apply(card_sets, ints, history, pending, settled, config, g, action)
+        if ints[g, I_HANDS_SETTLED] > 0:
+            net[:] = 0
+            _net_settled(ints, settled, g, net)
+            for seat in range(4):
+                rewards[g, seat] = net[seat] * stake
+                episode_stakes[g, seat] += net[seat]
+        if ints[g, I_EPISODE_OVER] == 1:
+            for seat in range(4):
+                _encode_out_of_line(
+                    card_sets, ints, history, config, g, np.int64(seat), final_rows, 4 * g + seat
+                )
+                final_payoffs[g, seat] = episode_stakes[g, seat] * stake
+                episode_stakes[g, seat] = 0
+            terminated[g] = True
+            banker = _random_below(card_sets, g, 4)
+            rng_seed = _next_random(card_sets, g)
+            _reset_game(
+                card_sets,
+                ints,
+                history,
+                config,
+                pending,
+                settled,
+                g,
+                rng_seed,
+                np.int64(banker),
+                no_deck,
+                np.int64(-1),
+            )
+        seat = ints[g, I_TO_ACT]
+        to_act[g] = seat
+        _observe_out_of_line(card_sets, ints, history, config, g, np.int64(seat), obs, masks, g)
+        if ints[g, I_OVERFLOW] == 1 and overflowed < 0:
+            overflowed = g
+    return overflowed
+
+
+# ----------------------------------------------------------------------------- play-outs
+
+
+@njit(inline="always")
+def _random_action(card_sets, ints, config, g):
+    """A uniformly random legal action of the seat to act, drawn from the game's own RNG."""
+    if ints[g, I_PHASE] == PHASE_REDEAL:
+        return N_ACTIONS - 2 + _random_below(card_sets, g, 2)
+    face_up, face_down = _legal_cards(card_sets, ints, config, g, ints[g, I_TO_ACT])
+    n_up = popcount(face_up)
+    pick = _random_below(card_sets, g, n_up + popcount(face_down))
+    if pick < n_up:
+        return nth_set_bit(face_up, pick)
+    return N_CARDS + nth_set_bit(face_down, pick - n_up)
+
+
+@njit
+def random_playouts_from(card_sets, ints, history, pending, config, seed, net):
+    """Play ``net.shape[0]`` random continuations of game 0 of the given state to the episode's end.
+
+    Every play-out copies the state into scratch arrays, reseeds the game's RNG from ``seed`` and
+    the play-out index (redeals and new deals then differ between play-outs), and plays uniformly
+    random legal actions with the full rules. ``net[k]`` gets play-out ``k``'s stakes by seat from
+    the state on: every line settled after it, pending lines included. Returns True if a line
+    buffer overflowed (the caller raises).
+    """
+    sim_cards = np.empty((1, N_CARD_COLS), dtype=np.uint64)
+    sim_ints = np.empty((1, N_INTS), dtype=np.int32)
+    sim_history = np.empty((1, MAX_PLAYS, 3), dtype=np.int8)
+    sim_pending = np.empty((1, MAX_PENDING, 5), dtype=np.int32)
+    sim_settled = np.empty((1, MAX_SETTLED, 5), dtype=np.int32)
+    seed_state = np.empty(1, dtype=np.uint64)
+    seed_state[0] = np.uint64(seed)
+    overflow = False
+    for k in range(net.shape[0]):
+        sim_cards[0, :] = card_sets[0, :]
+        sim_ints[0, :] = ints[0, :]
+        sim_history[0, :, :] = history[0, :, :]
+        for i in range(ints[0, I_N_PENDING]):
+            for c in range(5):
+                sim_pending[0, i, c] = pending[0, i, c]
+        rng_state = next_u64(seed_state, 0)
+        sim_cards[0, C_RNG] = rng_state if rng_state != np.uint64(0) else np.uint64(0x9E3779B97F4A7C15)
+        for seat in range(4):
+            net[k, seat] = 0
+        while sim_ints[0, I_EPISODE_OVER] == 0:
+            sim_ints[0, I_N_SETTLED] = 0
+            sim_ints[0, I_HANDS_SETTLED] = 0
+            action = _random_action(sim_cards, sim_ints, config, 0)
+            _apply(sim_cards, sim_ints, sim_history, sim_pending, sim_settled, config, 0, action)
+            if sim_ints[0, I_HANDS_SETTLED] > 0:
+                _net_settled(sim_ints, sim_settled, 0, net[k])
+        if sim_ints[0, I_OVERFLOW] == 1:
+            overflow = True
+    return overflow

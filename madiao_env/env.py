@@ -412,7 +412,10 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
 
     # ------------------------------------------------------------------ step
     def step(self, action: Any) -> None:
-        agent = self.agent_selection
+        try:
+            agent = self.agent_selection
+        except AttributeError:
+            self._require_reset()
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
@@ -504,6 +507,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         seat = self._seat_of[agent]
         if seat == self._obs_seat:
             return {"observation": self._obs_row, "action_mask": self._mask_row}
+        self._require_reset()
         self._seats[0] = seat
         obs = np.empty(self._obs_shape, dtype=np.int8)
         masks = np.empty(_MASK_SHAPE, dtype=np.int8)
@@ -513,6 +517,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
     # ------------------------------------------------------------------ state
     def table(self) -> dict[str, Any]:
         """The full true state in plain Python (for tests, rendering and tools)."""
+        self._require_reset()
         card_sets, ints, history = self._card_sets[0], self._ints[0], self._history[0]
         n_plays = int(ints[core.I_N_PLAYS])
         plays = [
@@ -538,6 +543,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
 
     def get_state(self) -> dict[str, Any]:
         """A picklable snapshot of the whole env (game arrays, RNG, PettingZoo bookkeeping)."""
+        self._require_reset()
         return {
             "version": _STATE_VERSION,
             "config": self._config.copy(),

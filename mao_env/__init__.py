@@ -1,5 +1,6 @@
-"""Mao: Numba rule core, secret-rule library and the PettingZoo AEC env ``mao_v0``."""
+"""Mao for reinforcement learning: ``from mao_env import mao_v0``; ``mao_v0.env()`` is the wrapped
+PettingZoo AEC env (the environment is the Mao Master), ``mao_v0.raw_env()`` the bare one.
 
-from mao_env.mao_v0 import env, raw_env
-
-__all__ = ["env", "raw_env"]
+Importing the package compiles nothing: the Numba kernels of ``mao_env.core`` compile (or load from
+the on-disk cache) on first use.
+"""

@@ -55,7 +55,7 @@ RANK_WORDS = (
 )
 ACE, SEVEN, EIGHT, NINE, JACK = 1, 7, 8, 9, 11
 
-CARD_NAMES: tuple[str, ...] = tuple(f"{r}{s}" for s in SUIT_LETTERS for r in RANK_LABELS) + ("JK",)
+CARD_NAMES: tuple[str, ...] = (*(f"{r}{s}" for s in SUIT_LETTERS for r in RANK_LABELS), "JK")
 CARD_ID: dict[str, int] = {name: i for i, name in enumerate(CARD_NAMES)}
 # Effective rank (1..13) and suit of every card type; the joker counts as the nine of diamonds.
 CARD_RANK = np.array([r for _ in range(4) for r in range(1, 14)] + [NINE], dtype=np.int64)

@@ -12,7 +12,10 @@ State (see :func:`new_state`)::
     calls    int64  [B, 32, 4]        the penalty calls of the last step (code, phrase, cards, rule)
     rng      uint64 [B]               each game's SplitMix64 state (cardgame_core.rng)
 
-Every kernel takes the game index ``b``; :func:`step_batch` loops a batch. No checking happens
+The secret-rule library arrives as the argument ``library`` (``mao_env.rules.LIBRARY``: one
+``(family, kind, set_a, set_b, param)`` row per rule, card sets as 53-bit masks), never as a global,
+so editing the library cannot leave a stale cached kernel. Every kernel takes the game index
+``b``; :func:`step_batch` loops a batch. No checking happens
 here: the env layer masks and validates actions before they reach a kernel.
 """
 
@@ -20,10 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from cardgame_core.bits import popcount
 from cardgame_core.jit import njit
-from cardgame_core.rng import random_below, shuffle_prefix
-from mao_env import cards as C
-from mao_env import rules as R
+from cardgame_core.rng import next_u64, random_below, shuffle_prefix
+from mao_env import cards
+from mao_env import rules as rule_library
 
 # ---- array geometry ------------------------------------------------------------------------
 STACK, PILE = 0, 1
@@ -54,7 +58,7 @@ S_ROUND_WON = 18  # seat that won a round in the last step, -1 if none
 S_NEXT_SEAT = 19  # seat to act after the round winner's rule choice
 S_QUEUE_NEXT = 20  # index into the fixed rule queue
 S_DONE = 21  # 1 when the episode's rounds are all played
-S_LAST_CARDS_0 = 22  # 8 entries: penalty cards each seat received in the last step
+S_PENALTY_TAKEN_0 = 22  # 8 entries: penalty cards each seat received in the last step
 # ---- scalars: options (written by the env before reset) ---------------------------------------
 C_SEVEN_TURN_ENDS = 30
 C_THANK_YOU = 31
@@ -87,28 +91,25 @@ EVENT_WIDTH = 13
 KIND_PLAY, KIND_BAD_CARD, KIND_DRAW, KIND_RULE_ADDED = 0, 1, 2, 3
 N_EVENT_KINDS = 4
 # Call reason bits: 0..N_PHRASES-1 = failure to say phrase p, then:
-CALL_BIT_BAD_CARD = C.N_PHRASES
-CALL_BIT_TALKING = C.N_PHRASES + 1
-CALL_BIT_MAO = C.N_PHRASES + 2
-N_CALL_BITS = C.N_PHRASES + 3
+CALL_BIT_BAD_CARD = cards.N_PHRASES
+CALL_BIT_TALKING = cards.N_PHRASES + 1
+CALL_BIT_MAO = cards.N_PHRASES + 2
+N_CALL_BITS = cards.N_PHRASES + 3
 
 # ---- calls ---------------------------------------------------------------------------------
 CALL_BAD_CARD, CALL_FAILURE_TO_SAY, CALL_TALKING, CALL_MAO = 0, 1, 2, 3
 K_CODE, K_PHRASE, K_CARDS, K_RULE = 0, 1, 2, 3
 
 # Module-level constants Numba freezes into the kernels.
-_RANK = C.CARD_RANK
-_SUIT = C.CARD_SUIT
-_RULES = R.RULE_TABLE
-_PRED = R.PREDICATE_MASKS
-_RANK_ABOVE = C.RANK_ABOVE
-_RANK_BELOW = C.RANK_BELOW
-_RED = C.RED_MASK
-_BLACK = C.BLACK_MASK
-_N_TYPES = C.N_CARD_TYPES
-_N_PHRASES = C.N_PHRASES
-_N_LIBRARY = R.N_RULES
-_MAX_ACTIVE = R.MAX_ACTIVE_RULES
+_RANK = cards.CARD_RANK
+_SUIT = cards.CARD_SUIT
+_RANK_ABOVE = cards.RANK_ABOVE
+_RANK_BELOW = cards.RANK_BELOW
+_RED = cards.RED_MASK
+_BLACK = cards.BLACK_MASK
+_N_TYPES = cards.N_CARD_TYPES
+_N_PHRASES = cards.N_PHRASES
+_MAX_ACTIVE = rule_library.MAX_ACTIVE_RULES
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 
@@ -116,11 +117,11 @@ _ZERO = np.uint64(0)
 def new_state(batch: int) -> tuple[np.ndarray, ...]:
     """Zeroed state arrays for ``batch`` games (call :func:`reset_game` before use)."""
     return (
-        np.zeros((batch, C.MAX_PLAYERS, C.N_CARD_TYPES), dtype=np.int8),
-        np.zeros((batch, C.MAX_PLAYERS), dtype=np.uint64),
-        np.zeros((batch, 2, C.MAX_CARDS), dtype=np.int8),
+        np.zeros((batch, cards.MAX_PLAYERS, cards.N_CARD_TYPES), dtype=np.int8),
+        np.zeros((batch, cards.MAX_PLAYERS), dtype=np.uint64),
+        np.zeros((batch, 2, cards.MAX_CARDS), dtype=np.int8),
         np.zeros((batch, N_SCALARS), dtype=np.int64),
-        np.full((batch, 3, R.MAX_ACTIVE_RULES), -1, dtype=np.int64),
+        np.full((batch, 3, rule_library.MAX_ACTIVE_RULES), -1, dtype=np.int64),
         np.zeros((batch, EVENT_SLOTS, EVENT_WIDTH), dtype=np.int64),
         np.zeros((batch, MAX_CALLS, 4), dtype=np.int64),
         np.zeros(batch, dtype=np.uint64),
@@ -189,27 +190,33 @@ def _top_card(decks, scalars, b):
 
 
 @njit
-def check_play(scalars, rules, b, card, top):
+def check_play(scalars, rules, library, b, card, top):
     """Whether ``card`` may go on ``top`` now: returns (valid, rule) where rule is the library id
-    that forbids it, -1 when the base rules do (or when the play is valid)."""
-    named = scalars[b, S_NAMED_SUIT]
-    valid_suit = named if named >= 0 else _SUIT[top]
+    that makes it invalid, -1 when the base rules do (or when the play is valid).
+
+    valid = (suit match OR rank clause OR some WILD rule) AND NOT (some forbidding rule); the rank
+    clause is "same rank", or with RANK_ORDER rules active "ranks above/below the top card"."""
     if scalars[b, S_PENDING_SEVEN] > 0 and _RANK[card] != 7:
         # A seven chain is pending and its penalty was not taken: only a seven may be played.
         return False, -1
+    named = scalars[b, S_NAMED_SUIT]
+    valid_suit = named if named >= 0 else _SUIT[top]
     card_bit = _ONE << np.uint64(card)
     top_bit = _ONE << np.uint64(top)
-    base_ok = _SUIT[card] == valid_suit or _RANK[card] == _RANK[top]
+    suit_match = _SUIT[card] == valid_suit
+    rank_match = _RANK[card] == _RANK[top]
+    wild = False
+    order_rules = 0  # RANK_ORDER rules active
+    order_ok = True
+    order_breaker = -1  # first RANK_ORDER rule the card fails
     forbidding = -1
     for slot in range(_MAX_ACTIVE):
         rule = rules[b, ACTIVE, slot]
-        if rule < 0:
+        if rule < 0 or library[rule, 0] != 0:
             continue
-        if _RULES[rule, 0] != 0:
-            continue
-        kind = _RULES[rule, 1]
-        set_a = _PRED[_RULES[rule, 2]]
-        set_b = _PRED[_RULES[rule, 3]]
+        kind = library[rule, 1]
+        set_a = np.uint64(library[rule, 2])
+        set_b = np.uint64(library[rule, 3])
         forbids = False
         if kind == 0:  # FORBID_ON
             forbids = (card_bit & set_a) != _ZERO and (top_bit & set_b) != _ZERO
@@ -217,17 +224,23 @@ def check_play(scalars, rules, b, card, top):
             forbids = (top_bit & set_b) != _ZERO and (card_bit & set_a) == _ZERO
         elif kind == 2:  # WILD
             if (card_bit & set_a) != _ZERO:
-                base_ok = True
-        elif kind == 3:  # ALTERNATE_COLOUR
-            forbids = ((card_bit & _RED) != _ZERO and (top_bit & _RED) != _ZERO) or (
-                (card_bit & _BLACK) != _ZERO and (top_bit & _BLACK) != _ZERO
-            )
-        else:  # RANK_ORDER
-            order = _RANK_ABOVE[_RANK[top]] if _RULES[rule, 4] > 0 else _RANK_BELOW[_RANK[top]]
-            forbids = _SUIT[card] != _SUIT[top] and (card_bit & order) == _ZERO
+                wild = True
+        elif kind == 3:  # ALTERNATE_COLOUR: a card off the valid suit must change colour
+            same_colour = ((card_bit & _RED) != _ZERO) == ((top_bit & _RED) != _ZERO)
+            forbids = not suit_match and same_colour
+        else:  # RANK_ORDER replaces "same rank" by "ranks above (param +1) / below (-1) the top"
+            order = _RANK_ABOVE[_RANK[top]] if library[rule, 4] > 0 else _RANK_BELOW[_RANK[top]]
+            order_rules += 1
+            if (card_bit & order) == _ZERO:
+                order_ok = False
+                if order_breaker < 0:
+                    order_breaker = rule
         if forbids and forbidding < 0:
             forbidding = rule
-    if not base_ok:
+    rank_clause = order_ok if order_rules > 0 else rank_match
+    if not (suit_match or rank_clause or wild):
+        if rank_match:  # the plain base rules would have accepted it: the order rule refused
+            return False, order_breaker
         return False, -1
     if forbidding >= 0:
         return False, forbidding
@@ -235,26 +248,28 @@ def check_play(scalars, rules, b, card, top):
 
 
 @njit
-def _card_phrases(rules, b, card, top, phrase_rule):
+def _card_phrases(rules, library, b, card, top, phrase_rule):
     """Phrases a valid play of ``card`` on ``top`` requires; fills ``phrase_rule[p]`` with the
     rule behind phrase p (-1 = base rule) for newly required phrases."""
     need = 0
     if _RANK[card] == 7:
-        need |= 1 << C.NICE_DAY
-    if card != C.JOKER and _SUIT[card] == C.SPADES:
-        need |= 1 << C.CARD_NAME
-    if card == C.JOKER or card == C.NINE_OF_DIAMONDS:
-        need |= 1 << C.BADGER
+        need |= 1 << cards.NICE_DAY
+    if card != cards.JOKER and _SUIT[card] == cards.SPADES:
+        need |= 1 << cards.CARD_NAME
+    if card == cards.JOKER or card == cards.NINE_OF_DIAMONDS:
+        need |= 1 << cards.BADGER
     card_bit = _ONE << np.uint64(card)
     top_bit = _ONE << np.uint64(top)
     for slot in range(_MAX_ACTIVE):
         rule = rules[b, ACTIVE, slot]
-        if rule < 0 or _RULES[rule, 0] != 2:
+        if rule < 0 or library[rule, 0] != 2:
             continue
-        kind = _RULES[rule, 1]
-        cards = _PRED[_RULES[rule, 2]] & _PRED[_RULES[rule, 3]]
-        if (kind == 0 and (card_bit & cards) != _ZERO) or (kind == 2 and (top_bit & cards) != _ZERO):
-            phrase = _RULES[rule, 4]
+        kind = library[rule, 1]
+        trigger_set = np.uint64(library[rule, 2]) & np.uint64(library[rule, 3])
+        if (kind == 0 and (card_bit & trigger_set) != _ZERO) or (
+            kind == 2 and (top_bit & trigger_set) != _ZERO
+        ):
+            phrase = library[rule, 4]
             if not (need >> phrase) & 1:
                 need |= 1 << phrase
                 phrase_rule[phrase] = rule
@@ -262,7 +277,7 @@ def _card_phrases(rules, b, card, top, phrase_rule):
 
 
 @njit
-def turn_requirements(hands, decks, scalars, rules, b, phrase_rule):
+def turn_requirements(hands, decks, scalars, rules, library, b, phrase_rule):
     """What the current turn requires, judged as at END_TURN: returns
     (valid, bad_rule, required, excused, allowed); ``phrase_rule`` gets the rule behind each
     required phrase. ``excused`` phrases belong to a bad card (not talking); ``allowed`` are
@@ -279,40 +294,44 @@ def turn_requirements(hands, decks, scalars, rules, b, phrase_rule):
     allowed = 0
     hand_after = _hand_size(hands, b, seat)
     if played >= 0:
-        valid, bad_rule = check_play(scalars, rules, b, played, top)
-        phrases = _card_phrases(rules, b, played, top, phrase_rule)
+        valid, bad_rule = check_play(scalars, rules, library, b, played, top)
+        phrases = _card_phrases(rules, library, b, played, top, phrase_rule)
         if valid:
             required |= phrases
-            if _RANK[played] == C.JACK and scalars[b, S_FIRST_SUIT] >= 0:
-                allowed |= 1 << (C.SUIT_PHRASE_0 + scalars[b, S_FIRST_SUIT])
+            if _RANK[played] == cards.JACK and scalars[b, S_FIRST_SUIT] >= 0:
+                allowed |= 1 << (cards.SUIT_PHRASE_0 + scalars[b, S_FIRST_SUIT])
         else:
             excused |= phrases
-            if _RANK[played] == C.JACK and scalars[b, S_FIRST_SUIT] >= 0:
-                excused |= 1 << (C.SUIT_PHRASE_0 + scalars[b, S_FIRST_SUIT])
+            if _RANK[played] == cards.JACK and scalars[b, S_FIRST_SUIT] >= 0:
+                excused |= 1 << (cards.SUIT_PHRASE_0 + scalars[b, S_FIRST_SUIT])
             for p in range(_N_PHRASES):
                 phrase_rule[p] = -1
-            hand_after += 1
+            # The bad card goes back to the hand (then a penalty card follows), so the hand never
+            # drops to one card: "Last card" is not due, but saying it for the attempted play
+            # is not talking either.
+            if hand_after == 1:
+                excused |= 1 << cards.LAST_CARD
     took_seven = scalars[b, S_TOOK_SEVEN] > 0 or (scalars[b, S_PENDING_SEVEN] > 0 and not valid)
     if took_seven:
-        required |= 1 << (C.THANK_YOU if scalars[b, C_THANK_YOU] else C.PENALTY_CARD)
+        required |= 1 << (cards.THANK_YOU if scalars[b, C_THANK_YOU] else cards.PENALTY_CARD)
     if scalars[b, S_DREW]:
         for slot in range(_MAX_ACTIVE):
             rule = rules[b, ACTIVE, slot]
-            if rule >= 0 and _RULES[rule, 0] == 2 and _RULES[rule, 1] == 1:
-                phrase = _RULES[rule, 4]
+            if rule >= 0 and library[rule, 0] == 2 and library[rule, 1] == 1:
+                phrase = library[rule, 4]
                 if not (required >> phrase) & 1:
                     required |= 1 << phrase
                     phrase_rule[phrase] = rule
-    if hand_after == 1:
-        required |= 1 << C.LAST_CARD
+    if hand_after == 1 and (played < 0 or valid):
+        required |= 1 << cards.LAST_CARD
     if valid and hand_after == 0:
         # Mao is due only for a flawless winning turn: every other phrase said, none extra.
         said = scalars[b, S_SAID]
-        extra = said & ~required & ~allowed & ~(1 << C.MAO)
+        extra = said & ~required & ~allowed & ~(1 << cards.MAO)
         if scalars[b, C_TALKING] == 0:
             extra = 0
         if (required & ~said) == 0 and extra == 0:
-            required |= 1 << C.MAO
+            required |= 1 << cards.MAO
     return valid, bad_rule, required, excused, allowed
 
 
@@ -358,7 +377,7 @@ def _start_turn(scalars, b, seat):
 def deal_round(hands, hand_bits, decks, scalars, rng, b, starter):
     """Collect every card, shuffle, deal five to each seat and turn one card face up."""
     n_players = scalars[b, S_N_PLAYERS]
-    for seat in range(C.MAX_PLAYERS):
+    for seat in range(cards.MAX_PLAYERS):
         hand_bits[b, seat] = _ZERO
         for card in range(_N_TYPES):
             hands[b, seat, card] = 0
@@ -367,14 +386,14 @@ def deal_round(hands, hand_bits, decks, scalars, rng, b, starter):
         for card in range(_N_TYPES):
             decks[b, STACK, n] = card
             n += 1
-        decks[b, STACK, n] = C.JOKER  # a deck's second joker
+        decks[b, STACK, n] = cards.JOKER  # a deck's second joker
         n += 1
     shuffle_prefix(decks[b, STACK], n, rng, b)
     scalars[b, S_STACK_SIZE] = n
     scalars[b, S_PILE_SIZE] = 0
     for seat in range(n_players):
-        _draw_cards(hands, hand_bits, decks, scalars, rng, b, seat, C.HAND_SIZE)
-    n -= n_players * C.HAND_SIZE
+        _draw_cards(hands, hand_bits, decks, scalars, rng, b, seat, cards.HAND_SIZE)
+    n -= n_players * cards.HAND_SIZE
     decks[b, PILE, 0] = decks[b, STACK, n - 1]
     scalars[b, S_STACK_SIZE] = n - 1
     scalars[b, S_PILE_SIZE] = 1
@@ -424,7 +443,7 @@ def _n_active(rules, b):
 
 @njit
 def _is_active(rules, b, rule):
-    for slot in range(_MAX_ACTIVE):
+    for slot in range(_MAX_ACTIVE):  # noqa: SIM110 (a plain loop compiles best in Numba)
         if rules[b, ACTIVE, slot] == rule:
             return True
     return False
@@ -434,14 +453,14 @@ def _is_active(rules, b, rule):
 def _next_round(hands, hand_bits, decks, scalars, rng, b, winner):
     """After the rule choice: plain rounds re-deal everyone; Cambridge re-enters the winner."""
     if scalars[b, C_CAMBRIDGE]:
-        _draw_cards(hands, hand_bits, decks, scalars, rng, b, winner, C.HAND_SIZE)
+        _draw_cards(hands, hand_bits, decks, scalars, rng, b, winner, cards.HAND_SIZE)
         _start_turn(scalars, b, scalars[b, S_NEXT_SEAT])
     else:
         deal_round(hands, hand_bits, decks, scalars, rng, b, scalars[b, S_ROUND] % scalars[b, S_N_PLAYERS])
 
 
 @njit
-def _round_won(hands, hand_bits, decks, scalars, rules, events, rng, b, winner):
+def _round_won(hands, hand_bits, decks, scalars, rules, library, events, rng, b, winner):
     scalars[b, S_ROUND] += 1
     scalars[b, S_ROUND_WON] = winner
     if scalars[b, S_ROUND] >= scalars[b, C_N_ROUNDS]:
@@ -455,9 +474,9 @@ def _round_won(hands, hand_bits, decks, scalars, rules, events, rng, b, winner):
             scalars[b, S_PHASE] = PH_CHOOSE_RULE
             return
         if mode == RULE_CHOICE_SAMPLED:
-            n_free = _N_LIBRARY - _n_active(rules, b)
+            n_free = library.shape[0] - _n_active(rules, b)
             pick = random_below(rng, b, n_free)
-            for rule in range(_N_LIBRARY):
+            for rule in range(library.shape[0]):
                 if not _is_active(rules, b, rule):
                     if pick == 0:
                         _add_rule(scalars, rules, events, b, rule, winner)
@@ -475,16 +494,15 @@ def _round_won(hands, hand_bits, decks, scalars, rules, events, rng, b, winner):
 
 # ---- the judge -------------------------------------------------------------------------------
 @njit
-def _end_turn(hands, hand_bits, decks, scalars, rules, events, calls, rng, b):
+def _end_turn(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, b):
     """The Mao Master judges the turn: calls, penalties, card effects, the next seat."""
     seat = scalars[b, S_CURRENT]
     n_players = scalars[b, S_N_PLAYERS]
     played = scalars[b, S_PLAYED]
     said = scalars[b, S_SAID]
-    top = _top_card(decks, scalars, b)
     phrase_rule = np.empty(_N_PHRASES, dtype=np.int64)
     valid, bad_rule, required, excused, allowed = turn_requirements(
-        hands, decks, scalars, rules, b, phrase_rule
+        hands, decks, scalars, rules, library, b, phrase_rule
     )
     kind = KIND_DRAW
     if played >= 0:
@@ -496,39 +514,39 @@ def _end_turn(hands, hand_bits, decks, scalars, rules, events, calls, rng, b):
     penalty = 0
     if played >= 0 and not valid:
         _give(hands, hand_bits, b, seat, played)  # the bad card is taken back
-        _call(scalars, calls, b, CALL_BAD_CARD, -1, C.PENALTY_CARDS, bad_rule)
+        _call(scalars, calls, b, CALL_BAD_CARD, -1, cards.PENALTY_CARDS, bad_rule)
         call_bits |= 1 << CALL_BIT_BAD_CARD
-        penalty += C.PENALTY_CARDS
+        penalty += cards.PENALTY_CARDS
         if bad_rule >= 0:
             rule_bits |= 1 << bad_rule
-    missing = required & ~said & ~(1 << C.MAO)
+    missing = required & ~said & ~(1 << cards.MAO)
     for p in range(_N_PHRASES):
         if (missing >> p) & 1:
-            _call(scalars, calls, b, CALL_FAILURE_TO_SAY, p, C.PENALTY_CARDS, phrase_rule[p])
+            _call(scalars, calls, b, CALL_FAILURE_TO_SAY, p, cards.PENALTY_CARDS, phrase_rule[p])
             call_bits |= 1 << p
-            penalty += C.PENALTY_CARDS
+            penalty += cards.PENALTY_CARDS
             if phrase_rule[p] >= 0:
                 rule_bits |= 1 << phrase_rule[p]
     if scalars[b, C_TALKING]:
-        talking = said & ~required & ~excused & ~allowed & ~(1 << C.MAO)
+        talking = said & ~required & ~excused & ~allowed & ~(1 << cards.MAO)
         for p in range(_N_PHRASES):
             if (talking >> p) & 1:
-                _call(scalars, calls, b, CALL_TALKING, p, C.PENALTY_CARDS, -1)
+                _call(scalars, calls, b, CALL_TALKING, p, cards.PENALTY_CARDS, -1)
                 call_bits |= 1 << CALL_BIT_TALKING
-                penalty += C.PENALTY_CARDS
+                penalty += cards.PENALTY_CARDS
     won = False
-    mao_due = (required >> C.MAO) & 1
-    if (said >> C.MAO) & 1:
+    mao_due = (required >> cards.MAO) & 1
+    if (said >> cards.MAO) & 1:
         if mao_due:
             won = True
         else:
-            _call(scalars, calls, b, CALL_MAO, C.MAO, C.MAO_PENALTY_CARDS, -1)
+            _call(scalars, calls, b, CALL_MAO, cards.MAO, cards.MAO_PENALTY_CARDS, -1)
             call_bits |= 1 << CALL_BIT_MAO
-            penalty += C.MAO_PENALTY_CARDS
+            penalty += cards.MAO_PENALTY_CARDS
     elif mao_due:
-        _call(scalars, calls, b, CALL_FAILURE_TO_SAY, C.MAO, C.PENALTY_CARDS, -1)
-        call_bits |= 1 << C.MAO
-        penalty += C.PENALTY_CARDS
+        _call(scalars, calls, b, CALL_FAILURE_TO_SAY, cards.MAO, cards.PENALTY_CARDS, -1)
+        call_bits |= 1 << cards.MAO
+        penalty += cards.PENALTY_CARDS
     # The seven chain: a pending chain not answered with a valid seven is taken now.
     chain = 0
     if scalars[b, S_PENDING_SEVEN] > 0 and not valid:
@@ -545,33 +563,33 @@ def _end_turn(hands, hand_bits, decks, scalars, rules, events, calls, rng, b):
         scalars[b, S_PILE_SIZE] = pile_size + 1
         scalars[b, S_NAMED_SUIT] = -1
         rank = _RANK[played]
-        if rank == C.JACK and scalars[b, S_FIRST_SUIT] >= 0:
+        if rank == cards.JACK and scalars[b, S_FIRST_SUIT] >= 0:
             scalars[b, S_NAMED_SUIT] = scalars[b, S_FIRST_SUIT]
             events[b, slot, E_NAMED_SUIT] = scalars[b, S_FIRST_SUIT]
         if rank == 7:
             scalars[b, S_PENDING_SEVEN] += 1
-        elif rank == C.ACE:
+        elif rank == cards.ACE:
             skips += 1
-        elif rank == C.EIGHT:
+        elif rank == cards.EIGHT:
             reverse = not reverse
         card_bit = _ONE << np.uint64(played)
         for rule_slot in range(_MAX_ACTIVE):
             rule = rules[b, ACTIVE, rule_slot]
-            if rule < 0 or _RULES[rule, 0] != 1:
+            if rule < 0 or library[rule, 0] != 1:
                 continue
-            if (card_bit & _PRED[_RULES[rule, 2]] & _PRED[_RULES[rule, 3]]) == _ZERO:
+            if (card_bit & np.uint64(library[rule, 2]) & np.uint64(library[rule, 3])) == _ZERO:
                 continue
-            effect = _RULES[rule, 1]
+            effect = library[rule, 1]
             if effect == 0:
                 skips += 1
             elif effect == 1:
                 reverse = not reverse
             elif effect == 2:
-                forced += _RULES[rule, 4]
+                forced += library[rule, 4]
             else:
                 again = True
     penalty_drawn = _draw_cards(hands, hand_bits, decks, scalars, rng, b, seat, chain + penalty)
-    scalars[b, S_LAST_CARDS_0 + seat] += penalty_drawn
+    scalars[b, S_PENALTY_TAKEN_0 + seat] += penalty_drawn
     events[b, slot, E_CALLS] = call_bits
     events[b, slot, E_N_CALLS] = scalars[b, S_N_CALLS]
     events[b, slot, E_PENALTY_CARDS] = penalty
@@ -592,24 +610,24 @@ def _end_turn(hands, hand_bits, decks, scalars, rules, events, calls, rng, b):
     if won:
         events[b, slot, E_WON] = 1
         scalars[b, S_NEXT_SEAT] = next_seat
-        _round_won(hands, hand_bits, decks, scalars, rules, events, rng, b, seat)
+        _round_won(hands, hand_bits, decks, scalars, rules, library, events, rng, b, seat)
     else:
         _start_turn(scalars, b, next_seat)
 
 
 @njit
-def apply_action(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, action):
+def apply_action(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, b, action):
     """Apply one checked action id to game ``b``."""
     scalars[b, S_N_CALLS] = 0
     scalars[b, S_ROUND_WON] = -1
-    for seat in range(C.MAX_PLAYERS):
-        scalars[b, S_LAST_CARDS_0 + seat] = 0
+    for seat in range(cards.MAX_PLAYERS):
+        scalars[b, S_PENALTY_TAKEN_0 + seat] = 0
     scalars[b, S_STEP] += 1
     scalars[b, S_SUB_ACTIONS] += 1
     seat = scalars[b, S_CURRENT]
     phase = scalars[b, S_PHASE]
     if phase == PH_START:
-        if action < C.DRAW:
+        if action < cards.DRAW:
             _take(hands, hand_bits, b, seat, action)
             scalars[b, S_PLAYED] = action
             scalars[b, S_PHASE] = PH_SPEAK
@@ -618,7 +636,7 @@ def apply_action(hands, hand_bits, decks, scalars, rules, events, calls, rng, b,
             scalars[b, S_PENDING_SEVEN] = 0
             scalars[b, S_TOOK_SEVEN] = chain
             taken = _draw_cards(hands, hand_bits, decks, scalars, rng, b, seat, chain)
-            scalars[b, S_LAST_CARDS_0 + seat] += taken
+            scalars[b, S_PENALTY_TAKEN_0 + seat] += taken
             if scalars[b, C_SEVEN_TURN_ENDS]:
                 scalars[b, S_PHASE] = PH_SPEAK
         else:
@@ -626,30 +644,30 @@ def apply_action(hands, hand_bits, decks, scalars, rules, events, calls, rng, b,
             scalars[b, S_DREW] = 1
             scalars[b, S_PHASE] = PH_SPEAK
     elif phase == PH_SPEAK:
-        if action < C.END_TURN:
-            phrase = action - C.SAY_0
+        if action < cards.END_TURN:
+            phrase = action - cards.SAY_0
             scalars[b, S_SAID] |= 1 << phrase
-            suit = phrase - C.SUIT_PHRASE_0
+            suit = phrase - cards.SUIT_PHRASE_0
             if 0 <= suit < 4 and scalars[b, S_FIRST_SUIT] < 0:
                 scalars[b, S_FIRST_SUIT] = suit
         else:
-            _end_turn(hands, hand_bits, decks, scalars, rules, events, calls, rng, b)
+            _end_turn(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, b)
     elif phase == PH_CHOOSE_RULE:
-        _add_rule(scalars, rules, events, b, action - C.CHOOSE_RULE_0, seat)
+        _add_rule(scalars, rules, events, b, action - cards.CHOOSE_RULE_0, seat)
         _next_round(hands, hand_bits, decks, scalars, rng, b, seat)
 
 
 @njit
-def step_batch(hands, hand_bits, decks, scalars, rules, events, calls, rng, actions):
+def step_batch(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, actions):
     """Apply ``actions[b]`` to every game ``b`` with ``actions[b] >= 0``."""
     for b in range(actions.shape[0]):
         if actions[b] >= 0:
-            apply_action(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, actions[b])
+            apply_action(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, b, actions[b])
 
 
 # ---- masks -----------------------------------------------------------------------------------
 @njit
-def action_mask(hands, decks, scalars, rules, b, by_rules, out):
+def action_mask(hands, decks, scalars, rules, library, b, by_rules, out):
     """Write the acting seat's mask into ``out`` (int8). ``by_rules`` False: what a person can do
     (physical); True: what the full current rule set allows (the oracle's choices)."""
     out[:] = 0
@@ -660,73 +678,91 @@ def action_mask(hands, decks, scalars, rules, b, by_rules, out):
         for card in range(_N_TYPES):
             if hands[b, seat, card] > 0:
                 if by_rules:
-                    valid, _ = check_play(scalars, rules, b, card, top)
+                    valid, _ = check_play(scalars, rules, library, b, card, top)
                     out[card] = valid
                 else:
                     out[card] = 1
-        out[C.DRAW] = 1
+        out[cards.DRAW] = 1
     elif phase == PH_SPEAK:
         said = scalars[b, S_SAID]
-        if scalars[b, S_SUB_ACTIONS] >= scalars[b, C_MAX_SUB_ACTIONS] - 1 or (said >> C.MAO) & 1:
-            out[C.END_TURN] = 1
+        if scalars[b, S_SUB_ACTIONS] >= scalars[b, C_MAX_SUB_ACTIONS] - 1 or (said >> cards.MAO) & 1:
+            out[cards.END_TURN] = 1
             return
         if not by_rules:
             for p in range(_N_PHRASES):
                 if not (said >> p) & 1:
-                    out[C.SAY_0 + p] = 1
-            out[C.END_TURN] = 1
+                    out[cards.SAY_0 + p] = 1
+            out[cards.END_TURN] = 1
             return
         phrase_rule = np.empty(_N_PHRASES, dtype=np.int64)
-        valid, _, required, _, _ = turn_requirements(hands, decks, scalars, rules, b, phrase_rule)
+        valid, _, required, _, _ = turn_requirements(hands, decks, scalars, rules, library, b, phrase_rule)
         missing = required & ~said
-        others = missing & ~(1 << C.MAO)
+        others = missing & ~(1 << cards.MAO)
         for p in range(_N_PHRASES):
             if (others >> p) & 1:
-                out[C.SAY_0 + p] = 1
+                out[cards.SAY_0 + p] = 1
         if others == 0 and missing != 0:
-            out[C.SAY_0 + C.MAO] = 1
-        if valid and _RANK[scalars[b, S_PLAYED]] == C.JACK and scalars[b, S_FIRST_SUIT] < 0:
+            out[cards.SAY_0 + cards.MAO] = 1
+        if valid and _RANK[scalars[b, S_PLAYED]] == cards.JACK and scalars[b, S_FIRST_SUIT] < 0:
             for suit in range(4):
-                out[C.SAY_0 + C.SUIT_PHRASE_0 + suit] = 1
+                out[cards.SAY_0 + cards.SUIT_PHRASE_0 + suit] = 1
         if missing == 0:
-            out[C.END_TURN] = 1
+            out[cards.END_TURN] = 1
     elif phase == PH_CHOOSE_RULE:
-        for rule in range(_N_LIBRARY):
-            out[C.CHOOSE_RULE_0 + rule] = not _is_active(rules, b, rule)
+        for rule in range(library.shape[0]):
+            out[cards.CHOOSE_RULE_0 + rule] = not _is_active(rules, b, rule)
 
 
 # ---- observation -----------------------------------------------------------------------------
 #: Features per event in the observation (without the revealed-rule block).
-EVENT_FEATURES = 1 + C.MAX_PLAYERS + N_EVENT_KINDS + C.N_CARD_TYPES + C.N_PHRASES + N_CALL_BITS + 6 + 4
+EVENT_FEATURES = (
+    1 + cards.MAX_PLAYERS + N_EVENT_KINDS + cards.N_CARD_TYPES + cards.N_PHRASES + N_CALL_BITS + 6 + 4
+)
 OFF_HAND = 0
-OFF_TOP = OFF_HAND + C.N_CARD_TYPES
-OFF_VALID_SUIT = OFF_TOP + C.N_CARD_TYPES
+OFF_TOP = OFF_HAND + cards.N_CARD_TYPES
+OFF_VALID_SUIT = OFF_TOP + cards.N_CARD_TYPES
 OFF_NAMED = OFF_VALID_SUIT + 4
 OFF_DIRECTION = OFF_NAMED + 1
 OFF_PENDING_SEVEN = OFF_DIRECTION + 1
 OFF_PHASE = OFF_PENDING_SEVEN + 1
 OFF_PLAYED = OFF_PHASE + 3
-OFF_DREW = OFF_PLAYED + C.N_CARD_TYPES
+OFF_DREW = OFF_PLAYED + cards.N_CARD_TYPES
 OFF_TOOK_SEVEN = OFF_DREW + 1
 OFF_SAID = OFF_TOOK_SEVEN + 1
-OFF_HAND_SIZES = OFF_SAID + C.N_PHRASES
-OFF_STACK = OFF_HAND_SIZES + C.MAX_PLAYERS
+OFF_HAND_SIZES = OFF_SAID + cards.N_PHRASES
+OFF_STACK = OFF_HAND_SIZES + cards.MAX_PLAYERS
 OFF_PILE = OFF_STACK + 1
 OFF_ROUND = OFF_PILE + 1
 OFF_N_RULES = OFF_ROUND + 1
 OFF_AUTHORED = OFF_N_RULES + 1
-OFF_EVENTS = OFF_AUTHORED + R.N_RULES
+OFF_EVENTS = OFF_AUTHORED + rule_library.N_RULES
 REASONS_CALLS, REASONS_HIDDEN, REASONS_REVEALED = 0, 1, 2
 
 
 def obs_size(n_events: int, reasons: int) -> int:
     """Length of the observation vector for ``n_events`` events and a reasons mode."""
-    per_event = EVENT_FEATURES + (R.N_RULES if reasons == REASONS_REVEALED else 0)
+    per_event = EVENT_FEATURES + (rule_library.N_RULES if reasons == REASONS_REVEALED else 0)
     return OFF_EVENTS + n_events * per_event
 
 
 @njit
-def observe(hands, decks, scalars, rules, events, b, seat, n_events, reasons, out):
+def _relative_seat(other, seat, n_players):
+    """``(other - seat) % n_players`` for seats in ``0..n_players-1``, without a division."""
+    return other - seat if other >= seat else other - seat + n_players
+
+
+@njit
+def _write_bits(out, offset, bits):
+    """``out[offset + i] = 1`` for every set bit ``i`` of ``bits`` (a non-negative int64; ``out``
+    is already zeroed): a loop over the few set bits, not over every possible one."""
+    while bits != 0:
+        lowest = bits & -bits
+        out[offset + popcount(np.uint64(lowest - 1))] = 1.0
+        bits ^= lowest
+
+
+@njit
+def observe(hands, decks, scalars, rules, library, events, b, seat, n_events, reasons, out):
     """Write ``seat``'s observation of game ``b`` into ``out`` (float32, zeroed here)."""
     out[:] = 0.0
     n_players = scalars[b, S_N_PLAYERS]
@@ -747,9 +783,7 @@ def observe(hands, decks, scalars, rules, events, b, seat, n_events, reasons, ou
             out[OFF_PLAYED + scalars[b, S_PLAYED]] = 1.0
         out[OFF_DREW] = scalars[b, S_DREW]
         out[OFF_TOOK_SEVEN] = scalars[b, S_TOOK_SEVEN]
-        said = scalars[b, S_SAID]
-        for p in range(_N_PHRASES):
-            out[OFF_SAID + p] = (said >> p) & 1
+        _write_bits(out, OFF_SAID, scalars[b, S_SAID])
     for rel in range(n_players):
         out[OFF_HAND_SIZES + rel] = _hand_size(hands, b, (seat + rel) % n_players)
     out[OFF_STACK] = scalars[b, S_STACK_SIZE]
@@ -759,42 +793,37 @@ def observe(hands, decks, scalars, rules, events, b, seat, n_events, reasons, ou
     for slot in range(_MAX_ACTIVE):
         if rules[b, ACTIVE, slot] >= 0 and rules[b, AUTHOR, slot] == seat:
             out[OFF_AUTHORED + rules[b, ACTIVE, slot]] = 1.0
-    per_event = EVENT_FEATURES + (_N_LIBRARY if reasons == REASONS_REVEALED else 0)
     total = scalars[b, S_N_EVENTS]
+    o = OFF_AUTHORED + library.shape[0]
     for k in range(min(n_events, total, EVENT_SLOTS)):
-        slot = (total - 1 - k) % EVENT_SLOTS
-        o = OFF_EVENTS + k * per_event
+        event = events[b, (total - 1 - k) % EVENT_SLOTS]
         out[o] = 1.0
-        o += 1
-        out[o + (events[b, slot, E_SEAT] - seat) % n_players] = 1.0
-        o += C.MAX_PLAYERS
-        out[o + events[b, slot, E_KIND]] = 1.0
-        o += N_EVENT_KINDS
-        if events[b, slot, E_CARD] >= 0:
-            out[o + events[b, slot, E_CARD]] = 1.0
+        out[o + 1 + _relative_seat(event[E_SEAT], seat, n_players)] = 1.0
+        out[o + 1 + cards.MAX_PLAYERS + event[E_KIND]] = 1.0
+        o += 1 + cards.MAX_PLAYERS + N_EVENT_KINDS
+        if event[E_CARD] >= 0:
+            out[o + event[E_CARD]] = 1.0
         o += _N_TYPES
-        for p in range(_N_PHRASES):
-            out[o + p] = (events[b, slot, E_PHRASES] >> p) & 1
+        if event[E_PHRASES]:
+            _write_bits(out, o, event[E_PHRASES])
         o += _N_PHRASES
-        if reasons != REASONS_HIDDEN:
-            for bit_index in range(N_CALL_BITS):
-                out[o + bit_index] = (events[b, slot, E_CALLS] >> bit_index) & 1
+        if reasons != REASONS_HIDDEN and event[E_CALLS]:
+            _write_bits(out, o, event[E_CALLS])
         o += N_CALL_BITS
-        out[o] = events[b, slot, E_N_CALLS]
-        out[o + 1] = events[b, slot, E_PENALTY_CARDS]
-        out[o + 2] = events[b, slot, E_CHAIN_CARDS]
-        out[o + 3] = events[b, slot, E_FORCED_DRAW]
-        out[o + 4] = events[b, slot, E_WON]
-        out[o + 5] = (
-            (events[b, slot, E_FORCED_SEAT] - seat) % n_players if events[b, slot, E_FORCED_DRAW] else 0
-        )
+        out[o] = event[E_N_CALLS]
+        out[o + 1] = event[E_PENALTY_CARDS]
+        out[o + 2] = event[E_CHAIN_CARDS]
+        out[o + 3] = event[E_FORCED_DRAW]
+        out[o + 4] = event[E_WON]
+        if event[E_FORCED_DRAW]:
+            out[o + 5] = _relative_seat(event[E_FORCED_SEAT], seat, n_players)
         o += 6
-        if events[b, slot, E_NAMED_SUIT] >= 0:
-            out[o + events[b, slot, E_NAMED_SUIT]] = 1.0
+        if event[E_NAMED_SUIT] >= 0:
+            out[o + event[E_NAMED_SUIT]] = 1.0
         o += 4
         if reasons == REASONS_REVEALED:
-            for rule in range(_N_LIBRARY):
-                out[o + rule] = (events[b, slot, E_RULE_BITS] >> rule) & 1
+            _write_bits(out, o, event[E_RULE_BITS])
+            o += library.shape[0]
 
 
 @njit
@@ -804,3 +833,125 @@ def hand_sizes_total(hands, decks, scalars, b):
     for seat in range(scalars[b, S_N_PLAYERS]):
         total += _hand_size(hands, b, seat)
     return total
+
+
+# ---- whole env steps (the AEC env's one call per step, and the batched env's) -----------------
+#: Flags returned by :func:`step_game`.
+STEP_REWARDS = 1  # some seat took penalty cards or won the round: this step's rewards are not all 0
+STEP_CALLS = 2  # the Mao Master made calls
+STEP_DONE = 4  # the episode's last round was won (termination)
+STEP_TRUNCATED = 8  # the episode reached ``max_steps`` sub-actions without ending
+
+
+@njit
+def step_game(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, b, action, by_rules,
+              max_steps, mask_out):  # fmt: skip
+    """Apply one checked action to game ``b`` and write the next acting seat's mask into
+    ``mask_out`` (all zeros once the episode is over); returns the ``STEP_*`` flags, so the env
+    layer touches rewards, calls and terminations only when something happened."""
+    apply_action(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, b, action)
+    flags = 0
+    if scalars[b, S_ROUND_WON] >= 0:
+        flags |= STEP_REWARDS
+    for seat in range(scalars[b, S_N_PLAYERS]):
+        if scalars[b, S_PENALTY_TAKEN_0 + seat] != 0:
+            flags |= STEP_REWARDS
+    if scalars[b, S_N_CALLS] > 0:
+        flags |= STEP_CALLS
+    if scalars[b, S_DONE]:
+        flags |= STEP_DONE
+    elif scalars[b, S_STEP] >= max_steps:
+        flags |= STEP_TRUNCATED
+    if flags & (STEP_DONE | STEP_TRUNCATED):
+        mask_out[:] = 0
+    else:
+        action_mask(hands, decks, scalars, rules, library, b, by_rules, mask_out)
+    return flags
+
+
+@njit
+def step_rewards(scalars, b, win_reward, penalty_card_reward, out):
+    """This step's reward of every seat of game ``b`` into ``out`` (float64 ``[n_players]``):
+    ``penalty_card_reward`` per penalty card received, plus ``win_reward`` for the round winner."""
+    for seat in range(scalars[b, S_N_PLAYERS]):
+        out[seat] = penalty_card_reward * scalars[b, S_PENALTY_TAKEN_0 + seat]
+    winner = scalars[b, S_ROUND_WON]
+    if winner >= 0:
+        out[winner] += win_reward
+
+
+@njit
+def _start_episode(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seed, start_rules):
+    """:func:`reset_game` plus the episode's starting rules: ``start_rules`` (int64 ``[3, 32]``)
+    holds the active rules, their authors and the fixed rule queue, as ``reset(options={"rules":
+    ..., "fixed_rules": ...})`` of the AEC env writes them after the deal."""
+    for slot in range(_MAX_ACTIVE):
+        rules[b, QUEUE, slot] = start_rules[QUEUE, slot]
+    reset_game(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seed)
+    for slot in range(_MAX_ACTIVE):
+        rules[b, ACTIVE, slot] = start_rules[ACTIVE, slot]
+        rules[b, AUTHOR, slot] = start_rules[AUTHOR, slot]
+
+
+@njit
+def vector_reset(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, seeds, start_rules,
+                 by_rules, n_events, reasons, observation, mask, to_act):  # fmt: skip
+    """Start an episode in every game ``b`` from ``seeds[b]`` (the options, C_* and S_N_PLAYERS,
+    must already be written) and fill the acting seat's observation and mask and ``to_act``."""
+    for b in range(seeds.shape[0]):
+        _start_episode(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seeds[b], start_rules)
+        seat = scalars[b, S_CURRENT]
+        to_act[b] = seat
+        action_mask(hands, decks, scalars, rules, library, b, by_rules, mask[b])
+        observe(hands, decks, scalars, rules, library, events, b, seat, n_events, reasons, observation[b])
+
+
+@njit
+def vector_step(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, actions, start_rules,
+                by_rules, max_steps, n_events, reasons, win_reward, penalty_card_reward, episode_payoffs,
+                observation, mask, to_act, rewards, terminated, truncated, final_payoffs,
+                final_observation):  # fmt: skip
+    """One step of every game ``b`` with ``actions[b] >= 0`` (the others keep their state, get zero
+    rewards and keep their outputs): rewards of every seat, termination (the last round won) or
+    truncation (``max_steps`` sub-actions), and then the next acting seat's observation and mask.
+    A game that ended keeps its payoffs and every seat's last observation in ``final_payoffs`` /
+    ``final_observation`` and starts a new episode from its own random stream."""
+    step_reward = np.zeros(cards.MAX_PLAYERS, dtype=np.float64)
+    for b in range(actions.shape[0]):
+        n_players = scalars[b, S_N_PLAYERS]
+        terminated[b] = False
+        truncated[b] = False
+        for seat in range(n_players):
+            rewards[b, seat] = 0.0
+        if actions[b] < 0:
+            continue
+        flags = step_game(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, b, actions[b],
+                          by_rules, max_steps, mask[b])  # fmt: skip
+        if flags & STEP_REWARDS:
+            step_rewards(scalars, b, win_reward, penalty_card_reward, step_reward)
+            for seat in range(n_players):
+                rewards[b, seat] = step_reward[seat]
+                episode_payoffs[b, seat] += step_reward[seat]
+        if flags & (STEP_DONE | STEP_TRUNCATED):
+            terminated[b] = (flags & STEP_DONE) != 0
+            truncated[b] = (flags & STEP_TRUNCATED) != 0
+            for seat in range(n_players):
+                final_payoffs[b, seat] = episode_payoffs[b, seat]
+                episode_payoffs[b, seat] = 0.0
+                observe(hands, decks, scalars, rules, library, events, b, seat, n_events, reasons,
+                        final_observation[b, seat])  # fmt: skip
+            # The next episode's seed comes from the game's own stream: a game's future depends
+            # only on its own state and actions, whatever the other games do.
+            seed = next_u64(rng, b)
+            _start_episode(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seed, start_rules)
+            action_mask(hands, decks, scalars, rules, library, b, by_rules, mask[b])
+        seat = scalars[b, S_CURRENT]
+        to_act[b] = seat
+        observe(hands, decks, scalars, rules, library, events, b, seat, n_events, reasons, observation[b])
+
+
+@njit
+def observe_games(hands, decks, scalars, rules, library, events, seats, n_events, reasons, out):
+    """``out[b]`` = game ``b``'s observation from ``seats[b]``'s point of view, for every game."""
+    for b in range(seats.shape[0]):
+        observe(hands, decks, scalars, rules, library, events, b, seats[b], n_events, reasons, out[b])

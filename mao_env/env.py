@@ -1,8 +1,11 @@
 """Mao — PettingZoo AEC environment ``mao_v0`` (the environment is the Mao Master).
 
 Mao is a shedding game whose subject is rules nobody explains: players learn them from penalty
-calls, and every round's winner adds a secret rule. See ``docs``/the design note for the reading
-of the seed rules; ``mao_env.rules`` lists the secret-rule library.
+calls, and every round's winner adds a secret rule. ``docs/mao-rules.md`` gives the rules in
+full; ``mao_env.rules`` holds the secret-rule library.
+
+Cards: 52 suited types plus one joker type (53 types; a deck has 54 cards, two of them jokers);
+one deck per three players, rounded up. The joker is the nine of diamonds for every purpose.
 
 Agents ``player_0 .. player_{n-1}`` (3–8; 2 allowed). One agent acts at a time; a turn is a few
 sub-actions, each one AEC step: ``PLAY(card type)`` or ``DRAW``, then any ``SAY(phrase)``, then
@@ -24,7 +27,7 @@ the end of the turn); choose a rule not yet active. ``mask="rules"`` is what the
 allows (it leaks the secret rules: for curricula, debugging and the oracle agent).
 
 Observation ``{"observation": float32[obs_dim], "action_mask": int8[n_actions]}``; index table
-(``K = n_events``, ``R = 45`` library rules, ``E = 108`` features per event, ``E + R`` with
+(``K = n_events``, ``R = 45`` library rules, ``E = 109`` features per event, ``E + R`` with
 ``reasons="revealed"``)::
 
     0..52        own hand: cards held of each type
@@ -60,20 +63,31 @@ Rewards (per step, every seat): ``win_reward`` (default 1.0) to the round winner
 ``penalty_card_reward`` (default -0.1) per penalty card received (calls, the seven chain and a
 wrong "Mao"'s three cards; cards a dynamics rule makes a seat take are not penalties).
 
+Calls: after every step ``env.last_calls`` and ``infos[agent]["calls"]`` (every agent) list the
+Mao Master's calls of that step: ``{"player", "call", "cards"}`` plus, unless ``reasons="hidden"``,
+``"code"`` (0 bad card, 1 failure to say, 2 talking, 3 Mao in vain), ``"reason"`` and ``"phrase"``,
+and with ``reasons="revealed"`` the library ``"rule"`` behind it (-1 for a base rule).
+
 Episodes: ``num_rounds`` rounds (default 1) — termination — or ``max_steps`` sub-actions
-(default 3000) — truncation for all agents.
+(default 3000) — truncation for all agents. ``max_sub_actions`` (default 18) caps one turn.
 
 Variants (constructor options): ``seven_turn_ends`` (taking the seven penalty ends the turn),
 ``seven_phrase`` ("penalty card" or "thank you"), ``talking`` (penalise phrases not required,
 default on), ``rounds`` ("plain": everyone re-dealt; "cambridge": the winner re-enters with five
 cards), ``rule_choice`` ("agent", "sampled", "fixed": the list ``options["fixed_rules"]`` at
-reset), ``reasons`` ("calls", "hidden", "revealed"), ``mask``.
+reset), ``reasons`` ("calls", "hidden", "revealed"), ``mask`` ("physical", "rules"),
+``n_events`` (K, default 8, at most 16), ``obs_type`` ("history": with the K events, default;
+"summary": without them), ``win_reward``, ``penalty_card_reward``, ``render_mode`` ("ansi",
+"human": the table and every call as the Mao Master says it).
 
 Scenario API: ``reset(options={...})`` with ``hands`` ({seat: ["9D", ...]}), ``pile`` (bottom to
 top), ``stack`` (next card drawn first), ``rules`` ([rule id] or [(rule id, author)]),
-``fixed_rules``, ``current`` (seat to act), ``pending_seven``, ``named_suit`` ("hearts"). Cards not
+``fixed_rules``, ``current`` (seat to act), ``direction`` (1 or -1), ``pending_seven``,
+``named_suit`` ("hearts"). Cards not
 placed are dealt as usual (five per unlisted seat, one pile card, the rest shuffled into the stack).
 ``get_state()``/``set_state()`` clone and restore everything, the random stream included.
+Text helpers: ``env.action_from_text("play 9D" | "draw" | "say last-card" | "end" | "rule 12")``,
+``env.describe_action(id)``; ``allowed_actions(env.get_state()["arrays"])`` is the rules mask.
 
 Version history: v0 — first release.
 """
@@ -89,19 +103,39 @@ from gymnasium.utils import EzPickle
 from pettingzoo.utils import wrappers
 
 from cardgame_core.aec import CardGameAECEnv, IllegalActionError, check_action, seed_sequence
-from mao_env import cards as C
-from mao_env import core as K
-from mao_env import rules as R
+from mao_env import cards, core
+from mao_env import rules as rule_library
 
 __all__ = ["IllegalActionError", "allowed_actions", "env", "raw_env"]
 
-RULE_CHOICES = {"agent": K.RULE_CHOICE_AGENT, "sampled": K.RULE_CHOICE_SAMPLED, "fixed": K.RULE_CHOICE_FIXED}
-REASONS = {"calls": K.REASONS_CALLS, "hidden": K.REASONS_HIDDEN, "revealed": K.REASONS_REVEALED}
+RULE_CHOICES = {
+    "agent": core.RULE_CHOICE_AGENT,
+    "sampled": core.RULE_CHOICE_SAMPLED,
+    "fixed": core.RULE_CHOICE_FIXED,
+}
+REASONS = {"calls": core.REASONS_CALLS, "hidden": core.REASONS_HIDDEN, "revealed": core.REASONS_REVEALED}
 MASKS = ("physical", "rules")
+CALL_REASONS = {
+    core.CALL_BAD_CARD: "bad card",
+    core.CALL_FAILURE_TO_SAY: "failure to say",
+    core.CALL_TALKING: "talking",
+    core.CALL_MAO: "mao",
+}
 SEVEN_PHRASES = ("penalty card", "thank you")
 ROUND_STYLES = ("plain", "cambridge")
+OBS_TYPES = ("history", "summary")
 STATE_KEYS = ("hands", "hand_bits", "decks", "scalars", "rules", "events", "calls", "rng")
-_SCENARIO_KEYS = ("hands", "pile", "stack", "rules", "fixed_rules", "current", "pending_seven", "named_suit")
+_SCENARIO_KEYS = (
+    "hands",
+    "pile",
+    "stack",
+    "rules",
+    "fixed_rules",
+    "current",
+    "direction",
+    "pending_seven",
+    "named_suit",
+)
 
 
 def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
@@ -134,24 +168,37 @@ def describe_call(code: int, phrase: int, reasons: str = "calls", rule: int = -1
     """The formal penalty call as the Mao Master says it."""
     if reasons == "hidden":
         return "Penalty"
-    if code == K.CALL_BAD_CARD:
+    if code == core.CALL_BAD_CARD:
         text = "Bad card"
-    elif code == K.CALL_FAILURE_TO_SAY:
-        text = f"Failure to say '{C.PHRASES[phrase]}'"
-    elif code == K.CALL_TALKING:
+    elif code == core.CALL_FAILURE_TO_SAY:
+        text = f"Failure to say '{cards.PHRASES[phrase]}'"
+    elif code == core.CALL_TALKING:
         text = "Talking"
     else:
         text = "Taking the name of the great Chinese leader in vain"
     if reasons == "revealed" and rule >= 0:
-        text += f" (rule {rule}: {R.RULE_DESCRIPTIONS[rule]})"
+        text += f" (rule {rule}: {rule_library.RULE_DESCRIPTIONS[rule]})"
     return text
+
+
+# The few distinct call texts, formatted once each (the step path records calls often).
+_call_text = functools.cache(describe_call)
 
 
 def allowed_actions(state: dict[str, np.ndarray], game: int = 0) -> np.ndarray:
     """Which actions the full active rule set allows the acting seat now (int8 mask), from a
     state as returned by ``get_state()`` — the ``mask="rules"`` mask and the oracle's choices."""
-    out = np.zeros(C.n_actions(R.N_RULES), dtype=np.int8)
-    K.action_mask(state["hands"], state["decks"], state["scalars"], state["rules"], game, True, out)
+    out = np.zeros(cards.n_actions(rule_library.N_RULES), dtype=np.int8)
+    core.action_mask(
+        state["hands"],
+        state["decks"],
+        state["scalars"],
+        state["rules"],
+        rule_library.LIBRARY,
+        game,
+        True,
+        out,
+    )
     return out
 
 
@@ -186,6 +233,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         talking: bool = True,
         max_sub_actions: int = 18,
         n_events: int = 8,
+        obs_type: str = "history",
         win_reward: float = 1.0,
         penalty_card_reward: float = -0.1,
         render_mode: str | None = None,
@@ -194,11 +242,11 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             self, n_players, num_rounds=num_rounds, max_steps=max_steps, mask=mask, reasons=reasons,
             rule_choice=rule_choice, rounds=rounds, seven_turn_ends=seven_turn_ends,
             seven_phrase=seven_phrase, talking=talking, max_sub_actions=max_sub_actions,
-            n_events=n_events, win_reward=win_reward, penalty_card_reward=penalty_card_reward,
-            render_mode=render_mode,
+            n_events=n_events, obs_type=obs_type, win_reward=win_reward,
+            penalty_card_reward=penalty_card_reward, render_mode=render_mode,
         )  # fmt: skip
         super().__init__()
-        self.n_players = _check_int("n_players", n_players, 2, C.MAX_PLAYERS)
+        self.n_players = _check_int("n_players", n_players, 2, cards.MAX_PLAYERS)
         self.num_rounds = _check_int("num_rounds", num_rounds, 1)
         self.max_steps = _check_int("max_steps", max_steps, 1)
         self.mask_mode = _check_choice("mask", mask, MASKS)
@@ -209,7 +257,10 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         self.seven_phrase = _check_choice("seven_phrase", seven_phrase, SEVEN_PHRASES)
         self.talking = _check_bool("talking", talking)
         self.max_sub_actions = _check_int("max_sub_actions", max_sub_actions, 3)
-        self.n_events = _check_int("n_events", n_events, 0, K.EVENT_SLOTS)
+        self.n_events = _check_int("n_events", n_events, 0, core.EVENT_SLOTS)
+        self.obs_type = _check_choice("obs_type", obs_type, OBS_TYPES)
+        if self.obs_type == "summary":
+            self.n_events = 0  # the table only: no public-event history
         self.win_reward = _check_float("win_reward", win_reward)
         self.penalty_card_reward = _check_float("penalty_card_reward", penalty_card_reward)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -217,24 +268,40 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
                 f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
             )
         self.render_mode = render_mode
-        self.n_decks = C.n_decks_for(self.n_players)
+        self.n_decks = cards.n_decks_for(self.n_players)
         self.possible_agents = [f"player_{i}" for i in range(self.n_players)]
-        self.n_actions = C.n_actions(R.N_RULES)
-        self.obs_dim = K.obs_size(self.n_events, REASONS[self.reasons])
-        self._state = K.new_state(1)
+        self.n_actions = cards.n_actions(rule_library.N_RULES)
+        # Counts (cards, rounds, calls) never exceed the cards in play or the rounds played.
+        self._observation_high = float(
+            max(self.n_decks * cards.CARDS_PER_DECK, self.num_rounds, core.MAX_CALLS)
+        )
+        self.obs_dim = core.obs_size(self.n_events, REASONS[self.reasons])
+        self._state = core.new_state(1)
         self._mask = np.zeros(self.n_actions, dtype=np.int8)
         self._no_mask = np.zeros(self.n_actions, dtype=np.int8)
         self._rng = seed_sequence(None)
         self.last_calls: list[dict[str, Any]] = []
         self._announcements: list[str] = []
+        self._narrated = 0  # public events already told by render
         self._has_reset = False
+        # Step-path helpers: the seat of each agent, reward buffers, and whether the current
+        # rewards / infos already hold what a quiet step (no penalty, no call) would write.
+        self._by_rules = self.mask_mode == "rules"
+        self._reasons_code = REASONS[self.reasons]
+        hands, _, decks, scalars, rules, events = self._state[:6]
+        self._observe_state = (hands, decks, scalars, rules, rule_library.LIBRARY, events, 0)
+        self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
+        self._step_rewards = np.zeros(self.n_players, dtype=np.float64)
+        self._zero_rewards = np.zeros(self.n_players, dtype=np.float64)
+        self._rewards_zero = False
+        self._infos_quiet = False
 
     # -- spaces -----------------------------------------------------------------------------------
     @functools.cache  # noqa: B019 (one space per agent, as PettingZoo envs do)
     def observation_space(self, agent: str) -> spaces.Dict:
         return spaces.Dict(
             {
-                "observation": spaces.Box(0.0, 255.0, (self.obs_dim,), np.float32),
+                "observation": spaces.Box(0.0, self._observation_high, (self.obs_dim,), np.float32),
                 "action_mask": spaces.Box(0, 1, (self.n_actions,), np.int8),
             }
         )
@@ -249,104 +316,170 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             self._rng = seed_sequence(seed)
         game_seed = int(self._rng.integers(0, 2**63 - 1))
         hands, hand_bits, decks, scalars, rules, events, calls, rng = self._state
-        scalars[0, :] = 0
-        scalars[0, K.S_N_PLAYERS] = self.n_players
-        scalars[0, K.C_SEVEN_TURN_ENDS] = self.seven_turn_ends
-        scalars[0, K.C_THANK_YOU] = self.seven_phrase == "thank you"
-        scalars[0, K.C_TALKING] = self.talking
-        scalars[0, K.C_CAMBRIDGE] = self.rounds == "cambridge"
-        scalars[0, K.C_N_ROUNDS] = self.num_rounds
-        scalars[0, K.C_MAX_SUB_ACTIONS] = self.max_sub_actions
-        scalars[0, K.C_RULE_CHOICE] = RULE_CHOICES[self.rule_choice]
-        scalars[0, K.C_N_DECKS] = self.n_decks
-        rules[0, K.QUEUE, :] = -1
-        K.reset_game(hands, hand_bits, decks, scalars, rules, events, calls, rng, 0, game_seed)
-        if options:
+        self.write_options(scalars)
+        rules[0, core.QUEUE, :] = -1
+        core.reset_game(hands, hand_bits, decks, scalars, rules, events, calls, rng, 0, game_seed)
+        if options is not None:
             self._apply_scenario(options)
         self._reset_bookkeeping()
+        self._rewards_zero = True
+        self._infos_quiet = False
         self.last_calls = []
         self._announcements = []
+        self._narrated = int(scalars[0, core.S_N_EVENTS])
         self._has_reset = True
         self._after_step()
 
+    def write_options(self, scalars: np.ndarray) -> None:
+        """Clear the ``scalars`` rows (``[B, N_SCALARS]``) and write this env's options into them,
+        as :func:`mao_env.core.reset_game` expects (the batched env shares this)."""
+        scalars[:] = 0
+        scalars[:, core.S_N_PLAYERS] = self.n_players
+        scalars[:, core.C_SEVEN_TURN_ENDS] = self.seven_turn_ends
+        scalars[:, core.C_THANK_YOU] = self.seven_phrase == "thank you"
+        scalars[:, core.C_TALKING] = self.talking
+        scalars[:, core.C_CAMBRIDGE] = self.rounds == "cambridge"
+        scalars[:, core.C_N_ROUNDS] = self.num_rounds
+        scalars[:, core.C_MAX_SUB_ACTIONS] = self.max_sub_actions
+        scalars[:, core.C_RULE_CHOICE] = RULE_CHOICES[self.rule_choice]
+        scalars[:, core.C_N_DECKS] = self.n_decks
+
     def step(self, action: Any) -> None:
-        agent = self.agent_selection
+        try:
+            agent = self.agent_selection
+        except AttributeError:
+            self._require_reset()
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        action = check_action(action, self._mask, self.describe_action)
+        mask = self._mask
+        # The common case (a plain int inside the mask) is checked inline; anything else goes
+        # through check_action, which raises the explaining error.
+        if not (type(action) is int and 0 <= action < self.n_actions and mask[action]):
+            action = check_action(action, mask, self.describe_action)
         self._cumulative_rewards[agent] = 0.0
         hands, hand_bits, decks, scalars, rules, events, calls, rng = self._state
-        seat = int(scalars[0, K.S_CURRENT])
-        K.apply_action(hands, hand_bits, decks, scalars, rules, events, calls, rng, 0, action)
-        rewards = self.penalty_card_reward * scalars[0, K.S_LAST_CARDS_0 : K.S_LAST_CARDS_0 + self.n_players]
-        winner = int(scalars[0, K.S_ROUND_WON])
-        if winner >= 0:
-            rewards = rewards.copy()
-            rewards[winner] += self.win_reward
-        self.last_calls = []
-        n_calls = int(scalars[0, K.S_N_CALLS])
-        if n_calls or action == C.END_TURN or winner >= 0:
-            self._record_calls(seat, n_calls, winner)
-        self._set_step_rewards(rewards)
-        self._after_step()
+        # One kernel call applies the action and writes the next mask; its flags say which of
+        # rewards, calls and the episode's end need any Python work at all in this step.
+        flags = core.step_game(
+            hands, hand_bits, decks, scalars, rules, rule_library.LIBRARY, events, calls, rng, 0, action,
+            self._by_rules, self.max_steps, mask,
+        )  # fmt: skip
+        if flags & core.STEP_CALLS:
+            self.last_calls = []
+            self._record_calls(self._seat_of[agent], int(scalars[0, core.S_N_CALLS]))
+            for name in self.agents:
+                self.infos[name] = {"calls": list(self.last_calls)}
+            self._infos_quiet = False
+        elif not self._infos_quiet:
+            self.last_calls = []
+            for name in self.agents:
+                self.infos[name] = {"calls": []}
+            self._infos_quiet = True
+        if self.render_mode is not None:
+            self._narrate_new_events()
+        if flags & core.STEP_REWARDS:
+            core.step_rewards(scalars, 0, self.win_reward, self.penalty_card_reward, self._step_rewards)
+            self._set_step_rewards(self._step_rewards)
+            self._rewards_zero = False
+        elif not self._rewards_zero:
+            self._set_step_rewards(self._zero_rewards)
+            self._rewards_zero = True
+        self.agent_selection = self.possible_agents[scalars[0, core.S_CURRENT]]
+        if flags & core.STEP_DONE:
+            self._end_episode(truncated=False)
+        elif flags & core.STEP_TRUNCATED:
+            self._end_episode(truncated=True)
         if self.render_mode == "human":
             self.render()
 
     def _after_step(self) -> None:
         scalars = self._state[3]
-        self.agent_selection = self.possible_agents[int(scalars[0, K.S_CURRENT])]
-        if scalars[0, K.S_DONE]:
+        self.agent_selection = self.possible_agents[int(scalars[0, core.S_CURRENT])]
+        if scalars[0, core.S_DONE]:
             self._end_episode(truncated=False)
-        elif scalars[0, K.S_STEP] >= self.max_steps:
+        elif scalars[0, core.S_STEP] >= self.max_steps:
             self._end_episode(truncated=True)
-        if scalars[0, K.S_DONE] or scalars[0, K.S_STEP] >= self.max_steps:
+        if scalars[0, core.S_DONE] or scalars[0, core.S_STEP] >= self.max_steps:
             self._mask = self._no_mask.copy()
             return
         hands, _, decks, scalars, rules = self._state[:5]
-        K.action_mask(hands, decks, scalars, rules, 0, self.mask_mode == "rules", self._mask)
+        core.action_mask(hands, decks, scalars, rules, rule_library.LIBRARY, 0, self._by_rules, self._mask)
 
-    def _record_calls(self, seat: int, n_calls: int, winner: int) -> None:
-        calls = self._state[6]
+    def _record_calls(self, seat: int, n_calls: int) -> None:
+        """Copy the Mao Master's calls of the last step into ``last_calls`` (as the reasons mode
+        lets the table hear them)."""
         name = self.possible_agents[seat]
-        for k in range(n_calls):
-            code, phrase, n_cards, rule = (int(x) for x in calls[0, k])
-            call = {
+        for code, phrase, n_cards, rule in self._state[6][0, :n_calls].tolist():
+            call: dict[str, Any] = {
                 "player": name,
-                "call": describe_call(code, phrase, self.reasons, rule),
+                "call": _call_text(code, phrase, self.reasons, rule),
                 "cards": n_cards,
             }
             if self.reasons != "hidden":
-                call["reason"] = code
-                call["phrase"] = phrase
+                call["code"] = code
+                call["reason"] = CALL_REASONS[code]
+                call["phrase"] = cards.PHRASE_KEYS[phrase] if phrase >= 0 else None
             if self.reasons == "revealed":
                 call["rule"] = rule
             self.last_calls.append(call)
-            if self.render_mode is not None:
+
+    def _narrate_new_events(self) -> None:
+        """The table talk of every public event since the last call, for ``render``."""
+        scalars, events = self._state[3], self._state[5]
+        total = int(scalars[0, core.S_N_EVENTS])
+        for index in range(max(self._narrated, total - core.EVENT_SLOTS), total):
+            event = events[0, index % core.EVENT_SLOTS]
+            name = self.possible_agents[int(event[core.E_SEAT])]
+            kind = int(event[core.E_KIND])
+            if kind == core.KIND_RULE_ADDED:
+                self._announcements.append(f'{name}: "Introducing a new rule."')
+                continue
+            card = int(event[core.E_CARD])
+            said = [
+                cards.long_card_name(card).capitalize()
+                if p == cards.CARD_NAME and card >= 0
+                else cards.PHRASES[p]
+                for p in range(cards.N_PHRASES)
+                if (int(event[core.E_PHRASES]) >> p) & 1
+            ]
+            action = f"plays {cards.CARD_NAMES[card]}" if card >= 0 else "draws"
+            if event[core.E_CHAIN_CARDS]:
+                action = f"takes {int(event[core.E_CHAIN_CARDS])} for the sevens, " + action
+            speech = f", saying {', '.join(repr(p) for p in said)}" if said else ""
+            self._announcements.append(f"{name} {action}{speech}.")
+            if kind == core.KIND_BAD_CARD or event[core.E_N_CALLS]:
+                for call in self.last_calls:
+                    n = call["cards"]
+                    taken = f"{call['player']} takes {n} card{'s' if n > 1 else ''}"
+                    self._announcements.append(f'  Mao Master: "{call["call"]}." ({taken})')
+            if event[core.E_FORCED_DRAW]:
+                forced_seat = self.possible_agents[int(event[core.E_FORCED_SEAT])]
+                self._announcements.append(f"  {forced_seat} takes {int(event[core.E_FORCED_DRAW])} card(s).")
+            if event[core.E_NAMED_SUIT] >= 0:
                 self._announcements.append(
-                    f"{name}: {call['call']} — {n_cards} card{'s' if n_cards > 1 else ''}."
+                    f"  The suit is now {cards.SUIT_NAMES[int(event[core.E_NAMED_SUIT])]}."
                 )
-        if winner >= 0 and self.render_mode is not None:
-            self._announcements.append(f"{self.possible_agents[winner]} said Mao and wins the round.")
-        for agent in self.agents:
-            self.infos[agent] = {"calls": list(self.last_calls)}
+            if event[core.E_WON]:
+                self._announcements.append(f"  {name} wins the round.")
+        self._narrated = total
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.possible_agents.index(agent)
+        seat = self._seat_of.get(agent)
+        if seat is None:
+            raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(self.possible_agents)}")
+        self._require_reset()
         observation = np.empty(self.obs_dim, dtype=np.float32)
-        hands, _, decks, scalars, rules, events = self._state[:6]
-        K.observe(
-            hands, decks, scalars, rules, events, 0, seat, self.n_events, REASONS[self.reasons], observation
-        )
-        mask = self._mask.copy() if agent == self.agent_selection else self._no_mask.copy()
+        core.observe(*self._observe_state, seat, self.n_events, self._reasons_code, observation)
+        mask = self._mask.copy() if agent == self.agent_selection else np.zeros(self.n_actions, np.int8)
         return {"observation": observation, "action_mask": mask}
 
     def describe_action(self, action: int) -> str:
-        return C.action_to_text(action, R.N_RULES)
+        return cards.action_to_text(action, rule_library.N_RULES)
 
     def action_from_text(self, text: str) -> int:
         """The action id of ``"play 9D"``, ``"draw"``, ``"say last-card"``, ``"end"``, ``"rule 12"``."""
-        return C.text_to_action(text, R.N_RULES)
+        return cards.text_to_action(text, rule_library.N_RULES)
 
     def allowed_actions(self) -> np.ndarray:
         """What the full rule set allows the acting seat now (see :func:`allowed_actions`)."""
@@ -355,53 +488,62 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
     # -- inspection -------------------------------------------------------------------------------
     @property
     def current_seat(self) -> int:
-        return int(self._state[3][0, K.S_CURRENT])
+        return int(self._state[3][0, core.S_CURRENT])
 
     def hand(self, seat: int) -> list[str]:
         """The short names of the cards ``seat`` holds (one entry per copy)."""
         counts = self._state[0][0, seat]
-        return [C.CARD_NAMES[c] for c in range(C.N_CARD_TYPES) for _ in range(int(counts[c]))]
+        return [cards.CARD_NAMES[c] for c in range(cards.N_CARD_TYPES) for _ in range(int(counts[c]))]
 
     def top_card(self) -> str:
-        return C.CARD_NAMES[int(self._state[2][0, K.PILE, self._state[3][0, K.S_PILE_SIZE] - 1])]
+        return cards.CARD_NAMES[int(self._state[2][0, core.PILE, self._state[3][0, core.S_PILE_SIZE] - 1])]
 
     def active_rules(self) -> list[tuple[int, int]]:
         """(rule id, author seat) of every active secret rule — Mao Master knowledge."""
         rules = self._state[4][0]
-        return [(int(r), int(a)) for r, a in zip(rules[K.ACTIVE], rules[K.AUTHOR], strict=True) if r >= 0]
+        return [
+            (int(r), int(a)) for r, a in zip(rules[core.ACTIVE], rules[core.AUTHOR], strict=True) if r >= 0
+        ]
 
     def public_events(self) -> list[dict[str, Any]]:
         """The public event records still in the buffer, oldest first: who, kind, card, phrases,
         calls (reason bits as observed in the current reasons mode) and cards."""
         scalars, events = self._state[3], self._state[5]
-        total = int(scalars[0, K.S_N_EVENTS])
+        total = int(scalars[0, core.S_N_EVENTS])
         kinds = ("play", "bad card", "draw", "new rule")
         records = []
-        for index in range(max(0, total - K.EVENT_SLOTS), total):
-            e = events[0, index % K.EVENT_SLOTS]
+        for index in range(max(0, total - core.EVENT_SLOTS), total):
+            e = events[0, index % core.EVENT_SLOTS]
             record = {
-                "seat": int(e[K.E_SEAT]),
-                "kind": kinds[int(e[K.E_KIND])],
-                "card": C.CARD_NAMES[int(e[K.E_CARD])] if e[K.E_CARD] >= 0 else None,
-                "phrases": [C.PHRASE_KEYS[p] for p in range(C.N_PHRASES) if (int(e[K.E_PHRASES]) >> p) & 1],
-                "n_calls": int(e[K.E_N_CALLS]),
-                "penalty_cards": int(e[K.E_PENALTY_CARDS]),
-                "chain_cards": int(e[K.E_CHAIN_CARDS]),
-                "forced_draw": int(e[K.E_FORCED_DRAW]),
-                "forced_seat": int(e[K.E_FORCED_SEAT]),
-                "named_suit": C.SUIT_NAMES[int(e[K.E_NAMED_SUIT])] if e[K.E_NAMED_SUIT] >= 0 else None,
-                "won": bool(e[K.E_WON]),
+                "seat": int(e[core.E_SEAT]),
+                "kind": kinds[int(e[core.E_KIND])],
+                "card": cards.CARD_NAMES[int(e[core.E_CARD])] if e[core.E_CARD] >= 0 else None,
+                "phrases": [
+                    cards.PHRASE_KEYS[p] for p in range(cards.N_PHRASES) if (int(e[core.E_PHRASES]) >> p) & 1
+                ],
+                "n_calls": int(e[core.E_N_CALLS]),
+                "penalty_cards": int(e[core.E_PENALTY_CARDS]),
+                "chain_cards": int(e[core.E_CHAIN_CARDS]),
+                "forced_draw": int(e[core.E_FORCED_DRAW]),
+                "forced_seat": int(e[core.E_FORCED_SEAT]),
+                "named_suit": cards.SUIT_NAMES[int(e[core.E_NAMED_SUIT])]
+                if e[core.E_NAMED_SUIT] >= 0
+                else None,
+                "won": bool(e[core.E_WON]),
             }
             if self.reasons != "hidden":
-                record["call_bits"] = int(e[K.E_CALLS])
+                record["call_bits"] = int(e[core.E_CALLS])
             if self.reasons == "revealed":
-                record["rules"] = [r for r in range(R.N_RULES) if (int(e[K.E_RULE_BITS]) >> r) & 1]
+                record["rules"] = [
+                    r for r in range(rule_library.N_RULES) if (int(e[core.E_RULE_BITS]) >> r) & 1
+                ]
             records.append(record)
         return records
 
     # -- clone and restore --------------------------------------------------------------------------
     def get_state(self) -> dict[str, Any]:
         """Everything needed to continue identically (picklable): arrays, rewards, flags, RNG."""
+        self._require_reset()
         return {
             "arrays": {key: array.copy() for key, array in zip(STATE_KEYS, self._state, strict=True)},
             "agents": list(self.agents),
@@ -422,10 +564,11 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             source = np.asarray(state["arrays"][key])
             if source.shape != target.shape or source.dtype != target.dtype:
                 raise ValueError(
-                    f"state array {key!r} has shape {source.shape} {source.dtype}, expected {target.shape} {target.dtype}"
+                    f"state array {key!r} has shape {source.shape} {source.dtype}, "
+                    f"expected {target.shape} {target.dtype}"
                 )
             target[...] = source
-        if int(self._state[3][0, K.S_N_PLAYERS]) != self.n_players:
+        if int(self._state[3][0, core.S_N_PLAYERS]) != self.n_players:
             raise ValueError("the state belongs to a game with a different number of players")
         self.agents = list(state["agents"])
         self.rewards = dict(state["rewards"])
@@ -436,31 +579,39 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         self._rng = np.random.default_rng()
         self._rng.bit_generator.state = state["reset_rng"]
         self.last_calls = list(state["last_calls"])
+        self._narrated = int(self._state[3][0, core.S_N_EVENTS])
         self._has_reset = True
+        self._rewards_zero = False
+        self._infos_quiet = False
         self.agent_selection = self.possible_agents[self.current_seat]
         scalars = self._state[3]
-        if scalars[0, K.S_DONE] or scalars[0, K.S_STEP] >= self.max_steps:
+        if scalars[0, core.S_DONE] or scalars[0, core.S_STEP] >= self.max_steps:
             self._mask = self._no_mask.copy()
         else:
             hands, _, decks, scalars, rules = self._state[:5]
-            K.action_mask(hands, decks, scalars, rules, 0, self.mask_mode == "rules", self._mask)
+            core.action_mask(
+                hands, decks, scalars, rules, rule_library.LIBRARY, 0, self._by_rules, self._mask
+            )
 
     # -- scenarios ---------------------------------------------------------------------------------
     def _card_list(self, what: str, names: Any) -> list[int]:
         if isinstance(names, str) or not isinstance(names, (list, tuple)):
             raise TypeError(f"{what} must be a list of card names, got {names!r}")
-        return [C.card_id(name) for name in names]
+        return [cards.card_id(name) for name in names]
 
     def _apply_scenario(self, options: dict) -> None:
-        unknown = set(options) - set(_SCENARIO_KEYS)
+        if not isinstance(options, dict):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__} {options!r}")
+        # pettingzoo.test.api_test probes ``reset(options={"options": 1})``: that one key is ignored.
+        unknown = set(options) - set(_SCENARIO_KEYS) - {"options"}
         if unknown:
             raise ValueError(f"unknown reset option(s) {sorted(unknown)}; known: {', '.join(_SCENARIO_KEYS)}")
         hands, hand_bits, decks, scalars, rules, _, _, rng = self._state
         placing = any(key in options for key in ("hands", "pile", "stack"))
         if placing:
-            remaining = np.zeros(C.N_CARD_TYPES, dtype=np.int64)
+            remaining = np.zeros(cards.N_CARD_TYPES, dtype=np.int64)
             remaining[:] = self.n_decks
-            remaining[C.JOKER] = 2 * self.n_decks
+            remaining[cards.JOKER] = 2 * self.n_decks
             given_hands = options.get("hands", {})
             if not isinstance(given_hands, dict):
                 raise TypeError(f"hands must be a dict {{seat: [card names]}}, got {given_hands!r}")
@@ -474,9 +625,10 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
                 remaining[card] -= 1
                 if remaining[card] < 0:
                     raise ValueError(
-                        f"the scenario uses more copies of {C.CARD_NAMES[card]} than {self.n_decks} deck(s) hold"
+                        f"the scenario uses more copies of {cards.CARD_NAMES[card]} "
+                        f"than {self.n_decks} deck(s) hold"
                     )
-            pool = [c for c in range(C.N_CARD_TYPES) for _ in range(int(remaining[c]))]
+            pool = [c for c in range(cards.N_CARD_TYPES) for _ in range(int(remaining[c]))]
             self._rng.shuffle(pool)
             if pile is None:
                 pile = [pool.pop()]
@@ -484,7 +636,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
                 raise ValueError("the pile needs at least one card")
             for seat in range(self.n_players):
                 if seat not in hand_lists:
-                    hand_lists[seat] = [pool.pop() for _ in range(min(C.HAND_SIZE, len(pool)))]
+                    hand_lists[seat] = [pool.pop() for _ in range(min(cards.HAND_SIZE, len(pool)))]
             if stack is None:
                 stack = pool
             elif pool:
@@ -496,43 +648,51 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
                     hands[0, seat, card] += 1
                     hand_bits[0, seat] |= np.uint64(1 << card)
             decks[0] = 0
-            decks[0, K.PILE, : len(pile)] = pile
-            decks[0, K.STACK, : len(stack)] = stack[::-1]  # the first listed is drawn first
-            scalars[0, K.S_PILE_SIZE] = len(pile)
-            scalars[0, K.S_STACK_SIZE] = len(stack)
+            decks[0, core.PILE, : len(pile)] = pile
+            decks[0, core.STACK, : len(stack)] = stack[::-1]  # the first listed is drawn first
+            scalars[0, core.S_PILE_SIZE] = len(pile)
+            scalars[0, core.S_STACK_SIZE] = len(stack)
         if "rules" in options:
             entries = options["rules"]
-            if not isinstance(entries, (list, tuple)) or len(entries) > R.MAX_ACTIVE_RULES:
+            if not isinstance(entries, (list, tuple)) or len(entries) > rule_library.MAX_ACTIVE_RULES:
                 raise ValueError(
-                    f"rules must be a list of at most {R.MAX_ACTIVE_RULES} rule ids or (rule, author) pairs"
+                    f"rules must be a list of at most {rule_library.MAX_ACTIVE_RULES} rule ids "
+                    "or (rule, author) pairs"
                 )
             seen = set()
             for slot, entry in enumerate(entries):
                 rule, author = entry if isinstance(entry, (tuple, list)) else (entry, -1)
-                rule = _check_int("rule id", rule, 0, R.N_RULES - 1)
+                rule = _check_int("rule id", rule, 0, rule_library.N_RULES - 1)
                 author = _check_int("rule author", author, -1, self.n_players - 1)
                 if rule in seen:
                     raise ValueError(f"rule {rule} is listed twice")
                 seen.add(rule)
-                rules[0, K.ACTIVE, slot] = rule
-                rules[0, K.AUTHOR, slot] = author
+                rules[0, core.ACTIVE, slot] = rule
+                rules[0, core.AUTHOR, slot] = author
         if "fixed_rules" in options:
             if self.rule_choice != "fixed":
                 raise ValueError("fixed_rules needs rule_choice='fixed'")
             fixed = options["fixed_rules"]
-            if not isinstance(fixed, (list, tuple)) or len(fixed) > R.MAX_ACTIVE_RULES:
-                raise ValueError(f"fixed_rules must be a list of at most {R.MAX_ACTIVE_RULES} rule ids")
+            if not isinstance(fixed, (list, tuple)) or len(fixed) > rule_library.MAX_ACTIVE_RULES:
+                raise ValueError(
+                    f"fixed_rules must be a list of at most {rule_library.MAX_ACTIVE_RULES} rule ids"
+                )
             for index, rule in enumerate(fixed):
-                rules[0, K.QUEUE, index] = _check_int("fixed rule id", rule, 0, R.N_RULES - 1)
+                rules[0, core.QUEUE, index] = _check_int("fixed rule id", rule, 0, rule_library.N_RULES - 1)
         if "current" in options:
-            scalars[0, K.S_CURRENT] = _check_int("current", options["current"], 0, self.n_players - 1)
+            scalars[0, core.S_CURRENT] = _check_int("current", options["current"], 0, self.n_players - 1)
+        if "direction" in options:
+            direction = options["direction"]
+            if direction not in (1, -1) or isinstance(direction, bool):
+                raise ValueError(f"direction must be 1 or -1, got {direction!r}")
+            scalars[0, core.S_DIRECTION] = direction
         if "pending_seven" in options:
-            scalars[0, K.S_PENDING_SEVEN] = _check_int("pending_seven", options["pending_seven"], 0)
+            scalars[0, core.S_PENDING_SEVEN] = _check_int("pending_seven", options["pending_seven"], 0)
         if "named_suit" in options:
             suit = options["named_suit"]
-            if suit not in C.SUIT_NAMES:
-                raise ValueError(f"named_suit must be one of {C.SUIT_NAMES}, got {suit!r}")
-            scalars[0, K.S_NAMED_SUIT] = C.SUIT_NAMES.index(suit)
+            if suit not in cards.SUIT_NAMES:
+                raise ValueError(f"named_suit must be one of {cards.SUIT_NAMES}, got {suit!r}")
+            scalars[0, core.S_NAMED_SUIT] = cards.SUIT_NAMES.index(suit)
         del rng  # the game's own stream is untouched by scenarios
 
     # -- render ------------------------------------------------------------------------------------
@@ -542,15 +702,15 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         scalars = self._state[3]
         lines = list(self._announcements)
         self._announcements = []
-        named = int(scalars[0, K.S_NAMED_SUIT])
+        named = int(scalars[0, core.S_NAMED_SUIT])
         lines.append(
             f"top {self.top_card()}"
-            + (f" (suit named: {C.SUIT_NAMES[named]})" if named >= 0 else "")
-            + f" | direction {'+' if scalars[0, K.S_DIRECTION] > 0 else '-'}"
-            + f" | stack {int(scalars[0, K.S_STACK_SIZE])} | pile {int(scalars[0, K.S_PILE_SIZE])}"
+            + (f" (suit named: {cards.SUIT_NAMES[named]})" if named >= 0 else "")
+            + f" | direction {'+' if scalars[0, core.S_DIRECTION] > 0 else '-'}"
+            + f" | stack {int(scalars[0, core.S_STACK_SIZE])} | pile {int(scalars[0, core.S_PILE_SIZE])}"
             + (
-                f" | seven chain {int(scalars[0, K.S_PENDING_SEVEN])}"
-                if scalars[0, K.S_PENDING_SEVEN]
+                f" | seven chain {int(scalars[0, core.S_PENDING_SEVEN])}"
+                if scalars[0, core.S_PENDING_SEVEN]
                 else ""
             )
         )

@@ -2,7 +2,7 @@
 
 A :class:`RefGame` holds the game as lists and ints, built from one game of the core's state
 arrays; :meth:`RefGame.apply` plays one action id and :meth:`RefGame.legal` gives the physical or
-rules mask. ``tests/mao/test_reference.py`` plays random games with both and compares everything
+rules mask. ``tests/mao/test_mao_reference.py`` plays random games with both and compares everything
 after every step (hands, stack and pile order, turn state, calls), secret rules included. The
 random stream is the same SplitMix64 (``cardgame_core.rng``), so reshuffles agree card for card.
 """
@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cardgame_core.rng import random_below_py, shuffle_prefix_py
-from mao_env import cards as C
-from mao_env import rules as R
+from mao_env import cards
+from mao_env import rules as rule_library
 
-RANK = [int(r) for r in C.CARD_RANK]
-SUIT = [int(s) for s in C.CARD_SUIT]
-PRED = [int(m) for m in R.PREDICATE_MASKS]
-TABLE = [tuple(int(x) for x in row) for row in R.RULE_TABLE]
-RED, BLACK = int(C.RED_MASK), int(C.BLACK_MASK)
+RANK = [int(r) for r in cards.CARD_RANK]
+SUIT = [int(s) for s in cards.CARD_SUIT]
+PRED = [int(m) for m in rule_library.PREDICATE_MASKS]
+TABLE = [tuple(int(x) for x in row) for row in rule_library.RULE_TABLE]
+RED = int(cards.RED_MASK)
 
 
 def _in(card: int, pred: int) -> bool:
@@ -73,12 +73,12 @@ class RefGame:
     def deal(self, starter: int) -> None:
         deck = []
         for _ in range(self.options["n_decks"]):
-            deck += [*range(C.N_CARD_TYPES), C.JOKER]
+            deck += [*range(cards.N_CARD_TYPES), cards.JOKER]
         self.rng = shuffle_prefix_py(deck, len(deck), self.rng)
-        self.hands = [[0] * C.N_CARD_TYPES for _ in range(len(self.hands))]
+        self.hands = [[0] * cards.N_CARD_TYPES for _ in range(len(self.hands))]
         self.stack, self.pile = deck, []
         for seat in range(self.n_players):
-            self.draw_n(seat, C.HAND_SIZE)
+            self.draw_n(seat, cards.HAND_SIZE)
         self.pile = [self.stack.pop()]
         self.direction, self.named_suit, self.pending_seven = 1, -1, 0
         self.start_turn(starter)
@@ -93,32 +93,34 @@ class RefGame:
         if self.pending_seven and RANK[card] != 7:
             return False, -1
         suit_needed = self.named_suit if self.named_suit >= 0 else SUIT[top]
-        ok = SUIT[card] == suit_needed or RANK[card] == RANK[top]
+        suit_match = SUIT[card] == suit_needed
+        rank_match = RANK[card] == RANK[top]
+        wild = False
+        order_rules = []  # (rule, satisfied) of the active RANK_ORDER rules
         forbidding = []
         for rule, _ in self.rules:
             family, kind, a, b, param = TABLE[rule]
-            if family != R.VALIDITY:
+            if family != rule_library.VALIDITY:
                 continue
-            if kind == R.WILD and _in(card, a):
-                ok = True
-            elif (
-                (kind == R.FORBID_ON and _in(card, a) and _in(top, b))
-                or (kind == R.ONLY_AFTER and _in(top, b) and not _in(card, a))
-                or (
-                    kind == R.ALTERNATE_COLOUR
-                    and (
-                        ((RED >> card) & 1 and (RED >> top) & 1)
-                        or ((BLACK >> card) & 1 and (BLACK >> top) & 1)
-                    )
-                )
-            ):
-                forbidding.append(rule)
-            elif kind == R.RANK_ORDER and SUIT[card] != SUIT[top]:
-                higher = RANK[card] > RANK[top]
-                lower = RANK[card] < RANK[top]
-                if (param > 0 and not higher) or (param < 0 and not lower):
+            if kind == rule_library.WILD:
+                wild = wild or _in(card, a)
+            elif kind == rule_library.RANK_ORDER:
+                wanted = RANK[card] > RANK[top] if param > 0 else RANK[card] < RANK[top]
+                order_rules.append((rule, wanted))
+            elif kind == rule_library.FORBID_ON:
+                if _in(card, a) and _in(top, b):
                     forbidding.append(rule)
-        if not ok:
+            elif kind == rule_library.ONLY_AFTER:
+                if _in(top, b) and not _in(card, a):
+                    forbidding.append(rule)
+            elif kind == rule_library.ALTERNATE_COLOUR:
+                same_colour = bool((RED >> card) & 1) == bool((RED >> top) & 1)
+                if not suit_match and same_colour:
+                    forbidding.append(rule)
+        rank_clause = all(ok for _, ok in order_rules) if order_rules else rank_match
+        if not (suit_match or rank_clause or wild):
+            if rank_match:
+                return False, next(rule for rule, ok in order_rules if not ok)
             return False, -1
         if forbidding:
             return False, forbidding[0]
@@ -129,17 +131,17 @@ class RefGame:
         top = self.pile[-1]
         need: dict[int, int] = {}
         if RANK[card] == 7:
-            need[C.NICE_DAY] = -1
-        if card != C.JOKER and SUIT[card] == C.SPADES:
-            need[C.CARD_NAME] = -1
-        if card in (C.JOKER, C.NINE_OF_DIAMONDS):
-            need[C.BADGER] = -1
+            need[cards.NICE_DAY] = -1
+        if card != cards.JOKER and SUIT[card] == cards.SPADES:
+            need[cards.CARD_NAME] = -1
+        if card in (cards.JOKER, cards.NINE_OF_DIAMONDS):
+            need[cards.BADGER] = -1
         for rule, _ in self.rules:
             family, kind, a, b, param = TABLE[rule]
-            if family != R.SPEECH:
+            if family != rule_library.SPEECH:
                 continue
-            hits = (kind == R.SAY_ON_PLAY and _in(card, a) and _in(card, b)) or (
-                kind == R.SAY_ON_TOP and _in(top, a) and _in(top, b)
+            hits = (kind == rule_library.SAY_ON_PLAY and _in(card, a) and _in(card, b)) or (
+                kind == rule_library.SAY_ON_TOP and _in(top, a) and _in(top, b)
             )
             if hits:
                 need.setdefault(param, rule)
@@ -155,8 +157,8 @@ class RefGame:
             valid, bad_rule = self.validity(self.played)
             phrases = self.card_phrases(self.played)
             jack_suit = (
-                {C.SUIT_PHRASE_0 + self.first_suit}
-                if RANK[self.played] == C.JACK and self.first_suit >= 0
+                {cards.SUIT_PHRASE_0 + self.first_suit}
+                if RANK[self.played] == cards.JACK and self.first_suit >= 0
                 else set()
             )
             if valid:
@@ -164,45 +166,48 @@ class RefGame:
                 allowed |= jack_suit
             else:
                 excused |= set(phrases) | jack_suit
-                hand_after += 1
+                if hand_after == 1:  # the card comes back: "Last card" would have been due
+                    excused.add(cards.LAST_CARD)
         if self.took_seven or (self.pending_seven and not valid):
-            required.setdefault(C.THANK_YOU if self.options["thank_you"] else C.PENALTY_CARD, -1)
+            required.setdefault(cards.THANK_YOU if self.options["thank_you"] else cards.PENALTY_CARD, -1)
         if self.drew:
             for rule, _ in self.rules:
                 family, kind, _a, _b, param = TABLE[rule]
-                if family == R.SPEECH and kind == R.SAY_ON_DRAW:
+                if family == rule_library.SPEECH and kind == rule_library.SAY_ON_DRAW:
                     required.setdefault(param, rule)
-        if hand_after == 1:
-            required.setdefault(C.LAST_CARD, -1)
+        if hand_after == 1 and (self.played < 0 or valid):
+            required.setdefault(cards.LAST_CARD, -1)
         if valid and hand_after == 0:
-            extra = self.said - set(required) - allowed - {C.MAO} if self.options["talking"] else set()
+            extra = self.said - set(required) - allowed - {cards.MAO} if self.options["talking"] else set()
             if set(required) <= self.said and not extra:
-                required[C.MAO] = -1
+                required[cards.MAO] = -1
         return valid, bad_rule, required, excused, allowed
 
     # ---- actions -------------------------------------------------------------------------
     def legal(self, by_rules: bool) -> list[int]:
         seat = self.current
         if self.phase == "start":
-            held = [c for c in range(C.N_CARD_TYPES) if self.hands[seat][c] > 0]
+            held = [c for c in range(cards.N_CARD_TYPES) if self.hands[seat][c] > 0]
             if by_rules:
                 held = [c for c in held if self.validity(c)[0]]
-            return [*held, C.DRAW]
+            return [*held, cards.DRAW]
         if self.phase == "speak":
-            if self.sub_actions >= self.options["max_sub_actions"] - 1 or C.MAO in self.said:
-                return [C.END_TURN]
+            if self.sub_actions >= self.options["max_sub_actions"] - 1 or cards.MAO in self.said:
+                return [cards.END_TURN]
             if not by_rules:
-                return [C.SAY_0 + p for p in range(C.N_PHRASES) if p not in self.said] + [C.END_TURN]
+                return [cards.SAY_0 + p for p in range(cards.N_PHRASES) if p not in self.said] + [
+                    cards.END_TURN
+                ]
             valid, _, required, _, _ = self.requirements()
             missing = set(required) - self.said
-            others = missing - {C.MAO}
+            others = missing - {cards.MAO}
             sayable = set(others) if others else set(missing)
-            if valid and RANK[self.played] == C.JACK and self.first_suit < 0:
-                sayable |= {C.SUIT_PHRASE_0 + s for s in range(4)}
-            return [C.SAY_0 + p for p in sorted(sayable)] + ([C.END_TURN] if not missing else [])
+            if valid and RANK[self.played] == cards.JACK and self.first_suit < 0:
+                sayable |= {cards.SUIT_PHRASE_0 + s for s in range(4)}
+            return [cards.SAY_0 + p for p in sorted(sayable)] + ([cards.END_TURN] if not missing else [])
         if self.phase == "choose":
             active = {r for r, _ in self.rules}
-            return [C.CHOOSE_RULE_0 + r for r in range(R.N_RULES) if r not in active]
+            return [cards.CHOOSE_RULE_0 + r for r in range(rule_library.N_RULES) if r not in active]
         return []
 
     def apply(self, action: int) -> None:
@@ -210,7 +215,7 @@ class RefGame:
         self.sub_actions += 1
         seat = self.current
         if self.phase == "start":
-            if action < C.DRAW:
+            if action < cards.DRAW:
                 self.hands[seat][action] -= 1
                 self.played, self.phase = action, "speak"
             elif self.pending_seven:
@@ -223,15 +228,15 @@ class RefGame:
                 self.draw(seat)
                 self.drew, self.phase = True, "speak"
         elif self.phase == "speak":
-            if action < C.END_TURN:
-                phrase = action - C.SAY_0
+            if action < cards.END_TURN:
+                phrase = action - cards.SAY_0
                 self.said.add(phrase)
-                if C.SUIT_PHRASE_0 <= phrase < C.SUIT_PHRASE_0 + 4 and self.first_suit < 0:
-                    self.first_suit = phrase - C.SUIT_PHRASE_0
+                if cards.SUIT_PHRASE_0 <= phrase < cards.SUIT_PHRASE_0 + 4 and self.first_suit < 0:
+                    self.first_suit = phrase - cards.SUIT_PHRASE_0
             else:
                 self.judge()
         elif self.phase == "choose":
-            self.rules.append((action - C.CHOOSE_RULE_0, seat))
+            self.rules.append((action - cards.CHOOSE_RULE_0, seat))
             self.next_round(seat)
 
     def judge(self) -> None:
@@ -242,22 +247,22 @@ class RefGame:
             self.hands[seat][played] += 1
             self.calls.append(("bad card", -1, 1, bad_rule))
             penalty += 1
-        for p in sorted(set(required) - self.said - {C.MAO}):
+        for p in sorted(set(required) - self.said - {cards.MAO}):
             self.calls.append(("failure to say", p, 1, required[p]))
             penalty += 1
         if self.options["talking"]:
-            for p in sorted(self.said - set(required) - excused - allowed - {C.MAO}):
+            for p in sorted(self.said - set(required) - excused - allowed - {cards.MAO}):
                 self.calls.append(("talking", p, 1, -1))
                 penalty += 1
         won = False
-        if C.MAO in self.said:
-            if C.MAO in required:
+        if cards.MAO in self.said:
+            if cards.MAO in required:
                 won = True
             else:
-                self.calls.append(("mao", C.MAO, 3, -1))
+                self.calls.append(("mao", cards.MAO, 3, -1))
                 penalty += 3
-        elif C.MAO in required:
-            self.calls.append(("failure to say", C.MAO, 1, -1))
+        elif cards.MAO in required:
+            self.calls.append(("failure to say", cards.MAO, 1, -1))
             penalty += 1
         chain = 0
         if self.pending_seven and not valid:
@@ -265,22 +270,22 @@ class RefGame:
         skips, reverse, again, forced = 0, False, False, 0
         if valid:
             self.pile.append(played)
-            self.named_suit = self.first_suit if RANK[played] == C.JACK and self.first_suit >= 0 else -1
+            self.named_suit = self.first_suit if RANK[played] == cards.JACK and self.first_suit >= 0 else -1
             if RANK[played] == 7:
                 self.pending_seven += 1
-            elif RANK[played] == C.ACE:
+            elif RANK[played] == cards.ACE:
                 skips += 1
-            elif RANK[played] == C.EIGHT:
+            elif RANK[played] == cards.EIGHT:
                 reverse = not reverse
             for rule, _ in self.rules:
                 family, kind, a, b, param = TABLE[rule]
-                if family != R.DYNAMICS or not (_in(played, a) and _in(played, b)):
+                if family != rule_library.DYNAMICS or not (_in(played, a) and _in(played, b)):
                     continue
-                if kind == R.SKIP:
+                if kind == rule_library.SKIP:
                     skips += 1
-                elif kind == R.REVERSE:
+                elif kind == rule_library.REVERSE:
                     reverse = not reverse
-                elif kind == R.DRAW:
+                elif kind == rule_library.DRAW:
                     forced += param
                 else:
                     again = True
@@ -304,7 +309,7 @@ class RefGame:
         if self.round >= self.options["n_rounds"]:
             self.phase, self.done = "over", True
             return
-        if len(self.rules) < R.MAX_ACTIVE_RULES:
+        if len(self.rules) < rule_library.MAX_ACTIVE_RULES:
             mode = self.options["rule_choice"]
             active = [r for r, _ in self.rules]
             if mode == "agent":
@@ -312,7 +317,7 @@ class RefGame:
                 self.phase = "choose"
                 return
             if mode == "sampled":
-                free = [r for r in range(R.N_RULES) if r not in active]
+                free = [r for r in range(rule_library.N_RULES) if r not in active]
                 self.rng, pick = random_below_py(self.rng, len(free))
                 self.rules.append((free[pick], winner))
             elif self.queue_next < len(self.queue):
@@ -324,7 +329,7 @@ class RefGame:
 
     def next_round(self, winner: int) -> None:
         if self.options["cambridge"]:
-            self.draw_n(winner, C.HAND_SIZE)
+            self.draw_n(winner, cards.HAND_SIZE)
             self.start_turn(self.next_seat)
         else:
             self.deal(self.round % self.n_players)

@@ -6,15 +6,21 @@ evaluates a rule with a few AND/OR operations on the played card's bit and the t
 
 Families and kinds (``A`` = ``PREDICATE_MASKS[pred_a]``, ``B`` = ``PREDICATE_MASKS[pred_b]``):
 
-- validity (a failed check is called "bad card"; validity = (base match OR some wild rule)
-  AND NOT (some forbidding rule)):
+- validity (a failed check is called "bad card"; valid = (suit match OR rank clause OR some
+  WILD rule) AND NOT (some forbidding rule); the rank clause is "same rank as the top card"):
 
   - ``FORBID_ON``: a card in A may not be played on a card in B.
   - ``ONLY_AFTER``: on a card in B only a card in A may be played.
   - ``WILD``: a card in A may be played on anything (still subject to forbidding rules).
-  - ``ALTERNATE_COLOUR``: the card's colour must differ from the top card's.
-  - ``RANK_ORDER``: unless of the same suit, the card must rank strictly above (``param=+1``) or
-    below (``param=-1``) the top card (ace low, joker = 9).
+  - ``ALTERNATE_COLOUR``: a card not of the suit to follow (a rank match, a wild card) must be
+    of the other colour than the top card.
+  - ``RANK_ORDER``: a card not of the suit to follow must rank strictly above (``param=+1``) or
+    below (``param=-1``) the top card, instead of matching its rank (ace low, joker = 9). This
+    rule both forbids (same rank) and allows (any higher/lower card).
+
+  Rules that would lock a round for good were left out: e.g. "red may not be played on red" (on
+  a red top only the same rank in black could follow), or "colours must alternate" read strictly
+  (with suit matching that leaves only rank matches).
 
 - dynamics (effects of a validly played card in ``A & B``; no call is made):
   ``SKIP`` the next player, ``REVERSE`` the direction, ``DRAW`` (the next player takes ``param``
@@ -29,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mao_env import cards as C
+from mao_env import cards
 
 VALIDITY, DYNAMICS, SPEECH = 0, 1, 2
 FAMILY_NAMES = ("validity", "dynamics", "speech")
@@ -41,19 +47,22 @@ R_FAMILY, R_KIND, R_PRED_A, R_PRED_B, R_PARAM = range(RULE_WIDTH)
 
 _RANK_PLURALS = ("aces", "twos", "threes", "fours", "fives", "sixes", "sevens", "eights", "nines",
                  "tens", "jacks", "queens", "kings")  # fmt: skip
-_predicates: list[tuple[str, np.uint64]] = [("any card", C.ALL_CARDS)]
-_predicates += [(_RANK_PLURALS[r - 1], C.RANK_MASK[r]) for r in range(1, 14)]
-_predicates += [(C.SUIT_NAMES[s], C.SUIT_MASK[s]) for s in range(4)]
+_predicates: list[tuple[str, np.uint64]] = [("any card", cards.ALL_CARDS)]
+_predicates += [(_RANK_PLURALS[r - 1], cards.RANK_MASK[r]) for r in range(1, 14)]
+_predicates += [(cards.SUIT_NAMES[s], cards.SUIT_MASK[s]) for s in range(4)]
 _predicates += [
-    ("red cards", C.RED_MASK),
-    ("black cards", C.BLACK_MASK),
-    ("odd cards", np.uint64(sum(int(C.RANK_MASK[r]) for r in range(1, 14, 2)))),
-    ("even cards", np.uint64(sum(int(C.RANK_MASK[r]) for r in range(2, 14, 2)))),
-    ("face cards", C.RANK_MASK[11] | C.RANK_MASK[12] | C.RANK_MASK[13]),
-    ("number cards (2-10)", np.uint64(sum(int(C.RANK_MASK[r]) for r in range(2, 11)))),
-    ("low cards (A-6)", C.RANK_BELOW[7]),
-    ("high cards (8-K)", C.RANK_ABOVE[7]),
-    ("the joker", np.uint64(1 << C.JOKER)),
+    ("red cards", cards.RED_MASK),
+    ("black cards", cards.BLACK_MASK),
+    # The seed's "odd-numbered cards": number cards only. Counting A, J, K as odd and Q as even
+    # would make "odd may not be played on even" a trap: once an even card is on top only even
+    # cards could follow, forever, and nobody holding an odd card could ever go out.
+    ("odd number cards (3-9)", np.uint64(sum(int(cards.RANK_MASK[r]) for r in (3, 5, 7, 9)))),
+    ("even number cards (2-10)", np.uint64(sum(int(cards.RANK_MASK[r]) for r in (2, 4, 6, 8, 10)))),
+    ("face cards", cards.RANK_MASK[11] | cards.RANK_MASK[12] | cards.RANK_MASK[13]),
+    ("number cards (2-10)", np.uint64(sum(int(cards.RANK_MASK[r]) for r in range(2, 11)))),
+    ("low cards (A-6)", cards.RANK_BELOW[7]),
+    ("high cards (8-K)", cards.RANK_ABOVE[7]),
+    ("the joker", np.uint64(1 << cards.JOKER)),
 ]
 PREDICATE_NAMES: tuple[str, ...] = tuple(name for name, _ in _predicates)
 PREDICATE_MASKS = np.array([mask for _, mask in _predicates], dtype=np.uint64)
@@ -67,18 +76,18 @@ def _p(name: str) -> int:
 
 # The library, in families; ``(kind, pred_a, pred_b, param)`` per rule.
 _VALIDITY = [
-    (FORBID_ON, _p("odd cards"), _p("even cards"), 0),
-    (FORBID_ON, _p("even cards"), _p("odd cards"), 0),
+    (FORBID_ON, _p("odd number cards (3-9)"), _p("even number cards (2-10)"), 0),
+    (FORBID_ON, _p("even number cards (2-10)"), _p("odd number cards (3-9)"), 0),
     (FORBID_ON, _p("face cards"), _p("face cards"), 0),
     (FORBID_ON, _p("hearts"), _p("spades"), 0),
     (FORBID_ON, _p("spades"), _p("hearts"), 0),
     (FORBID_ON, _p("clubs"), _p("diamonds"), 0),
-    (FORBID_ON, _p("low cards (A-6)"), _p("high cards (8-K)"), 0),
-    (FORBID_ON, _p("high cards (8-K)"), _p("low cards (A-6)"), 0),
-    (FORBID_ON, _p("number cards (2-10)"), _p("face cards"), 0),
-    (FORBID_ON, _p("red cards"), _p("red cards"), 0),
+    (FORBID_ON, _p("low cards (A-6)"), _p("face cards"), 0),
+    (FORBID_ON, _p("face cards"), _p("low cards (A-6)"), 0),
+    (FORBID_ON, _p("number cards (2-10)"), _p("aces"), 0),
+    (FORBID_ON, _p("hearts"), _p("diamonds"), 0),
     (ONLY_AFTER, _p("red cards"), _p("kings"), 0),
-    (ONLY_AFTER, _p("odd cards"), _p("queens"), 0),
+    (ONLY_AFTER, _p("odd number cards (3-9)"), _p("queens"), 0),
     (ONLY_AFTER, _p("face cards"), _p("twos"), 0),
     (WILD, _p("queens"), ANY, 0),
     (WILD, _p("threes"), ANY, 0),
@@ -103,19 +112,19 @@ _DYNAMICS = [
     (AGAIN, _p("kings"), _p("black cards"), 0),
 ]
 _SPEECH = [
-    (SAY_ON_PLAY, _p("fours"), ANY, C.RABBIT),
-    (SAY_ON_PLAY, _p("queens"), ANY, C.HEDGEHOG),
-    (SAY_ON_PLAY, _p("threes"), ANY, C.FOX),
-    (SAY_ON_PLAY, _p("kings"), _p("hearts"), C.CHAIRMAN),
-    (SAY_ON_PLAY, _p("hearts"), ANY, C.SUIT_PHRASE_0 + C.HEARTS),
-    (SAY_ON_PLAY, _p("clubs"), _p("face cards"), C.SUIT_PHRASE_0 + C.CLUBS),
-    (SAY_ON_PLAY, _p("nines"), ANY, C.BADGER),
-    (SAY_ON_PLAY, _p("twos"), ANY, C.CARD_NAME),
-    (SAY_ON_DRAW, ANY, ANY, C.RABBIT),
-    (SAY_ON_DRAW, ANY, ANY, C.CHAIRMAN),
-    (SAY_ON_TOP, _p("kings"), ANY, C.FOX),
-    (SAY_ON_TOP, _p("queens"), ANY, C.HEDGEHOG),
-    (SAY_ON_TOP, _p("the joker"), ANY, C.RABBIT),
+    (SAY_ON_PLAY, _p("fours"), ANY, cards.RABBIT),
+    (SAY_ON_PLAY, _p("queens"), ANY, cards.HEDGEHOG),
+    (SAY_ON_PLAY, _p("threes"), ANY, cards.FOX),
+    (SAY_ON_PLAY, _p("kings"), _p("hearts"), cards.CHAIRMAN),
+    (SAY_ON_PLAY, _p("hearts"), ANY, cards.SUIT_PHRASE_0 + cards.HEARTS),
+    (SAY_ON_PLAY, _p("clubs"), _p("face cards"), cards.SUIT_PHRASE_0 + cards.CLUBS),
+    (SAY_ON_PLAY, _p("nines"), ANY, cards.BADGER),
+    (SAY_ON_PLAY, _p("twos"), ANY, cards.CARD_NAME),
+    (SAY_ON_DRAW, ANY, ANY, cards.RABBIT),
+    (SAY_ON_DRAW, ANY, ANY, cards.CHAIRMAN),
+    (SAY_ON_TOP, _p("kings"), ANY, cards.FOX),
+    (SAY_ON_TOP, _p("queens"), ANY, cards.HEDGEHOG),
+    (SAY_ON_TOP, _p("the joker"), ANY, cards.RABBIT),
 ]
 
 RULE_TABLE = np.array(
@@ -125,6 +134,12 @@ RULE_TABLE = np.array(
     dtype=np.int64,
 )
 N_RULES = RULE_TABLE.shape[0]
+# What the core's kernels read: the rule rows with the predicates resolved to their 53-bit masks,
+# ``(family, kind, set_a, set_b, param)``. Kernels get it as an argument, never as a global, so
+# editing the library can never leave a stale on-disk compiled kernel behind.
+LIBRARY = RULE_TABLE.copy()
+LIBRARY[:, R_PRED_A] = PREDICATE_MASKS[RULE_TABLE[:, R_PRED_A]].astype(np.int64)
+LIBRARY[:, R_PRED_B] = PREDICATE_MASKS[RULE_TABLE[:, R_PRED_B]].astype(np.int64)
 # Event records hold the rules behind a turn's calls as one int64 bit set.
 assert N_RULES <= 63, "the library must fit an int64 bit set"
 #: Active rules per game (a round winner cannot add a rule once this many are active).
@@ -151,18 +166,19 @@ def describe_rule(rule: int) -> str:
         if kind == WILD:
             return f"{pa} may be played on anything"
         if kind == ALTERNATE_COLOUR:
-            return "colours must alternate"
-        return f"unless of the same suit, a card must rank {'higher' if param > 0 else 'lower'} than the top card"
+            return "a card not of the suit to follow must be of the other colour than the top card"
+        direction = "higher" if param > 0 else "lower"
+        return f"a card not of the suit to follow must rank {direction} than the top card (not the same)"
     if family == DYNAMICS:
         what = _cards(a, b)
         if kind == SKIP:
-            return f"{what} skip the next player"
+            return f"playing {what} skips the next player"
         if kind == REVERSE:
-            return f"{what} reverse the direction"
+            return f"playing {what} reverses the direction"
         if kind == DRAW:
-            return f"{what} make the next player take {param} card{'s' if param > 1 else ''}"
-        return f"{what} give their player another turn"
-    phrase = C.PHRASES[param]
+            return f"playing {what} makes the next player take {param} card{'s' if param > 1 else ''}"
+        return f"playing {what} gives the same player another turn"
+    phrase = cards.PHRASES[param]
     if kind == SAY_ON_PLAY:
         return f"when playing {_cards(a, b)}, say '{phrase}'"
     if kind == SAY_ON_DRAW:

@@ -90,7 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--agents", nargs="+", default=None, help="agent names (see 'play --help'), model:PATH allowed"
     )
-    evaluate.add_argument("--model", help="a saved MaskablePPO model to include as 'model'")
+    evaluate.add_argument(
+        "--model", help="a saved MaskablePPO model to include as 'model' (default: the pretrained one)"
+    )
     evaluate.add_argument(
         "--deals", type=_positive_int, default=100, help="duplicate deals per pairing (Madiao) / rounds (Mao)"
     )
@@ -105,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--opponents",
         nargs="+",
         default=["heuristic"],
-        help="one agent for all three other seats, or three (random, greedy, heuristic, search, model:PATH)",
+        help="one agent for all three other seats, or three (random, greedy, heuristic, search, "
+        "model = the pretrained policy, model:PATH)",
     )
     play.add_argument(
         "--model", help="a saved MaskablePPO model that plays the other seats (else heuristics)"
@@ -135,10 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _agent(spec: str, *, seed: int | None, env, model: str | None):
     from agents.registry import make_agent
 
-    if spec == "model":
-        if model is None:
-            raise ValueError("agent 'model' needs --model PATH")
-        spec = f"model:{model}"
+    if spec == "model" and model is not None:
+        spec = f"model:{model}"  # without --model, 'model' is the pretrained policy shipped
     return make_agent(spec, "madiao", seed=seed, env=env)
 
 

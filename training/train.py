@@ -4,8 +4,8 @@
 
 One learner policy plays a random seat of every game (so both Madiao roles, banker and player),
 against opponents drawn from a pool of scripted agents, frozen snapshots of itself and its live
-self; it is rewarded with its own seat's payoff (see ``training.selfplay_env``). Everything a run
-writes lives in ``runs_dir/run_name``: ``config.json``, TensorBoard events (tags ``charts/``,
+self; it is rewarded with its own seat's payoff (see ``cardgame_core.adapters.LearnerVecEnv``).
+Everything a run writes lives in ``runs_dir/run_name``: ``config.json``, TensorBoard events (tags ``charts/``,
 ``losses/``, ``eval/``), ``progress.csv``, ``eval.json``, atomic checkpoints (``checkpoint.zip``
 + ``state.json``), snapshots, and at the end ``final_model.zip`` and the evaluation report.
 An interrupted run continues from its last checkpoint with ``train(config, resume=run_dir)``
@@ -26,11 +26,34 @@ import numpy as np
 from training.logging_utils import atomic_save_model, atomic_write_json
 
 GAMES = ("madiao", "mao")
+FEATURES = ("flat", "cards")
+
+#: The defaults that differ by game (a field left at None takes its game's value).
+#: Madiao: the learner is trained against the strongest scripted player it has to beat (the
+#: registry's "heuristic", 3 of 4 pool entries, greedy the fourth); in the 15-minute budget this
+#: beat mixing in self-play snapshots (measured: ``docs`` of issue 5 in the run notes).
+GAME_DEFAULTS: dict[str, dict[str, Any]] = {
+    "madiao": {
+        "total_timesteps": 2_000_000,
+        "scripted_opponents": ("heuristic", "heuristic", "heuristic", "greedy"),
+        "opponent_weights": {"scripted": 1.0, "snapshot": 0.0, "current": 0.0},
+        "eval_opponents": ("random", "greedy", "heuristic"),
+        "features": "cards",
+    },
+    "mao": {
+        "total_timesteps": 40_000,
+        "scripted_opponents": ("base", "bayes", "random"),
+        "opponent_weights": {"scripted": 0.5, "snapshot": 0.3, "current": 0.2},
+        "eval_opponents": ("random", "base", "bayes"),
+        "features": "flat",
+    },
+}
 
 
 @dataclass
 class TrainConfig:
-    """Every knob of a training run; the defaults are the README's main job (a few minutes on 2 cores)."""
+    """Every knob of a training run; the defaults are the README's main job (Madiao: about ten
+    minutes on 2 cores, after which the policy beats the strongest scripted player)."""
 
     game: str = "madiao"
     """Which game to train on: "madiao" or "mao"."""
@@ -38,14 +61,15 @@ class TrainConfig:
     """Experiment name, part of the run name."""
     seed: int = 1
     """Seed of the env, the policy, the seat draws and the evaluation deals."""
-    total_timesteps: int = 40_000
-    """Learner decisions to train on (opponent moves are not counted)."""
-    n_envs: int = 64
-    """Games stepped together by the batched env."""
-    n_steps: int = 64
+    total_timesteps: int | None = None
+    """Learner decisions to train on (opponent moves are not counted); None: the game's default
+    (``GAME_DEFAULTS``: 2,000,000 for Madiao, 40,000 for Mao)."""
+    n_envs: int = 256
+    """Games stepped together by the batched env (many games amortise every per-call cost)."""
+    n_steps: int = 32
     """Learner decisions per game per PPO rollout (rollout size = n_envs * n_steps)."""
     batch_size: int = 512
-    """PPO minibatch size."""
+    """PPO minibatch size (small minibatches: more gradient steps for the same compute)."""
     n_epochs: int = 4
     """PPO epochs over each rollout."""
     learning_rate: float = 3e-4
@@ -62,30 +86,34 @@ class TrainConfig:
     """Value-loss weight."""
     net_arch: tuple[int, ...] = (256, 256)
     """Hidden layer sizes of the policy and value MLPs."""
+    features: str | None = None
+    """What the MLPs read: "flat" (the observation) or, Madiao summary observations only,
+    "cards" (the observation plus unseen/boss card planes, ``agents.madiao_features``); None:
+    the game's default ("cards" for Madiao)."""
     obs_type: str = ""
     """Observation variant; "" picks the game's default ("summary" for Madiao, "history" for Mao:
     Mao's secret rules can only be inferred from a history of public events)."""
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     """Extra options for the game env (rule variants)."""
-    scripted_opponents: tuple[str, ...] = ("heuristic", "greedy", "random")
-    """Scripted agents in the opponent pool (names as in ``agents.registry``)."""
-    opponent_weights: dict[str, float] = field(
-        default_factory=lambda: {"scripted": 0.5, "snapshot": 0.3, "current": 0.2}
-    )
-    """Probability weights of the opponent kinds per opponent seat (kinds without agents skipped)."""
-    snapshot_every: int = 20_000
-    """Learner steps between frozen snapshots added to the pool."""
+    scripted_opponents: tuple[str, ...] | None = None
+    """Scripted agents in the opponent pool (names as in ``agents.registry``; a name listed twice
+    fills twice the scripted slots); None: the game's default."""
+    opponent_weights: dict[str, float] | None = None
+    """Probability weights of the opponent kinds per opponent seat ("scripted", "snapshot",
+    "current"; kinds without agents skipped); None: the game's default."""
+    snapshot_every: int = 250_000
+    """Learner steps between frozen snapshots added to the pool (kept on disk as well)."""
     max_snapshots: int = 5
     """Snapshots kept in the pool (the oldest is replaced)."""
-    checkpoint_every: int = 10_000
+    checkpoint_every: int = 250_000
     """Learner steps between atomic checkpoints (model + optimizer + run state)."""
-    eval_every: int = 20_000
+    eval_every: int = 500_000
     """Learner steps between evaluations against the baselines (0 = only at the end)."""
-    eval_deals: int = 10
+    eval_deals: int = 25
     """Duplicate deals per baseline in periodic evaluations (4 hands each)."""
-    eval_opponents: tuple[str, ...] = ("random", "greedy", "heuristic")
-    """Baselines the learner is evaluated against."""
-    final_eval_deals: int = 50
+    eval_opponents: tuple[str, ...] | None = None
+    """Baselines the learner is evaluated against; None: the game's default."""
+    final_eval_deals: int = 200
     """Duplicate deals per pairing in the final evaluation report."""
     runs_dir: str = "runs"
     """Folder holding one sub-folder per run."""
@@ -99,6 +127,9 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if self.game not in GAMES:
             raise ValueError(f"game must be one of {', '.join(GAMES)}, got {self.game!r}")
+        for name, value in GAME_DEFAULTS[self.game].items():
+            if getattr(self, name) is None:
+                setattr(self, name, dict(value) if isinstance(value, dict) else value)
         for name in (
             "total_timesteps",
             "n_envs",
@@ -123,12 +154,12 @@ class TrainConfig:
         self.net_arch = tuple(int(x) for x in self.net_arch)
         self.scripted_opponents = tuple(self.scripted_opponents)
         self.eval_opponents = tuple(self.eval_opponents)
-        if self.game == "mao" and self.scripted_opponents == ("heuristic", "greedy", "random"):
-            self.scripted_opponents = ("base", "bayes", "random")
-        if self.game == "mao" and self.eval_opponents == ("random", "greedy", "heuristic"):
-            self.eval_opponents = ("random", "base", "bayes")
         if not self.obs_type:
             self.obs_type = "summary" if self.game == "madiao" else "history"
+        if self.features not in FEATURES:
+            raise ValueError(f"features must be one of {', '.join(FEATURES)}, got {self.features!r}")
+        if self.features == "cards" and (self.game, self.obs_type) != ("madiao", "summary"):
+            raise ValueError('features="cards" needs game="madiao" with obs_type="summary"')
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -151,6 +182,17 @@ def make_vector_env(config: TrainConfig, n_envs: int, seed: int | None):
     from mao_env.vector import MaoVectorEnv
 
     return MaoVectorEnv(n_envs, seed=seed, **kwargs)
+
+
+def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
+    """The MaskablePPO ``MlpPolicy`` options of a config (network sizes, features extractor)."""
+    kwargs: dict[str, Any] = {"net_arch": list(config.net_arch)}
+    if config.features == "cards":
+        from agents.madiao_features import MadiaoCardFeatures, summary_layout
+
+        kwargs["features_extractor_class"] = MadiaoCardFeatures
+        kwargs["features_extractor_kwargs"] = summary_layout()
+    return kwargs
 
 
 def evaluate_against_baselines(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, dict]:
@@ -272,7 +314,7 @@ def train(
             clip_range=config.clip_range,
             ent_coef=config.ent_coef,
             vf_coef=config.vf_coef,
-            policy_kwargs={"net_arch": list(config.net_arch)},
+            policy_kwargs=policy_kwargs(config),
             seed=config.seed,
             device="cpu",
             verbose=0,
@@ -290,15 +332,23 @@ def train(
 
     role_of = None
     if config.game == "madiao":
-        from agents.madiao_view import view_from_observation
+        from madiao_env.env import OBS_BANKER
 
         def role_of(observation: np.ndarray) -> str:
-            return "banker" if view_from_observation(observation).is_banker else "player"
+            # The banker's relative seat is one-hot; relative seat 0 is the learner itself.
+            return "banker" if observation[OBS_BANKER.start] > 0.5 else "player"
 
     class TrainingCallback(BaseCallback):
         def _on_training_start(self) -> None:
+            # Speeds are measured over learn() alone: the env's first reset (and any kernel
+            # compilation in it) happens before this point and is not training time.
             self.wall_start = time.perf_counter()
             self.steps_start = self.model.num_timesteps
+            self.env_seconds_start = vector_env.seconds
+            self.pool_seconds_start = pool.seconds
+            # Time in PPO's gradient updates: from the end of a rollout to the next one's start.
+            self.update_seconds = 0.0
+            self.rollout_ended: float | None = None
             self.next_checkpoint = (
                 self.model.num_timesteps // config.checkpoint_every + 1
             ) * config.checkpoint_every
@@ -365,13 +415,32 @@ def train(
             )
             (self.bar.write if self.bar is not None else say)(f"[eval @ {steps}] learned vs {summary}")
 
+        def speed(self) -> dict[str, float]:
+            """Learner steps/s and the shares of learn() time spent in the env and opponents."""
+            elapsed = max(time.perf_counter() - self.wall_start, 1e-9)
+            return {
+                "seconds": elapsed,
+                "sps": (self.model.num_timesteps - self.steps_start) / elapsed,
+                "env_time_fraction": (vector_env.seconds - self.env_seconds_start) / elapsed,
+                "opponent_time_fraction": (pool.seconds - self.pool_seconds_start) / elapsed,
+                "update_time_fraction": self.update_seconds / elapsed,
+            }
+
+        def _count_update_time(self) -> None:
+            if self.rollout_ended is not None:
+                self.update_seconds += time.perf_counter() - self.rollout_ended
+                self.rollout_ended = None
+
+        def _on_rollout_start(self) -> None:
+            self._count_update_time()
+
         def _on_rollout_end(self) -> None:
-            elapsed = time.perf_counter() - self.wall_start
-            sps = (self.model.num_timesteps - self.steps_start) / max(elapsed, 1e-9)
-            env_fraction = vector_env.seconds / max(elapsed, 1e-9)
+            speed = self.speed()
+            sps, env_fraction = speed["sps"], speed["env_time_fraction"]
             self.logger.record("charts/SPS", sps)
             self.logger.record("charts/env_time_fraction", env_fraction)
-            self.logger.record("charts/opponent_time_fraction", pool.seconds / max(elapsed, 1e-9))
+            self.logger.record("charts/opponent_time_fraction", speed["opponent_time_fraction"])
+            self.logger.record("charts/update_time_fraction", speed["update_time_fraction"])
             for role, values in role_returns.items():
                 if values:
                     self.logger.record(f"charts/return_{role}", float(np.mean(values)))
@@ -384,9 +453,11 @@ def train(
                 self.bar.set_postfix_str(f"{sps:,.0f} sps, env {100 * env_fraction:.0f}%")
             elif config.verbose:
                 say(line)
-            state["last_speed"] = {"sps": sps, "env_time_fraction": env_fraction}
+            state["last_speed"] = speed
+            self.rollout_ended = time.perf_counter()
 
         def _on_training_end(self) -> None:
+            self._count_update_time()
             if self.bar is not None:
                 self.bar.close()
 
@@ -397,24 +468,20 @@ def train(
 
     # ---- learn
     remaining = config.total_timesteps - model.num_timesteps
-    started = time.perf_counter()
+    callback = TrainingCallback()
     if remaining > 0:
-        model.learn(remaining, callback=TrainingCallback(), reset_num_timesteps=False)
-    elapsed = time.perf_counter() - started
+        model.learn(remaining, callback=callback, reset_num_timesteps=False)
+        speed = callback.speed()
+        say(
+            f"trained {remaining} learner steps in {speed['seconds']:.1f} s "
+            f"({speed['sps']:,.0f} learner steps/s, env + learner + opponents): game env "
+            f"{100 * speed['env_time_fraction']:.0f}%, opponent policies "
+            f"{100 * speed['opponent_time_fraction']:.0f}%, PPO updates "
+            f"{100 * speed['update_time_fraction']:.0f}% of the time"
+        )
+        state["final_speed"] = speed
     save_checkpoint(model)
     atomic_save_model(model, run_dir / "final_model.zip")
-    if elapsed > 0 and remaining > 0:
-        sps = remaining / elapsed
-        say(
-            f"trained {config.total_timesteps} learner steps in {elapsed:.1f} s "
-            f"({sps:,.0f} steps/s; env {100 * vector_env.seconds / elapsed:.0f}%, "
-            f"opponents {100 * pool.seconds / elapsed:.0f}% of the time)"
-        )
-        state["final_speed"] = {
-            "sps": sps,
-            "env_time_fraction": vector_env.seconds / elapsed,
-            "opponent_time_fraction": pool.seconds / elapsed,
-        }
     atomic_write_json(run_dir / "eval.json", state["eval"])
     atomic_write_json(run_dir / "state.json", state)
     venv.close()
@@ -440,8 +507,10 @@ def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = T
         speed = state["final_speed"]
         sections.append(
             f"Throughput: {speed['sps']:,.0f} learner steps/s; "
-            f"game env {100 * speed['env_time_fraction']:.0f}% "
-            f"and opponent policies {100 * speed['opponent_time_fraction']:.0f}% of training time.\n"
+            f"game env {100 * speed['env_time_fraction']:.0f}%, "
+            f"opponent policies {100 * speed['opponent_time_fraction']:.0f}% and PPO updates "
+            f"{100 * speed.get('update_time_fraction', float('nan')):.0f}% of training time "
+            f"({speed.get('seconds', float('nan')):.0f} s).\n"
         )
     if config.game == "madiao":
         from training.evaluation import run_tournament, write_report

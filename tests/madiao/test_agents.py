@@ -47,6 +47,7 @@ def legal_mask(v: MadiaoView) -> np.ndarray:
 
 
 strong = RoleAwareHeuristicAgent()
+team = RoleAwareHeuristicAgent(cooperative=True)
 greedy = GreedyHeuristicAgent()
 
 
@@ -64,13 +65,15 @@ def test_banker_takes_a_players_hundred_myriad_with_the_cheaper_high_ten():
     assert decide(strong, v) == "play 1000T"
 
 
-def test_player_lets_a_safe_partner_keep_the_trick_when_the_partner_needs_it():
+def test_cooperative_player_lets_a_safe_partner_keep_the_trick_when_the_partner_needs_it():
     # Banker (relative 1) led 4M, partner (2) took it with 6M, the third player sloughed; I hold 8M.
     trick = [(1, "4M"), (2, "6M"), (3, None)]
     mine = hand_of("8M", "3S", "7C")
-    assert decide(strong, view(mine, trick=trick, banker=1, tricks=(2, 0, 1, 0))) == "slough 7C"
+    assert decide(team, view(mine, trick=trick, banker=1, tricks=(2, 0, 1, 0))) == "slough 7C"
     # If I still need tricks and the partner already has two, I take it (cheapest capture).
-    assert decide(strong, view(mine, trick=trick, banker=1, tricks=(0, 0, 2, 0))) == "play 8M"
+    assert decide(team, view(mine, trick=trick, banker=1, tricks=(0, 0, 2, 0))) == "play 8M"
+    # The default (selfish) player takes its third trick: a seat is paid for its own tricks.
+    assert decide(strong, view(mine, trick=trick, banker=1, tricks=(2, 0, 1, 0))) == "play 8M"
     # The greedy player is role-blind: it captures from its partner anyway.
     assert decide(greedy, view(mine, trick=trick, banker=1, tricks=(2, 0, 1, 0))) == "play 8M"
 
@@ -87,8 +90,10 @@ def test_player_captures_the_bankers_card_and_slough_keeps_the_hundred_myriad():
     v = view(hand_of("5M", "9M", "100T", "9C"), trick=trick, banker=1)
     assert decide(strong, v) == "play 9M"  # the lowest capture that surely wins (8M unseen)
     v = view(hand_of("100T", "9S", "9C", "5M"), trick=[(1, "2S"), (2, "8S")], banker=1, tricks=(0, 0, 0, 0))
-    # Partner 2 holds the trick with 8S, the banker has played; sloughing: 9C is the least useful.
-    assert decide(strong, v) == "slough 9C"
+    # Partner 2 holds the trick with 8S (a boss: 9S is mine) and needs it: a cooperative player
+    # sloughs, and 9C is the least useful card; the default player takes the trick with 9S.
+    assert decide(team, v) == "slough 9C"
+    assert decide(strong, v) == "play 9S"
 
 
 def test_player_leads_the_hundred_myriad_once_it_is_the_boss():
@@ -164,3 +169,75 @@ def test_observation_decoder_reads_the_layout_slices(monkeypatch):
     assert v.upcard == C("5C") and v.banker == 2 and v.tricks_won == (1, 0, 2, 1)
     assert v.trick == ((2, C("3M"), True), (3, -1, False))
     assert v.trick_winner == 2 and v.last_to_play is False
+
+
+def test_batch_kernel_decodes_observations_like_the_python_decoder():
+    # Real positions from heuristic self-play in the batched env: the compiled batch path (which
+    # decodes the observation rows itself) and the Python decoder + decide agree on every row.
+    from agents.madiao_view import view_from_observation
+    from madiao_env.vector import MadiaoVectorEnv
+
+    env = MadiaoVectorEnv(32, seed=11)
+    step = env.reset(seed=11)
+    agents = [strong, team, greedy]
+    checked = 0
+    for move in range(120):
+        actor = agents[move % len(agents)]
+        for agent in agents:
+            batch = agent.act_batch(step.observation, step.action_mask)
+            single = [
+                agent.decide(view_from_observation(o), m)
+                for o, m in zip(step.observation, step.action_mask, strict=True)
+            ]
+            assert batch.tolist() == single
+            assert step.action_mask[np.arange(32), batch].all()
+            checked += batch.size
+        step = env.step(actor.act_batch(step.observation, step.action_mask))
+    assert checked == 120 * 3 * 32
+    # Float observations (as a learner sees them) decode the same; an all-zero mask gives -1.
+    floats = step.observation.astype(np.float32)
+    assert (
+        strong.act_batch(floats, step.action_mask) == strong.act_batch(step.observation, step.action_mask)
+    ).all()
+    masks = step.action_mask.copy()
+    masks[0] = False
+    assert strong.act_batch(step.observation, masks)[0] == -1
+
+
+def test_default_heuristic_beats_greedy_and_the_cooperative_version():
+    # Small duplicate tournaments on the batched env (every deal played with the agent in each
+    # seat): the registry's "heuristic" is the strongest scripted player. Effect sizes measured
+    # on 5,000 deals are about +0.15 (vs greedy) and +0.37 (vs cooperative) stakes per hand;
+    # 300 deals keep the test fast and the means clearly positive.
+    for opponent in (greedy, team):
+        scores = duplicate_scores(strong, opponent, n_deals=300, seed=5)
+        assert scores.mean() > 0.05, (opponent, scores.mean())
+
+
+def duplicate_scores(agent, opponent, *, n_deals: int, seed: int) -> np.ndarray:
+    """``agent``'s stakes per hand, the same deals replayed with it in each seat (vector env)."""
+    from madiao_env.vector import MadiaoVectorEnv
+
+    rng = np.random.default_rng(seed)
+    game_seeds = np.repeat(rng.integers(0, 2**62, size=n_deals), cards.N_SEATS)
+    scores = np.zeros(game_seeds.size)
+    agent_seat = np.arange(game_seeds.size) % cards.N_SEATS
+    # One env per deal block position would be slower; instead every game gets its deal's seed by
+    # resetting the env's games from these seeds (game i's first hand is AEC reset(seed=seeds[i])).
+    env = MadiaoVectorEnv(game_seeds.size, seed=seed)
+    env.reset(seed=seed)
+    env._reset_games(game_seeds.astype(np.uint64))
+    step = env._output()
+    done = np.zeros(game_seeds.size, dtype=bool)
+    while not done.all():
+        actions = np.full(game_seeds.size, -1, dtype=np.int64)
+        mine = ~done & (step.to_act == agent_seat)
+        theirs = ~done & ~mine
+        for rows, player in ((mine, agent), (theirs, opponent)):
+            if rows.any():
+                actions[rows] = player.act_batch(step.observation[rows], step.action_mask[rows])
+        step = env.step(actions)
+        finished = step.terminated & ~done
+        scores[finished] = step.final_payoffs[finished, agent_seat[finished]]
+        done |= step.terminated
+    return scores

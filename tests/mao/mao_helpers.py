@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mao_env import cards as C
-from mao_env import core as K
+from mao_env import cards, core
 from mao_env.env import raw_env
 from mao_env.reference import RefGame
 
@@ -26,14 +25,16 @@ def ref_from_env(env: raw_env) -> RefGame:
     s = s[0]
     game = RefGame(
         n_players=env.n_players,
-        hands=[[int(x) for x in hands[0, seat]] for seat in range(C.MAX_PLAYERS)],
-        stack=[int(x) for x in decks[0, K.STACK, : s[K.S_STACK_SIZE]]],
-        pile=[int(x) for x in decks[0, K.PILE, : s[K.S_PILE_SIZE]]],
+        hands=[[int(x) for x in hands[0, seat]] for seat in range(cards.MAX_PLAYERS)],
+        stack=[int(x) for x in decks[0, core.STACK, : s[core.S_STACK_SIZE]]],
+        pile=[int(x) for x in decks[0, core.PILE, : s[core.S_PILE_SIZE]]],
         rng=int(rng[0]),
         rules=[
-            (int(r), int(a)) for r, a in zip(rules[0, K.ACTIVE], rules[0, K.AUTHOR], strict=True) if r >= 0
+            (int(r), int(a))
+            for r, a in zip(rules[0, core.ACTIVE], rules[0, core.AUTHOR], strict=True)
+            if r >= 0
         ],
-        queue=[int(r) for r in rules[0, K.QUEUE] if r >= 0],
+        queue=[int(r) for r in rules[0, core.QUEUE] if r >= 0],
         options={
             "n_decks": env.n_decks,
             "thank_you": env.seven_phrase == "thank you",
@@ -46,56 +47,102 @@ def ref_from_env(env: raw_env) -> RefGame:
         },
     )
     game.current, game.direction, game.named_suit = (
-        int(s[K.S_CURRENT]),
-        int(s[K.S_DIRECTION]),
-        int(s[K.S_NAMED_SUIT]),
+        int(s[core.S_CURRENT]),
+        int(s[core.S_DIRECTION]),
+        int(s[core.S_NAMED_SUIT]),
     )
     game.pending_seven, game.played, game.drew = (
-        int(s[K.S_PENDING_SEVEN]),
-        int(s[K.S_PLAYED]),
-        bool(s[K.S_DREW]),
+        int(s[core.S_PENDING_SEVEN]),
+        int(s[core.S_PLAYED]),
+        bool(s[core.S_DREW]),
     )
-    game.took_seven, game.first_suit = int(s[K.S_TOOK_SEVEN]), int(s[K.S_FIRST_SUIT])
-    game.said = {p for p in range(C.N_PHRASES) if (int(s[K.S_SAID]) >> p) & 1}
+    game.took_seven, game.first_suit = int(s[core.S_TOOK_SEVEN]), int(s[core.S_FIRST_SUIT])
+    game.said = {p for p in range(cards.N_PHRASES) if (int(s[core.S_SAID]) >> p) & 1}
     game.sub_actions, game.round, game.queue_next = (
-        int(s[K.S_SUB_ACTIONS]),
-        int(s[K.S_ROUND]),
-        int(s[K.S_QUEUE_NEXT]),
+        int(s[core.S_SUB_ACTIONS]),
+        int(s[core.S_ROUND]),
+        int(s[core.S_QUEUE_NEXT]),
     )
-    game.phase = ("start", "speak", "choose", "over")[int(s[K.S_PHASE])]
-    game.next_seat = int(s[K.S_NEXT_SEAT])
+    game.phase = ("start", "speak", "choose", "over")[int(s[core.S_PHASE])]
+    game.next_seat = int(s[core.S_NEXT_SEAT])
     return game
 
 
 CALL_NAMES = {
-    K.CALL_BAD_CARD: "bad card",
-    K.CALL_FAILURE_TO_SAY: "failure to say",
-    K.CALL_TALKING: "talking",
-    K.CALL_MAO: "mao",
+    core.CALL_BAD_CARD: "bad card",
+    core.CALL_FAILURE_TO_SAY: "failure to say",
+    core.CALL_TALKING: "talking",
+    core.CALL_MAO: "mao",
 }
 
 
 def assert_same(env: raw_env, ref: RefGame) -> None:
     """The env's game equals the reference game in every rule-relevant field."""
     twin = ref_from_env(env)
-    for name in ("hands", "stack", "pile", "rng", "rules", "current", "direction", "named_suit", "pending_seven",
-                 "played", "drew", "took_seven", "said", "first_suit", "sub_actions", "round", "phase"):  # fmt: skip
+    for name in ("hands", "stack", "pile", "rng", "rules", "current", "direction", "named_suit",
+                 "pending_seven", "played", "drew", "took_seven", "said", "first_suit", "sub_actions",
+                 "round", "phase"):  # fmt: skip
         assert getattr(twin, name) == getattr(ref, name), (
             f"{name}: core {getattr(twin, name)} != reference {getattr(ref, name)}"
         )
     s = env._state[3][0]
     calls = [
-        (CALL_NAMES[int(c[0])], int(c[1]), int(c[2]), int(c[3])) for c in env._state[6][0, : s[K.S_N_CALLS]]
+        (CALL_NAMES[int(c[0])], int(c[1]), int(c[2]), int(c[3]))
+        for c in env._state[6][0, : s[core.S_N_CALLS]]
     ]
     assert calls == ref.calls
-    assert [int(x) for x in s[K.S_LAST_CARDS_0 : K.S_LAST_CARDS_0 + env.n_players]] == ref.last_cards
-    assert int(s[K.S_ROUND_WON]) == ref.round_won
+    assert [
+        int(x) for x in s[core.S_PENALTY_TAKEN_0 : core.S_PENALTY_TAKEN_0 + env.n_players]
+    ] == ref.last_cards
+    assert int(s[core.S_ROUND_WON]) == ref.round_won
 
 
 def total_cards(env: raw_env) -> int:
+    """Cards in hands, stack and pile, plus the card on the table during a turn (played, not judged)."""
     hands, _, _, s = env._state[:4]
-    return int(hands[0].sum()) + int(s[0, K.S_STACK_SIZE]) + int(s[0, K.S_PILE_SIZE])
+    in_play = 1 if s[0, core.S_PLAYED] >= 0 else 0
+    return int(hands[0].sum()) + int(s[0, core.S_STACK_SIZE]) + int(s[0, core.S_PILE_SIZE]) + in_play
 
 
 def random_legal(rng: np.random.Generator, mask: np.ndarray) -> int:
     return int(rng.choice(np.flatnonzero(mask)))
+
+
+def scenario(
+    n_players: int = 4,
+    *,
+    hands: dict[int, list[str]],
+    pile: list[str],
+    stack: list[str] | None = None,
+    rules: list | None = None,
+    current: int = 0,
+    direction: int = 1,
+    pending_seven: int = 0,
+    named_suit: str | None = None,
+    **kwargs,
+) -> raw_env:
+    """A raw env set to a hand-written table (every seat's hand must be given)."""
+    env = raw_env(n_players, **kwargs)
+    options = {"hands": hands, "pile": pile, "current": current, "direction": direction}
+    if stack is not None:
+        options["stack"] = stack
+    if rules is not None:
+        options["rules"] = rules
+    if pending_seven:
+        options["pending_seven"] = pending_seven
+    if named_suit is not None:
+        options["named_suit"] = named_suit
+    env.reset(seed=0, options=options)
+    return env
+
+
+def turn(env: raw_env, *texts: str) -> list[tuple[str, int]]:
+    """Play one whole turn given as text (the last must be "end"); returns the Mao Master's calls
+    as ``(call, cards)``."""
+    assert texts[-1] == "end", "a turn ends with 'end'"
+    play(env, *texts)
+    return [(call["call"], call["cards"]) for call in env.last_calls]
+
+
+def hand_size(env: raw_env, seat: int) -> int:
+    return len(env.hand(seat))

@@ -1,0 +1,535 @@
+"""Scripted Mao players: base rules only, an oracle of the secret rules, and Bayesian rule inference.
+
+All three decide the same way, from a *belief* over which library rules are active (a list of
+rule-set hypotheses with weights, see ``agents.mao_beliefs``):
+
+- at the start of a turn, play the held card most likely to be good (ties at random) if that
+  chance is at least ``play_threshold``, else draw (with a seven chain pending, drawing takes it);
+- then say each phrase more likely required than "talking" (a Jack's player first names the
+  suit it holds most of), "Mao" last when a flawless winning turn is likely, and end the turn;
+- as a round winner choosing a rule, pick one at random.
+
+The belief is what differs:
+
+- :class:`BaseRulesAgent` believes no secret rule is active (it knows only the base rules);
+- :class:`OracleAgent` reads every active rule from the env it sits in (``active_rules()``, Mao
+  Master knowledge: the upper bound), so it never draws a call;
+- :class:`BayesianRuleAgent` keeps a posterior over rule sets (:class:`RulePosterior`), updated
+  from the public events in its own observation: for every new event it checks each hypothesis
+  against the judge's verdict (good play or "bad card", the "failure to say 'P'" calls, the number
+  of "talking" calls, cards a rule made the next seat take). It knows how many rules are active
+  (observed), which ones it authored, and when another seat introduced one; nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, legal_actions
+from agents.mao_beliefs import (
+    HAND_SIZE_PHRASES,
+    KIND_BAD_CARD,
+    KIND_DRAW,
+    KIND_PLAY,
+    KIND_RULE_ADDED,
+    N_RULES,
+    PHASE_CHOOSE,
+    RANK,
+    SUIT,
+    PublicEvent,
+    SeatView,
+    bits_to_row,
+    first_suit_said,
+    forced_cards,
+    hypotheses_from_sets,
+    judge_turn,
+    mao_due,
+    own_turn_judgement,
+    parse_event,
+    parse_observation,
+    play_validity,
+)
+from mao_env import cards
+
+SEVEN_PHRASES = ("penalty card", "thank you")
+ROUND_STYLES = ("plain", "cambridge")
+REASON_MODES = ("calls", "hidden", "revealed")
+
+
+def table_variants(env, *, posterior: bool = False) -> dict[str, Any]:
+    """The public variant options of the Mao table ``env`` that change what the base rules require
+    (for the agents' constructors); ``posterior`` adds those the Bayesian player's bookkeeping needs."""
+    table = getattr(env, "unwrapped", env)
+    variants: dict[str, Any] = {"talking": table.talking, "seven_phrase": table.seven_phrase}
+    if posterior:
+        variants.update(rounds=table.rounds, seven_turn_ends=table.seven_turn_ends, reasons=table.reasons)
+    return variants
+
+
+def _observation_vector(observation: Any) -> np.ndarray:
+    if isinstance(observation, dict):
+        observation = observation["observation"]
+    return np.asarray(observation, dtype=np.float32)
+
+
+def _check_probability(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be a probability in [0, 1], got {value!r}")
+    return float(value)
+
+
+class RuleBeliefAgent(Agent):
+    """A Mao player acting on a belief over the active secret rules (subclasses supply it).
+
+    ``talking`` and ``seven_phrase`` are the table's public variants (``mao_v0`` options of the
+    same names): whether unrequired phrases are penalised and what the seven chain's victim says.
+    """
+
+    name = "rule-belief"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        *,
+        play_threshold: float = 0.5,
+        mao_threshold: float = 0.5,
+        talking: bool = True,
+        seven_phrase: str = "penalty card",
+        name: str | None = None,
+    ) -> None:
+        if seven_phrase not in SEVEN_PHRASES:
+            raise ValueError(f"seven_phrase must be one of {SEVEN_PHRASES}, got {seven_phrase!r}")
+        if not isinstance(talking, (bool, np.bool_)):
+            raise TypeError(f"talking must be a bool, got {type(talking).__name__} {talking!r}")
+        self.play_threshold = _check_probability("play_threshold", play_threshold)
+        self.mao_threshold = _check_probability("mao_threshold", mao_threshold)
+        self.talking = bool(talking)
+        self.thank_you = seven_phrase == "thank you"
+        self.rng = np.random.default_rng(seed)
+        if name is not None:
+            self.name = name
+
+    # -- the belief --------------------------------------------------------------------------
+    def belief(self, view: SeatView, action_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(hypotheses ``[N, R]`` 0/1, weights ``[N]`` summing to 1) for this decision."""
+        raise NotImplementedError
+
+    # -- acting ------------------------------------------------------------------------------
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        mask = np.asarray(action_mask)
+        legal = legal_actions(mask)
+        view = parse_observation(_observation_vector(observation))
+        hypotheses, weights = self.belief(view, mask)
+        return self.decide(view, mask, legal, hypotheses, weights)
+
+    def decide(
+        self,
+        view: SeatView,
+        mask: np.ndarray,
+        legal: np.ndarray,
+        hypotheses: np.ndarray,
+        weights: np.ndarray,
+    ) -> int:
+        """The action for this decision given a belief (always a legal id)."""
+        rule_choices = legal[legal >= cards.CHOOSE_RULE_0]
+        if rule_choices.size:
+            return int(self.rng.choice(rule_choices))
+        if mask[cards.DRAW]:
+            return self._start_of_turn(view, mask, hypotheses, weights)
+        return self._speak(view, mask, legal, hypotheses, weights)
+
+    def _start_of_turn(
+        self, view: SeatView, mask: np.ndarray, hypotheses: np.ndarray, weights: np.ndarray
+    ) -> int:
+        held = [card for card in range(cards.N_CARD_TYPES) if mask[card]]
+        if not held:
+            return cards.DRAW
+        chance = np.array(
+            [
+                float(
+                    weights
+                    @ play_validity(hypotheses, card, view.top, view.suit_to_follow, view.pending_seven)
+                )
+                for card in held
+            ]
+        )
+        best = chance.max()
+        if best < self.play_threshold or best <= 0.0:
+            return cards.DRAW
+        candidates = [card for card, p in zip(held, chance, strict=True) if p >= best - 1e-9]
+        return int(self.rng.choice(candidates))
+
+    def _jack_suit(self, view: SeatView) -> int:
+        """The suit to name with a Jack: the one held most (the Jack itself is already played)."""
+        counts = np.bincount(SUIT, weights=view.hand, minlength=4)
+        return int(np.argmax(counts))
+
+    def _speak(
+        self,
+        view: SeatView,
+        mask: np.ndarray,
+        legal: np.ndarray,
+        hypotheses: np.ndarray,
+        weights: np.ndarray,
+    ) -> int:
+        said = view.said
+        first_suit = first_suit_said(said, view.played)
+        if view.played >= 0 and RANK[view.played] == cards.JACK and first_suit < 0:
+            suit_action = cards.SAY_0 + cards.SUIT_PHRASE_0 + self._jack_suit(view)
+            if mask[suit_action]:
+                return suit_action  # naming a suit is never a fault (allowed if good, excused if bad)
+        judgement = own_turn_judgement(hypotheses, view, first_suit, self.thank_you)
+        p_required = weights @ judgement.required
+        talking = ~judgement.required & ~judgement.excused & ~judgement.allowed
+        p_talking = weights @ talking if self.talking else np.zeros(cards.N_PHRASES)
+        for phrase in np.argsort(-p_required, kind="stable"):
+            phrase = int(phrase)
+            if phrase == cards.MAO or (said >> phrase) & 1 or not mask[cards.SAY_0 + phrase]:
+                continue
+            if p_required[phrase] > 0 and p_required[phrase] > p_talking[phrase]:
+                return cards.SAY_0 + phrase
+        if not (said >> cards.MAO) & 1 and mask[cards.SAY_0 + cards.MAO]:
+            p_mao = float(weights @ mao_due(judgement, said, view.hand_total, self.talking))
+            if p_mao > 0 and p_mao >= self.mao_threshold:
+                return cards.SAY_0 + cards.MAO
+        if mask[cards.END_TURN]:
+            return cards.END_TURN
+        return int(legal[0])
+
+
+class BaseRulesAgent(RuleBeliefAgent):
+    """Knows the base rules only: every secret rule is ignored (a belief of no active rule)."""
+
+    name = "base"
+    _NO_RULES = np.zeros((1, N_RULES), dtype=np.float32)
+    _CERTAIN = np.ones(1)
+
+    def belief(self, view: SeatView, action_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self._NO_RULES, self._CERTAIN
+
+
+class OracleAgent(RuleBeliefAgent):
+    """Knows every active secret rule (read from ``env.unwrapped.active_rules()`` at each decision,
+    Mao Master knowledge): the upper bound of rule discovery. The table's variants are read from
+    the env too."""
+
+    name = "oracle"
+
+    def __init__(self, env, seed: int | None = None, **kwargs: Any) -> None:
+        table = getattr(env, "unwrapped", env)
+        if not hasattr(table, "active_rules"):
+            raise TypeError(f"the oracle needs a Mao env (with active_rules()), got {type(env).__name__}")
+        kwargs.setdefault("talking", table.talking)
+        kwargs.setdefault("seven_phrase", table.seven_phrase)
+        super().__init__(seed, **kwargs)
+        self.env = table
+
+    def belief(self, view: SeatView, action_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        active = [rule for rule, _author in self.env.active_rules()]
+        return hypotheses_from_sets([active]), np.ones(1)
+
+
+class RulePosterior:
+    """A posterior over which library rules are active, from one seat's observations.
+
+    Support: rule sets holding the seat's own authored rules plus as many unknown rules as the
+    observation says are active (``active rules - authored``). When another seat introduces a
+    rule every hypothesis branches into one child per inactive library rule (a uniform prior);
+    every public event then multiplies each hypothesis by 1 if it explains the judge's verdict
+    and by ``eps`` if not (``eps`` > 0 keeps the posterior alive through the few events whose
+    context the seat could not follow). The support is capped at ``max_hypotheses`` (the
+    lightest are dropped; with more than three unknown rules introduced at once, ties are cut).
+
+    What a seat cannot follow between its own turns is left out of the likelihood: whether "Last
+    card" or "Mao" was due (other hands' sizes), and the verdict on a card played on a top card it
+    never saw (right after a plain round's re-deal, until the next good play).
+    """
+
+    def __init__(
+        self,
+        *,
+        eps: float = 0.01,
+        max_hypotheses: int = 20_000,
+        rounds: str = "plain",
+        seven_turn_ends: bool = False,
+        reasons: str = "calls",
+        talking: bool = True,
+        thank_you: bool = False,
+    ) -> None:
+        if not 0.0 < eps < 1.0:
+            raise ValueError(f"eps must be in (0, 1), got {eps!r}")
+        if (
+            isinstance(max_hypotheses, bool)
+            or not isinstance(max_hypotheses, int)
+            or max_hypotheses < N_RULES
+        ):
+            raise ValueError(f"max_hypotheses must be an integer >= {N_RULES}, got {max_hypotheses!r}")
+        if rounds not in ROUND_STYLES:
+            raise ValueError(f"rounds must be one of {ROUND_STYLES}, got {rounds!r}")
+        if reasons not in REASON_MODES:
+            raise ValueError(f"reasons must be one of {REASON_MODES}, got {reasons!r}")
+        self.eps = float(eps)
+        self.max_hypotheses = max_hypotheses
+        self.plain_rounds = rounds == "plain"
+        self.seven_turn_ends = bool(seven_turn_ends)
+        self.hidden_reasons = reasons == "hidden"
+        self.talking = bool(talking)
+        self.thank_you = bool(thank_you)
+        self.reset()
+
+    def reset(self) -> None:
+        self.hypotheses = np.zeros((1, N_RULES), dtype=np.float32)
+        self.weights = np.ones(1)
+        self.known: set[int] = set()
+        self.previous_rows: list[np.ndarray] | None = None
+        self.context = (-1, -1)  # (top card, suit to follow) before the next unseen event
+        self.rounds = -1
+        self.expect_event = False  # the last own action ended a turn or chose a rule
+        self.events_seen = 0
+
+    # -- summaries ---------------------------------------------------------------------------
+    @property
+    def n_unknown(self) -> int:
+        return int(np.rint(self.hypotheses[0].sum())) - len(self.known)
+
+    def marginals(self) -> np.ndarray:
+        """Posterior probability that each library rule is active (``[R]``)."""
+        return self.weights @ self.hypotheses
+
+    # -- updating ----------------------------------------------------------------------------
+    def observe(self, view: SeatView, action_mask: np.ndarray | None = None) -> None:
+        """Take in everything new in one observation of the seat (call at every decision)."""
+        if self.previous_rows is None or view.rounds < self.rounds:
+            self.reset()
+            new_rows = list(reversed(view.event_rows))
+        else:
+            new_rows = self._new_rows(view.event_rows)
+        events = [parse_event(row) for row in new_rows]
+        self.events_seen += len(events)
+        newly_authored = set(view.authored) - self.known
+        deficit = view.n_active - len(view.authored) - self.n_unknown
+        introduced_by_others = sum(1 for e in events if e.kind == KIND_RULE_ADDED and e.seat != 0)
+        for _ in range(max(0, deficit - introduced_by_others)):
+            self._branch()
+        still_to_branch = min(max(deficit, 0), introduced_by_others)
+        if newly_authored and not any(e.kind == KIND_RULE_ADDED and e.seat == 0 for e in events):
+            self._add_known(newly_authored)
+            newly_authored = set()
+        top, suit = self.context
+        for event in events:
+            if event.kind == KIND_RULE_ADDED:
+                if event.seat == 0 and newly_authored:
+                    self._add_known(newly_authored)
+                    newly_authored = set()
+                elif event.seat != 0 and still_to_branch > 0:
+                    self._branch()
+                    still_to_branch -= 1
+                continue
+            top, suit = self._judge_event(event, top, suit)
+        if newly_authored:
+            self._add_known(newly_authored)
+        if action_mask is not None and action_mask[cards.CHOOSE_RULE_0 :].any():
+            # Choosing a rule, the seat sees which rules are still free: the rest are active.
+            free = np.asarray(action_mask[cards.CHOOSE_RULE_0 : cards.CHOOSE_RULE_0 + N_RULES]) > 0
+            self.hypotheses = (~free).astype(np.float32)[None, :]
+            self.weights = np.ones(1)
+        plain_redeal = view.phase == PHASE_CHOOSE and self.plain_rounds
+        self.context = (-1, -1) if plain_redeal else (view.top, view.suit_to_follow)
+        self.previous_rows = list(view.event_rows)
+        self.rounds = view.rounds
+        self._prune()
+
+    def note_action(self, action: int) -> None:
+        """Tell the posterior which action the seat took (ending a turn creates an event)."""
+        self.expect_event = action == cards.END_TURN or action >= cards.CHOOSE_RULE_0
+
+    def _new_rows(self, rows: list[np.ndarray]) -> list[np.ndarray]:
+        """The events since the last observation, oldest first: the smallest shift that lines the
+        new window up with the previous one."""
+        previous = self.previous_rows or []
+        for shift in range(1 if self.expect_event else 0, len(rows) + 1):
+            overlap = min(len(rows) - shift, len(previous))
+            if all(np.array_equal(rows[shift + i], previous[i]) for i in range(overlap)):
+                return list(reversed(rows[:shift]))
+        return list(reversed(rows))
+
+    def _branch(self) -> None:
+        """A rule nobody told us about became active: every hypothesis gets one more rule."""
+        hypotheses, weights = self.hypotheses, self.weights
+        limit = max(1, self.max_hypotheses // N_RULES)
+        if hypotheses.shape[0] > limit:
+            keep = np.argsort(-weights, kind="stable")[:limit]
+            hypotheses, weights = hypotheses[keep], weights[keep] / weights[keep].sum()
+        free = hypotheses < 0.5
+        parents, rules = np.nonzero(free)
+        if parents.size == 0:
+            return  # every library rule is already active
+        children = hypotheses[parents].copy()
+        children[np.arange(parents.size), rules] = 1.0
+        child_weights = weights[parents] / free.sum(axis=1)[parents]
+        keys = np.packbits(children > 0.5, axis=1)
+        unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+        self.hypotheses = np.unpackbits(unique, axis=1, count=N_RULES).astype(np.float32)
+        self.weights = np.bincount(inverse.ravel(), weights=child_weights)
+
+    def _add_known(self, rules: set[int]) -> None:
+        """The seat authored ``rules``: they were free when chosen, now they are active."""
+        columns = sorted(rules)
+        possible = self.hypotheses[:, columns].sum(axis=1) < 0.5
+        if possible.any():
+            self.hypotheses, self.weights = self.hypotheses[possible], self.weights[possible]
+        self.hypotheses[:, columns] = 1.0
+        self.weights = self.weights / self.weights.sum()
+        self.known |= rules
+
+    def _prune(self) -> None:
+        keep = self.weights >= self.weights.max() * 1e-12
+        if keep.sum() > self.max_hypotheses:
+            keep = np.zeros_like(keep)
+            keep[np.argsort(-self.weights, kind="stable")[: self.max_hypotheses]] = True
+        if not keep.all():
+            self.hypotheses, self.weights = self.hypotheses[keep], self.weights[keep]
+        self.weights = self.weights / self.weights.sum()
+
+    def _judge_event(self, event: PublicEvent, top: int, suit: int) -> tuple[int, int]:
+        """Weigh every hypothesis by how well it explains one public event; returns the context
+        (top card, suit to follow) after the event."""
+        hypotheses = self.hypotheses
+        consistent = None
+        if event.kind in (KIND_PLAY, KIND_BAD_CARD) and top >= 0 and event.card >= 0:
+            card = event.card
+            good = event.kind == KIND_PLAY
+            consistent = np.ones(hypotheses.shape[0], dtype=bool)
+            # A seven chain was pending if chain cards were taken; a non-seven judged bad then may
+            # have failed the chain itself (base rules), so its verdict says nothing of secret rules.
+            chain_bad = not good and event.chain_cards > 0 and RANK[card] != cards.SEVEN
+            if not chain_bad:
+                consistent &= play_validity(hypotheses, card, top, suit, 0) == good
+            first_suit = event.named_suit if event.named_suit >= 0 else first_suit_said(event.phrases, card)
+            judgement = judge_turn(
+                hypotheses,
+                top=top,
+                suit_to_follow=suit,
+                pending_seven=0,
+                played=card,
+                drew=False,
+                took_seven=event.chain_cards,
+                first_suit=first_suit,
+                hand_after=None,
+                valid=np.full(hypotheses.shape[0], good),
+                thank_you=self.thank_you,
+            )
+            consistent &= self._speech_consistent(judgement, event, bad_card=not good)
+            if good:
+                consistent &= np.isclose(forced_cards(hypotheses, card), event.forced_draw)
+        elif event.kind == KIND_DRAW:
+            judgement = judge_turn(
+                hypotheses,
+                top=max(top, 0),
+                suit_to_follow=max(suit, 0),
+                pending_seven=0,
+                played=-1,
+                drew=not (self.seven_turn_ends and event.chain_cards > 0),
+                took_seven=event.chain_cards,
+                first_suit=-1,
+                hand_after=None,
+                thank_you=self.thank_you,
+            )
+            consistent = self._speech_consistent(judgement, event, bad_card=False)
+        if consistent is not None:
+            self.weights = self.weights * np.where(consistent, 1.0, self.eps)
+            self.weights = self.weights / self.weights.sum()
+        if event.kind == KIND_PLAY and event.card >= 0:
+            top = event.card
+            suit = event.named_suit if event.named_suit >= 0 else int(SUIT[event.card])
+        if event.won and self.plain_rounds:
+            top, suit = -1, -1
+        return top, suit
+
+    def _speech_consistent(self, judgement, event: PublicEvent, *, bad_card: bool) -> np.ndarray:
+        said = event.phrases
+        missing = judgement.missing(said)
+        missing[:, cards.LAST_CARD] = False
+        talking = judgement.talking(said) if self.talking else np.zeros_like(missing)
+        talking[:, cards.LAST_CARD] = False
+        slack = 1 if (said >> cards.LAST_CARD) & 1 else 0  # "Last card" said: due or talking
+        if self.hidden_reasons:
+            predicted = missing.sum(axis=1) + talking.sum(axis=1) + int(bad_card)
+            extra = event.n_calls - predicted  # the seat's "Last card"/"Mao" calls are unknown
+            return (extra >= 0) & (extra <= 2)
+        observed_failures = bits_to_row(event.failure_bits & ~HAND_SIZE_PHRASES)
+        consistent = (missing == observed_failures[None, :]).all(axis=1)
+        failures = bin(event.failure_bits).count("1")
+        observed_talking = event.n_calls - int(event.bad_card_called) - failures - int(event.mao_in_vain)
+        predicted_talking = talking.sum(axis=1)
+        return (
+            consistent
+            & (observed_talking >= predicted_talking)
+            & (observed_talking <= predicted_talking + slack)
+        )
+
+
+class BayesianRuleAgent(RuleBeliefAgent):
+    """Infers the secret rules from the calls it observes (:class:`RulePosterior`) and plays the
+    card and phrases most likely allowed. Uses only its own observations and the public library.
+
+    ``act`` follows one seat of one game (call :meth:`reset` between games; a drop in the rounds
+    counter also starts afresh). ``act_batch`` keeps one posterior per batch row, so row ``i``
+    must always be the same seat of the same game.
+    """
+
+    name = "bayes"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        *,
+        eps: float = 0.01,
+        max_hypotheses: int = 20_000,
+        rounds: str = "plain",
+        seven_turn_ends: bool = False,
+        reasons: str = "calls",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(seed, **kwargs)
+        self._posterior_options = {
+            "eps": eps,
+            "max_hypotheses": max_hypotheses,
+            "rounds": rounds,
+            "seven_turn_ends": seven_turn_ends,
+            "reasons": reasons,
+            "talking": self.talking,
+            "thank_you": self.thank_you,
+        }
+        self.posterior = RulePosterior(**self._posterior_options)
+        self._row_posteriors: dict[int, RulePosterior] = {}
+
+    def reset(self) -> None:
+        self.posterior.reset()
+        self._row_posteriors.clear()
+
+    def belief(self, view: SeatView, action_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.posterior.hypotheses, self.posterior.weights
+
+    def _act_with(self, posterior: RulePosterior, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        mask = np.asarray(action_mask)
+        legal = legal_actions(mask)
+        view = parse_observation(_observation_vector(observation))
+        posterior.observe(view, mask)
+        action = self.decide(view, mask, legal, posterior.hypotheses, posterior.weights)
+        posterior.note_action(action)
+        return action
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return self._act_with(self.posterior, observation, action_mask)
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        observations = np.asarray(observations)
+        masks = np.asarray(masks)
+        actions = np.full(masks.shape[0], -1, dtype=np.int64)
+        for row in np.flatnonzero(masks.any(axis=1)):
+            posterior = self._row_posteriors.setdefault(int(row), RulePosterior(**self._posterior_options))
+            actions[row] = self._act_with(posterior, observations[row], masks[row])
+        return actions

@@ -1,0 +1,87 @@
+"""Full-rules Madiao random play-outs inside Numba, from an AEC env snapshot.
+
+``random_playouts(snapshot, n, seed)`` plays ``n`` continuations of the game in ``snapshot``
+(``env.unwrapped.get_state()``, or ``MadiaoVectorEnv.get_game_state(i)``) to the end of its
+episode, every seat choosing uniformly among its legal actions, and returns each play-out's
+payoffs by seat (``float64 [n, 4]``, times the snapshot's ``stake``). The play-outs run the same
+rule kernels as the envs (declarations, redeals, captures, the last-trick rule, settlement, and
+``episode="match"`` up to the match's end); a snapshot holds the true hands, so a play-out is a
+continuation of that exact deal (a search agent determinises hidden cards before calling this).
+
+Payoffs count every line settled after the snapshot, including lines already pending in it (the
+four lowest, a meld at the deal, face-up discards), which the envs pay with the hand's settlement;
+lines settled before the snapshot are not counted. Play-out ``k`` reseeds the game's random
+stream from ``seed`` and ``k``, so redeals and new deals differ between play-outs and the result
+depends only on ``(snapshot, n, seed)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from madiao_env import cards, core
+from madiao_env.env import _STATE_VERSION, raw_env
+
+_ARRAY_LAYOUT = (
+    ("card_sets", (1, core.N_CARD_COLS), np.uint64),
+    ("ints", (1, core.N_INTS), np.int32),
+    ("history", (1, core.MAX_PLAYS, 3), np.int8),
+    ("pending", (1, core.MAX_PENDING, 5), np.int32),
+    ("settled", (1, core.MAX_SETTLED, 5), np.int32),
+)
+
+
+def new_hand_snapshot(seed: int, **env_kwargs: Any) -> dict[str, Any]:
+    """A snapshot of a fresh random deal: ``raw_env(**env_kwargs).reset(seed=seed)``, first decision due."""
+    env = raw_env(**env_kwargs)
+    env.reset(seed=seed)
+    return env.get_state()
+
+
+def _checked_arrays(snapshot: Any) -> tuple[list[np.ndarray], np.ndarray, float]:
+    if not isinstance(snapshot, dict) or snapshot.get("version") != _STATE_VERSION:
+        raise ValueError("snapshot must be a Madiao get_state() snapshot of this version")
+    for key in ("config", "stake", "arrays"):
+        if key not in snapshot:
+            raise ValueError(f"snapshot has no {key!r} entry: not a Madiao get_state() snapshot")
+    arrays = snapshot["arrays"]
+    if not isinstance(arrays, (list, tuple)) or len(arrays) != len(_ARRAY_LAYOUT):
+        raise ValueError(f"snapshot['arrays'] must hold {len(_ARRAY_LAYOUT)} arrays")
+    for array, (name, shape, dtype) in zip(arrays, _ARRAY_LAYOUT, strict=True):
+        if not isinstance(array, np.ndarray) or array.shape != shape or array.dtype != dtype:
+            got = f"{array.dtype} {array.shape}" if isinstance(array, np.ndarray) else type(array).__name__
+            raise ValueError(f"snapshot array {name!r} must be {np.dtype(dtype)} {shape}, got {got}")
+    config = snapshot["config"]
+    if not isinstance(config, np.ndarray) or config.shape != (core.N_CONFIG,) or config.dtype != np.int32:
+        raise ValueError(f"snapshot['config'] must be int32 ({core.N_CONFIG},)")
+    stake = snapshot["stake"]
+    if (
+        isinstance(stake, bool)
+        or not isinstance(stake, (int, float))
+        or not (np.isfinite(stake) and stake > 0)
+    ):
+        raise ValueError(f"snapshot['stake'] must be a positive number, got {stake!r}")
+    ints = arrays[1]
+    if ints[0, core.I_EPISODE_OVER] or ints[0, core.I_TO_ACT] < 0:
+        raise ValueError("the snapshot's episode is over: there is nothing left to play out")
+    return [np.ascontiguousarray(a) for a in arrays], np.ascontiguousarray(config), float(stake)
+
+
+def random_playouts(snapshot: dict[str, Any], n: int, seed: int) -> np.ndarray:
+    """Payoffs by seat (``float64 [n, 4]``) of ``n`` uniformly random full-rules play-outs."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"n must be a positive int, got {type(n).__name__} {n!r}")
+    if n < 1:
+        raise ValueError(f"n must be a positive int, got {n}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
+    (card_sets, ints, history, pending, _settled), config, stake = _checked_arrays(snapshot)
+    net_stakes = np.empty((int(n), cards.N_SEATS), dtype=np.int64)
+    overflowed = core.random_playouts_from(
+        card_sets, ints, history, pending, config, np.uint64(int(seed) % 2**64), net_stakes
+    )
+    if overflowed:
+        raise RuntimeError("Madiao settlement line buffer overflowed during a play-out")
+    return net_stakes * stake

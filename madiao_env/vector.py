@@ -1,0 +1,170 @@
+"""Madiao as a batched env: N independent games stepped by one Numba call.
+
+``MadiaoVectorEnv(n_envs, seed=None, *, copy=True, **env_kwargs)`` obeys the contract of
+:class:`cardgame_core.vector.VectorCardEnv` (``reset``, ``step(actions)`` with ``-1`` to skip a
+game, ``observe(seats)``, auto-reset with ``final_payoffs``/``final_observation``). The rule and
+observation options are the AEC env's (``obs_type``, ``episode``, ``stake``, ``max_redeals``,
+``face_up_discard``), checked by the same code, and the games run on the same kernels of
+:mod:`madiao_env.core`, observation encoder included: a game and an AEC env in the same state
+produce the same observation, mask and rewards.
+
+Seeding: ``reset(seed)`` draws one 63-bit *game seed* per game (``game_seeds``); game ``i``'s
+first episode is then exactly the AEC env's ``reset(seed=game_seeds[i])`` deal. Later episodes
+of a game (auto-reset) take their banker and deal from that game's own random stream, so a game's
+future depends only on its own state and the actions it receives.
+
+Rewards (``[N, 4]`` float32, times ``stake``) are paid to every seat in the call that settles a
+hand, like the AEC env's rewards of that step. With ``episode="hand"`` that is the call in which
+the episode ends; with ``episode="match"`` every hand is paid as it is settled and
+``final_payoffs`` is the sum over the match.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cardgame_core.vector import VectorCardEnv
+from madiao_env import cards, core
+from madiao_env.env import _STATE_VERSION, raw_env
+
+
+class MadiaoVectorEnv(VectorCardEnv):
+    """N Madiao games behind the batched contract (documentation: the module docstring).
+
+    Args:
+        n_envs: number of games.
+        seed: seeds the first ``reset()`` (``None``: OS entropy).
+        copy: ``True`` (default) returns fresh arrays from every call; ``False`` returns the env's
+            own buffers, overwritten by the next call (the fast path).
+        **env_kwargs: the AEC env's options ``obs_type``, ``episode``, ``stake``, ``max_redeals``,
+            ``face_up_discard`` (same defaults, same checks and error messages).
+    """
+
+    n_players = cards.N_SEATS
+    n_actions = cards.N_ACTIONS
+    observation_dtype = np.dtype(np.int8)
+
+    def __init__(self, n_envs: int, seed: int | None = None, *, copy: bool = True, **env_kwargs: Any) -> None:
+        if "render_mode" in env_kwargs:
+            raise TypeError("MadiaoVectorEnv has no render_mode: render a game through the AEC env")
+        # The AEC env validates the options and builds the kernels' config row: one source of
+        # truth for both envs. It is kept as the template of get_game_state() snapshots.
+        self._template = raw_env(**env_kwargs)
+        self.env_kwargs = {k: v for k, v in self._template.env_kwargs.items() if k != "render_mode"}
+        self.obs_type = self._template.obs_type
+        self.episode = self._template.episode
+        self.stake = self._template.stake
+        self._config = self._template._config.copy()
+        self.obs_dim = core.HISTORY_SIZE if self.obs_type == "history" else core.SUMMARY_SIZE
+        super().__init__(n_envs, seed, copy=copy)
+        self._card_sets, self._ints, self._history, self._pending, self._settled = core.new_state(self.n_envs)
+        # Settled stakes of the running episode by seat (integer units; final_payoffs = this x stake).
+        self._episode_stakes = np.zeros((self.n_envs, self.n_players), dtype=np.int64)
+        # The kernels write masks as 0/1 bytes: an int8 view of the bool buffer costs no copy.
+        self._mask_bytes = self._action_mask.view(np.int8)
+        self._no_decks = np.full((self.n_envs, cards.N_CARDS), -1, dtype=np.int8)
+        self._no_firsts = np.full(self.n_envs, -1, dtype=np.int64)
+        #: The game seeds of the last ``reset`` (uint64 ``[N]``).
+        self.game_seeds = np.zeros(self.n_envs, dtype=np.uint64)
+
+    # -- hooks ---------------------------------------------------------------------------------
+    def _reset_games(self, game_seeds: np.ndarray) -> None:
+        self.game_seeds = game_seeds.copy()
+        bankers = np.empty(self.n_envs, dtype=np.int64)
+        rng_seeds = np.empty(self.n_envs, dtype=np.uint64)
+        for game, game_seed in enumerate(game_seeds.tolist()):
+            # The AEC env's reset(seed=game_seed) draws exactly these two numbers, in this order.
+            generator = np.random.default_rng(game_seed)
+            bankers[game] = generator.integers(cards.N_SEATS)
+            rng_seeds[game] = generator.integers(1, 2**63, dtype=np.uint64)
+        core.reset_games(
+            self._card_sets,
+            self._ints,
+            self._history,
+            self._pending,
+            self._settled,
+            self._config,
+            rng_seeds,
+            bankers,
+            self._no_decks,
+            self._no_firsts,
+            self._observation,
+            self._mask_bytes,
+        )
+        self._check_overflow()
+        self._to_act[:] = self._ints[:, core.I_TO_ACT]
+        self._episode_stakes[:] = 0
+
+    def _step_games(self, actions: np.ndarray) -> None:
+        overflowed = core.vector_step_games(
+            self._card_sets,
+            self._ints,
+            self._history,
+            self._pending,
+            self._settled,
+            self._config,
+            actions,
+            self.stake,
+            self._episode_stakes,
+            self._observation,
+            self._mask_bytes,
+            self._to_act,
+            self._rewards,
+            self._terminated,
+            self._final_payoffs,
+            self._final_observation,
+        )
+        if overflowed >= 0:
+            self._check_overflow()
+
+    def _observe_games(self, seats: np.ndarray, out: np.ndarray) -> None:
+        masks = np.empty((self.n_envs, self.n_actions), dtype=np.int8)
+        core.observe_games(self._card_sets, self._ints, self._history, self._config, seats, out, masks)
+
+    # -- extras --------------------------------------------------------------------------------
+    def describe_action(self, action: int) -> str:
+        return cards.action_to_text(action)
+
+    def get_game_state(self, game: int) -> dict[str, Any]:
+        """Game ``game`` as an AEC ``get_state()`` snapshot (for ``env.unwrapped.set_state`` or
+        :func:`madiao_env.rollout.random_playouts`); settlement infos and past rewards are empty."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before get_game_state()")
+        if isinstance(game, bool) or not isinstance(game, (int, np.integer)):
+            raise TypeError(f"game must be an int, got {type(game).__name__} {game!r}")
+        if not 0 <= game < self.n_envs:
+            raise ValueError(f"game {game} is out of range 0..{self.n_envs - 1}")
+        row = slice(int(game), int(game) + 1)
+        agents = list(self._template.possible_agents)
+        return {
+            "version": _STATE_VERSION,
+            "config": self._config.copy(),
+            "stake": self.stake,
+            "arrays": [
+                a[row].copy()
+                for a in (self._card_sets, self._ints, self._history, self._pending, self._settled)
+            ],
+            "rng": None,
+            "agents": agents,
+            "agent_selection": agents[int(self._to_act[game])],
+            "rewards": dict.fromkeys(agents, 0.0),
+            "cumulative_rewards": dict.fromkeys(agents, 0.0),
+            "terminations": dict.fromkeys(agents, False),
+            "truncations": dict.fromkeys(agents, False),
+            "infos": {agent: {} for agent in agents},
+            "rewards_pending_zero": False,
+        }
+
+    def _check_overflow(self) -> None:
+        overflowed = np.flatnonzero(self._ints[:, core.I_OVERFLOW])
+        if overflowed.size:
+            raise RuntimeError(
+                f"game {int(overflowed[0])}: Madiao settlement line buffer overflowed "
+                "(more lines than the kernel holds)"
+            )
+
+    def __repr__(self) -> str:
+        options = ", ".join(f"{k}={v!r}" for k, v in self.env_kwargs.items())
+        return f"MadiaoVectorEnv(n_envs={self.n_envs}, {options})"

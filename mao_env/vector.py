@@ -1,0 +1,209 @@
+"""Mao as a batched env: N independent games stepped by one Numba call.
+
+``MaoVectorEnv(n_envs, seed=None, *, copy=True, rules=(), fixed_rules=(), **env_kwargs)`` obeys the
+contract of :class:`cardgame_core.vector.VectorCardEnv` (``reset``, ``step(actions)`` with ``-1``
+to skip a game, ``observe(seats)``, auto-reset with ``final_payoffs``/``final_observation``).
+``env_kwargs`` are the AEC env's options (``n_players``, ``num_rounds``, ``max_steps``, ``mask``,
+``reasons``, ``rule_choice``, ``rounds``, ``seven_turn_ends``, ``seven_phrase``, ``talking``,
+``max_sub_actions``, ``n_events``, ``obs_type``, ``win_reward``, ``penalty_card_reward``), checked
+by the same code with the same messages, and the games run on the same kernels of
+:mod:`mao_env.core`, observation encoder included: a game and an AEC env in the same state produce
+the same observation, mask and rewards.
+
+Two options belong to the batched env only, because the AEC env takes them per ``reset``
+(``options``): ``rules`` (library ids, or ``(rule id, author seat)`` pairs, active from the start of
+every episode) and ``fixed_rules`` (the queue of rules the round winners add with
+``rule_choice="fixed"``).
+
+Seeding: ``reset(seed)`` draws one game seed per game (``game_seeds``); game ``i``'s first episode
+is then exactly the AEC env's ``reset(seed=int(game_seeds[i]), options={"rules": rules,
+"fixed_rules": fixed_rules})``. Later episodes of a game (auto-reset) are seeded from that game's
+own random stream, so a game's future depends only on its own state and the actions it receives;
+:meth:`MaoVectorEnv.get_game_state` hands any game to an AEC env's ``set_state``.
+
+Rewards (``[N, n_players]`` float32) are the AEC env's rewards of the same step for every seat:
+``win_reward`` to the round winner and ``penalty_card_reward`` per penalty card, whoever moved.
+``final_payoffs`` is the sum over the episode that ended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from cardgame_core.vector import VectorCardEnv
+from mao_env import cards, core
+from mao_env import rules as rule_library
+from mao_env.env import REASONS, STATE_KEYS, raw_env
+
+
+class MaoVectorEnv(VectorCardEnv):
+    """N Mao games behind the batched contract (documentation: the module docstring).
+
+    Args:
+        n_envs: number of games.
+        seed: seeds the first ``reset()`` (``None``: OS entropy).
+        copy: ``True`` (default) returns fresh arrays from every call; ``False`` returns the env's
+            own buffers, overwritten by the next call (the fast path).
+        rules: secret rules active at the start of every episode (library ids or ``(id, author)``).
+        fixed_rules: the rule queue of ``rule_choice="fixed"``.
+        **env_kwargs: the AEC env's options (same defaults, same checks and error messages).
+    """
+
+    n_actions = cards.n_actions(rule_library.N_RULES)
+    observation_dtype = np.dtype(np.float32)
+
+    def __init__(
+        self,
+        n_envs: int,
+        seed: int | None = None,
+        *,
+        copy: bool = True,
+        rules: Sequence[int | tuple[int, int]] = (),
+        fixed_rules: Sequence[int] = (),
+        **env_kwargs: Any,
+    ) -> None:
+        if "render_mode" in env_kwargs:
+            raise TypeError("MaoVectorEnv has no render_mode: render a game through the AEC env")
+        # The AEC env checks the options and is the template of every game: one source of truth.
+        template = raw_env(**env_kwargs)
+        self._template = template
+        self.env_kwargs = dict(env_kwargs)
+        self.n_players = template.n_players
+        self.obs_dim = template.obs_dim
+        self.max_steps = template.max_steps
+        self.n_events = template.n_events
+        self.win_reward = template.win_reward
+        self.penalty_card_reward = template.penalty_card_reward
+        self._by_rules = template.mask_mode == "rules"
+        self._reasons = REASONS[template.reasons]
+        # The starting rule rows, checked by the AEC env's own scenario code.
+        options: dict[str, Any] = {}
+        if rules:
+            options["rules"] = list(rules)
+        if fixed_rules:
+            options["fixed_rules"] = list(fixed_rules)
+        template.reset(seed=0, options=options)
+        self._start_rules = template._state[4][0].copy()
+        self.rules = tuple(options.get("rules", ()))
+        self.fixed_rules = tuple(options.get("fixed_rules", ()))
+        super().__init__(n_envs, seed, copy=copy)
+        self._state = core.new_state(self.n_envs)
+        template.write_options(self._state[3])
+        self._episode_payoffs = np.zeros((self.n_envs, self.n_players), dtype=np.float64)
+        # The kernels write masks as 0/1 bytes: an int8 view of the bool buffer costs no copy.
+        self._mask_bytes = self._action_mask.view(np.int8)
+        #: The game seeds of the last ``reset`` (uint64 ``[N]``).
+        self.game_seeds = np.zeros(self.n_envs, dtype=np.uint64)
+
+    # -- hooks ---------------------------------------------------------------------------------
+    def _reset_games(self, game_seeds: np.ndarray) -> None:
+        self.game_seeds = game_seeds.copy()
+        # The AEC env's reset(seed=s) deals from the first draw of default_rng(s): the same here.
+        deal_seeds = np.array(
+            [np.random.default_rng(s).integers(0, 2**63 - 1) for s in game_seeds.tolist()], dtype=np.uint64
+        )
+        hands, hand_bits, decks, scalars, rules, events, calls, rng = self._state
+        self._template.write_options(scalars)
+        self._episode_payoffs[:] = 0
+        core.vector_reset(
+            hands, hand_bits, decks, scalars, rules, rule_library.LIBRARY, events, calls, rng, deal_seeds,
+            self._start_rules, self._by_rules, self.n_events, self._reasons, self._observation,
+            self._mask_bytes, self._to_act,
+        )  # fmt: skip
+
+    def _step_games(self, actions: np.ndarray) -> None:
+        hands, hand_bits, decks, scalars, rules, events, calls, rng = self._state
+        core.vector_step(
+            hands, hand_bits, decks, scalars, rules, rule_library.LIBRARY, events, calls, rng, actions,
+            self._start_rules, self._by_rules, self.max_steps, self.n_events, self._reasons,
+            self.win_reward, self.penalty_card_reward, self._episode_payoffs, self._observation,
+            self._mask_bytes, self._to_act, self._rewards, self._terminated, self._truncated,
+            self._final_payoffs, self._final_observation,
+        )  # fmt: skip
+
+    def _observe_games(self, seats: np.ndarray, out: np.ndarray) -> None:
+        hands, _, decks, scalars, rules, events = self._state[:6]
+        core.observe_games(
+            hands,
+            decks,
+            scalars,
+            rules,
+            rule_library.LIBRARY,
+            events,
+            seats,
+            self.n_events,
+            self._reasons,
+            out,
+        )
+
+    # -- extras --------------------------------------------------------------------------------
+    def describe_action(self, action: int) -> str:
+        return cards.action_to_text(action, rule_library.N_RULES)
+
+    def get_game_state(self, game: int) -> dict[str, Any]:
+        """Game ``game`` as an AEC ``get_state()`` snapshot, for ``set_state`` of an AEC env built
+        with the same options (past rewards, infos and calls are empty)."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before get_game_state()")
+        if isinstance(game, bool) or not isinstance(game, (int, np.integer)):
+            raise TypeError(f"game must be an int, got {type(game).__name__} {game!r}")
+        if not 0 <= game < self.n_envs:
+            raise ValueError(f"game {game} is out of range 0..{self.n_envs - 1}")
+        row = slice(int(game), int(game) + 1)
+        agents = list(self._template.possible_agents)
+        # An AEC reset() without a seed after set_state draws from this generator.
+        reset_rng = np.random.default_rng(int(self._state[7][game])).bit_generator.state
+        return {
+            "arrays": {key: array[row].copy() for key, array in zip(STATE_KEYS, self._state, strict=True)},
+            "agents": agents,
+            "rewards": dict.fromkeys(agents, 0.0),
+            "cumulative_rewards": dict.fromkeys(agents, 0.0),
+            "terminations": dict.fromkeys(agents, False),
+            "truncations": dict.fromkeys(agents, False),
+            "infos": {agent: {} for agent in agents},
+            "reset_rng": reset_rng,
+            "last_calls": [],
+        }
+
+    def set_game_state(self, game: int, state: dict[str, Any]) -> None:
+        """Put an AEC ``get_state()`` snapshot (of an env with the same options) into game
+        ``game`` and refresh its observation, mask and seat to act; its episode payoffs restart
+        at zero. For hand-set tables (AEC scenarios) and for continuing a searched position."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before set_game_state()")
+        if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < self.n_envs:
+            raise ValueError(f"game must be an int in 0..{self.n_envs - 1}, got {game!r}")
+        if not isinstance(state, dict) or "arrays" not in state:
+            raise TypeError("set_game_state expects the dict returned by get_state()/get_game_state()")
+        sources = [np.asarray(state["arrays"][key]) for key in STATE_KEYS]
+        for key, source, target in zip(STATE_KEYS, sources, self._state, strict=True):
+            if source.shape != (1, *target.shape[1:]) or source.dtype != target.dtype:
+                raise ValueError(
+                    f"state array {key!r} has shape {source.shape} {source.dtype}, "
+                    f"expected {(1, *target.shape[1:])} {target.dtype}"
+                )
+        options = slice(core.C_SEVEN_TURN_ENDS, core.N_SCALARS)
+        own = self._state[3][game]
+        if (
+            own[core.S_N_PLAYERS] != sources[3][0, core.S_N_PLAYERS]
+            or (own[options] != sources[3][0, options]).any()
+        ):
+            raise ValueError("the state belongs to a game with other options (players or rule variants)")
+        for source, target in zip(sources, self._state, strict=True):
+            target[game] = source[0]
+        hands, _, decks, scalars, rules, events = self._state[:6]
+        seat = int(scalars[game, core.S_CURRENT])
+        self._to_act[game] = seat
+        core.action_mask(
+            hands, decks, scalars, rules, rule_library.LIBRARY, game, self._by_rules, self._mask_bytes[game]
+        )
+        core.observe(hands, decks, scalars, rules, rule_library.LIBRARY, events, game, seat, self.n_events,
+                     self._reasons, self._observation[game])  # fmt: skip
+        self._episode_payoffs[game] = 0.0
+
+    def __repr__(self) -> str:
+        options = ", ".join(f"{k}={v!r}" for k, v in self.env_kwargs.items())
+        return f"MaoVectorEnv(n_envs={self.n_envs}{', ' if options else ''}{options})"

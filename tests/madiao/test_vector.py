@@ -1,0 +1,246 @@
+"""MadiaoVectorEnv against the AEC env, game by game, plus its contract and input checks.
+
+The AEC env is the reference here: every vector game is mirrored by its own raw AEC env that gets
+the same actions. The first episode of game ``i`` must be the AEC env's ``reset(seed=game_seeds[i])``
+deal; after an auto-reset the mirror is loaded with ``get_game_state(i)`` (the vector env draws
+later deals from the game's own random stream) and the new deal is compared again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.base import RandomAgent
+from cardgame_core.adapters import LearnerVecEnv
+from cardgame_core.aec import IllegalActionError
+from madiao_env import cards, core, madiao_v0
+from madiao_env.vector import MadiaoVectorEnv
+
+AGENTS = [f"player_{seat}" for seat in range(4)]
+
+
+def assert_matches_aec(step, game: int, aec) -> None:
+    """The vector env's outputs for ``game`` equal the AEC env's view of the seat to act."""
+    seat = AGENTS.index(aec.agent_selection)
+    assert step.to_act[game] == seat
+    observed = aec.observe(aec.agent_selection)
+    np.testing.assert_array_equal(step.observation[game], observed["observation"])
+    np.testing.assert_array_equal(step.action_mask[game], observed["action_mask"].astype(bool))
+
+
+def mirrored_play(env_kwargs: dict, n_games: int, n_steps: int, seed: int) -> int:
+    """Play random legal actions (some games skipped each call) in the vector env and in one AEC
+    env per game, checking every output of every call; returns the number of finished episodes."""
+    venv = MadiaoVectorEnv(n_games, seed=seed, **env_kwargs)
+    step = venv.reset()
+    mirrors = []
+    for game in range(n_games):
+        aec = madiao_v0.raw_env(**env_kwargs)
+        aec.reset(seed=int(venv.game_seeds[game]))
+        assert_matches_aec(step, game, aec)
+        mirrors.append(aec)
+    episode_sum = np.zeros((n_games, 4))
+    rng = np.random.default_rng(seed)
+    finished = 0
+    for _ in range(n_steps):
+        actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in step.action_mask], dtype=np.int64)
+        skipped = rng.random(n_games) < 0.2
+        actions[skipped] = -1
+        before = step
+        step = venv.step(actions)
+        assert not step.truncated.any()
+        for game, aec in enumerate(mirrors):
+            if skipped[game]:
+                np.testing.assert_array_equal(step.observation[game], before.observation[game])
+                np.testing.assert_array_equal(step.action_mask[game], before.action_mask[game])
+                assert step.to_act[game] == before.to_act[game]
+                assert not step.rewards[game].any() and not step.terminated[game]
+                continue
+            aec.step(int(actions[game]))
+            aec_rewards = np.array([aec.rewards[agent] for agent in AGENTS])
+            np.testing.assert_allclose(step.rewards[game], aec_rewards, rtol=1e-6)
+            episode_sum[game] += aec_rewards
+            ended = all(aec.terminations.values())
+            assert step.terminated[game] == ended
+            if not ended:
+                assert_matches_aec(step, game, aec)
+                continue
+            finished += 1
+            np.testing.assert_allclose(step.final_payoffs[game], episode_sum[game], rtol=1e-6)
+            for seat, agent in enumerate(AGENTS):
+                np.testing.assert_array_equal(
+                    step.final_observation[game, seat], aec.observe(agent)["observation"]
+                )
+            episode_sum[game] = 0
+            aec.set_state(venv.get_game_state(game))
+            assert_matches_aec(step, game, aec)
+    return finished
+
+
+@pytest.mark.parametrize(
+    "env_kwargs",
+    [
+        {},
+        {"obs_type": "history", "stake": 0.5},
+        {"face_up_discard": True, "max_redeals": 1},
+    ],
+    ids=["summary", "history-half-stake", "discard-variant"],
+)
+def test_games_match_the_aec_env_step_by_step(env_kwargs):
+    finished = mirrored_play(env_kwargs, n_games=5, n_steps=150, seed=3)
+    assert finished >= 10  # several auto-resets per game were checked
+
+
+def test_match_episodes_match_the_aec_env_hand_after_hand():
+    # A match is several hands long: each hand's reward comes as it is settled, and the ended
+    # match's final_payoffs are the sum over its hands.
+    finished = mirrored_play({"episode": "match"}, n_games=3, n_steps=500, seed=5)
+    assert finished >= 1
+
+
+def test_terminal_rewards_reach_every_seat_and_the_game_auto_resets():
+    venv = MadiaoVectorEnv(16, seed=1)
+    step = venv.reset()
+    rng = np.random.default_rng(1)
+    checked = paid_to_others = 0
+    for _ in range(120):
+        movers = step.to_act.copy()
+        actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in step.action_mask], dtype=np.int64)
+        step = venv.step(actions)
+        for game in np.flatnonzero(step.terminated):
+            rewards = step.rewards[game]
+            # The hand is paid to all four seats in the call that ends it, whoever moved last
+            # (a hand can also settle at zero for everyone, hence the count below).
+            others = [seat for seat in range(4) if seat != movers[game]]
+            paid_to_others += bool(np.any(rewards[others] != 0))
+            assert rewards.sum() == pytest.approx(0.0, abs=1e-5)
+            np.testing.assert_array_equal(step.final_payoffs[game], rewards)
+            final_phase = step.final_observation[game, :, core.OBS_PHASE_AT : core.OBS_PHASE_AT + 3]
+            assert (final_phase == [0, 0, 1]).all()  # every seat's last view shows the hand over
+            # The returned observation is already the next deal's: 8 cards, trick 0, not over.
+            assert step.observation[game, core.OBS_HAND_AT : core.OBS_HAND_AT + 40].sum() == 8
+            assert step.observation[game, core.OBS_TRICK_NUMBER_AT] == 1
+            assert step.observation[game, core.OBS_PHASE_AT + 2] == 0
+            assert step.action_mask[game].any()
+            checked += 1
+        assert not step.terminated[np.flatnonzero(~step.terminated)].any()
+    assert checked >= 16 and paid_to_others >= checked // 2
+
+
+def test_observe_gives_each_seats_view_and_copy_false_shares_buffers():
+    venv = MadiaoVectorEnv(4, seed=2, copy=False)
+    step = venv.reset()
+    for seat in range(4):
+        seats = np.full(4, seat, dtype=np.int64)
+        views = venv.observe(seats)
+        for game in range(4):
+            aec = madiao_v0.raw_env()
+            aec.set_state(venv.get_game_state(game))
+            np.testing.assert_array_equal(views[game], aec.observe(AGENTS[seat])["observation"])
+    again = venv.step(np.full(4, -1, dtype=np.int64))
+    assert again.observation is step.observation and again.action_mask is step.action_mask
+    copied = MadiaoVectorEnv(4, seed=2).reset()
+    np.testing.assert_array_equal(copied.observation, step.observation)
+    assert copied.observation.dtype == np.int8 and copied.action_mask.dtype == np.bool_
+
+
+def test_same_seed_same_games_other_seed_other_games():
+    def play(seed: int) -> list[np.ndarray]:
+        venv = MadiaoVectorEnv(8, seed=seed)
+        step = venv.reset()
+        outputs = [step.observation]
+        for _ in range(80):
+            # A fixed rule (the highest legal id) so that only the env's seed varies.
+            actions = np.array([np.flatnonzero(mask)[-1] for mask in step.action_mask], dtype=np.int64)
+            step = venv.step(actions)
+            outputs += [step.observation, step.rewards, step.final_payoffs]
+        return outputs
+
+    first, second, other = play(11), play(11), play(12)
+    for a, b in zip(first, second, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(first[0], other[0])
+    venv = MadiaoVectorEnv(8, seed=99)
+    np.testing.assert_array_equal(venv.reset(seed=11).observation, first[0])
+
+
+def test_bad_actions_raise_errors_that_name_the_problem():
+    venv = MadiaoVectorEnv(3, seed=0)
+    with pytest.raises(RuntimeError, match="reset"):
+        venv.step(np.zeros(3, dtype=np.int64))
+    step = venv.reset()
+    legal = np.array([np.flatnonzero(mask)[0] for mask in step.action_mask], dtype=np.int64)
+    with pytest.raises(TypeError, match="numpy array"):
+        venv.step(list(legal))
+    with pytest.raises(TypeError, match="integer dtype"):
+        venv.step(legal.astype(np.float64))
+    with pytest.raises(ValueError, match=r"shape \(3,\)"):
+        venv.step(legal[:2])
+    out_of_range = legal.copy()
+    out_of_range[2] = cards.N_ACTIONS
+    with pytest.raises(IllegalActionError, match="game 2: action 82 is out of range"):
+        venv.step(out_of_range)
+    illegal = legal.copy()
+    illegal[1] = np.flatnonzero(~step.action_mask[1])[0]
+    text = cards.action_to_text(int(illegal[1]))
+    with pytest.raises(IllegalActionError, match=f"game 1: action {illegal[1]} \\({text}\\) is not legal"):
+        venv.step(illegal)
+    # Nothing was applied by the rejected calls; int32 actions are accepted too.
+    after = venv.step(legal.astype(np.int32))
+    assert not np.array_equal(after.observation, step.observation)
+    with pytest.raises(ValueError, match="out of range"):
+        venv.observe(np.array([0, 4, 1]))
+    with pytest.raises(ValueError, match="game 3 is out of range"):
+        venv.get_game_state(3)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"obs_type": "pixels"}, ValueError, "obs_type"),
+        ({"episode": "rubber"}, ValueError, "episode"),
+        ({"stake": -1.0}, ValueError, "stake"),
+        ({"stake": "1"}, TypeError, "stake"),
+        ({"max_redeals": 1.5}, TypeError, "max_redeals"),
+        ({"face_up_discard": 1}, TypeError, "face_up_discard"),
+        ({"render_mode": "ansi"}, TypeError, "render_mode"),
+        ({"colour": "red"}, TypeError, "colour"),
+    ],
+)
+def test_bad_options_raise_clear_errors(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        MadiaoVectorEnv(2, **kwargs)
+
+
+def test_bad_sizes_and_seeds_raise():
+    with pytest.raises(ValueError, match="n_envs"):
+        MadiaoVectorEnv(0)
+    with pytest.raises(TypeError, match="seed"):
+        MadiaoVectorEnv(2, seed=1.5)
+    venv = MadiaoVectorEnv(2, obs_type="history")
+    assert venv.obs_dim == core.HISTORY_SIZE and venv.reset().observation.shape == (2, core.HISTORY_SIZE)
+
+
+def test_maskable_ppo_trains_on_the_learner_vec_env():
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    venv = LearnerVecEnv(MadiaoVectorEnv(8, seed=0), RandomAgent(seed=1), seed=0)
+    model = sb3_contrib.MaskablePPO(
+        "MlpPolicy",
+        venv,
+        n_steps=128,
+        batch_size=256,
+        n_epochs=2,
+        policy_kwargs={"net_arch": [32]},
+        seed=0,
+        device="cpu",
+    )
+    model.learn(total_timesteps=3072)
+    assert model.num_timesteps >= 3072
+    observations = venv.reset()
+    masks = venv.action_masks()
+    actions, _ = model.predict(observations, action_masks=masks, deterministic=True)
+    assert masks[np.arange(8), actions].all()
+    # SB3's Monitor statistics came from the adapter's finished games (one hand ~ 8 decisions).
+    returns = [episode["r"] for episode in model.ep_info_buffer]
+    assert len(returns) >= 50 and np.isfinite(returns).all()

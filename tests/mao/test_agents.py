@@ -1,0 +1,227 @@
+"""The scripted Mao players: legal actions only, the base player never faults without secret rules,
+the oracle never faults at all (its every action is one the full rule set allows), the Bayesian
+posterior finds the rule from the calls, and hand-set tables where each player's choice is known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.mao_agents import BaseRulesAgent, BayesianRuleAgent, OracleAgent, RulePosterior
+from agents.mao_beliefs import parse_observation
+from agents.registry import make_agent
+from mao_env import cards
+from mao_env import rules as rule_library
+from mao_env.env import raw_env
+from tests.mao.mao_helpers import scenario
+
+
+def rule_id(description: str) -> int:
+    return rule_library.RULE_DESCRIPTIONS.index(description)
+
+
+def play_game(env, agents, *, seed, options=None, check=None, max_steps=6000):
+    """Play one game; returns (calls per seat, turns per seat). ``check(seat, action)`` runs
+    before every step."""
+    env.reset(seed=seed, options=options)
+    calls = np.zeros(env.n_players, dtype=int)
+    turns = np.zeros(env.n_players, dtype=int)
+    for _ in range(max_steps):
+        observation, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            break
+        seat = env.current_seat
+        action = agents[seat].act(observation["observation"], observation["action_mask"])
+        assert observation["action_mask"][action] == 1, f"seat {seat} took masked action {action}"
+        if check is not None:
+            check(seat, action)
+        env.step(action)
+        if action == cards.END_TURN:
+            turns[seat] += 1
+            calls[seat] += len(env.last_calls)
+    return calls, turns
+
+
+@pytest.mark.parametrize("name", ["base", "bayes", "oracle", "random"])
+def test_every_agent_takes_only_mask_legal_actions_with_rules_and_rule_choices(name):
+    env = raw_env(4, num_rounds=3, rule_choice="agent", max_steps=4000)
+    agents = [make_agent(name, "mao", seed=seat, env=env) for seat in range(4)]
+    _, turns = play_game(env, agents, seed=5, options={"rules": [3, 40]})
+    assert turns.sum() > 20
+    assert len(env.active_rules()) >= 2
+
+
+def test_base_rules_player_never_draws_a_call_without_secret_rules():
+    env = raw_env(4, num_rounds=3, rule_choice="fixed", max_steps=6000)
+    agents = [BaseRulesAgent(seed=seat) for seat in range(4)]
+    total_calls, total_turns = 0, 0
+    for seed in range(3):
+        calls, turns = play_game(env, agents, seed=seed)  # no fixed rules: the game stays base-only
+        total_calls += calls.sum()
+        total_turns += turns.sum()
+        assert env.terminations["player_0"], "three rounds were won"
+    assert total_turns > 100
+    assert total_calls == 0
+
+
+def test_oracle_only_takes_actions_the_full_rule_set_allows_and_never_faults():
+    env = raw_env(4, num_rounds=2, rule_choice="sampled", max_steps=6000)
+    oracles = [OracleAgent(env, seed=seat) for seat in range(4)]
+
+    def allowed(seat, action):
+        assert env.allowed_actions()[action] or action >= cards.CHOOSE_RULE_0, (
+            f"oracle chose {env.describe_action(action)}, which rules {env.active_rules()} forbid"
+        )
+
+    rng = np.random.default_rng(3)
+    total_turns = 0
+    for seed in range(4):
+        rules = [int(r) for r in rng.choice(rule_library.N_RULES, size=6, replace=False)]
+        calls, turns = play_game(env, oracles, seed=seed, options={"rules": rules}, check=allowed)
+        assert calls.sum() == 0
+        total_turns += turns.sum()
+    assert total_turns > 100
+
+
+def test_oracle_draws_fewer_calls_than_the_base_player_under_secret_rules():
+    rules = [
+        rule_id("when drawing a card, say 'That's the rabbit'"),
+        rule_id("hearts may not be played on spades"),
+        rule_id("when playing queens, say 'That's the hedgehog'"),
+    ]
+    env = raw_env(4, num_rounds=2, rule_choice="fixed", max_steps=6000)
+    oracle_calls, oracle_turns, base_calls, base_turns = 0, 0, 0, 0
+    for seed in range(2):
+        # The same games: seat 0 is the oracle, then the base player, the rest base players.
+        lineup = [OracleAgent(env, seed=0)] + [BaseRulesAgent(seed=s) for s in (1, 2, 3)]
+        calls, turns = play_game(env, lineup, seed=seed, options={"rules": rules})
+        oracle_calls += calls[0]
+        oracle_turns += turns[0]
+        lineup[0] = BaseRulesAgent(seed=0)
+        calls, turns = play_game(env, lineup, seed=seed, options={"rules": rules})
+        base_calls += calls[0]
+        base_turns += turns[0]
+    assert oracle_calls == 0
+    assert base_calls / base_turns > 0.1  # it keeps forgetting "That's the rabbit" when it draws
+
+
+def test_base_player_plays_the_only_good_card_and_says_every_base_phrase():
+    # Seat 0 holds 7S and 9C on 7H: the seven is good; it needs "Have a nice day" and its name.
+    env = scenario(4, hands={0: ["9C", "7S"], 1: ["2D"] * 2, 2: ["3D"] * 2, 3: ["4D"] * 2}, pile=["7H"],
+                   stack=["KC", "QC", "KD", "QD"], pending_seven=0)  # fmt: skip
+    agent = BaseRulesAgent(seed=0)
+    actions = []
+    for _ in range(6):
+        observation, *_ = env.last()
+        action = agent.act(observation["observation"], observation["action_mask"])
+        actions.append(env.describe_action(action))
+        env.step(action)
+        if action == cards.END_TURN:
+            break
+    assert actions[0] == "play 7S"
+    assert sorted(actions[1:-1]) == ["say card-name", "say last-card", "say nice-day"]
+    assert actions[-1] == "end" and env.last_calls == []
+
+
+def test_base_player_names_its_longest_suit_with_a_jack_and_says_mao_last():
+    env = scenario(4, hands={0: ["JD"], 1: ["2H", "3H"], 2: ["2C", "3C"], 3: ["4S", "5S"]}, pile=["5D"],
+                   stack=["KC", "QC", "KD", "QD"])  # fmt: skip
+    agent = BaseRulesAgent(seed=0)
+    first, *_ = env.last()
+    assert env.describe_action(agent.act(first["observation"], first["action_mask"])) == "play JD"
+    env.step(env.action_from_text("play JD"))
+    texts = []
+    for _ in range(4):
+        observation, *_ = env.last()
+        action = agent.act(observation["observation"], observation["action_mask"])
+        texts.append(env.describe_action(action))
+        env.step(action)
+        if action == cards.END_TURN:
+            break
+    # No card left: any suit is "most held"; the suit comes first, Mao last, and the round is won.
+    assert texts[0].startswith("say ") and texts[0][4:] in cards.PHRASE_KEYS[7:11]
+    assert texts[-2:] == ["say mao", "end"]
+    assert env.terminations["player_0"] and env.last_calls == []
+
+
+def test_base_player_takes_the_seven_chain_and_says_penalty_card():
+    env = scenario(4, hands={0: ["9C", "2D"], 1: ["2H"] * 2, 2: ["3H"] * 2, 3: ["4H"] * 2}, pile=["7C"],
+                   stack=["KD", "QD", "10H"], pending_seven=2)  # fmt: skip
+    agent = BaseRulesAgent(seed=0)
+    texts = []
+    for _ in range(8):
+        observation, *_ = env.last()
+        action = agent.act(observation["observation"], observation["action_mask"])
+        texts.append(env.describe_action(action))
+        env.step(action)
+        if action == cards.END_TURN:
+            break
+    # Draw takes the two chain cards; then 9C follows clubs; "Penalty card" is due.
+    assert texts[:2] == ["draw", "play 9C"]
+    assert "say penalty-card" in texts and texts[-1] == "end"
+    assert env.last_calls == []
+
+
+def test_bayesian_posterior_concentrates_on_the_true_rule_from_observed_calls():
+    """Controlled experiment: one secret rule at reset, three base players fault on it, the Bayesian
+    player watches the calls. Within 40 of its own turns the posterior puts > 0.9 on the true rule."""
+    for description in (
+        "when drawing a card, say 'That's the rabbit'",
+        "face cards may not be played on face cards",
+        "when playing hearts, say 'Hearts'",
+    ):
+        rule = rule_id(description)
+        env = raw_env(4, num_rounds=100, rule_choice="fixed", max_steps=100_000)
+        bayes = BayesianRuleAgent(seed=1)
+        lineup = [bayes] + [BaseRulesAgent(seed=s) for s in (2, 3, 4)]
+        env.reset(seed=rule, options={"rules": [rule]})
+        turns = 0
+        while turns < 40:
+            observation, _, terminated, truncated, _ = env.last()
+            assert not (terminated or truncated)
+            seat = env.current_seat
+            action = lineup[seat].act(observation["observation"], observation["action_mask"])
+            env.step(action)
+            turns += seat == 0 and action == cards.END_TURN
+        marginals = bayes.posterior.marginals()
+        assert marginals[rule] > 0.9, (description, np.argsort(-marginals)[:3], np.sort(marginals)[-3:])
+        assert marginals.sum() == pytest.approx(1.0, abs=1e-6)  # exactly one unknown rule
+
+
+def test_posterior_branches_on_new_rules_and_keeps_its_own_authored_rules():
+    posterior = RulePosterior()
+    hands = {0: ["2C"], 1: ["2H"], 2: ["3C"], 3: ["4S"]}
+    env = scenario(4, hands=hands, pile=["5D"], stack=["KC", "QC", "KD", "QD"], rules=[(7, 0), 12, 40])
+    observation, *_ = env.last()
+    view = parse_observation(observation["observation"])
+    assert view.authored == frozenset({7}) and view.n_active == 3
+    posterior.observe(view, observation["action_mask"])
+    # Two unknown rules among the 44 not authored: every pair, equally likely.
+    assert posterior.hypotheses.shape[0] == 44 * 43 // 2
+    marginals = posterior.marginals()
+    assert marginals[7] == pytest.approx(1.0)
+    assert marginals.sum() == pytest.approx(3.0)
+    assert np.allclose(np.delete(marginals, 7), 2 / 44)
+
+
+def test_agent_options_are_checked():
+    with pytest.raises(ValueError, match="seven_phrase must be one of"):
+        BaseRulesAgent(seven_phrase="cheers")
+    with pytest.raises(ValueError, match="play_threshold must be a probability"):
+        BayesianRuleAgent(play_threshold=1.5)
+    with pytest.raises(ValueError, match="eps must be in"):
+        RulePosterior(eps=0.0)
+    with pytest.raises(TypeError, match="needs a Mao env"):
+        OracleAgent(object())
+    with pytest.raises(ValueError, match="needs the env"):
+        make_agent("oracle", "mao")
+
+
+def test_registry_passes_the_table_variants_to_the_rule_players():
+    env = raw_env(3, talking=False, seven_phrase="thank you", rounds="cambridge", reasons="hidden")
+    bayes = make_agent("bayes", "mao", seed=0, env=env)
+    base = make_agent("base", "mao", seed=0, env=env)
+    assert not bayes.talking and bayes.thank_you and not base.talking and base.thank_you
+    assert not bayes.posterior.plain_rounds and bayes.posterior.hidden_reasons
+    calls, turns = play_game(env, [bayes, base, make_agent("oracle", "mao", seed=1, env=env)], seed=2)
+    assert turns.sum() > 5 and calls[2] == 0

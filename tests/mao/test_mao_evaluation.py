@@ -1,0 +1,143 @@
+"""Mao evaluation: the per-turn statistics on hand-set turns whose calls and violations are known,
+the curves' arithmetic, the trainer's entry point, and the CLI (a subprocess, tiny budget)."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.base import Agent
+from agents.mao_agents import BaseRulesAgent
+from mao_env import cards
+from mao_env import rules as rule_library
+from mao_env.env import raw_env
+from training.mao_evaluation import (
+    MaoReport,
+    MaoSeatStats,
+    evaluate_mao,
+    evaluate_mao_seat,
+    penalty_ratio_target,
+    play_mao_episode,
+    write_mao_report,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+RABBIT_ON_DRAW = rule_library.RULE_DESCRIPTIONS.index("when drawing a card, say 'That's the rabbit'")
+HEARTS_ON_SPADES = rule_library.RULE_DESCRIPTIONS.index("hearts may not be played on spades")
+
+
+class Scripted(Agent):
+    """Plays a fixed list of action texts, then the base player's choices."""
+
+    def __init__(self, env, texts):
+        self.env, self.texts, self.fallback = env, list(texts), BaseRulesAgent(seed=0)
+
+    def act(self, observation, action_mask):
+        if self.texts:
+            return self.env.action_from_text(self.texts.pop(0))
+        return self.fallback.act(observation, action_mask)
+
+
+def test_turn_statistics_and_violations_on_a_known_table():
+    # Seat 0 draws without "That's the rabbit" (a violation of the draw rule), then plays 5H on
+    # 5S (a bad card by rule 3) and says nothing; seat 0 is the tracked seat, two rules unknown.
+    env = raw_env(4, num_rounds=1, rule_choice="fixed", win_reward=1.0, penalty_card_reward=-1.0)
+    options = {
+        "hands": {0: ["5H", "2C"], 1: ["9D", "8D"], 2: ["9C", "8C"], 3: ["6D", "4D"]},
+        "pile": ["5S"],
+        "stack": ["KH", "QH", "KD", "QD", "10D", "10C", "JC", "JD", "2H", "3H"],
+        "rules": [RABBIT_ON_DRAW, HEARTS_ON_SPADES],
+    }
+    # Seat 0 draws silently (one call), seats 1-3 draw saying the rabbit (no call), seat 0 plays
+    # 5H on 5S (one call: "Bad card"; the card comes back, so no "Last card" is due).
+    lineup = [
+        Scripted(env, ["draw", "end", "play 5H", "end"]),
+        Scripted(env, ["draw", "say rabbit", "end"] * 2),
+        Scripted(env, ["draw", "say rabbit", "end"] * 2),
+        Scripted(env, ["draw", "say rabbit", "end"] * 2),
+    ]
+    stats = MaoSeatStats("scripted")
+    play_mao_episode(env, lineup, {0: stats}, seed=0, options=options, max_turns=2)
+    assert stats.turns == 2
+    assert stats.turn_calls == [1, 1]
+    assert stats.turn_penalties == [1, 1]  # one card per call, no seven chain
+    assert stats.calls_per_turn == 1.0 and stats.penalties_per_turn == 1.0
+    assert stats.turn_since_rule == [0, 1]
+    # (turn, rule) pairs: turn 0 violates the draw rule only, turn 1 the validity rule only.
+    pairs = sorted(zip(stats.discovery_since, stats.discovery_violated, strict=True))
+    assert pairs == [(0, False), (0, True), (1, False), (1, True)]
+    assert stats.judge_mismatches == 0
+    assert stats.rounds_played == 0 and math.isnan(stats.round_win_rate)
+    curve = stats.discovery_curve((0, 1, 2))
+    assert curve.trials.tolist() == [2, 2] and curve.rates.tolist() == [0.5, 0.5]
+
+
+def test_curves_and_the_ratio_target_on_known_numbers():
+    fast = MaoSeatStats(
+        "learner", turns=4, penalty_cards=5, turn_since_rule=[0, 5, 10, 15], turn_penalties=[4, 0, 1, 0]
+    )
+    oracle = MaoSeatStats(
+        "oracle", turns=4, penalty_cards=2, turn_since_rule=[0, 5, 10, 15], turn_penalties=[0, 1, 1, 0]
+    )
+    counts, means = fast.penalty_curve((0, 10, 20))
+    assert counts.tolist() == [2, 2] and means.tolist() == [2.0, 0.5]
+    report = MaoReport({"learner": fast, "oracle": oracle}, "t", "s")
+    target = penalty_ratio_target(report, "learner", "oracle", ratio=1.5, bin_width=10, horizon=20)
+    assert target["bins"] == ["0-10", "10-20"]
+    assert target["learner"] == [2.0, 0.5] and target["oracle"] == [0.5, 0.5]
+    assert target["ratio"] == [4.0, 1.0]
+    assert target["within_from_turn"] == 10
+
+
+def test_evaluation_of_base_and_oracle_and_the_report(tmp_path):
+    report = evaluate_mao({"base": "base", "oracle": "oracle"}, n_rounds=4, seed=1, rounds_per_episode=4)
+    base, oracle = report.stats["base"], report.stats["oracle"]
+    assert base.rounds_played == oracle.rounds_played == 4
+    assert 0 <= base.rounds_won <= 4
+    assert oracle.calls == 0 and oracle.turns > 0
+    assert all(not v for v in oracle.discovery_violated)
+    assert base.judge_mismatches == oracle.judge_mismatches == 0
+    text = report.markdown()
+    assert "| base |" in text and "| oracle |" in text and "round-win rate" in text
+    paths = write_mao_report(report, tmp_path)
+    assert [p.name for p in paths] == ["mao_evaluation.md", "mao_evaluation_discovery.png"]
+    assert paths[1].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_trainer_entry_point_returns_plain_numbers():
+    summary = evaluate_mao_seat(BaseRulesAgent(seed=0), "base", n_rounds=2, seed=3)
+    assert set(summary) >= {"turns", "penalties_per_turn", "calls_per_turn", "round_win_rate"}
+    assert summary["turns"] > 0 and 0.0 <= summary["round_win_rate"] <= 1.0
+    assert all(isinstance(v, (int, float)) for v in summary.values())
+
+
+def test_cli_evaluate_mao_smoke(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "training.cli", "evaluate", "--game", "mao", "--agents", "base", "bayes",
+         "oracle", "--deals", "2", "--seed", "4", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=240, cwd=REPO, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    for name in ("base", "bayes", "oracle"):
+        assert f"| {name} |" in result.stdout
+    assert (tmp_path / "mao_evaluation.md").is_file() and (
+        tmp_path / "mao_evaluation_discovery.png"
+    ).is_file()
+    bad = subprocess.run(
+        [sys.executable, "-m", "training.cli", "evaluate", "--game", "mao", "--agents", "base", "wizard"],
+        capture_output=True, text=True, timeout=240, cwd=REPO,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "unknown mao agent 'wizard'" in bad.stderr
+
+
+def test_bad_evaluation_arguments_are_named():
+    with pytest.raises(ValueError, match="n_rounds and rounds_per_episode must be >= 1"):
+        evaluate_mao({"base": "base"}, n_rounds=0)
+    assert np.isnan(MaoSeatStats("x").calls_per_turn)
+    assert cards.END_TURN == 69  # the action id the evaluation watches for

@@ -1,0 +1,261 @@
+"""The secret-rule library: its size and families, a hand-worked scenario for every rule kind of
+every family (a play that must be penalised with the right call, one that must not), several
+rules at once, how a round's winner adds a rule, and who may see it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mao_env import cards, core
+from mao_env import rules as rule_library
+from tests.mao.mao_helpers import make, scenario, turn
+
+BAD_CARD = ("Bad card", 1)
+HANDS = {1: ["2D", "3D", "4D", "5D"], 2: ["2H", "3H", "4H", "6H"], 3: ["2C", "3C", "4C", "6C"]}
+STACK = ["KC", "QC", "KD", "QD", "10D", "10S"]
+
+
+def rule_id(description: str) -> int:
+    return rule_library.RULE_DESCRIPTIONS.index(description)
+
+
+def table(seat0: list[str], pile: str, rules: list, **kwargs):
+    return scenario(4, hands={0: seat0, **HANDS}, pile=[pile], stack=STACK, rules=rules, **kwargs)
+
+
+def test_the_library_has_at_least_40_distinct_rules_in_three_families():
+    rows = {tuple(row) for row in rule_library.RULE_TABLE.tolist()}
+    assert len(rows) == rule_library.N_RULES >= 40
+    descriptions = set(rule_library.RULE_DESCRIPTIONS)
+    assert len(descriptions) == rule_library.N_RULES
+    for family in (rule_library.VALIDITY, rule_library.DYNAMICS, rule_library.SPEECH):
+        assert len(rule_library.rules_of_family(family)) >= 10
+    # The kernels' table resolves every predicate to its card set (the joker goes with 9D).
+    for rule in range(rule_library.N_RULES):
+        for column in (rule_library.R_PRED_A, rule_library.R_PRED_B):
+            mask = int(rule_library.LIBRARY[rule, column])
+            assert mask == int(rule_library.PREDICATE_MASKS[rule_library.RULE_TABLE[rule, column]])
+            if (mask >> cards.NINE_OF_DIAMONDS) & 1:
+                assert (mask >> cards.JOKER) & 1
+
+
+# ----------------------------------------------------------------------------- validity
+
+
+@pytest.mark.parametrize(
+    ("description", "pile", "penalised", "accepted"),
+    [
+        ("hearts may not be played on spades", "5S", "5H", "5C"),
+        ("on kings only red cards may be played", "KC", "KS", "KH"),
+        ("a card not of the suit to follow must be of the other colour than the top card", "5S", "5C", "5H"),
+        (
+            "a card not of the suit to follow must rank higher than the top card (not the same)",
+            "5H",
+            "5C",
+            "9C",
+        ),
+        (
+            "a card not of the suit to follow must rank lower than the top card (not the same)",
+            "5H",
+            "5C",
+            "3C",
+        ),
+        ("odd number cards (3-9) may not be played on even number cards (2-10)", "4H", "9H", "QH"),
+    ],
+)
+def test_validity_rules_make_bad_cards(description, pile, penalised, accepted):
+    rule = rule_id(description)
+    env = table([penalised, accepted, "KS", "QS"], pile, [(rule, 2)], reasons="revealed")
+    assert turn(env, f"play {penalised}", "say card-name", "end")[0][0] == (
+        f"Bad card (rule {rule}: {description})"
+    )
+    assert env.top_card() == pile
+    env = table([penalised, accepted, "KS", "QS"], pile, [(rule, 2)])
+    assert turn(env, f"play {accepted}", "end") == []
+    assert env.top_card() == accepted
+
+
+def test_without_the_rule_the_same_plays_follow_the_base_rules():
+    env = table(["5H", "KS", "QS"], "5S", [])
+    assert turn(env, "play 5H", "end") == []
+
+
+def test_a_wild_rule_lets_a_card_play_on_anything():
+    rule = rule_id("queens may be played on anything")
+    env = table(["QC", "KS", "QS"], "5H", [rule])
+    assert turn(env, "play QC", "say hedgehog", "end") == [("Talking", 1)]  # the queen was played
+    assert env.top_card() == "QC"
+    env = table(["QC", "KS", "QS"], "5H", [])
+    assert turn(env, "play QC", "end") == [BAD_CARD]
+
+
+def test_rules_compose_a_forbidding_rule_beats_a_wild_one():
+    wild = rule_id("queens may be played on anything")
+    forbid = rule_id("spades may not be played on hearts")
+    env = table(["QS", "QC", "KS"], "5H", [wild, forbid])
+    # (the spade's name belongs to the attempted play: excused, not talking)
+    assert turn(env, "play QS", "say card-name", "end") == [BAD_CARD]
+    env = table(["QS", "QC", "KS"], "5H", [wild, forbid])
+    assert turn(env, "play QC", "end") == []
+
+
+def test_reasons_calls_mode_names_no_rule_and_hidden_mode_names_nothing():
+    rule = rule_id("hearts may not be played on spades")
+    env = table(["5H", "KS", "QS"], "5S", [(rule, 2)])
+    assert env.last_calls == []
+    turn(env, "play 5H", "end")
+    expected = {"player": "player_0", "call": "Bad card", "cards": 1, "code": 0, "reason": "bad card"}
+    assert env.last_calls == [{**expected, "phrase": None}]
+    env = table(["5H", "KS", "QS"], "5S", [(rule, 2)], reasons="hidden")
+    turn(env, "play 5H", "end")
+    assert env.last_calls == [{"player": "player_0", "call": "Penalty", "cards": 1}]
+
+
+# ----------------------------------------------------------------------------- dynamics
+
+
+def test_dynamics_skip_reverse_draw_and_again():
+    skip = rule_id("playing kings skips the next player")
+    env = table(["KH", "9H", "QS"], "5H", [skip])
+    assert turn(env, "play KH", "end") == []
+    assert env.current_seat == 2
+
+    reverse = rule_id("playing queens reverses the direction")
+    env = table(["QH", "9H", "QS"], "5H", [reverse])
+    assert turn(env, "play QH", "end") == []
+    assert env.current_seat == 3
+
+    draw_two = rule_id("playing twos makes the next player take 2 cards")
+    env = table(["2H", "9H", "QS"], "5H", [draw_two])
+    assert turn(env, "play 2H", "end") == []
+    assert sorted(env.hand(1)) == sorted([*HANDS[1], "KC", "QC"])
+    assert env.current_seat == 1
+    event = env.public_events()[-1]
+    assert (event["forced_draw"], event["forced_seat"]) == (2, 1)
+
+    again = rule_id("playing fours gives the same player another turn")
+    env = table(["4H", "9H", "QS"], "5H", [again])
+    assert turn(env, "play 4H", "end") == []
+    assert env.current_seat == 0
+    # Without the rule the same plays do nothing special.
+    env = table(["KH", "9H", "QS"], "5H", [])
+    turn(env, "play KH", "end")
+    assert env.current_seat == 1
+
+
+def test_a_dynamics_rule_does_nothing_for_a_bad_card():
+    skip = rule_id("playing kings skips the next player")
+    env = table(["KC", "9H", "QS"], "5H", [skip])
+    assert turn(env, "play KC", "end") == [BAD_CARD]
+    assert env.current_seat == 1
+
+
+def test_dynamics_reverse_cancels_with_an_eight_like_rule():
+    reverse_nines = rule_id("playing nines reverses the direction")
+    skip_tens = rule_id("playing tens skips the next player")
+    env = table(["9H", "10H", "QS"], "5H", [reverse_nines, skip_tens])
+    turn(env, "play 9H", "end")  # reversed: 0 -> 3
+    assert env.current_seat == 3
+
+
+# ----------------------------------------------------------------------------- speech
+
+
+def test_speech_rules_require_their_phrase():
+    rabbit = rule_id("when playing fours, say 'That's the rabbit'")
+    env = table(["4H", "9H", "QS"], "5H", [rabbit])
+    assert turn(env, "play 4H", "end") == [("Failure to say 'That's the rabbit'", 1)]
+    env = table(["4H", "9H", "QS"], "5H", [rabbit])
+    assert turn(env, "play 4H", "say rabbit", "end") == []
+    # Without the rule the phrase is talking.
+    env = table(["4H", "9H", "QS"], "5H", [])
+    assert turn(env, "play 4H", "say rabbit", "end") == [("Talking", 1)]
+
+
+def test_speech_on_draw_and_on_top():
+    on_draw = rule_id("when drawing a card, say 'All hail the chairman'")
+    env = table(["4C", "9C", "QS"], "5H", [on_draw])
+    assert turn(env, "draw", "end") == [("Failure to say 'All hail the chairman'", 1)]
+    env = table(["4C", "9C", "QS"], "5H", [on_draw])
+    assert turn(env, "draw", "say chairman", "end") == []
+
+    on_top = rule_id("when playing onto kings, say 'That's the fox'")
+    env = table(["4H", "9C", "QS"], "KH", [on_top])
+    assert turn(env, "play 4H", "end") == [("Failure to say 'That's the fox'", 1)]
+    env = table(["4H", "9C", "QS"], "KH", [on_top])
+    assert turn(env, "play 4H", "say fox", "end") == []
+
+
+def test_a_bad_card_excuses_the_phrases_of_the_attempted_play():
+    rabbit = rule_id("when playing fours, say 'That's the rabbit'")
+    env = table(["4C", "9H", "QS"], "5H", [rabbit])
+    assert turn(env, "play 4C", "say rabbit", "end") == [BAD_CARD]
+
+
+def test_two_speech_rules_each_need_their_phrase():
+    rabbit = rule_id("when playing fours, say 'That's the rabbit'")
+    hearts = rule_id("when playing hearts, say 'Hearts'")
+    env = table(["4H", "9H", "QS"], "5H", [rabbit, hearts])
+    assert turn(env, "play 4H", "say hearts", "end") == [("Failure to say 'That's the rabbit'", 1)]
+    env = table(["4H", "9H", "QS"], "5H", [rabbit, hearts])
+    assert turn(env, "play 4H", "say hearts", "say rabbit", "end") == []
+
+
+# ----------------------------------------------------------------------------- new rules
+
+
+def _win_round(env) -> None:
+    """Seat 0 holds one heart on a heart: play it, say Mao."""
+    turn(env, "play 9H", "say mao", "end")
+
+
+def test_the_round_winner_chooses_a_rule_and_only_the_author_sees_it():
+    env = scenario(4, hands={0: ["9H"], **HANDS}, pile=["5H"], stack=STACK, num_rounds=2)
+    _win_round(env)
+    assert env.current_seat == 0
+    mask = env.observe("player_0")["action_mask"]
+    assert np.flatnonzero(mask).tolist() == [cards.CHOOSE_RULE_0 + r for r in range(rule_library.N_RULES)]
+    assert env.observe("player_1")["action_mask"].sum() == 0
+    before = {agent: env.observe(agent)["observation"] for agent in env.possible_agents}
+    env.step(env.action_from_text("rule 7"))
+    assert env.active_rules() == [(7, 0)]
+    authored = slice(core.OFF_AUTHORED, core.OFF_AUTHORED + rule_library.N_RULES)
+    after = {agent: env.observe(agent)["observation"] for agent in env.possible_agents}
+    assert after["player_0"][authored].tolist() == [float(r == 7) for r in range(rule_library.N_RULES)]
+    for agent in ("player_1", "player_2", "player_3"):
+        assert after[agent][authored].sum() == 0
+    assert before["player_1"][core.OFF_ROUND] == 1
+    # A plain round: everyone re-dealt five, one card on the pile, seat (round % n) starts.
+    assert [len(env.hand(s)) for s in range(4)] == [5, 5, 5, 5]
+    assert env.current_seat == 1
+    assert env.public_events()[-1]["kind"] == "new rule"
+
+
+def test_sampled_and_fixed_rule_choice():
+    env = scenario(
+        4, hands={0: ["9H"], **HANDS}, pile=["5H"], stack=STACK, num_rounds=2, rule_choice="sampled"
+    )
+    _win_round(env)
+    (rule, author), *rest = env.active_rules()
+    assert rest == [] and author == 0 and 0 <= rule < rule_library.N_RULES
+    env = raw_fixed = make(4, num_rounds=3, rule_choice="fixed")
+    raw_fixed.reset(
+        seed=0,
+        options={"hands": {0: ["9H"], **HANDS}, "pile": ["5H"], "stack": STACK, "fixed_rules": [12, 30]},
+    )
+    _win_round(env)
+    assert env.active_rules() == [(12, 0)]
+
+
+def test_cambridge_round_the_winner_re_enters_with_five_cards_and_play_goes_on():
+    env = scenario(
+        4, hands={0: ["9H"], **HANDS}, pile=["5H"], stack=[*STACK, "2S", "3S"], num_rounds=2,
+        rounds="cambridge", rule_choice="sampled",
+    )  # fmt: skip
+    _win_round(env)
+    assert len(env.hand(0)) == 5
+    assert sorted(env.hand(0)) == sorted(["KC", "QC", "KD", "QD", "10D"])  # the stack's top five
+    assert env.top_card() == "9H"  # the pile stays
+    assert env.current_seat == 1
+    assert [len(env.hand(s)) for s in (1, 2, 3)] == [4, 4, 4]  # nobody else is re-dealt

@@ -1,0 +1,521 @@
+"""Mao evaluation: penalties per turn, round-win rate and rule-discovery curves, for any agents.
+
+    madiao-mao evaluate --game mao --agents base bayes oracle --deals 40 --out results/
+    python -m training.mao_evaluation --turns 100 --replicates 2 --out results/   # discovery target
+
+Each agent under test sits in one seat (rotating over episodes) of a table whose other seats
+play ``opponent`` (default the base-rules player, whose faults give everybody calls to learn
+from). Every agent meets the same episodes: the same env seeds and the same list of new rules
+(common random numbers), so differences come from the agents.
+
+- ``evaluate_mao``: episodes of ``rounds_per_episode`` rounds starting without secret rules; each
+  round won adds the next rule of a seeded list (``rule_choice="fixed"``), drawn from the validity
+  and speech families — the rules that can be violated (dynamics rules draw no call).
+- ``rule_discovery_experiment``: the controlled experiment: one library rule active from the start
+  (the ``rules`` reset option; nobody at the table authored it) and no rule added later, played
+  until the agent under test has taken ``turns`` turns.
+
+Per turn of the agent under test (one ``END_TURN``) it records the calls, the penalty cards as
+the env rewards them (calls plus seven-chain cards) and, for every secret rule the agent did not
+author, whether the turn *violated* that rule: it drew a call it would not have drawn without the
+rule (judged by ``agents.mao_beliefs`` on the true rule set with and without it, from the
+agent's own observation at ``END_TURN``). The discovery curve is that violation rate against the
+agent's own turns since the rule became active.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+from agents.mao_beliefs import (
+    first_suit_said,
+    hypotheses_from_sets,
+    own_turn_judgement,
+    parse_observation,
+    predicted_calls,
+)
+from mao_env import cards
+from mao_env import rules as library
+from training.stats import BinnedRate, binned_rate, markdown_table
+
+#: Rules whose violation draws a call (validity and speech); dynamics rules never do.
+DISCOVERABLE_RULES: tuple[int, ...] = tuple(
+    library.rules_of_family(library.VALIDITY) + library.rules_of_family(library.SPEECH)
+)
+DISCOVERY_EDGES = (0, 5, 10, 20, 30, 50, 75, 100, 150, 250, 1000)
+DEFAULT_AGENTS = ("random", "base", "bayes", "oracle")
+
+
+@dataclass
+class MaoSeatStats:
+    """Everything recorded for one agent under test."""
+
+    name: str
+    turns: int = 0
+    calls: int = 0
+    penalty_cards: int = 0
+    """Penalty cards received as the env rewards them: the calls' cards plus seven-chain cards."""
+    rounds_won: int = 0
+    rounds_played: int = 0
+    """Rounds completed while the agent sat at the table."""
+    turn_since_rule: list[int] = field(default_factory=list)
+    """Per turn: own turns since the newest secret rule it did not author (-1: none active)."""
+    turn_penalties: list[int] = field(default_factory=list)
+    turn_calls: list[int] = field(default_factory=list)
+    discovery_since: list[int] = field(default_factory=list)
+    """Per (turn, unknown active rule): own turns since that rule became active ..."""
+    discovery_violated: list[bool] = field(default_factory=list)
+    """... and whether the turn violated it."""
+    judge_mismatches: int = 0
+    """Turns whose calls the rule model did not predict exactly (a check of the attribution)."""
+
+    @property
+    def calls_per_turn(self) -> float:
+        return self.calls / self.turns if self.turns else math.nan
+
+    @property
+    def penalties_per_turn(self) -> float:
+        return self.penalty_cards / self.turns if self.turns else math.nan
+
+    @property
+    def round_win_rate(self) -> float:
+        return self.rounds_won / self.rounds_played if self.rounds_played else math.nan
+
+    def discovery_curve(self, edges: Sequence[float] = DISCOVERY_EDGES) -> BinnedRate:
+        """Violation rate of an unknown rule against own turns since it became active."""
+        return binned_rate(self.discovery_since, self.discovery_violated, edges)
+
+    def penalty_curve(self, edges: Sequence[float] = DISCOVERY_EDGES) -> tuple[np.ndarray, np.ndarray]:
+        """(turns per bin, mean penalty cards per turn per bin) against turns since the newest rule."""
+        since = np.asarray(self.turn_since_rule, dtype=np.float64)
+        penalties = np.asarray(self.turn_penalties, dtype=np.float64)
+        edges = np.asarray(edges, dtype=np.float64)
+        index = np.searchsorted(edges, since, side="right") - 1
+        inside = (since >= 0) & (index >= 0) & (index < edges.size - 1)
+        counts = np.bincount(index[inside], minlength=edges.size - 1)
+        sums = np.bincount(index[inside], weights=penalties[inside], minlength=edges.size - 1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return counts, np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+    def summary(self) -> dict[str, Any]:
+        """The headline numbers as plain JSON values (the trainer logs these)."""
+        return {
+            "turns": self.turns,
+            "rounds": self.rounds_played,
+            "penalties_per_turn": self.penalties_per_turn,
+            "calls_per_turn": self.calls_per_turn,
+            "round_win_rate": self.round_win_rate,
+            "violation_rate": float(np.mean(self.discovery_violated))
+            if self.discovery_violated
+            else math.nan,
+        }
+
+
+def _turn_event(table) -> dict:
+    """The public event of the turn just judged (a new-rule event may follow it)."""
+    for event in reversed(table.public_events()):
+        if event["kind"] != "new rule":
+            return event
+    raise RuntimeError("no turn event after END_TURN")
+
+
+def record_turn(
+    stats: MaoSeatStats,
+    observation: np.ndarray,
+    event: dict,
+    active: dict[int, int],
+    since: dict[int, int],
+    seat: int,
+    *,
+    talking: bool = True,
+    thank_you: bool = False,
+) -> None:
+    """Add one judged turn of the agent under test: its calls, penalty cards and, for each active
+    rule it did not author (``since[rule]`` own turns ago), whether the turn violated it."""
+    view = parse_observation(observation)
+    stats.turns += 1
+    stats.calls += event["n_calls"]
+    penalties = event["penalty_cards"] + event["chain_cards"]
+    stats.penalty_cards += penalties
+    stats.turn_calls.append(event["n_calls"])
+    stats.turn_penalties.append(penalties)
+    unknown = [rule for rule, author in active.items() if author != seat]
+    stats.turn_since_rule.append(min((since[rule] for rule in unknown), default=-1))
+    rule_set = set(active)
+    hypotheses = hypotheses_from_sets([rule_set] + [rule_set - {rule} for rule in unknown])
+    judgement = own_turn_judgement(hypotheses, view, first_suit_said(view.said, view.played), thank_you)
+    expected = predicted_calls(judgement, view.said, view.played, view.hand_total, talking)
+    if int(expected[0]) != event["n_calls"]:
+        stats.judge_mismatches += 1
+    bad = ~judgement.valid if view.played >= 0 else np.zeros_like(judgement.valid)
+    missing = judgement.missing(view.said)
+    extra = judgement.talking(view.said) if talking else np.zeros_like(missing)
+    for row, rule in enumerate(unknown, start=1):
+        violated = (
+            (bad[0] and not bad[row]) or (missing[0] & ~missing[row]).any() or (extra[0] & ~extra[row]).any()
+        )
+        stats.discovery_since.append(since[rule])
+        stats.discovery_violated.append(bool(violated))
+
+
+def play_mao_episode(
+    env,
+    seat_agents: Sequence[Agent],
+    tracked: Mapping[int, MaoSeatStats],
+    *,
+    seed: int,
+    options: dict | None = None,
+    max_turns: int | None = None,
+) -> None:
+    """Play one episode (or until every tracked seat took ``max_turns`` turns), recording the
+    tracked seats' turns into their stats."""
+    table = env.unwrapped
+    env.reset(seed=seed, options=options)
+    for agent in {id(a): a for a in seat_agents}.values():
+        agent.reset()
+    own_turns = [0] * table.n_players
+    active = dict(table.active_rules())
+    added_at = {rule: list(own_turns) for rule in active}
+    talking, thank_you = table.talking, table.seven_phrase == "thank you"
+    while True:
+        observation, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            return
+        seat = table.current_seat
+        action = int(seat_agents[seat].act(observation["observation"], observation["action_mask"]))
+        env.step(action)
+        if action == cards.END_TURN:
+            event = _turn_event(table)
+            if seat in tracked:
+                since = {rule: own_turns[seat] - added_at[rule][seat] for rule in active}
+                record_turn(
+                    tracked[seat],
+                    observation["observation"],
+                    event,
+                    active,
+                    since,
+                    seat,
+                    talking=talking,
+                    thank_you=thank_you,
+                )
+            own_turns[seat] += 1
+            if event["won"]:
+                for tracked_seat, stats in tracked.items():
+                    stats.rounds_played += 1
+                    stats.rounds_won += int(tracked_seat == seat)
+        if action == cards.END_TURN or action >= cards.CHOOSE_RULE_0:
+            for rule, author in table.active_rules():
+                if rule not in active:
+                    active[rule] = author
+                    added_at[rule] = list(own_turns)
+        if max_turns is not None and all(own_turns[s] >= max_turns for s in tracked):
+            return
+
+
+def _make_env(n_players: int, env_kwargs: Mapping | None, **overrides: Any):
+    from mao_env.env import raw_env
+
+    kwargs = dict(env_kwargs or {})
+    kwargs.update(overrides, win_reward=1.0, penalty_card_reward=-1.0)
+    return raw_env(n_players, **kwargs)
+
+
+def _agent(spec: Agent | str, env, seed: int) -> Agent:
+    from agents.registry import make_agent
+
+    if isinstance(spec, Agent):
+        return spec
+    return make_agent(spec, "mao", seed=seed, env=env)
+
+
+@dataclass
+class MaoReport:
+    """Stats per agent under test, with what was played."""
+
+    stats: dict[str, MaoSeatStats]
+    title: str
+    setup: str
+
+    def markdown(self) -> str:
+        rows = []
+        for name, s in self.stats.items():
+            curve = s.discovery_curve((0, 10, 25, 50, 100, 1000))
+            rates = [f"{r:.3f}" if np.isfinite(r) else "n/a" for r in curve.rates]
+            rows.append(
+                [name, s.turns, s.rounds_played, f"{s.round_win_rate:.3f}", f"{s.calls_per_turn:.3f}",
+                 f"{s.penalties_per_turn:.3f}", *rates]
+            )  # fmt: skip
+        table = markdown_table(
+            ["agent", "turns", "rounds", "round-win rate", "calls/turn", "penalty cards/turn",
+             "violations t<10", "10-25", "25-50", "50-100", "100+"],
+            rows,
+        )  # fmt: skip
+        mismatches = sum(s.judge_mismatches for s in self.stats.values())
+        turns = sum(s.turns for s in self.stats.values())
+        return (
+            f"## {self.title}\n\n{self.setup}\n\n{table}\n\n"
+            "Penalty cards as the env rewards them (calls plus seven-chain cards). Violations: the "
+            "share of (turn, unknown rule) pairs in which the turn drew a call it would not have "
+            "drawn without that rule, by own turns since the rule became active.\n"
+            f"Rule-model check: {turns - mismatches} of {turns} turns' calls predicted exactly.\n"
+        )
+
+
+def evaluate_mao(
+    agents: Mapping[str, Agent | str],
+    *,
+    n_rounds: int,
+    seed: int = 0,
+    opponent: str = "base",
+    rounds_per_episode: int | None = None,
+    n_players: int = 4,
+    env_kwargs: Mapping | None = None,
+    progress: bool = False,
+) -> MaoReport:
+    """Each agent in one rotating seat against ``opponent`` players, about ``n_rounds`` rounds in
+    episodes of ``rounds_per_episode`` (default ``min(4, n_rounds)``), with a new rule after every
+    round won (the same episodes for every agent)."""
+    if rounds_per_episode is None:
+        rounds_per_episode = min(4, n_rounds)
+    if n_rounds < 1 or rounds_per_episode < 1:
+        raise ValueError(
+            f"n_rounds and rounds_per_episode must be >= 1, got {n_rounds}, {rounds_per_episode}"
+        )
+    n_episodes = math.ceil(n_rounds / rounds_per_episode)
+    rng = np.random.default_rng(seed)
+    episodes = []
+    for _ in range(n_episodes):
+        new_rules = rng.choice(DISCOVERABLE_RULES, rounds_per_episode - 1, replace=False)
+        episodes.append((int(rng.integers(2**31 - 1)), [int(r) for r in new_rules]))
+    stats = {}
+    names = list(agents)
+    iterator = names
+    if progress:
+        from tqdm import tqdm
+
+        iterator = tqdm(names, desc="agents", unit="agent")
+    for index, name in enumerate(iterator):
+        env = _make_env(
+            n_players, env_kwargs, num_rounds=rounds_per_episode, rule_choice="fixed",
+            max_steps=3000 * rounds_per_episode,
+        )  # fmt: skip
+        agent = _agent(agents[name], env, seed + index)
+        opponents = [_agent(opponent, env, seed + 100 + s) for s in range(n_players)]
+        stats[name] = MaoSeatStats(name)
+        for number, (env_seed, new_rules) in enumerate(episodes):
+            seat = number % n_players
+            lineup = [agent if s == seat else opponents[s] for s in range(n_players)]
+            play_mao_episode(
+                env, lineup, {seat: stats[name]}, seed=env_seed, options={"fixed_rules": new_rules}
+            )
+    return MaoReport(
+        stats,
+        f"Mao evaluation ({n_episodes} episodes x {rounds_per_episode} rounds per agent)",
+        f"Each agent in one rotating seat, {n_players - 1} `{opponent}` players in the others; episodes "
+        "start without secret rules and every round won adds the next rule of a seeded list of "
+        "validity and speech rules (the same for every agent).",
+    )
+
+
+def rule_discovery_experiment(
+    agents: Mapping[str, Agent | str],
+    *,
+    rules: Sequence[int] = DISCOVERABLE_RULES,
+    turns: int = 100,
+    replicates: int = 1,
+    seed: int = 0,
+    opponent: str = "base",
+    n_players: int = 4,
+    env_kwargs: Mapping | None = None,
+    progress: bool = False,
+) -> MaoReport:
+    """The controlled experiment: for each rule and replicate, one game with only that rule active
+    from the start, played until the agent under test took ``turns`` turns."""
+    stats = {}
+    iterator = list(agents)
+    if progress:
+        from tqdm import tqdm
+
+        iterator = tqdm(iterator, desc="agents", unit="agent")
+    for index, name in enumerate(iterator):
+        env = _make_env(n_players, env_kwargs, num_rounds=10_000, rule_choice="fixed", max_steps=1_000_000)
+        agent = _agent(agents[name], env, seed + index)
+        opponents = [_agent(opponent, env, seed + 100 + s) for s in range(n_players)]
+        stats[name] = MaoSeatStats(name)
+        for rule in rules:
+            for replicate in range(replicates):
+                seat = (rule + replicate) % n_players
+                lineup = [agent if s == seat else opponents[s] for s in range(n_players)]
+                play_mao_episode(
+                    env, lineup, {seat: stats[name]}, seed=seed * 100_003 + rule * 101 + replicate,
+                    options={"rules": [int(rule)]}, max_turns=turns,
+                )  # fmt: skip
+    return MaoReport(
+        stats,
+        f"Mao rule discovery ({len(rules)} rules x {replicates} games x {turns} turns per agent)",
+        f"One secret rule active from the start (nobody at the table authored it), no rule added "
+        f"later; the agent in one seat, {n_players - 1} `{opponent}` players in the others.",
+    )
+
+
+def penalty_ratio_target(
+    report: MaoReport,
+    learner: str = "bayes",
+    reference: str = "oracle",
+    *,
+    ratio: float = 1.5,
+    bin_width: int = 10,
+    horizon: int = 100,
+) -> dict[str, Any]:
+    """Penalty cards per turn of ``learner`` and ``reference`` in bins of turns since the newest
+    rule, and the first bin from which the learner stays within ``ratio`` times the reference."""
+    edges = np.arange(0, horizon + bin_width, bin_width)
+    _, learner_rate = report.stats[learner].penalty_curve(edges)
+    _, reference_rate = report.stats[reference].penalty_curve(edges)
+    within = learner_rate <= ratio * reference_rate
+    reached = None
+    for start in range(len(within)):
+        if within[start:].all():
+            reached = int(edges[start])
+            break
+    return {
+        "bins": [f"{int(a)}-{int(b)}" for a, b in itertools.pairwise(edges)],
+        learner: [float(x) for x in learner_rate],
+        reference: [float(x) for x in reference_rate],
+        "ratio": [
+            float(a / b) if b > 0 else math.nan for a, b in zip(learner_rate, reference_rate, strict=True)
+        ],
+        "within_from_turn": reached,
+    }
+
+
+def write_mao_report(report: MaoReport, folder: Path, stem: str = "mao_evaluation") -> list[Path]:
+    """The markdown report, the discovery-curve PNG and the penalty-curve PNG in ``folder``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    markdown_path = folder / f"{stem}.md"
+    markdown_path.write_text(report.markdown())
+    paths = [markdown_path]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    for name, s in report.stats.items():
+        curve = s.discovery_curve()
+        shown = curve.trials > 0
+        if shown.any():
+            low, high = curve.intervals()
+            axes[0].plot(curve.centres[shown], curve.rates[shown], marker="o", markersize=3, label=name)
+            axes[0].fill_between(curve.centres[shown], low[shown], high[shown], alpha=0.15)
+        counts, means = s.penalty_curve()
+        centres = (np.asarray(DISCOVERY_EDGES[:-1]) + np.asarray(DISCOVERY_EDGES[1:])) / 2
+        axes[1].plot(centres[counts > 0], means[counts > 0], marker="o", markersize=3, label=name)
+    axes[0].set(xscale="symlog", xlabel="own turns since the rule became active",
+                ylabel="violation rate of that rule", title="Rule discovery (95% Wilson bands)")  # fmt: skip
+    axes[1].set(xscale="symlog", xlabel="own turns since the newest unknown rule",
+                ylabel="penalty cards per turn", title="Penalties")  # fmt: skip
+    for ax in axes:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    plot_path = folder / f"{stem}_discovery.png"
+    fig.savefig(plot_path, dpi=100)
+    plt.close(fig)
+    paths.append(plot_path)
+    return paths
+
+
+# ---- the trainer's and the CLI's entry points -------------------------------------------------
+def evaluate_mao_seat(
+    agent: Agent, opponent: str, *, n_rounds: int, seed: int = 0, env_kwargs: Mapping | None = None
+) -> dict[str, Any]:
+    """The headline numbers of ``agent`` in one seat against three ``opponent`` players."""
+    report = evaluate_mao(
+        {agent.name: agent}, n_rounds=n_rounds, seed=seed, opponent=opponent, env_kwargs=env_kwargs,
+    )  # fmt: skip
+    return report.stats[agent.name].summary()
+
+
+def mao_report(agents: Mapping[str, Agent], config, run_dir: Path, *, n_rounds: int) -> str:
+    """The trainer's final Mao section: each agent against each evaluation opponent, with plots."""
+    env_kwargs = {"obs_type": config.obs_type, **config.env_kwargs}
+    sections = []
+    for opponent in config.eval_opponents:
+        report = evaluate_mao(
+            agents, n_rounds=n_rounds, seed=config.seed + 99, opponent=opponent, env_kwargs=env_kwargs
+        )
+        write_mao_report(report, Path(run_dir), f"mao_evaluation_vs_{opponent}")
+        sections.append(report.markdown())
+    return "\n".join(sections)
+
+
+def command_evaluate_mao(args: argparse.Namespace) -> int:
+    """``madiao-mao evaluate --game mao``: the agents (default random, base, bayes, oracle) one at a
+    time against base players, about ``--deals`` rounds each; ``--out`` writes markdown + PNG."""
+    from agents.registry import agent_names
+
+    if args.record:
+        raise ValueError("--record writes Madiao game records; it is not available with --game mao")
+    names = list(args.agents or DEFAULT_AGENTS)
+    if args.model and "model" not in names:
+        names.insert(0, "model")
+    if len(set(names)) != len(names):
+        raise ValueError(f"agent names repeat: {' '.join(names)}")
+    specs: dict[str, str] = {}
+    for name in names:
+        if name == "model":
+            if args.model is None:
+                raise ValueError("agent 'model' needs --model PATH")
+            specs[name] = f"model:{args.model}"
+        elif name in agent_names("mao") or name.startswith("model:"):
+            specs[name] = name
+        else:  # named before any game is played
+            raise ValueError(
+                f"unknown mao agent {name!r}; choose from {', '.join(agent_names('mao'))} or model:PATH"
+            )
+    report = evaluate_mao(specs, n_rounds=args.deals, seed=args.seed)
+    print(report.markdown())
+    if args.out:
+        paths = write_mao_report(report, Path(args.out))
+        print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The rule-discovery measurement: base, bayes and oracle on every violable library rule."""
+    parser = argparse.ArgumentParser(prog="python -m training.mao_evaluation", description=main.__doc__)
+    parser.add_argument("--turns", type=int, default=100, help="own turns per game of the agent under test")
+    parser.add_argument("--replicates", type=int, default=1, help="games per rule")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="folder for the markdown report and PNG plots")
+    args = parser.parse_args(argv)
+    report = rule_discovery_experiment(
+        {"base": "base", "bayes": "bayes", "oracle": "oracle"},
+        turns=args.turns + 20,
+        replicates=args.replicates,
+        seed=args.seed,
+        progress=True,
+    )
+    print(report.markdown())
+    target = penalty_ratio_target(report, horizon=args.turns + 20)
+    rows = [[b, f"{x:.3f}", f"{y:.3f}", f"{r:.2f}"] for b, x, y, r in
+            zip(target["bins"], target["bayes"], target["oracle"], target["ratio"], strict=True)]  # fmt: skip
+    print(markdown_table(["turns since rule", "bayes pen/turn", "oracle pen/turn", "ratio"], rows))
+    print(f"bayes within 1.5x of oracle from turn: {target['within_from_turn']}")
+    if args.out:
+        print("wrote " + ", ".join(str(p) for p in write_mao_report(report, Path(args.out), "mao_discovery")))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
