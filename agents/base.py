@@ -39,6 +39,10 @@ class Agent:
     def reset(self) -> None:
         """Forget per-game memory before a new game (no-op for memoryless agents)."""
 
+    def seed(self, seed: int | None) -> None:
+        """Reseed the agent's own randomness (no-op for deterministic agents); environments that
+        drive agents call it when they are reset with a seed, so that a seed fixes the whole game."""
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 
@@ -56,6 +60,9 @@ class RandomAgent(Agent):
 
     def __init__(self, seed: int | None = None, name: str = "random") -> None:
         self.name = name
+        self.rng = np.random.default_rng(seed)
+
+    def seed(self, seed: int | None) -> None:
         self.rng = np.random.default_rng(seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:

@@ -13,6 +13,9 @@ import numpy as np
 
 from agents.base import Agent, legal_actions
 
+#: Batches below this many rows are evaluated on one torch thread.
+SMALL_BATCH = 256
+
 #: The shipped Madiao policy (summary observations), used when no model path is given.
 PRETRAINED_MADIAO = Path(__file__).resolve().parent / "pretrained" / "madiao_selfplay.zip"
 
@@ -50,6 +53,10 @@ class LearnedPolicyAgent(Agent):
         self.obs_dim = int(np.prod(model.observation_space.shape))
         self.rng = np.random.default_rng(seed)
 
+    def seed(self, seed: int | None) -> None:
+        """Reseed the sampling (``deterministic=False``); greedy play has no randomness."""
+        self.rng = np.random.default_rng(seed)
+
     def _check_obs(self, observations: np.ndarray) -> np.ndarray:
         observations = np.asarray(observations, dtype=np.float32)
         if observations.shape[-1] != self.obs_dim:
@@ -81,11 +88,18 @@ class LearnedPolicyAgent(Agent):
         if not all(hasattr(policy, a) for a in ("pi_features_extractor", "mlp_extractor", "action_net")):
             chosen, _ = self.model.predict(observations, action_masks=masks, deterministic=self.deterministic)
             return np.asarray(chosen, dtype=np.int64)
-        with torch.no_grad():
-            features = policy.pi_features_extractor(torch.as_tensor(observations))
-            logits = (
-                policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy().astype(np.float64)
-            )
+        # Small batches run fastest on one thread (more threads only add synchronisation, and on
+        # a busy machine they wait for cores): measured 0.15 ms vs 1.2 ms per decision on 2 cores.
+        threads = torch.get_num_threads()
+        if observations.shape[0] < SMALL_BATCH:
+            torch.set_num_threads(1)
+        try:
+            with torch.no_grad():
+                features = policy.pi_features_extractor(torch.as_tensor(observations))
+                logits = policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
+        finally:
+            torch.set_num_threads(threads)
+        logits = logits.astype(np.float64)
         if not self.deterministic:
             # Gumbel-max: argmax of logits plus Gumbel noise samples the softmax policy.
             logits += -np.log(-np.log(self.rng.random(logits.shape)))

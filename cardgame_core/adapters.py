@@ -103,6 +103,8 @@ class SingleAgentCardEnv(gym.Env):
         self.learner_seat_option = learner_seat
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
+        # The agents themselves, reseeded by a seeded reset (a seed must fix the whole game).
+        self._opponent_agents = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents]
         if isinstance(opponents, (list, tuple)):
             if len(opponents) != self.n_players:
                 raise ValueError(
@@ -131,6 +133,9 @@ class SingleAgentCardEnv(gym.Env):
         super().reset(seed=seed)
         if seed is not None:
             self._episode = 0
+            for index, agent in enumerate(self._opponent_agents):
+                if callable(getattr(agent, "seed", None)):
+                    agent.seed(int(seed) + 1 + index)
         if self.learner_seat_option == "rotate":
             self.learner_seat = self._episode % self.n_players
         self._episode += 1

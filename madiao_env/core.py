@@ -35,6 +35,7 @@ from madiao_env.cards import (
     HUNDRED_MYRIAD,
     N_ACTIONS,
     N_CARDS,
+    N_TRICKS,
     RED_MASK,
     SUIT_MASK,
     TOP_MASK,
@@ -179,21 +180,33 @@ def new_state(n_games: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
 
 
 @njit(inline="always")
-def _next_random(card_sets, g):
-    """xorshift64* step of game ``g``'s RNG (state lives in the snapshot, so continuations replay)."""
-    x = card_sets[g, C_RNG]
+def _xorshift(x):
+    """The next state of a xorshift64* stream (the output is ``state * _XOR_MULTIPLIER``)."""
     x ^= x >> np.uint64(12)
     x ^= x << np.uint64(25)
     x ^= x >> np.uint64(27)
+    return x
+
+
+@njit(inline="always")
+def _below(random_u64, n):
+    """Uniform integer in 0..n-1 from a 64-bit draw (multiply-shift on the top 32 bits: bias
+    below 1e-8)."""
+    return int(((random_u64 >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
+
+
+@njit(inline="always")
+def _next_random(card_sets, g):
+    """xorshift64* step of game ``g``'s RNG (state lives in the snapshot, so continuations replay)."""
+    x = _xorshift(card_sets[g, C_RNG])
     card_sets[g, C_RNG] = x
     return x * _XOR_MULTIPLIER
 
 
 @njit(inline="always")
 def _random_below(card_sets, g, n):
-    """Uniform integer in 0..n-1 (multiply-shift on the top 32 bits: bias below 1e-8)."""
-    high = _next_random(card_sets, g) >> np.uint64(32)
-    return int((high * np.uint64(n)) >> np.uint64(32))
+    """Uniform integer in 0..n-1 drawn from game ``g``'s RNG."""
+    return _below(_next_random(card_sets, g), n)
 
 
 @njit
@@ -231,7 +244,7 @@ def _seat_pays(ints, pending, g, seat, stakes, rule):
     _seat_pays_int64(ints, pending, np.int64(g), np.int64(seat), np.int64(stakes), np.int64(rule))
 
 
-@njit
+@njit(inline="always")
 def _append_line(ints, pending, g, rule, payer, payee, stakes):
     if stakes == 0:
         return
@@ -247,7 +260,7 @@ def _append_line(ints, pending, g, rule, payer, payee, stakes):
     ints[g, I_N_PENDING] = n + 1
 
 
-@njit
+@njit(inline="always")
 def _seat_earns_int64(ints, pending, g, seat, stakes, rule):
     """A player's gain is paid by the banker; a banker's gain is paid by each player."""
     banker = ints[g, I_BANKER]
@@ -271,7 +284,7 @@ def _seat_pays_int64(ints, pending, g, seat, stakes, rule):
         _append_line(ints, pending, g, rule, seat, np.int64(banker), stakes)
 
 
-@njit
+@njit(inline="always")
 def _flush_pending(ints, pending, settled, g):
     """Move the pending lines to the settled buffer (a hand has been settled)."""
     n_settled = ints[g, I_N_SETTLED]
@@ -447,12 +460,11 @@ def _ask_next_or_play(ints, g):
 def _settle_play(card_sets, ints, pending, g):
     """Settlement lines after the eighth trick; returns the next banker."""
     banker = ints[g, I_BANKER]
-    tricks = np.zeros(4, dtype=np.int64)
-    for seat in range(4):
-        tricks[seat] = ints[g, I_TRICKS_WON + seat]
+    # Tricks won are read from ``ints`` where needed: a scratch array here cost an allocation per
+    # hand, a sizeable part of a play-out.
     slam_seat = -1
     for seat in range(4):
-        if tricks[seat] == 8:
+        if ints[g, I_TRICKS_WON + seat] == N_TRICKS:
             slam_seat = seat
     # Trick count, or slam instead.
     if slam_seat == banker:
@@ -463,9 +475,9 @@ def _settle_play(card_sets, ints, pending, g):
                 continue
             if seat == slam_seat:
                 _add_line(ints, pending, g, RULE_SLAM, banker, seat, 8)
-            elif tricks[seat] <= 1:
+            elif ints[g, I_TRICKS_WON + seat] <= 1:
                 _add_line(ints, pending, g, RULE_TRICK_COUNT, seat, banker, 1)
-            elif tricks[seat] >= 3:
+            elif ints[g, I_TRICKS_WON + seat] >= 3:
                 _add_line(ints, pending, g, RULE_TRICK_COUNT, banker, seat, 1)
     # Boss card: the upcard being a top card promotes the next card of its suit.
     upcard = ints[g, I_STOCK]
@@ -473,14 +485,14 @@ def _settle_play(card_sets, ints, pending, g):
     if (TOP_MASK & bit(upcard)) != np.uint64(0):
         boss = (boss & ~bit(upcard)) | bit(upcard - 1)
     for seat in range(4):
-        if tricks[seat] >= 2:
+        if ints[g, I_TRICKS_WON + seat] >= 2:
             count = popcount(card_sets[g, C_WON_WITH + seat] & boss)
             _seat_earns(ints, pending, g, seat, count, RULE_BOSS_CARD)
     # Hundred Myriad, one tier for the seat dealt it.
     holder = ints[g, I_HUNDRED_HOLDER]
     if holder >= 0:
         won_with_hundred = (card_sets[g, C_WON_WITH + holder] & HUNDRED_BIT) != np.uint64(0)
-        if tricks[holder] < 2:
+        if ints[g, I_TRICKS_WON + holder] < 2:
             tier = 1
         elif won_with_hundred:
             tier = 3
@@ -497,7 +509,7 @@ def _settle_play(card_sets, ints, pending, g):
     # Two tricks with the Hundred Myriad.
     next_banker = (banker + 1) % 4
     for seat in range(4):
-        if tricks[seat] == 2 and (card_sets[g, C_WON_WITH + seat] & HUNDRED_BIT):
+        if ints[g, I_TRICKS_WON + seat] == 2 and (card_sets[g, C_WON_WITH + seat] & HUNDRED_BIT):
             if seat == banker:
                 next_banker = banker
             else:
@@ -514,6 +526,90 @@ def _settle_play(card_sets, ints, pending, g):
                     if other != seat:
                         _add_line(ints, pending, g, RULE_STOCK_CHECK, seat, other, 1)
     return next_banker
+
+
+# ----------------------------------------------------------------------------- trick rules
+# The play rules as small scalar functions of a hand and the trick so far. Two callers use them:
+# the env's step (``_apply``, one action on the state arrays) and the play-outs
+# (``_play_out_tricks``, which keeps the trick in local variables); each rule is written once.
+
+
+@njit(inline="always")
+def _barred_from_capturing(trick, tricks_won):
+    """The last-trick rule: a seat that has won no trick may not capture in the eighth trick."""
+    return trick == N_TRICKS - 1 and tricks_won == 0
+
+
+@njit(inline="always")
+def _face_up_choices(hand, leading, best, barred, face_up_discard):
+    """Cards of ``hand`` that may be played face up: any card to lead; otherwise the cards of the
+    led suit above the ``best`` card so far (a capture), none when ``barred`` by the last-trick
+    rule, and any card under the face-up-discard variant."""
+    if leading:
+        return hand
+    if barred:
+        return np.uint64(0)
+    if face_up_discard:
+        return hand
+    return hand & SUIT_MASK[CARD_SUIT[best]] & bits_above(best)
+
+
+@njit(inline="always")
+def _face_down_choices(hand, leading):
+    """Cards of ``hand`` that may be sloughed face down: any card, except when leading."""
+    return np.uint64(0) if leading else hand
+
+
+@njit(inline="always")
+def _takes_lead(card, best, leading):
+    """Whether a face-up ``card`` becomes the trick's best card: the lead, or a capture (same
+    suit as the ``best`` card so far and above it)."""
+    return leading or (CARD_SUIT[card] == CARD_SUIT[best] and card > best)
+
+
+@njit(inline="always")
+def _pick_play(random_u64, face_up, face_down):
+    """The play action (card, or ``N_CARDS`` + card face down) chosen uniformly from the legal
+    sets by the 64-bit draw ``random_u64``."""
+    n_up = popcount(face_up)
+    pick = _below(random_u64, n_up + popcount(face_down))
+    if pick < n_up:
+        return nth_set_bit(face_up, pick)
+    return N_CARDS + nth_set_bit(face_down, pick - n_up)
+
+
+@njit(inline="always")
+def _play_card(card_sets, ints, pending, g, seat, card, face_up, takes_lead):
+    """``seat`` plays ``card``: out of its hand into its face-up or sloughed set; a face-up card
+    that does not take the lead (legal only under the variant) costs two stakes."""
+    card_bit = bit(card)
+    card_sets[g, C_HAND + seat] &= ~card_bit
+    if face_up:
+        card_sets[g, C_FACE_UP + seat] |= card_bit
+        if not takes_lead:
+            _seat_pays(ints, pending, g, seat, 2, RULE_FACE_UP_DISCARD)
+    else:
+        card_sets[g, C_SLOUGHED + seat] |= card_bit
+
+
+@njit(inline="always")
+def _win_trick(card_sets, ints, g, winner, best):
+    """Close a trick: ``winner`` (who played the ``best`` card) scores it and leads the next."""
+    ints[g, I_TRICKS_WON + winner] += 1
+    card_sets[g, C_WON_WITH + winner] |= bit(best)
+    ints[g, I_TRICK] += 1
+    ints[g, I_LEADER] = winner
+    ints[g, I_TO_ACT] = winner
+    ints[g, I_BEST_CARD] = -1
+    ints[g, I_BEST_SEAT] = -1
+
+
+@njit
+def _close_hand(card_sets, ints, pending, settled, config, g):
+    """After the eighth trick: settle, then end the episode or deal and declare the next hand."""
+    next_banker = _settle_play(card_sets, ints, pending, g)
+    if not _finish_hand(card_sets, ints, pending, settled, config, g, np.int64(next_banker), False):
+        _declare(card_sets, ints, pending, settled, config, g)
 
 
 @njit(inline="always")
@@ -533,40 +629,23 @@ def _apply(card_sets, ints, history, pending, settled, config, g, action):
         return
     card = action % N_CARDS
     face_up = action < N_CARDS
-    card_bit = bit(card)
-    card_sets[g, C_HAND + seat] &= ~card_bit
     n = ints[g, I_N_PLAYS]
     history[g, n, 0] = seat
     history[g, n, 1] = card
     history[g, n, 2] = 1 if face_up else 0
     ints[g, I_N_PLAYS] = n + 1
     in_trick = n % 4
-    if face_up:
-        card_sets[g, C_FACE_UP + seat] |= card_bit
-        best = ints[g, I_BEST_CARD]
-        if in_trick == 0 or (CARD_SUIT[card] == CARD_SUIT[best] and card > best):
-            ints[g, I_BEST_CARD] = card
-            ints[g, I_BEST_SEAT] = seat
-        else:  # a face-up discard, legal only under the variant
-            _seat_pays(ints, pending, g, seat, 2, RULE_FACE_UP_DISCARD)
-    else:
-        card_sets[g, C_SLOUGHED + seat] |= card_bit
+    takes_lead = face_up and _takes_lead(card, ints[g, I_BEST_CARD], in_trick == 0)
+    _play_card(card_sets, ints, pending, g, seat, card, face_up, takes_lead)
+    if takes_lead:
+        ints[g, I_BEST_CARD] = card
+        ints[g, I_BEST_SEAT] = seat
     if in_trick < 3:
         ints[g, I_TO_ACT] = (seat + 1) % 4
         return
-    winner = ints[g, I_BEST_SEAT]
-    ints[g, I_TRICKS_WON + winner] += 1
-    card_sets[g, C_WON_WITH + winner] |= bit(ints[g, I_BEST_CARD])
-    ints[g, I_TRICK] += 1
-    ints[g, I_LEADER] = winner
-    ints[g, I_TO_ACT] = winner
-    ints[g, I_BEST_CARD] = -1
-    ints[g, I_BEST_SEAT] = -1
-    if ints[g, I_TRICK] < 8:
-        return
-    next_banker = _settle_play(card_sets, ints, pending, g)
-    if not _finish_hand(card_sets, ints, pending, settled, config, g, np.int64(next_banker), False):
-        _declare(card_sets, ints, pending, settled, config, g)
+    _win_trick(card_sets, ints, g, ints[g, I_BEST_SEAT], ints[g, I_BEST_CARD])
+    if ints[g, I_TRICK] == N_TRICKS:
+        _close_hand(card_sets, ints, pending, settled, config, g)
 
 
 # ----------------------------------------------------------------------------- observations
@@ -580,20 +659,13 @@ def _legal_cards(card_sets, ints, config, g, seat):
     hand = card_sets[g, C_HAND + seat]
     if seat != ints[g, I_TO_ACT] or ints[g, I_PHASE] != PHASE_PLAY:
         return np.uint64(0), np.uint64(0)
-    if ints[g, I_N_PLAYS] % 4 == 0:
-        return hand, np.uint64(0)  # the leader plays face up
+    leading = ints[g, I_N_PLAYS] % 4 == 0
+    # The loads before any branch: a load inside a short-circuit condition compiled to code
+    # about 20x slower (measured).
+    barred = _barred_from_capturing(ints[g, I_TRICK], ints[g, I_TRICKS_WON + seat])
     best = ints[g, I_BEST_CARD]
-    # Both loads before any branch: a load inside a short-circuit condition compiled to code
-    # about 20x slower (measured), and this runs at every decision of every play-out.
-    last_trick = ints[g, I_TRICK] == 7
-    tricks_won = ints[g, I_TRICKS_WON + seat]
-    if last_trick and tricks_won == 0:
-        face_up = np.uint64(0)  # the last-trick rule: no trick yet, no capture in the eighth
-    elif config[CFG_FACE_UP_DISCARD] == 1:
-        face_up = hand
-    else:
-        face_up = hand & SUIT_MASK[CARD_SUIT[best]] & bits_above(best)
-    return face_up, hand
+    face_up = _face_up_choices(hand, leading, best, barred, config[CFG_FACE_UP_DISCARD] == 1)
+    return face_up, _face_down_choices(hand, leading)
 
 
 # The encoder helpers below write row ``r`` of a 2-D output array rather than taking a row view:
@@ -903,11 +975,51 @@ def _random_action(card_sets, ints, config, g):
     if ints[g, I_PHASE] == PHASE_REDEAL:
         return N_ACTIONS - 2 + _random_below(card_sets, g, 2)
     face_up, face_down = _legal_cards(card_sets, ints, config, g, ints[g, I_TO_ACT])
-    n_up = popcount(face_up)
-    pick = _random_below(card_sets, g, n_up + popcount(face_down))
-    if pick < n_up:
-        return nth_set_bit(face_up, pick)
-    return N_CARDS + nth_set_bit(face_down, pick - n_up)
+    return _pick_play(_next_random(card_sets, g), face_up, face_down)
+
+
+@njit
+def _play_out_tricks(card_sets, ints, pending, config, g):
+    """Play the rest of game ``g``'s trick phase with uniformly random legal actions.
+
+    The same rule functions and the same draws as ``_random_action`` + ``_apply`` action by
+    action, but the trick in progress (seat to act, best card and seat, plays so far) and the
+    RNG state stay in local variables, and the play history is not recorded (only the
+    observations read it, and nobody observes a play-out). Leaves the state of the end of the
+    eighth trick, ready for ``_close_hand``.
+    """
+    face_up_discard = config[CFG_FACE_UP_DISCARD] == 1
+    ints[g, I_DECIDED] = 1
+    x = card_sets[g, C_RNG]
+    n = ints[g, I_N_PLAYS]
+    seat = ints[g, I_TO_ACT]
+    trick = ints[g, I_TRICK]
+    best = ints[g, I_BEST_CARD]
+    best_seat = ints[g, I_BEST_SEAT]
+    while n < 4 * N_TRICKS:
+        leading = (n & 3) == 0
+        hand = card_sets[g, C_HAND + seat]
+        barred = _barred_from_capturing(trick, ints[g, I_TRICKS_WON + seat])
+        face_up_cards = _face_up_choices(hand, leading, best, barred, face_up_discard)
+        x = _xorshift(x)
+        action = _pick_play(x * _XOR_MULTIPLIER, face_up_cards, _face_down_choices(hand, leading))
+        face_up = action < N_CARDS
+        card = action - N_CARDS if action >= N_CARDS else action
+        takes_lead = face_up and _takes_lead(card, best, leading)
+        _play_card(card_sets, ints, pending, g, seat, card, face_up, takes_lead)
+        if takes_lead:
+            best = card
+            best_seat = seat
+        n += 1
+        if (n & 3) != 0:
+            seat = (seat + 1) & 3
+            continue
+        _win_trick(card_sets, ints, g, best_seat, best)
+        trick += 1
+        seat = best_seat
+        best = -1
+    ints[g, I_N_PLAYS] = n
+    card_sets[g, C_RNG] = x
 
 
 @njit
@@ -916,9 +1028,10 @@ def random_playouts_from(card_sets, ints, history, pending, config, seed, net):
 
     Every play-out copies the state into scratch arrays, reseeds the game's RNG from ``seed`` and
     the play-out index (redeals and new deals then differ between play-outs), and plays uniformly
-    random legal actions with the full rules. ``net[k]`` gets play-out ``k``'s stakes by seat from
-    the state on: every line settled after it, pending lines included. Returns True if a line
-    buffer overflowed (the caller raises).
+    random legal actions with the full rules: the trick phase through ``_play_out_tricks``, the
+    rest through ``_apply``. ``net[k]`` gets play-out ``k``'s stakes by seat from the state on:
+    every line settled after it, pending lines included. Returns True if a line buffer overflowed
+    (the caller raises). ``history`` is not read: no rule depends on the play history.
     """
     sim_cards = np.empty((1, N_CARD_COLS), dtype=np.uint64)
     sim_ints = np.empty((1, N_INTS), dtype=np.int32)
@@ -929,9 +1042,10 @@ def random_playouts_from(card_sets, ints, history, pending, config, seed, net):
     seed_state[0] = np.uint64(seed)
     overflow = False
     for k in range(net.shape[0]):
-        sim_cards[0, :] = card_sets[0, :]
-        sim_ints[0, :] = ints[0, :]
-        sim_history[0, :, :] = history[0, :, :]
+        for c in range(N_CARD_COLS):
+            sim_cards[0, c] = card_sets[0, c]
+        for c in range(N_INTS):
+            sim_ints[0, c] = ints[0, c]
         for i in range(ints[0, I_N_PENDING]):
             for c in range(5):
                 sim_pending[0, i, c] = pending[0, i, c]
@@ -942,10 +1056,17 @@ def random_playouts_from(card_sets, ints, history, pending, config, seed, net):
         while sim_ints[0, I_EPISODE_OVER] == 0:
             sim_ints[0, I_N_SETTLED] = 0
             sim_ints[0, I_HANDS_SETTLED] = 0
-            action = _random_action(sim_cards, sim_ints, config, 0)
-            _apply(sim_cards, sim_ints, sim_history, sim_pending, sim_settled, config, 0, action)
+            if sim_ints[0, I_PHASE] == PHASE_PLAY:
+                _play_out_tricks(sim_cards, sim_ints, sim_pending, config, 0)
+                _close_hand(sim_cards, sim_ints, sim_pending, sim_settled, config, 0)
+            else:
+                action = _random_action(sim_cards, sim_ints, config, 0)
+                _apply(sim_cards, sim_ints, sim_history, sim_pending, sim_settled, config, 0, action)
             if sim_ints[0, I_HANDS_SETTLED] > 0:
-                _net_settled(sim_ints, sim_settled, 0, net[k])
+                for i in range(sim_ints[0, I_N_SETTLED]):
+                    stakes = sim_settled[0, i, 4]
+                    net[k, sim_settled[0, i, 2]] -= stakes
+                    net[k, sim_settled[0, i, 3]] += stakes
         if sim_ints[0, I_OVERFLOW] == 1:
             overflow = True
     return overflow

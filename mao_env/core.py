@@ -764,7 +764,37 @@ def _write_bits(out, offset, bits):
 @njit
 def observe(hands, decks, scalars, rules, library, events, b, seat, n_events, reasons, out):
     """Write ``seat``'s observation of game ``b`` into ``out`` (float32, zeroed here)."""
-    out[:] = 0.0
+    _observe_state(hands, decks, scalars, rules, library, b, seat, out)
+    _observe_events(scalars, library, events, b, seat, n_events, reasons, out)
+
+
+@njit
+def _events_key(scalars, b, seat):
+    """What the event block of ``seat``'s observation depends on, as one int64: the events
+    recorded so far in the episode (an event is complete when the step that made it returns)
+    and the observing seat."""
+    return np.int64(scalars[b, S_N_EVENTS]) * cards.MAX_PLAYERS + seat
+
+
+@njit(inline="always")
+def _observe_cached(
+    hands, decks, scalars, rules, library, events, b, seat, n_events, reasons, out, events_key
+):
+    """:func:`observe` for the vector env's own buffer row: the event block (most of the row) is
+    rewritten only when ``events_key[b]`` says it holds another seat's view or fewer events. The
+    row is then byte for byte what :func:`observe` writes, as long as only the kernels write it."""
+    _observe_state(hands, decks, scalars, rules, library, b, seat, out)
+    key = _events_key(scalars, b, seat)
+    if events_key[b] != key:
+        _observe_events(scalars, library, events, b, seat, n_events, reasons, out)
+        events_key[b] = key
+
+
+@njit
+def _observe_state(hands, decks, scalars, rules, library, b, seat, out):
+    """The observation up to the event block (``out[:OFF_EVENTS]``, zeroed here)."""
+    for i in range(OFF_AUTHORED + library.shape[0]):
+        out[i] = 0.0
     n_players = scalars[b, S_N_PLAYERS]
     for card in range(_N_TYPES):
         out[OFF_HAND + card] = hands[b, seat, card]
@@ -793,8 +823,17 @@ def observe(hands, decks, scalars, rules, library, events, b, seat, n_events, re
     for slot in range(_MAX_ACTIVE):
         if rules[b, ACTIVE, slot] >= 0 and rules[b, AUTHOR, slot] == seat:
             out[OFF_AUTHORED + rules[b, ACTIVE, slot]] = 1.0
-    total = scalars[b, S_N_EVENTS]
+
+
+@njit
+def _observe_events(scalars, library, events, b, seat, n_events, reasons, out):
+    """The event block of the observation (``out[OFF_EVENTS:]``, zeroed here): the last
+    ``n_events`` events, most recent first, seats relative to ``seat``."""
+    n_players = scalars[b, S_N_PLAYERS]
     o = OFF_AUTHORED + library.shape[0]
+    for i in range(o, out.shape[0]):
+        out[i] = 0.0
+    total = scalars[b, S_N_EVENTS]
     for k in range(min(n_events, total, EVENT_SLOTS)):
         event = events[b, (total - 1 - k) % EVENT_SLOTS]
         out[o] = 1.0
@@ -895,7 +934,7 @@ def _start_episode(hands, hand_bits, decks, scalars, rules, events, calls, rng, 
 
 @njit
 def vector_reset(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, seeds, start_rules,
-                 by_rules, n_events, reasons, observation, mask, to_act):  # fmt: skip
+                 by_rules, n_events, reasons, observation, mask, to_act, events_key):  # fmt: skip
     """Start an episode in every game ``b`` from ``seeds[b]`` (the options, C_* and S_N_PLAYERS,
     must already be written) and fill the acting seat's observation and mask and ``to_act``."""
     for b in range(seeds.shape[0]):
@@ -903,14 +942,16 @@ def vector_reset(hands, hand_bits, decks, scalars, rules, library, events, calls
         seat = scalars[b, S_CURRENT]
         to_act[b] = seat
         action_mask(hands, decks, scalars, rules, library, b, by_rules, mask[b])
-        observe(hands, decks, scalars, rules, library, events, b, seat, n_events, reasons, observation[b])
+        events_key[b] = -1
+        _observe_cached(hands, decks, scalars, rules, library, events, b, seat, n_events, reasons,
+                        observation[b], events_key)  # fmt: skip
 
 
 @njit
 def vector_step(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, actions, start_rules,
                 by_rules, max_steps, n_events, reasons, win_reward, penalty_card_reward, episode_payoffs,
                 observation, mask, to_act, rewards, terminated, truncated, final_payoffs,
-                final_observation):  # fmt: skip
+                final_observation, events_key):  # fmt: skip
     """One step of every game ``b`` with ``actions[b] >= 0`` (the others keep their state, get zero
     rewards and keep their outputs): rewards of every seat, termination (the last round won) or
     truncation (``max_steps`` sub-actions), and then the next acting seat's observation and mask.
@@ -945,9 +986,11 @@ def vector_step(hands, hand_bits, decks, scalars, rules, library, events, calls,
             seed = next_u64(rng, b)
             _start_episode(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seed, start_rules)
             action_mask(hands, decks, scalars, rules, library, b, by_rules, mask[b])
+            events_key[b] = -1  # a new episode: its first events block is written whole
         seat = scalars[b, S_CURRENT]
         to_act[b] = seat
-        observe(hands, decks, scalars, rules, library, events, b, seat, n_events, reasons, observation[b])
+        _observe_cached(hands, decks, scalars, rules, library, events, b, seat, n_events, reasons,
+                        observation[b], events_key)  # fmt: skip
 
 
 @njit

@@ -24,6 +24,10 @@ own random stream, so a game's future depends only on its own state and the acti
 Rewards (``[N, n_players]`` float32) are the AEC env's rewards of the same step for every seat:
 ``win_reward`` to the round winner and ``penalty_card_reward`` per penalty card, whoever moved.
 ``final_payoffs`` is the sum over the episode that ended.
+
+With ``copy=False`` the observations returned are the env's own buffer: read them, do not write
+into them. The step rewrites a row's event block (most of the row) only when the events or the
+observing seat changed since the last step, so a value written there by the caller would stay.
 """
 
 from __future__ import annotations
@@ -95,6 +99,10 @@ class MaoVectorEnv(VectorCardEnv):
         self._episode_payoffs = np.zeros((self.n_envs, self.n_players), dtype=np.float64)
         # The kernels write masks as 0/1 bytes: an int8 view of the bool buffer costs no copy.
         self._mask_bytes = self._action_mask.view(np.int8)
+        # Which events each observation row's event block shows (-1: none). The block is most of a
+        # row and changes only at the end of a turn or a change of seat, so the step kernel skips
+        # it otherwise; hence the rule that only the kernels write ``self._observation``.
+        self._events_key = np.full(self.n_envs, -1, dtype=np.int64)
         #: The game seeds of the last ``reset`` (uint64 ``[N]``).
         self.game_seeds = np.zeros(self.n_envs, dtype=np.uint64)
 
@@ -111,7 +119,7 @@ class MaoVectorEnv(VectorCardEnv):
         core.vector_reset(
             hands, hand_bits, decks, scalars, rules, rule_library.LIBRARY, events, calls, rng, deal_seeds,
             self._start_rules, self._by_rules, self.n_events, self._reasons, self._observation,
-            self._mask_bytes, self._to_act,
+            self._mask_bytes, self._to_act, self._events_key,
         )  # fmt: skip
 
     def _step_games(self, actions: np.ndarray) -> None:
@@ -121,7 +129,7 @@ class MaoVectorEnv(VectorCardEnv):
             self._start_rules, self._by_rules, self.max_steps, self.n_events, self._reasons,
             self.win_reward, self.penalty_card_reward, self._episode_payoffs, self._observation,
             self._mask_bytes, self._to_act, self._rewards, self._terminated, self._truncated,
-            self._final_payoffs, self._final_observation,
+            self._final_payoffs, self._final_observation, self._events_key,
         )  # fmt: skip
 
     def _observe_games(self, seats: np.ndarray, out: np.ndarray) -> None:
@@ -202,6 +210,7 @@ class MaoVectorEnv(VectorCardEnv):
         )
         core.observe(hands, decks, scalars, rules, rule_library.LIBRARY, events, game, seat, self.n_events,
                      self._reasons, self._observation[game])  # fmt: skip
+        self._events_key[game] = -1  # another game's events now: the next step rewrites the block
         self._episode_payoffs[game] = 0.0
 
     def __repr__(self) -> str:

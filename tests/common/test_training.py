@@ -263,3 +263,21 @@ def test_config_rejects_bad_values():
         TrainConfig.from_json({"colour": "red"})
     assert TrainConfig(game="mao").obs_type == "history"
     assert TrainConfig().obs_type == "summary"
+    with pytest.raises(ValueError, match='features="cards" needs game="madiao"'):
+        TrainConfig(game="mao", features="cards")
+    with pytest.raises(ValueError, match="lr_schedule must be one of"):
+        TrainConfig(lr_schedule="cosine")
+    # Fields left at None take their game's defaults; explicit values are kept.
+    assert TrainConfig().features == "cards" and TrainConfig(game="mao").features == "flat"
+    assert TrainConfig(game="mao").scripted_opponents == ("base", "bayes", "random")
+    assert TrainConfig(total_timesteps=5).total_timesteps == 5
+    assert TrainConfig.from_json(TrainConfig().to_json()) == TrainConfig()
+
+
+def test_linear_learning_rate_decays_to_zero():
+    from training.train import TrainConfig, learning_rate_schedule
+
+    schedule = learning_rate_schedule(TrainConfig(learning_rate=1e-3))
+    assert schedule(1.0) == pytest.approx(1e-3) and schedule(0.25) == pytest.approx(2.5e-4)
+    assert schedule(-0.01) == 0.0  # the last rollout can overshoot the budget: never negative
+    assert learning_rate_schedule(TrainConfig(learning_rate=1e-3, lr_schedule="constant")) == 1e-3

@@ -1,5 +1,6 @@
-"""The pretrained Madiao policy shipped in ``agents/pretrained``: it loads by name, is small, and
-plays legal moves in whole hands (the env raises on any illegal action)."""
+"""The learned-policy stack for Madiao: the card-counting features the policies read, and the
+pretrained policy shipped in ``agents/pretrained`` (it loads by name, is small, and plays legal
+moves in whole hands; the env raises on any illegal action)."""
 
 from __future__ import annotations
 
@@ -53,6 +54,11 @@ def test_batched_and_single_decisions_agree_and_respect_masks():
         sampled = sampler.act_batch(step.observation, step.action_mask)
         assert step.action_mask[np.arange(16), sampled].all()
         step = env.step(greedy_batch)
+    # Sampling is reproducible from a seed.
+    sampler.seed(5)
+    first = sampler.act_batch(step.observation, step.action_mask)
+    sampler.seed(5)
+    assert (sampler.act_batch(step.observation, step.action_mask) == first).all()
     with pytest.raises(ValueError, match="expects observations of length"):
         model.act(np.zeros(10, dtype=np.int8), step.action_mask[0])
 
@@ -62,3 +68,50 @@ def test_evaluate_and_play_default_to_the_shipped_model(capsys):
 
     assert main(["evaluate", "--agents", "model", "greedy", "--deals", "1", "--seed", "4"]) == 0
     assert "| model | greedy | 4 |" in capsys.readouterr().out
+
+
+def test_card_features_mark_unseen_cards_and_bosses():
+    import torch
+    from gymnasium import spaces
+
+    from agents.madiao_features import MadiaoCardFeatures, summary_layout
+    from madiao_env import cards
+    from madiao_env.vector import MadiaoVectorEnv
+
+    obs_dim = MadiaoVectorEnv(1, seed=0).obs_dim
+    features = MadiaoCardFeatures(spaces.Box(0, 8, (obs_dim,), np.int8), **summary_layout())
+    layout = summary_layout()
+    obs = np.zeros((1, obs_dim), dtype=np.int8)
+    C = cards.card_id
+    for name in ("9S", "7S", "2C"):
+        obs[0, layout["hand_at"] + C(name)] = 1
+    obs[0, layout["seen_at"] + C("8S")] = 1  # 8S was played face up
+    obs[0, layout["upcard_at"] + C("0C")] = 1  # the top Cash card is the upcard
+    out = features(torch.as_tensor(obs))[0].numpy()
+    n = cards.N_CARDS
+    unseen, boss, held_boss = (out[obs.shape[1] + k * n : obs.shape[1] + (k + 1) * n] for k in range(3))
+    assert unseen.sum() == n - 5 and not unseen[[C("9S"), C("7S"), C("2C"), C("8S"), C("0C")]].any()
+    # 9S is the top String; 7S is a boss too (8S is gone, 9S is mine); 2C is not (3C..HC unseen),
+    # and 9C is not either, since HC (higher) is unseen; 10000T is the top Ten, always a boss.
+    assert boss[C("9S")] and boss[C("7S")] and not boss[C("2C")] and not boss[C("9C")]
+    assert boss[C("10000T")] and not boss[C("1000T")]
+    assert held_boss.nonzero()[0].tolist() == sorted([C("7S"), C("9S")])
+    suits = out[obs.shape[1] + 3 * n :]
+    assert suits.tolist() == [9, 6, 9, 11, 1, 2, 0, 0]  # unseen per suit, then held per suit
+    with pytest.raises(ValueError, match="does not fit a 40-card plane"):
+        MadiaoCardFeatures(spaces.Box(0, 8, (obs_dim,), np.int8), **{**layout, "hand_at": obs_dim})
+
+
+def test_exported_policy_is_slim_and_plays_the_same(tmp_path):
+    from madiao_env.vector import MadiaoVectorEnv
+    from training.train import export_policy
+
+    path = export_policy(PRETRAINED_MADIAO, tmp_path / "copy.zip")
+    copy = LearnedPolicyAgent(path)
+    original = make_agent("model", "madiao")
+    assert path.stat().st_size <= PRETRAINED_MADIAO.stat().st_size * 1.05
+    step = MadiaoVectorEnv(64, seed=9).reset(seed=9)
+    assert (
+        copy.act_batch(step.observation, step.action_mask)
+        == original.act_batch(step.observation, step.action_mask)
+    ).all()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cardgame_core.rng import next_u64_py
 from madiao_env import core, madiao_v0
 from madiao_env.rollout import new_hand_snapshot, random_playouts
 from madiao_env.vector import MadiaoVectorEnv
@@ -122,3 +123,42 @@ def test_bad_inputs_raise_clear_errors():
         env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
     with pytest.raises(ValueError, match="episode is over"):
         random_playouts(env.get_state(), 10, seed=0)
+
+
+def _xorshift_star_pick(state: int, n: int) -> tuple[int, int]:
+    """Python twin of the kernels' RNG step and multiply-shift draw: (new state, 0..n-1)."""
+    mask64 = (1 << 64) - 1
+    state ^= state >> 12
+    state ^= (state << 25) & mask64
+    state ^= state >> 27
+    output = (state * 0x2545F4914F6CDD1D) & mask64
+    return state, ((output >> 32) * n) >> 32
+
+
+@pytest.mark.parametrize(
+    ("plays", "env_kwargs"), [(0, {}), (6, {"face_up_discard": True}), (9, {"episode": "match"})]
+)
+def test_playouts_take_exactly_the_env_steps_of_the_same_draws(plays, env_kwargs):
+    # The play-out loop keeps the trick in local variables but must be the env's rules action for
+    # action: replay its draws through the AEC env's step kernel (legal sets from the mask) and
+    # compare the payoffs play-out by play-out.
+    snapshot = advanced_snapshot(plays=plays, seed=plays + 2, **env_kwargs)
+    payoffs = random_playouts(snapshot, 12, seed=11)
+    seed_state = 11
+    for k in range(12):
+        seed_state, rng_state = next_u64_py(seed_state)
+        state = {**snapshot, "arrays": [a.copy() for a in snapshot["arrays"]]}
+        state["arrays"][0][0, core.C_RNG] = np.uint64(rng_state)
+        env = madiao_v0.raw_env(**env_kwargs)
+        env.set_state(state)
+        total = np.zeros(4)
+        while not all(env.terminations.values()):
+            card_sets = env.unwrapped._card_sets
+            rng_state = int(card_sets[0, core.C_RNG])
+            mask = env.observe(env.agent_selection)["action_mask"]
+            legal = np.flatnonzero(mask)  # face up 0..39, face down 40..79, then the redeal pair
+            rng_state, pick = _xorshift_star_pick(rng_state, len(legal))
+            card_sets[0, core.C_RNG] = np.uint64(rng_state)
+            env.step(int(legal[pick]))
+            total += [env.rewards[agent] for agent in AGENTS]
+        np.testing.assert_allclose(payoffs[k], total)

@@ -235,3 +235,21 @@ def test_maskable_ppo_trains_on_the_learner_vec_env():
     assert masks[np.arange(8), actions].all()
     returns = [episode["r"] for episode in model.ep_info_buffer]
     assert returns and np.isfinite(returns).all()
+
+
+def test_copy_false_rows_equal_a_full_observation_at_every_step():
+    # The step kernel rewrites a row's event block only when the events or the observing seat
+    # changed; every row must still equal a whole observation of the seat to act, through turns,
+    # auto-resets (short episodes), revealed reasons and a set_game_state.
+    rng = np.random.default_rng(3)
+    venv = MaoVectorEnv(6, seed=3, copy=False, max_steps=60, reasons="revealed")
+    step = venv.reset()
+    resets = 0
+    for k in range(400):
+        step = venv.step(_random_actions(rng, step.action_mask, skip=0.2))
+        resets += int(step.terminated.sum() + step.truncated.sum())
+        np.testing.assert_array_equal(step.observation, venv.observe(step.to_act))
+        if k == 200:
+            venv.set_game_state(2, venv.get_game_state(4))
+            np.testing.assert_array_equal(step.observation, venv.observe(step.to_act))
+    assert resets > 0
