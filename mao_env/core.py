@@ -919,26 +919,56 @@ def step_rewards(scalars, b, win_reward, penalty_card_reward, out):
         out[winner] += win_reward
 
 
+# Pool draws come from their own stream, derived from the episode seed, so that the deal and every
+# later draw of the game are those of the AEC env reset with the same seed and the drawn rules.
+_POOL_STREAM = np.uint64(0x5DEECE66D2545F49)
+
+
 @njit
-def _start_episode(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seed, start_rules):
+def _start_episode(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seed, start_rules,
+                   rule_pool, pool_draws):  # fmt: skip
     """:func:`reset_game` plus the episode's starting rules: ``start_rules`` (int64 ``[3, 32]``)
     holds the active rules, their authors and the fixed rule queue, as ``reset(options={"rules":
-    ..., "fixed_rules": ...})`` of the AEC env writes them after the deal."""
+    ..., "fixed_rules": ...})`` of the AEC env writes them after the deal; then ``pool_draws``
+    distinct rules of ``rule_pool`` not already active, drawn uniformly, join them (no author)."""
     for slot in range(_MAX_ACTIVE):
         rules[b, QUEUE, slot] = start_rules[QUEUE, slot]
     reset_game(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seed)
     for slot in range(_MAX_ACTIVE):
         rules[b, ACTIVE, slot] = start_rules[ACTIVE, slot]
         rules[b, AUTHOR, slot] = start_rules[AUTHOR, slot]
+    if pool_draws > 0:
+        stream = np.empty(1, dtype=np.uint64)
+        stream[0] = np.uint64(seed) ^ _POOL_STREAM
+        for _ in range(pool_draws):
+            n_free = 0
+            for rule in rule_pool:
+                if not _is_active(rules, b, rule):
+                    n_free += 1
+            if n_free == 0 or _n_active(rules, b) >= _MAX_ACTIVE:
+                break
+            pick = random_below(stream, 0, n_free)
+            for rule in rule_pool:
+                if not _is_active(rules, b, rule):
+                    if pick == 0:
+                        for slot in range(_MAX_ACTIVE):
+                            if rules[b, ACTIVE, slot] < 0:
+                                rules[b, ACTIVE, slot] = rule
+                                rules[b, AUTHOR, slot] = -1
+                                break
+                        break
+                    pick -= 1
 
 
 @njit
 def vector_reset(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, seeds, start_rules,
-                 by_rules, n_events, reasons, observation, mask, to_act, events_key):  # fmt: skip
+                 rule_pool, pool_draws, by_rules, n_events, reasons, observation, mask, to_act,
+                 events_key):  # fmt: skip
     """Start an episode in every game ``b`` from ``seeds[b]`` (the options, C_* and S_N_PLAYERS,
     must already be written) and fill the acting seat's observation and mask and ``to_act``."""
     for b in range(seeds.shape[0]):
-        _start_episode(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seeds[b], start_rules)
+        _start_episode(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seeds[b], start_rules,
+                       rule_pool, pool_draws)  # fmt: skip
         seat = scalars[b, S_CURRENT]
         to_act[b] = seat
         action_mask(hands, decks, scalars, rules, library, b, by_rules, mask[b])
@@ -949,9 +979,9 @@ def vector_reset(hands, hand_bits, decks, scalars, rules, library, events, calls
 
 @njit
 def vector_step(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, actions, start_rules,
-                by_rules, max_steps, n_events, reasons, win_reward, penalty_card_reward, episode_payoffs,
-                observation, mask, to_act, rewards, terminated, truncated, final_payoffs,
-                final_observation, events_key):  # fmt: skip
+                rule_pool, pool_draws, by_rules, max_steps, n_events, reasons, win_reward,
+                penalty_card_reward, episode_payoffs, observation, mask, to_act, rewards, terminated,
+                truncated, final_payoffs, final_observation, events_key):  # fmt: skip
     """One step of every game ``b`` with ``actions[b] >= 0`` (the others keep their state, get zero
     rewards and keep their outputs): rewards of every seat, termination (the last round won) or
     truncation (``max_steps`` sub-actions), and then the next acting seat's observation and mask.
@@ -984,7 +1014,8 @@ def vector_step(hands, hand_bits, decks, scalars, rules, library, events, calls,
             # The next episode's seed comes from the game's own stream: a game's future depends
             # only on its own state and actions, whatever the other games do.
             seed = next_u64(rng, b)
-            _start_episode(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seed, start_rules)
+            _start_episode(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seed, start_rules,
+                           rule_pool, pool_draws)  # fmt: skip
             action_mask(hands, decks, scalars, rules, library, b, by_rules, mask[b])
             events_key[b] = -1  # a new episode: its first events block is written whole
         seat = scalars[b, S_CURRENT]

@@ -1,6 +1,7 @@
 """Mao as a batched env: N independent games stepped by one Numba call.
 
-``MaoVectorEnv(n_envs, seed=None, *, copy=True, rules=(), fixed_rules=(), **env_kwargs)`` obeys the
+``MaoVectorEnv(n_envs, seed=None, *, copy=True, rules=(), fixed_rules=(), rule_pool=(), pool_draws=1,
+**env_kwargs)`` obeys the
 contract of :class:`cardgame_core.vector.VectorCardEnv` (``reset``, ``step(actions)`` with ``-1``
 to skip a game, ``observe(seats)``, auto-reset with ``final_payoffs``/``final_observation``).
 ``env_kwargs`` are the AEC env's options (``n_players``, ``num_rounds``, ``max_steps``, ``mask``,
@@ -13,12 +14,18 @@ the same observation, mask and rewards.
 Two options belong to the batched env only, because the AEC env takes them per ``reset``
 (``options``): ``rules`` (library ids, or ``(rule id, author seat)`` pairs, active from the start of
 every episode) and ``fixed_rules`` (the queue of rules the round winners add with
-``rule_choice="fixed"``).
+``rule_choice="fixed"``). A third is for training on many rules at once: ``rule_pool`` (library
+ids) with ``pool_draws`` (default 1): every episode of every game starts with ``pool_draws``
+distinct rules of the pool (not already among ``rules``) active, drawn uniformly and authored by
+nobody, so a learner meets a different secret rule in each episode and no rule outside the pool
+(hold rules out of training this way). :meth:`MaoVectorEnv.game_rules` tells which rules a game has.
 
 Seeding: ``reset(seed)`` draws one game seed per game (``game_seeds``); game ``i``'s first episode
 is then exactly the AEC env's ``reset(seed=int(game_seeds[i]), options={"rules": rules,
-"fixed_rules": fixed_rules})``. Later episodes of a game (auto-reset) are seeded from that game's
-own random stream, so a game's future depends only on its own state and the actions it receives;
+"fixed_rules": fixed_rules})`` (with ``rule_pool``: plus the rules drawn for it, which come from
+a stream of their own, so the deal and the game's later draws are unchanged). Later episodes of
+a game (auto-reset) are seeded from that game's own random stream, so a game's future depends only
+on its own state and the actions it receives;
 :meth:`MaoVectorEnv.get_game_state` hands any game to an AEC env's ``set_state``.
 
 Rewards (``[N, n_players]`` float32) are the AEC env's rewards of the same step for every seat:
@@ -53,6 +60,8 @@ class MaoVectorEnv(VectorCardEnv):
             own buffers, overwritten by the next call (the fast path).
         rules: secret rules active at the start of every episode (library ids or ``(id, author)``).
         fixed_rules: the rule queue of ``rule_choice="fixed"``.
+        rule_pool: library ids; each episode starts with ``pool_draws`` of them active (drawn).
+        pool_draws: rules drawn from ``rule_pool`` per episode (ignored without a pool).
         **env_kwargs: the AEC env's options (same defaults, same checks and error messages).
     """
 
@@ -67,6 +76,8 @@ class MaoVectorEnv(VectorCardEnv):
         copy: bool = True,
         rules: Sequence[int | tuple[int, int]] = (),
         fixed_rules: Sequence[int] = (),
+        rule_pool: Sequence[int] = (),
+        pool_draws: int = 1,
         **env_kwargs: Any,
     ) -> None:
         if "render_mode" in env_kwargs:
@@ -93,6 +104,9 @@ class MaoVectorEnv(VectorCardEnv):
         self._start_rules = template._state[4][0].copy()
         self.rules = tuple(options.get("rules", ()))
         self.fixed_rules = tuple(options.get("fixed_rules", ()))
+        self.rule_pool, self.pool_draws = _check_rule_pool(rule_pool, pool_draws)
+        self._rule_pool = np.array(self.rule_pool, dtype=np.int64)
+        self._pool_draws = self.pool_draws if self.rule_pool else 0
         super().__init__(n_envs, seed, copy=copy)
         self._state = core.new_state(self.n_envs)
         template.write_options(self._state[3])
@@ -118,15 +132,16 @@ class MaoVectorEnv(VectorCardEnv):
         self._episode_payoffs[:] = 0
         core.vector_reset(
             hands, hand_bits, decks, scalars, rules, rule_library.LIBRARY, events, calls, rng, deal_seeds,
-            self._start_rules, self._by_rules, self.n_events, self._reasons, self._observation,
-            self._mask_bytes, self._to_act, self._events_key,
+            self._start_rules, self._rule_pool, self._pool_draws, self._by_rules, self.n_events,
+            self._reasons, self._observation, self._mask_bytes, self._to_act, self._events_key,
         )  # fmt: skip
 
     def _step_games(self, actions: np.ndarray) -> None:
         hands, hand_bits, decks, scalars, rules, events, calls, rng = self._state
         core.vector_step(
             hands, hand_bits, decks, scalars, rules, rule_library.LIBRARY, events, calls, rng, actions,
-            self._start_rules, self._by_rules, self.max_steps, self.n_events, self._reasons,
+            self._start_rules, self._rule_pool, self._pool_draws, self._by_rules, self.max_steps,
+            self.n_events, self._reasons,
             self.win_reward, self.penalty_card_reward, self._episode_payoffs, self._observation,
             self._mask_bytes, self._to_act, self._rewards, self._terminated, self._truncated,
             self._final_payoffs, self._final_observation, self._events_key,
@@ -150,6 +165,20 @@ class MaoVectorEnv(VectorCardEnv):
     # -- extras --------------------------------------------------------------------------------
     def describe_action(self, action: int) -> str:
         return cards.action_to_text(action, rule_library.N_RULES)
+
+    def game_rules(self, game: int) -> list[tuple[int, int]]:
+        """The secret rules active in game ``game`` as ``(rule id, author seat)`` pairs (author -1:
+        nobody at the table), in slot order: ``reset(options={"rules": ...})`` of an AEC env."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before game_rules()")
+        if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < self.n_envs:
+            raise ValueError(f"game must be an int in 0..{self.n_envs - 1}, got {game!r}")
+        rules = self._state[4]
+        return [
+            (int(rules[game, core.ACTIVE, slot]), int(rules[game, core.AUTHOR, slot]))
+            for slot in range(rule_library.MAX_ACTIVE_RULES)
+            if rules[game, core.ACTIVE, slot] >= 0
+        ]
 
     def get_game_state(self, game: int) -> dict[str, Any]:
         """Game ``game`` as an AEC ``get_state()`` snapshot, for ``set_state`` of an AEC env built
@@ -216,3 +245,25 @@ class MaoVectorEnv(VectorCardEnv):
     def __repr__(self) -> str:
         options = ", ".join(f"{k}={v!r}" for k, v in self.env_kwargs.items())
         return f"MaoVectorEnv(n_envs={self.n_envs}{', ' if options else ''}{options})"
+
+
+def _check_rule_pool(rule_pool: Sequence[int], pool_draws: int) -> tuple[tuple[int, ...], int]:
+    if isinstance(rule_pool, (str, bytes)) or not isinstance(rule_pool, Sequence):
+        raise TypeError(f"rule_pool must be a sequence of library rule ids, got {rule_pool!r}")
+    pool = []
+    for rule in rule_pool:
+        if isinstance(rule, bool) or not isinstance(rule, (int, np.integer)):
+            raise TypeError(f"rule_pool holds rule ids (int), got {rule!r}")
+        if not 0 <= rule < rule_library.N_RULES:
+            raise ValueError(f"rule_pool rule id {rule} is out of range 0..{rule_library.N_RULES - 1}")
+        if int(rule) in pool:
+            raise ValueError(f"rule_pool lists rule {int(rule)} twice")
+        pool.append(int(rule))
+    if isinstance(pool_draws, bool) or not isinstance(pool_draws, (int, np.integer)):
+        raise TypeError(f"pool_draws must be an int, got {pool_draws!r}")
+    if pool and not 1 <= pool_draws <= min(len(pool), rule_library.MAX_ACTIVE_RULES):
+        raise ValueError(
+            f"pool_draws must be in 1..{min(len(pool), rule_library.MAX_ACTIVE_RULES)} "
+            f"for a pool of {len(pool)} rules, got {pool_draws}"
+        )
+    return tuple(pool), int(pool_draws)

@@ -39,7 +39,7 @@ def _seat(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from training.train import TrainConfig
+    from training.train import GAME_DEFAULTS, TrainConfig
 
     parser = argparse.ArgumentParser(
         prog="madiao-mao",
@@ -58,7 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--total-timesteps",
         type=_positive_int,
         default=None,
-        help=f"learner steps (default {defaults.total_timesteps}; with --resume: the run's own budget)",
+        help=(
+            f"learner steps (default {GAME_DEFAULTS['madiao']['total_timesteps']:,} for Madiao, "
+            f"{GAME_DEFAULTS['mao']['total_timesteps']:,} for Mao; with --resume: the run's own budget)"
+        ),
     )
     train.add_argument("--n-envs", type=_positive_int, default=defaults.n_envs, help="games stepped together")
     train.add_argument(
@@ -79,6 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--snapshot-every", type=_positive_int, default=defaults.snapshot_every)
     train.add_argument(
         "--resume", metavar="RUN_DIR", help="continue an interrupted run from its last checkpoint"
+    )
+    train.add_argument(
+        "--mao-rule-pool",
+        choices=("train", "all", "none"),
+        default=defaults.mao_rule_pool,
+        help="Mao: the secret rule each training episode starts with, drawn from the library without "
+        "the held-out rules (train), from all of it (all), or none",
     )
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
     train.add_argument("--no-report", action="store_true", help="skip the final evaluation report")
@@ -174,6 +184,7 @@ def _config_from_args(args: argparse.Namespace):
         final_eval_deals=args.final_eval_deals,
         checkpoint_every=args.checkpoint_every,
         snapshot_every=args.snapshot_every,
+        mao_rule_pool=args.mao_rule_pool,
         progress_bar=not args.no_progress,
     )
 
@@ -207,7 +218,12 @@ def command_evaluate(args: argparse.Namespace) -> int:
             recorded.append(episode)
 
     report = run_tournament(
-        agents, n_deals=args.deals, seed=args.seed, on_hand=keep if args.record else None, progress=True
+        agents,
+        n_deals=args.deals,
+        seed=args.seed,
+        on_hand=keep if args.record else None,
+        progress=True,
+        env=env_for_search,
     )
     print(report.markdown())
     if args.out:

@@ -106,13 +106,22 @@ def duplicate_match(
     agent_name: str | None = None,
     opponent_name: str | None = None,
     on_hand: Callable[[EpisodeResult], None] | None = None,
+    env=None,
 ) -> PairResult:
-    """Play every deal four times, ``agent`` in seat 0..3 in turn and ``opponent`` elsewhere."""
+    """Play every deal four times, ``agent`` in seat 0..3 in turn and ``opponent`` elsewhere.
+
+    ``env``: the env to play in (built from ``env_kwargs`` when None). Give it when an agent reads
+    the env it plays in, as the search player does; it is then left open."""
     env_kwargs = dict(env_kwargs or {})
-    if env_kwargs.get("episode", "hand") != "hand":
+    if env is not None and env_kwargs:
+        raise ValueError("give either env or env_kwargs, not both")
+    episode = env.unwrapped.episode if env is not None else env_kwargs.get("episode", "hand")
+    if episode != "hand":
         raise ValueError("duplicate tournaments play single hands: env option episode must be 'hand'")
-    stake = float(env_kwargs.get("stake", 1.0))
-    env = make_env(**env_kwargs)
+    stake = env.unwrapped.stake if env is not None else float(env_kwargs.get("stake", 1.0))
+    own_env = env is None
+    if own_env:
+        env = make_env(**env_kwargs)
     result = PairResult(agent_name or agent.name, opponent_name or opponent.name)
     for deal_number, deal in enumerate(deals):
         for agent_seat in range(cards.N_SEATS):
@@ -125,7 +134,8 @@ def duplicate_match(
             result.banker.append(episode.banker == agent_seat)
             if on_hand is not None:
                 on_hand(episode)
-    env.close()
+    if own_env:
+        env.close()
     return result
 
 
@@ -183,8 +193,10 @@ def run_tournament(
     pairings: Sequence[tuple[str, str]] | None = None,
     on_hand: Callable[[EpisodeResult], None] | None = None,
     progress: bool = False,
+    env=None,
 ) -> TournamentReport:
-    """Every ordered pairing (or the given ones) on the same duplicate deals, then ratings."""
+    """Every ordered pairing (or the given ones) on the same duplicate deals, then ratings.
+    ``env``: one env for every hand (needed when an agent reads it, like the search player)."""
     if len(agents) < 2:
         raise ValueError("a tournament needs at least two agents")
     names = list(agents)
@@ -211,6 +223,7 @@ def run_tournament(
                 agent_name=first,
                 opponent_name=second,
                 on_hand=on_hand,
+                env=env,
             )
         )
     matches = [(pair.agent, pair.opponent, float(score)) for pair in pairs for score in pair.block_scores()]

@@ -2,6 +2,7 @@
 
     madiao-mao evaluate --game mao --agents base bayes oracle --deals 40 --out results/
     python -m training.mao_evaluation --turns 100 --replicates 2 --out results/   # discovery target
+    python -m training.mao_evaluation --model runs/RUN/final_model.zip --replicates 3  # held-out rules
 
 Each agent under test sits in one seat (rotating over episodes) of a table whose other seats
 play ``opponent`` (default the base-rules player, whose faults give everybody calls to learn
@@ -14,6 +15,10 @@ from). Every agent meets the same episodes: the same env seeds and the same list
 - ``rule_discovery_experiment``: the controlled experiment: one library rule active from the start
   (the ``rules`` reset option; nobody at the table authored it) and no rule added later, played
   until the agent under test has taken ``turns`` turns.
+
+- ``held_out_experiment``: the same on ``HELD_OUT_RULES``, the rules the trainer keeps out of a
+  learned policy's training (``TrainConfig.mao_rule_pool="train"`` draws from ``TRAINING_RULES``):
+  does the policy cope with rules it never saw better than the base-rules player?
 
 Per turn of the agent under test (one ``END_TURN``) it records the calls, the penalty cards as
 the env rewards them (calls plus seven-chain cards) and, for every secret rule the agent did not
@@ -51,6 +56,11 @@ from training.stats import BinnedRate, binned_rate, markdown_table
 DISCOVERABLE_RULES: tuple[int, ...] = tuple(
     library.rules_of_family(library.VALIDITY) + library.rules_of_family(library.SPEECH)
 )
+#: Rules a learned Mao policy never meets in training (every fourth violable rule: validity and
+#: speech rules of several kinds), to measure what it learned about learning rules.
+HELD_OUT_RULES: tuple[int, ...] = DISCOVERABLE_RULES[1::4]
+#: The rules training episodes start with (one drawn per episode): the rest of the library.
+TRAINING_RULES: tuple[int, ...] = tuple(r for r in range(library.N_RULES) if r not in HELD_OUT_RULES)
 DISCOVERY_EDGES = (0, 5, 10, 20, 30, 50, 75, 100, 150, 250, 1000)
 DEFAULT_AGENTS = ("random", "base", "bayes", "oracle")
 
@@ -367,6 +377,29 @@ def rule_discovery_experiment(
     )
 
 
+def held_out_experiment(
+    agents: Mapping[str, Agent | str],
+    *,
+    turns: int = 100,
+    replicates: int = 1,
+    seed: int = 0,
+    opponent: str = "base",
+    env_kwargs: Mapping | None = None,
+    progress: bool = False,
+) -> MaoReport:
+    """:func:`rule_discovery_experiment` on the rules held out of training (``HELD_OUT_RULES``)."""
+    report = rule_discovery_experiment(
+        agents, rules=HELD_OUT_RULES, turns=turns, replicates=replicates, seed=seed, opponent=opponent,
+        env_kwargs=env_kwargs, progress=progress,
+    )  # fmt: skip
+    report.title = (
+        f"Mao rules held out of training ({len(HELD_OUT_RULES)} rules x {replicates} games x {turns} "
+        "turns per agent)"
+    )
+    report.setup += f" Held-out rules: {', '.join(str(r) for r in HELD_OUT_RULES)}."
+    return report
+
+
 def penalty_ratio_target(
     report: MaoReport,
     learner: str = "bayes",
@@ -446,15 +479,17 @@ def evaluate_mao_seat(
     return report.stats[agent.name].summary()
 
 
-def mao_report(agents: Mapping[str, Agent], config, run_dir: Path, *, n_rounds: int) -> str:
-    """The trainer's final Mao section: each agent against each evaluation opponent, with plots."""
+def mao_report(agents: Mapping[str, Agent | str], config, run_dir: Path, *, turns: int) -> str:
+    """The trainer's final Mao section: the agents (with the base-rules and Bayesian players as
+    references) facing each rule held out of training, at a table of each evaluation opponent."""
     env_kwargs = {"obs_type": config.obs_type, **config.env_kwargs}
+    agents = {**agents, "base": "base", "bayes": "bayes"}
     sections = []
     for opponent in config.eval_opponents:
-        report = evaluate_mao(
-            agents, n_rounds=n_rounds, seed=config.seed + 99, opponent=opponent, env_kwargs=env_kwargs
+        report = held_out_experiment(
+            agents, turns=turns, seed=config.seed + 99, opponent=opponent, env_kwargs=env_kwargs
         )
-        write_mao_report(report, Path(run_dir), f"mao_evaluation_vs_{opponent}")
+        write_mao_report(report, Path(run_dir), f"mao_held_out_vs_{opponent}")
         sections.append(report.markdown())
     return "\n".join(sections)
 
@@ -492,13 +527,38 @@ def command_evaluate_mao(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The rule-discovery measurement: base, bayes and oracle on every violable library rule."""
+    """The rule-discovery measurement: base, bayes and oracle on every violable library rule (or,
+    with --model, a learned policy against base and bayes on the rules held out of training)."""
     parser = argparse.ArgumentParser(prog="python -m training.mao_evaluation", description=main.__doc__)
     parser.add_argument("--turns", type=int, default=100, help="own turns per game of the agent under test")
     parser.add_argument("--replicates", type=int, default=1, help="games per rule")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="folder for the markdown report and PNG plots")
+    parser.add_argument(
+        "--model",
+        help="a saved Mao policy: compare it with the base-rules and Bayesian players on the rules "
+        "held out of its training instead",
+    )
     args = parser.parse_args(argv)
+    if args.model:
+        report = held_out_experiment(
+            {"learned": f"model:{args.model}", "base": "base", "bayes": "bayes"},
+            turns=args.turns,
+            replicates=args.replicates,
+            seed=args.seed,
+            progress=True,
+        )
+        print(report.markdown())
+        learned, base = report.stats["learned"], report.stats["base"]
+        verdict = "lower" if learned.penalties_per_turn < base.penalties_per_turn else "not lower"
+        print(
+            f"learned {learned.penalties_per_turn:.3f} vs base {base.penalties_per_turn:.3f} penalty "
+            f"cards/turn on held-out rules: {verdict}"
+        )
+        if args.out:
+            paths = write_mao_report(report, Path(args.out), "mao_held_out")
+            print("wrote " + ", ".join(str(p) for p in paths))
+        return 0
     report = rule_discovery_experiment(
         {"base": "base", "bayes": "bayes", "oracle": "oracle"},
         turns=args.turns + 20,

@@ -26,8 +26,9 @@ import numpy as np
 from training.logging_utils import atomic_save_model, atomic_write_json
 
 GAMES = ("madiao", "mao")
-FEATURES = ("flat", "cards")
+FEATURES = ("flat", "cards", "rules")
 LR_SCHEDULES = ("constant", "linear")
+MAO_RULE_POOLS = ("train", "all", "none")
 
 #: The defaults that differ by game (a field left at None takes its game's value).
 #: Madiao: the learner trains against the strongest scripted player, the one it has to beat (the
@@ -46,11 +47,11 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         "features": "cards",
     },
     "mao": {
-        "total_timesteps": 40_000,
+        "total_timesteps": 1_000_000,
         "scripted_opponents": ("base", "bayes", "random"),
         "opponent_weights": {"scripted": 0.5, "snapshot": 0.3, "current": 0.2},
-        "eval_opponents": ("random", "base", "bayes"),
-        "features": "flat",
+        "eval_opponents": ("base",),
+        "features": "rules",
     },
 }
 
@@ -68,7 +69,7 @@ class TrainConfig:
     """Seed of the env, the policy, the seat draws and the evaluation deals."""
     total_timesteps: int | None = None
     """Learner decisions to train on (opponent moves are not counted); None: the game's default
-    (``GAME_DEFAULTS``: 4,000,000 for Madiao, 40,000 for Mao)."""
+    (``GAME_DEFAULTS``: 4,000,000 for Madiao, 1,000,000 for Mao)."""
     n_envs: int = 256
     """Games stepped together by the batched env (many games amortise every per-call cost)."""
     n_steps: int = 32
@@ -94,14 +95,20 @@ class TrainConfig:
     net_arch: tuple[int, ...] = (256, 256)
     """Hidden layer sizes of the policy and value MLPs."""
     features: str | None = None
-    """What the MLPs read: "flat" (the observation) or, Madiao summary observations only,
-    "cards" (the observation plus unseen/boss card planes, ``agents.madiao_features``); None:
-    the game's default ("cards" for Madiao)."""
+    """What the MLPs read: "flat" (the observation); Madiao summary observations only, "cards"
+    (plus unseen/boss card planes, ``agents.madiao_features``); Mao only, "rules" (plus base-rule
+    and recent-call card planes, ``agents.mao_features``); None: the game's default ("cards" for
+    Madiao, "rules" for Mao)."""
     obs_type: str = ""
     """Observation variant; "" picks the game's default ("summary" for Madiao, "history" for Mao:
     Mao's secret rules can only be inferred from a history of public events)."""
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     """Extra options for the game env (rule variants)."""
+    mao_rule_pool: str = "train"
+    """Mao: the secret rule every training episode starts with, drawn per episode: "train" (any
+    library rule but ``training.mao_evaluation.HELD_OUT_RULES``, which the final report then uses
+    to test the policy on rules it never met), "all" (any library rule) or "none" (no secret rule
+    at the start; rules then come only from round winners)."""
     scripted_opponents: tuple[str, ...] | None = None
     """Scripted agents in the opponent pool (names as in ``agents.registry``; a name listed twice
     fills twice the scripted slots); None: the game's default."""
@@ -117,11 +124,14 @@ class TrainConfig:
     eval_every: int = 500_000
     """Learner steps between evaluations against the baselines (0 = only at the end)."""
     eval_deals: int = 25
-    """Duplicate deals per baseline in periodic evaluations (4 hands each)."""
+    """Duplicate deals per baseline in periodic evaluations (4 hands each); Mao: own turns of the
+    learner per held-out rule."""
     eval_opponents: tuple[str, ...] | None = None
-    """Baselines the learner is evaluated against; None: the game's default."""
+    """Baselines the learner is evaluated against (Mao: the players at its table); None: the
+    game's default."""
     final_eval_deals: int = 200
-    """Duplicate deals per pairing in the final evaluation report."""
+    """Duplicate deals per pairing in the final evaluation report; Mao: own turns of each agent
+    per held-out rule."""
     runs_dir: str = "runs"
     """Folder holding one sub-folder per run."""
     torch_threads: int = 1
@@ -169,6 +179,12 @@ class TrainConfig:
             self.obs_type = "summary" if self.game == "madiao" else "history"
         if self.features not in FEATURES:
             raise ValueError(f"features must be one of {', '.join(FEATURES)}, got {self.features!r}")
+        if self.mao_rule_pool not in MAO_RULE_POOLS:
+            raise ValueError(
+                f"mao_rule_pool must be one of {', '.join(MAO_RULE_POOLS)}, got {self.mao_rule_pool!r}"
+            )
+        if self.features == "rules" and self.game != "mao":
+            raise ValueError('features="rules" needs game="mao"')
         if self.features == "cards" and (self.game, self.obs_type) != ("madiao", "summary"):
             raise ValueError('features="cards" needs game="madiao" with obs_type="summary"')
 
@@ -190,9 +206,12 @@ def make_vector_env(config: TrainConfig, n_envs: int, seed: int | None):
         from madiao_env.vector import MadiaoVectorEnv
 
         return MadiaoVectorEnv(n_envs, seed=seed, **kwargs)
+    from mao_env import rules as rule_library
     from mao_env.vector import MaoVectorEnv
+    from training.mao_evaluation import TRAINING_RULES
 
-    return MaoVectorEnv(n_envs, seed=seed, **kwargs)
+    pools = {"train": TRAINING_RULES, "all": tuple(range(rule_library.N_RULES)), "none": ()}
+    return MaoVectorEnv(n_envs, seed=seed, rule_pool=pools[config.mao_rule_pool], **kwargs)
 
 
 def learning_rate_schedule(config: TrainConfig):
@@ -212,12 +231,17 @@ def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
 
         kwargs["features_extractor_class"] = MadiaoCardFeatures
         kwargs["features_extractor_kwargs"] = summary_layout()
+    elif config.features == "rules":
+        from agents.mao_features import MaoRuleFeatures
+
+        kwargs["features_extractor_class"] = MaoRuleFeatures
     return kwargs
 
 
 def evaluate_against_baselines(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, dict]:
     """Duplicate results of the greedy learned policy against each baseline (Madiao), or the Mao
-    metrics of the learned policy at a table of baselines."""
+    metrics of the learned policy at a table of each baseline, facing the rules held out of its
+    training one at a time (``n_deals`` own turns per rule)."""
     from agents.learned import LearnedPolicyAgent
     from agents.registry import make_agent
 
@@ -249,12 +273,13 @@ def evaluate_against_baselines(model, config: TrainConfig, n_deals: int, seed: i
                 },
             }
     else:
-        from training.mao_evaluation import evaluate_mao_seat
+        from training.mao_evaluation import held_out_experiment
 
         for name in config.eval_opponents:
-            results[name] = evaluate_mao_seat(
-                learner, name, n_rounds=n_deals, seed=seed, env_kwargs=env_kwargs
+            report = held_out_experiment(
+                {"learned": learner}, turns=n_deals, seed=seed, opponent=name, env_kwargs=env_kwargs
             )
+            results[name] = report.stats["learned"].summary()
     return results
 
 
@@ -585,7 +610,8 @@ def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = T
     else:
         from training.mao_evaluation import mao_report
 
-        sections.append(mao_report({"learned": learner}, config, run_dir, n_rounds=n_deals))
+        # Mao: n_deals = own turns of each agent per held-out rule.
+        sections.append(mao_report({"learned": learner}, config, run_dir, turns=n_deals))
     text = "\n".join(sections)
     atomic_write_text(run_dir / "report.md", text)
     if verbose:

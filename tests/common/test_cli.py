@@ -110,6 +110,15 @@ def test_evaluate_writes_report_plots_and_record(tmp_path):
     )
 
 
+def test_evaluate_against_the_search_player_plays_in_the_env_it_reads():
+    # The search player samples hidden cards from the env it was built with: the tournament has
+    # to deal its hands in that very env.
+    result = run_cli("evaluate", "--agents", "greedy", "search", "--deals", "1", "--seed", "3")
+    assert result.returncode == 0, result.stderr
+    assert "| greedy | search | 4 |" in result.stdout
+    assert "| search | greedy | 4 |" in result.stdout
+
+
 def test_train_tiny_budget_then_report(tmp_path):
     result = run_cli(
         "train",
@@ -146,6 +155,31 @@ def test_train_tiny_budget_then_report(tmp_path):
     ):
         assert (run_dir / name).is_file(), name
     assert "Madiao duplicate tournament" in (run_dir / "report.md").read_text()
+
+
+def test_train_mao_tiny_budget_then_held_out_report_and_evaluation(tmp_path):
+    result = run_cli(
+        "train", "--game", "mao", "--total-timesteps", "256", "--n-envs", "8", "--n-steps", "16",
+        "--batch-size", "64", "--eval-every", "128", "--eval-deals", "2", "--final-eval-deals", "2",
+        "--runs-dir", str(tmp_path / "runs"), "--no-progress",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "[eval @ " in result.stdout and "pen/turn" in result.stdout
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    report = (run_dir / "report.md").read_text()
+    assert "Mao rules held out of training" in report
+    for name in ("learned", "base", "bayes"):
+        assert f"| {name} |" in report
+    assert (run_dir / "mao_held_out_vs_base_discovery.png").is_file()
+    # The saved policy meets the held-out rules again through the evaluation module.
+    evaluation = subprocess.run(
+        [sys.executable, "-m", "training.mao_evaluation", "--model", str(run_dir / "final_model.zip"),
+         "--turns", "2", "--out", str(tmp_path / "eval")],
+        capture_output=True, text=True, timeout=240, cwd=REPO,
+    )  # fmt: skip
+    assert evaluation.returncode == 0, evaluation.stderr
+    assert "penalty cards/turn on held-out rules" in evaluation.stdout
+    assert (tmp_path / "eval" / "mao_held_out.md").is_file()
 
 
 def test_bench_runs_the_benchmarks_module_or_says_it_is_missing():

@@ -215,6 +215,8 @@ def test_training_checkpoint_and_resume(tmp_path, monkeypatch):
     monkeypatch.setattr(train_module, "make_vector_env", lambda config, n, seed: ToyVectorEnv(n, seed=seed))
     config = train_module.TrainConfig(
         game="mao",
+        features="flat",  # the toy game's observations are not Mao's
+        mao_rule_pool="none",
         total_timesteps=256,
         n_envs=8,
         n_steps=16,
@@ -268,10 +270,35 @@ def test_config_rejects_bad_values():
     with pytest.raises(ValueError, match="lr_schedule must be one of"):
         TrainConfig(lr_schedule="cosine")
     # Fields left at None take their game's defaults; explicit values are kept.
-    assert TrainConfig().features == "cards" and TrainConfig(game="mao").features == "flat"
+    assert TrainConfig().features == "cards" and TrainConfig(game="mao").features == "rules"
+    with pytest.raises(ValueError, match='features="rules" needs game="mao"'):
+        TrainConfig(features="rules")
     assert TrainConfig(game="mao").scripted_opponents == ("base", "bayes", "random")
     assert TrainConfig(total_timesteps=5).total_timesteps == 5
     assert TrainConfig.from_json(TrainConfig().to_json()) == TrainConfig()
+
+
+def test_mao_training_games_start_with_one_rule_never_a_held_out_one():
+    from mao_env import rules as rule_library
+    from training.mao_evaluation import DISCOVERABLE_RULES, HELD_OUT_RULES, TRAINING_RULES
+    from training.train import TrainConfig, make_vector_env
+
+    assert set(HELD_OUT_RULES) | set(TRAINING_RULES) == set(range(rule_library.N_RULES))
+    assert not set(HELD_OUT_RULES) & set(TRAINING_RULES)
+    assert set(HELD_OUT_RULES) <= set(DISCOVERABLE_RULES)  # held-out rules can be violated
+    config = TrainConfig(game="mao")
+    assert config.mao_rule_pool == "train"
+    venv = make_vector_env(config, 64, seed=0)
+    venv.reset()
+    drawn = [venv.game_rules(game) for game in range(64)]
+    assert all(len(rules) == 1 and rules[0][1] == -1 for rules in drawn)
+    assert {rules[0][0] for rules in drawn} <= set(TRAINING_RULES)
+    assert len({rules[0][0] for rules in drawn}) > 10
+    bare = make_vector_env(TrainConfig(game="mao", mao_rule_pool="none"), 4, seed=0)
+    bare.reset()
+    assert all(bare.game_rules(game) == [] for game in range(4))
+    with pytest.raises(ValueError, match="mao_rule_pool must be one of train, all, none"):
+        TrainConfig(game="mao", mao_rule_pool="some")
 
 
 def test_linear_learning_rate_decays_to_zero():

@@ -198,6 +198,10 @@ def test_bad_actions_name_the_game():
         ({"rules": [99]}, ValueError, r"rule id must be in 0\.\.44"),
         ({"fixed_rules": [1]}, ValueError, "fixed_rules needs rule_choice='fixed'"),
         ({"colour": "red"}, TypeError, "colour"),
+        ({"rule_pool": [3, 3]}, ValueError, "rule_pool lists rule 3 twice"),
+        ({"rule_pool": [45]}, ValueError, r"rule_pool rule id 45 is out of range 0\.\.44"),
+        ({"rule_pool": "12"}, TypeError, "rule_pool must be a sequence"),
+        ({"rule_pool": [1, 2], "pool_draws": 3}, ValueError, r"pool_draws must be in 1\.\.2"),
     ],
 )
 def test_bad_options_raise_clear_errors(kwargs, error, message):
@@ -210,6 +214,48 @@ def test_fixed_rule_queue_is_used_in_every_episode():
     venv.reset()
     assert (venv._state[4][:, core.QUEUE, :2] == [13, 19]).all()
     assert venv.n_actions == cards.n_actions(rule_library.N_RULES)
+
+
+def test_rule_pool_draws_rules_per_episode_and_keeps_the_aec_game():
+    # Every episode starts with two distinct pool rules (no author) on top of the fixed rule 20;
+    # the game is the AEC env's reset with the same seed and those rules, step for step.
+    pool = [0, 7, 21, 30, 38]
+    kwargs = {"n_players": 3, "num_rounds": 1, "max_steps": 60}
+    venv = MaoVectorEnv(8, seed=4, rules=[20], rule_pool=pool, pool_draws=2, **kwargs)
+    step = venv.reset()
+    drawn = set()
+    aecs = []
+    for game in range(venv.n_envs):
+        rules = venv.game_rules(game)
+        assert rules[0] == (20, -1) and len(rules) == 3
+        assert all(rule in pool and author == -1 for rule, author in rules[1:])
+        assert rules[1][0] != rules[2][0]
+        drawn.update(rule for rule, _ in rules[1:])
+        aec = raw_env(**kwargs)
+        aec.reset(seed=int(venv.game_seeds[game]), options={"rules": rules})
+        _check_game_against_aec(step, game, aec)
+        aecs.append(aec)
+    assert len(drawn) >= 4  # the draws differ between games
+    rng = np.random.default_rng(9)
+    restarted = 0
+    for _ in range(200):
+        actions = _random_actions(rng, step.action_mask)
+        step = venv.step(actions)
+        for game, aec in enumerate(aecs):
+            aec.step(int(actions[game]))
+            if step.terminated[game] or step.truncated[game]:
+                restarted += 1
+                rules = venv.game_rules(game)
+                assert len(rules) == 3 and {rule for rule, _ in rules[1:]} <= set(pool)
+                aec.set_state(venv.get_game_state(game))
+            _check_game_against_aec(step, game, aec)
+    assert restarted > 0
+    # The same seed draws the same rules.
+    again = MaoVectorEnv(8, seed=4, rules=[20], rule_pool=pool, pool_draws=2, **kwargs)
+    again.reset()
+    first = MaoVectorEnv(8, seed=4, rules=[20], rule_pool=pool, pool_draws=2, **kwargs)
+    first.reset()
+    assert [again.game_rules(g) for g in range(8)] == [first.game_rules(g) for g in range(8)]
 
 
 def test_maskable_ppo_trains_on_the_learner_vec_env():

@@ -1,0 +1,115 @@
+"""Rule-aware features for Mao policies: the raw observation plus what a player works out from it.
+
+A flat MLP over a Mao observation has to discover two products before it can play at all: which
+held cards match the top card (a card's suit against the suit to follow, its rank against the top
+card's rank) and which phrases the card it just played calls for. Both are fixed functions of the
+observation and of the *base* rules, which every player at the table is assumed to know (the
+base-rules player knows them too). What the calls of the last ``K`` public events say about the
+secret rules is summarised the same way, per card, so that "a card like the one just called bad"
+is one input next to the action that would play it. ``MaoRuleFeatures`` hands the network
+
+    the observation (counts squashed with log1p) |
+    held cards that match under the base rules (53) |
+    held cards of a suit or rank called "bad card" in the recent events (53) |
+    held cards of a suit or rank played without a call in the recent events (53) |
+    phrases the base rules ask for this turn (the card's, "penalty card", "last card", "Mao") (15) |
+    phrases whose absence drew a call in the recent events (15)
+
+It reads only the observation (no rule it was not told) and has no trainable parameters; the
+event layout comes from the observation size (``agents.mao_beliefs.event_layout``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+from agents.mao_beliefs import (
+    EV_CALLS,
+    EV_CARD,
+    EV_KIND,
+    KIND_BAD_CARD,
+    KIND_PLAY,
+    base_card_phrases,
+    event_layout,
+)
+from mao_env import cards, core
+
+N_TYPES = cards.N_CARD_TYPES
+N_PHRASES = cards.N_PHRASES
+N_DERIVED = 3 * N_TYPES + 2 * N_PHRASES
+EV_PRESENT = 0  # an event row starts with 1 when the slot holds an event
+# Count-valued columns of the table part, squashed so that no input dwarfs the one-hots.
+COUNT_COLUMNS = slice(core.OFF_HAND_SIZES, core.OFF_N_RULES + 1)
+
+
+def _card_tables() -> dict[str, np.ndarray]:
+    suit = np.zeros((N_TYPES, 4), dtype=np.float32)
+    rank = np.zeros((N_TYPES, 13), dtype=np.float32)
+    phrases = np.zeros((N_TYPES, N_PHRASES), dtype=np.float32)
+    for card in range(N_TYPES):
+        suit[card, cards.CARD_SUIT[card]] = 1.0  # the joker counts as the nine of diamonds
+        rank[card, cards.CARD_RANK[card] - 1] = 1.0  # ranks run from 1 (ace) to 13 (king)
+        bits = base_card_phrases(card)
+        phrases[card] = [(bits >> p) & 1 for p in range(N_PHRASES)]
+    seven = np.zeros(N_TYPES, dtype=np.float32)
+    seven[[c for c in range(N_TYPES) if cards.CARD_RANK[c] == cards.SEVEN]] = 1.0
+    return {"suit": suit, "rank": rank, "phrases": phrases, "seven": seven}
+
+
+class MaoRuleFeatures(BaseFeaturesExtractor):
+    """The observation with base-rule and recent-call card planes appended (module doc)."""
+
+    def __init__(self, observation_space: spaces.Box) -> None:
+        obs_dim = int(np.prod(observation_space.shape))
+        if obs_dim < core.OFF_EVENTS:
+            raise ValueError(f"observations of {obs_dim} values are not Mao observations")
+        self.n_events, self.event_width = event_layout(obs_dim)
+        super().__init__(observation_space, features_dim=obs_dim + N_DERIVED)
+        for name, table in _card_tables().items():
+            self.register_buffer(name, torch.as_tensor(table), persistent=False)
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        obs = observations.float().flatten(1)
+        hand = (obs[:, core.OFF_HAND : core.OFF_HAND + N_TYPES] > 0.5).float()
+        top = obs[:, core.OFF_TOP : core.OFF_TOP + N_TYPES]
+        suit_to_follow = obs[:, core.OFF_VALID_SUIT : core.OFF_VALID_SUIT + 4]
+        pending = (obs[:, core.OFF_PENDING_SEVEN : core.OFF_PENDING_SEVEN + 1] > 0.5).float()
+        matches = ((suit_to_follow @ self.suit.T + (top @ self.rank) @ self.rank.T) > 0.5).float()
+        # A pending seven chain is answered only with a seven.
+        playable = hand * (pending * self.seven + (1.0 - pending) * matches)
+
+        played = obs[:, core.OFF_PLAYED : core.OFF_PLAYED + N_TYPES]
+        has_played = played.sum(1)
+        took_seven = (obs[:, core.OFF_TOOK_SEVEN] > 0.5).float()
+        acted = (has_played + obs[:, core.OFF_DREW] + took_seven).clamp(max=1.0)
+        held = obs[:, core.OFF_HAND : core.OFF_HAND + N_TYPES].sum(1).round()  # without the card played
+        due = played @ self.phrases
+        due[:, cards.PENALTY_CARD] = torch.maximum(due[:, cards.PENALTY_CARD], took_seven)
+        due[:, cards.LAST_CARD] = acted * (held == 1).float()
+        due[:, cards.MAO] = has_played * (held == 0).float()
+
+        if self.n_events:
+            start = core.OFF_EVENTS
+            events = obs[:, start : start + self.n_events * self.event_width]
+            events = events.reshape(-1, self.n_events, self.event_width)
+            present = events[:, :, EV_PRESENT]
+            card = events[:, :, EV_CARD : EV_CARD + N_TYPES]
+            bad = (present * events[:, :, EV_KIND + KIND_BAD_CARD]).unsqueeze(2)
+            good = present * events[:, :, EV_KIND + KIND_PLAY]
+            called = events[:, :, EV_CALLS : EV_CALLS + N_PHRASES + 3].sum(2)
+            clean = (good * (called < 0.5).float()).unsqueeze(2)
+            bad_suits, bad_ranks = ((bad * card).sum(1) @ self.suit), ((bad * card).sum(1) @ self.rank)
+            ok_suits, ok_ranks = ((clean * card).sum(1) @ self.suit), ((clean * card).sum(1) @ self.rank)
+            suspect = hand * ((bad_suits @ self.suit.T + bad_ranks @ self.rank.T) > 0.5).float()
+            trusted = hand * ((ok_suits @ self.suit.T + ok_ranks @ self.rank.T) > 0.5).float()
+            missed = (events[:, :, EV_CALLS : EV_CALLS + N_PHRASES].sum(1) > 0.5).float()
+        else:
+            suspect = trusted = torch.zeros_like(hand)
+            missed = torch.zeros_like(due)
+
+        squashed = obs.clone()
+        squashed[:, COUNT_COLUMNS] = torch.log1p(obs[:, COUNT_COLUMNS].clamp(min=0.0))
+        return torch.cat([squashed, playable, suspect, trusted, due, missed], dim=1)
