@@ -45,11 +45,15 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         "opponent_weights": {"scripted": 1.0, "snapshot": 0.0, "current": 0.0},
         "eval_opponents": ("random", "greedy", "heuristic"),
         "features": "cards",
+        "gamma": 1.0,
+        "ent_coef": 0.01,
     },
     "mao": {
         "total_timesteps": 1_000_000,
-        "scripted_opponents": ("base", "bayes", "random"),
-        "opponent_weights": {"scripted": 0.5, "snapshot": 0.3, "current": 0.2},
+        "scripted_opponents": ("base",),
+        "opponent_weights": {"scripted": 0.6, "snapshot": 0.2, "current": 0.2},
+        "gamma": 0.99,
+        "ent_coef": 0.005,
         "eval_opponents": ("base",),
         "features": "rules",
     },
@@ -82,14 +86,16 @@ class TrainConfig:
     """Adam learning rate (at the start of the run, see ``lr_schedule``)."""
     lr_schedule: str = "linear"
     """"constant", or "linear": decays to 0 at ``total_timesteps`` (steadier final policy)."""
-    gamma: float = 1.0
-    """Discount: 1, since a hand is short and only its settlement pays."""
+    gamma: float | None = None
+    """Discount; None: the game's default (Madiao 1, since a hand is short and only its settlement
+    pays; Mao 0.99, since an episode is long and a penalty follows the turn that earned it)."""
     gae_lambda: float = 0.95
     """GAE lambda."""
     clip_range: float = 0.2
     """PPO clip range."""
-    ent_coef: float = 0.01
-    """Entropy bonus (keeps play exploratory against a changing pool)."""
+    ent_coef: float | None = None
+    """Entropy bonus (keeps play exploratory against a changing pool); None: the game's default
+    (Madiao 0.01; Mao 0.005, where 115 actions and free speech make random talk costly)."""
     vf_coef: float = 0.5
     """Value-loss weight."""
     net_arch: tuple[int, ...] = (256, 256)
@@ -104,6 +110,10 @@ class TrainConfig:
     Mao's secret rules can only be inferred from a history of public events)."""
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     """Extra options for the game env (rule variants)."""
+    mao_penalty_card_reward: float = -1.0
+    """Mao: the learner's reward per penalty card in training games (the env's default is -0.1 next
+    to +1 for a round won; a heavier weight teaches a policy to avoid calls, which is what the
+    held-out evaluation measures)."""
     mao_rule_pool: str = "train"
     """Mao: the secret rule every training episode starts with, drawn per episode: "train" (any
     library rule but ``training.mao_evaluation.HELD_OUT_RULES``, which the final report then uses
@@ -179,6 +189,12 @@ class TrainConfig:
             self.obs_type = "summary" if self.game == "madiao" else "history"
         if self.features not in FEATURES:
             raise ValueError(f"features must be one of {', '.join(FEATURES)}, got {self.features!r}")
+        if isinstance(self.mao_penalty_card_reward, bool) or not isinstance(
+            self.mao_penalty_card_reward, (int, float)
+        ):
+            raise ValueError(
+                f"mao_penalty_card_reward must be a number, got {self.mao_penalty_card_reward!r}"
+            )
         if self.mao_rule_pool not in MAO_RULE_POOLS:
             raise ValueError(
                 f"mao_rule_pool must be one of {', '.join(MAO_RULE_POOLS)}, got {self.mao_rule_pool!r}"
@@ -211,6 +227,7 @@ def make_vector_env(config: TrainConfig, n_envs: int, seed: int | None):
     from training.mao_evaluation import TRAINING_RULES
 
     pools = {"train": TRAINING_RULES, "all": tuple(range(rule_library.N_RULES)), "none": ()}
+    kwargs.setdefault("penalty_card_reward", config.mao_penalty_card_reward)
     return MaoVectorEnv(n_envs, seed=seed, rule_pool=pools[config.mao_rule_pool], **kwargs)
 
 

@@ -273,7 +273,8 @@ def test_config_rejects_bad_values():
     assert TrainConfig().features == "cards" and TrainConfig(game="mao").features == "rules"
     with pytest.raises(ValueError, match='features="rules" needs game="mao"'):
         TrainConfig(features="rules")
-    assert TrainConfig(game="mao").scripted_opponents == ("base", "bayes", "random")
+    assert TrainConfig(game="mao").scripted_opponents == ("base",)
+    assert (TrainConfig().gamma, TrainConfig(game="mao").gamma) == (1.0, 0.99)
     assert TrainConfig(total_timesteps=5).total_timesteps == 5
     assert TrainConfig.from_json(TrainConfig().to_json()) == TrainConfig()
 
