@@ -8,7 +8,7 @@ base-rules player knows them too). What the calls of the last ``K`` public event
 secret rules is summarised the same way, per card, so that "a card like the one just called bad"
 is one input next to the action that would play it. ``MaoRuleFeatures`` hands the network
 
-    the observation (counts squashed with log1p) |
+    the observation (counts squashed with log1p, the rounds-finished count left out) |
     held cards that match under the base rules (53) |
     held cards of a suit or rank called "bad card" in the recent events (53) |
     held cards of a suit or rank played without a call in the recent events (53) |
@@ -17,6 +17,11 @@ is one input next to the action that would play it. ``MaoRuleFeatures`` hands th
 
 It reads only the observation (no rule it was not told) and has no trainable parameters; the
 event layout comes from the observation size (``agents.mao_beliefs.event_layout``).
+
+``MaoRulePolicy`` (a MaskablePPO policy) also hands those per-card and per-phrase planes to the
+action layer directly, beside the MLP's output (a skip connection): "play card c" can then weigh
+"c matches" and "c looks like a card just called bad" in one linear step instead of carrying 53
+bits through the hidden layers.
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 from gymnasium import spaces
-from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
+from torch import nn
 
 from agents.mao_beliefs import (
     EV_CALLS,
@@ -112,4 +119,41 @@ class MaoRuleFeatures(BaseFeaturesExtractor):
 
         squashed = obs.clone()
         squashed[:, COUNT_COLUMNS] = torch.log1p(obs[:, COUNT_COLUMNS].clamp(min=0.0))
+        # The count of rounds finished is left out: training episodes are single rounds, where it
+        # is always 0, and in a long game it would move the policy where it was never trained.
+        squashed[:, core.OFF_ROUND] = 0.0
         return torch.cat([squashed, playable, suspect, trusted, due, missed], dim=1)
+
+
+class SkipMlpExtractor(nn.Module):
+    """SB3's ``MlpExtractor`` whose actor latent also carries the last ``n_skip`` features."""
+
+    def __init__(self, feature_dim: int, net_arch, activation_fn, device, n_skip: int) -> None:
+        super().__init__()
+        self.inner = MlpExtractor(feature_dim, net_arch=net_arch, activation_fn=activation_fn, device=device)
+        self.n_skip = n_skip
+        self.latent_dim_pi = self.inner.latent_dim_pi + n_skip
+        self.latent_dim_vf = self.inner.latent_dim_vf
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.forward_actor(features), self.forward_critic(features)
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.inner.forward_actor(features), features[:, -self.n_skip :]], dim=1)
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        return self.inner.forward_critic(features)
+
+
+class MaoRulePolicy(MaskableActorCriticPolicy):
+    """MaskablePPO's MLP policy over ``MaoRuleFeatures`` with the derived planes skipping to the
+    action layer (module doc)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("features_extractor_class", MaoRuleFeatures)
+        super().__init__(*args, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        self.mlp_extractor = SkipMlpExtractor(
+            self.features_dim, self.net_arch, self.activation_fn, self.device, n_skip=N_DERIVED
+        )

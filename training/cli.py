@@ -90,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="Mao: the secret rule each training episode starts with, drawn from the library without "
         "the held-out rules (train), from all of it (all), or none",
     )
+    train.add_argument(
+        "--mao-penalty-card-reward",
+        type=float,
+        default=defaults.mao_penalty_card_reward,
+        help="Mao: the learner's reward per penalty card in training games",
+    )
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
     train.add_argument("--no-report", action="store_true", help="skip the final evaluation report")
 
@@ -185,6 +191,7 @@ def _config_from_args(args: argparse.Namespace):
         checkpoint_every=args.checkpoint_every,
         snapshot_every=args.snapshot_every,
         mao_rule_pool=args.mao_rule_pool,
+        mao_penalty_card_reward=args.mao_penalty_card_reward,
         progress_bar=not args.no_progress,
     )
 

@@ -103,7 +103,8 @@ class TrainConfig:
     features: str | None = None
     """What the MLPs read: "flat" (the observation); Madiao summary observations only, "cards"
     (plus unseen/boss card planes, ``agents.madiao_features``); Mao only, "rules" (plus base-rule
-    and recent-call card planes, ``agents.mao_features``); None: the game's default ("cards" for
+    and recent-call card planes, which also reach the action layer directly: the policy
+    ``agents.mao_features.MaoRulePolicy``); None: the game's default ("cards" for
     Madiao, "rules" for Mao)."""
     obs_type: str = ""
     """Observation variant; "" picks the game's default ("summary" for Madiao, "history" for Mao:
@@ -248,11 +249,17 @@ def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
 
         kwargs["features_extractor_class"] = MadiaoCardFeatures
         kwargs["features_extractor_kwargs"] = summary_layout()
-    elif config.features == "rules":
-        from agents.mao_features import MaoRuleFeatures
-
-        kwargs["features_extractor_class"] = MaoRuleFeatures
     return kwargs
+
+
+def policy_class(config: TrainConfig):
+    """The MaskablePPO policy: the MLP policy, or for Mao's "rules" features the policy whose
+    action layer also reads the per-card rule planes (``agents.mao_features.MaoRulePolicy``)."""
+    if config.features == "rules":
+        from agents.mao_features import MaoRulePolicy
+
+        return MaoRulePolicy
+    return "MlpPolicy"
 
 
 def evaluate_against_baselines(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, dict]:
@@ -365,7 +372,7 @@ def train(
         say(f"resumed {run_dir} at step {model.num_timesteps}")
     else:
         model = MaskablePPO(
-            "MlpPolicy",
+            policy_class(config),
             venv,
             learning_rate=learning_rate_schedule(config),
             n_steps=config.n_steps,

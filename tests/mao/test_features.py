@@ -125,3 +125,41 @@ def test_summary_observations_have_no_event_planes():
         from gymnasium import spaces
 
         MaoRuleFeatures(spaces.Box(0, 1, (10,), np.float32))
+
+
+def test_rule_policy_feeds_the_planes_to_the_action_layer_and_round_trips(tmp_path):
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    from agents.base import RandomAgent
+    from agents.learned import LearnedPolicyAgent
+    from agents.mao_features import MaoRulePolicy
+    from cardgame_core.adapters import LearnerVecEnv
+    from mao_env.vector import MaoVectorEnv
+
+    venv = LearnerVecEnv(MaoVectorEnv(4, seed=0, rule_pool=[1, 2, 3]), [RandomAgent(seed=1)])
+    model = sb3_contrib.MaskablePPO(
+        MaoRulePolicy, venv, n_steps=16, batch_size=32, policy_kwargs={"net_arch": [32]}, device="cpu", seed=0
+    )
+    assert model.policy.action_net.in_features == 32 + N_DERIVED
+    # The action layer reads the derived planes themselves: the last N_DERIVED latent columns.
+    obs = torch.as_tensor(venv.reset())
+    features = model.policy.extract_features(obs, model.policy.pi_features_extractor)
+    latent = model.policy.mlp_extractor.forward_actor(features)
+    assert torch.equal(latent[:, -N_DERIVED:], features[:, -N_DERIVED:])
+    model.learn(128)
+    model.save(tmp_path / "mao.zip")
+    agent = LearnedPolicyAgent(tmp_path / "mao.zip")
+    assert type(agent.model.policy).__name__ == "MaoRulePolicy"
+    observations, masks = venv.reset(), venv.action_masks()
+    expected, _ = model.predict(observations, action_masks=masks, deterministic=True)
+    assert np.array_equal(agent.act_batch(observations, masks), expected)
+
+
+def test_the_rounds_finished_count_does_not_reach_the_policy():
+    # Training episodes are single rounds: a long game's round count must not move the policy.
+    env = raw_env(4)
+    env.reset(seed=2)
+    extractor = MaoRuleFeatures(env.observation_space("player_0")["observation"])
+    obs = env.observe(env.agent_selection)["observation"].copy()
+    later = obs.copy()
+    later[core.OFF_ROUND] = 7.0
+    assert torch.equal(extractor(torch.as_tensor(obs[None])), extractor(torch.as_tensor(later[None])))
