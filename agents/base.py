@@ -39,6 +39,10 @@ class Agent:
     def reset(self) -> None:
         """Forget per-game memory before a new game (no-op for memoryless agents)."""
 
+    def reset_rows(self, rows: np.ndarray) -> None:
+        """Forget the per-game memory of ``act_batch`` rows whose games ended (a driver of a
+        batch calls it before the row holds a new game; no-op for memoryless agents)."""
+
     def seed(self, seed: int | None) -> None:
         """Reseed the agent's own randomness (no-op for deterministic agents); environments that
         drive agents call it when they are reset with a seed, so that a seed fixes the whole game."""

@@ -510,6 +510,10 @@ class BayesianRuleAgent(RuleBeliefAgent):
         self.posterior.reset()
         self._row_posteriors.clear()
 
+    def reset_rows(self, rows: np.ndarray) -> None:
+        for row in np.asarray(rows, dtype=np.int64).ravel():
+            self._row_posteriors.pop(int(row), None)
+
     def belief(self, view: SeatView, action_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self.posterior.hypotheses, self.posterior.weights
 

@@ -77,11 +77,32 @@ def build_parser() -> argparse.ArgumentParser:
         "--eval-every", type=int, default=defaults.eval_every, help="steps between evaluations (0: none)"
     )
     train.add_argument("--eval-deals", type=_positive_int, default=defaults.eval_deals)
-    train.add_argument("--final-eval-deals", type=_positive_int, default=defaults.final_eval_deals)
+    train.add_argument(
+        "--final-eval-deals",
+        type=_positive_int,
+        default=None,
+        help="final report: duplicate deals per pairing (Madiao, default "
+        f"{GAME_DEFAULTS['madiao']['final_eval_deals']}) or own turns per held-out rule (Mao, default "
+        f"{GAME_DEFAULTS['mao']['final_eval_deals']})",
+    )
     train.add_argument("--checkpoint-every", type=_positive_int, default=defaults.checkpoint_every)
     train.add_argument("--snapshot-every", type=_positive_int, default=defaults.snapshot_every)
     train.add_argument(
         "--resume", metavar="RUN_DIR", help="continue an interrupted run from its last checkpoint"
+    )
+    train.add_argument(
+        "--imitate",
+        metavar="AGENT",
+        default=None,
+        help="warm start: fit the fresh policy to this scripted agent's moves before PPO, or 'none' "
+        f"(default {GAME_DEFAULTS['madiao']['imitate']} for Madiao, {GAME_DEFAULTS['mao']['imitate']} "
+        "for Mao)",
+    )
+    train.add_argument(
+        "--imitation-decisions",
+        type=_positive_int,
+        default=defaults.imitation_decisions,
+        help="teacher decisions recorded for the warm start",
     )
     train.add_argument(
         "--mao-rule-pool",
@@ -95,6 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=defaults.mao_penalty_card_reward,
         help="Mao: the learner's reward per penalty card in training games",
+    )
+    train.add_argument(
+        "--mao-hand-card-reward",
+        type=float,
+        default=None,
+        help="Mao: the learner's reward per card its hand shrinks by (minus per card it grows by); "
+        f"default {GAME_DEFAULTS['mao']['mao_hand_card_reward']}",
     )
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
     train.add_argument("--no-report", action="store_true", help="skip the final evaluation report")
@@ -192,6 +220,9 @@ def _config_from_args(args: argparse.Namespace):
         snapshot_every=args.snapshot_every,
         mao_rule_pool=args.mao_rule_pool,
         mao_penalty_card_reward=args.mao_penalty_card_reward,
+        mao_hand_card_reward=args.mao_hand_card_reward,
+        imitate=args.imitate,
+        imitation_decisions=args.imitation_decisions,
         progress_bar=not args.no_progress,
     )
 

@@ -2,7 +2,7 @@
 
     madiao-mao evaluate --game mao --agents base bayes oracle --deals 40 --out results/
     python -m training.mao_evaluation --turns 100 --replicates 2 --out results/   # discovery target
-    python -m training.mao_evaluation --model runs/RUN/final_model.zip --replicates 3  # held-out rules
+    python -m training.mao_evaluation --model runs/RUN/final_model.zip --replicates 10  # held-out rules
 
 Each agent under test sits in one seat (rotating over episodes) of a table whose other seats
 play ``opponent`` (default the base-rules player, whose faults give everybody calls to learn
@@ -50,7 +50,7 @@ from agents.mao_beliefs import (
 )
 from mao_env import cards
 from mao_env import rules as library
-from training.stats import BinnedRate, binned_rate, markdown_table
+from training.stats import BinnedRate, MeanCI, binned_rate, markdown_table, mean_ci
 
 #: Rules whose violation draws a call (validity and speech); dynamics rules never do.
 DISCOVERABLE_RULES: tuple[int, ...] = tuple(
@@ -87,6 +87,9 @@ class MaoSeatStats:
     """... and whether the turn violated it."""
     judge_mismatches: int = 0
     """Turns whose calls the rule model did not predict exactly (a check of the attribution)."""
+    game_ends: list[int] = field(default_factory=list)
+    """The turn count at the end of each game played (controlled experiments record it), so that
+    per-game rates can be paired across agents that met the same games."""
 
     @property
     def calls_per_turn(self) -> float:
@@ -115,6 +118,17 @@ class MaoSeatStats:
         sums = np.bincount(index[inside], weights=penalties[inside], minlength=edges.size - 1)
         with np.errstate(invalid="ignore", divide="ignore"):
             return counts, np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+    def game_penalty_rates(self) -> np.ndarray:
+        """Penalty cards per turn in each game of ``game_ends`` (games in the order played)."""
+        penalties = np.asarray(self.turn_penalties, dtype=np.float64)
+        starts = [0, *self.game_ends[:-1]] if self.game_ends else []
+        return np.array(
+            [
+                penalties[a:b].mean() if b > a else math.nan
+                for a, b in zip(starts, self.game_ends, strict=True)
+            ]
+        )
 
     def summary(self) -> dict[str, Any]:
         """The headline numbers as plain JSON values (the trainer logs these)."""
@@ -369,6 +383,7 @@ def rule_discovery_experiment(
                     env, lineup, {seat: stats[name]}, seed=seed * 100_003 + rule * 101 + replicate,
                     options={"rules": [int(rule)]}, max_turns=turns,
                 )  # fmt: skip
+                stats[name].game_ends.append(stats[name].turns)
     return MaoReport(
         stats,
         f"Mao rule discovery ({len(rules)} rules x {replicates} games x {turns} turns per agent)",
@@ -398,6 +413,17 @@ def held_out_experiment(
     )
     report.setup += f" Held-out rules: {', '.join(str(r) for r in HELD_OUT_RULES)}."
     return report
+
+
+def paired_penalty_difference(report: MaoReport, agent: str, reference: str) -> MeanCI:
+    """Mean over the experiment's games of (``agent``'s - ``reference``'s penalty cards per turn)
+    with a 95% t interval: every agent met the same games (same seeds, rule and seat), so the
+    game is the pairing unit and turns within a game are not treated as independent."""
+    ours = report.stats[agent].game_penalty_rates()
+    theirs = report.stats[reference].game_penalty_rates()
+    if ours.size != theirs.size or ours.size == 0:
+        raise ValueError(f"{agent} and {reference} did not play the same controlled games")
+    return mean_ci(ours - theirs)
 
 
 def penalty_ratio_target(
@@ -479,19 +505,43 @@ def evaluate_mao_seat(
     return report.stats[agent.name].summary()
 
 
-def mao_report(agents: Mapping[str, Agent | str], config, run_dir: Path, *, turns: int) -> str:
+def mao_report(
+    agents: Mapping[str, Agent | str], config, run_dir: Path, *, turns: int, replicates: int = 1
+) -> str:
     """The trainer's final Mao section: the agents (with the base-rules and Bayesian players as
-    references) facing each rule held out of training, at a table of each evaluation opponent."""
+    references) facing each rule held out of training (``replicates`` games of ``turns`` own turns
+    per rule), at a table of each evaluation opponent, with each agent's paired difference from
+    the base-rules player."""
     env_kwargs = {"obs_type": config.obs_type, **config.env_kwargs}
     agents = {**agents, "base": "base", "bayes": "bayes"}
     sections = []
     for opponent in config.eval_opponents:
         report = held_out_experiment(
-            agents, turns=turns, seed=config.seed + 99, opponent=opponent, env_kwargs=env_kwargs
-        )
+            agents, turns=turns, replicates=replicates, seed=config.seed + 99, opponent=opponent,
+            env_kwargs=env_kwargs,
+        )  # fmt: skip
         write_mao_report(report, Path(run_dir), f"mao_held_out_vs_{opponent}")
         sections.append(report.markdown())
+        sections.append(held_out_verdicts(report))
     return "\n".join(sections)
+
+
+def held_out_verdicts(report: MaoReport, reference: str = "base") -> str:
+    """One line per agent: its penalty cards per turn against ``reference``'s on the same games,
+    the paired per-game difference with its 95% interval, and whether it is lower (the interval
+    below zero)."""
+    lines = []
+    for name, stats in report.stats.items():
+        if name == reference:
+            continue
+        difference = paired_penalty_difference(report, name, reference)
+        verdict = "lower" if difference.high < 0 else "not lower"
+        lines.append(
+            f"- {name} {stats.penalties_per_turn:.3f} vs {reference} "
+            f"{report.stats[reference].penalties_per_turn:.3f} penalty cards/turn; paired difference "
+            f"per game {difference} ({difference.n_blocks} games, 95% CI): {verdict}"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def command_evaluate_mao(args: argparse.Namespace) -> int:
@@ -549,12 +599,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress=True,
         )
         print(report.markdown())
-        learned, base = report.stats["learned"], report.stats["base"]
-        verdict = "lower" if learned.penalties_per_turn < base.penalties_per_turn else "not lower"
-        print(
-            f"learned {learned.penalties_per_turn:.3f} vs base {base.penalties_per_turn:.3f} penalty "
-            f"cards/turn on held-out rules: {verdict}"
-        )
+        print(held_out_verdicts(report))
         if args.out:
             paths = write_mao_report(report, Path(args.out), "mao_held_out")
             print("wrote " + ", ".join(str(p) for p in paths))

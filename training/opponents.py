@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
+from stable_baselines3.common.vec_env import VecEnvWrapper
 
 from agents.base import Agent
 
@@ -152,3 +153,40 @@ class TimedVectorEnv:
             return self.vector_env.step(actions)
         finally:
             self.seconds += time.perf_counter() - started
+
+
+class HandSizeReward(VecEnvWrapper):
+    """Mao training: adds ``reward_per_card`` for every card the learner's hand shrinks by (and
+    takes it away for every card it grows by) between two of its decisions.
+
+    Drawing is always allowed in Mao and never called, so under penalty rewards alone a policy
+    learns that drawing instead of playing is the safe move: it stops calls at once and the cost
+    (a longer road to winning) lies far in the future. Counting hand size makes a draw cost what a
+    card costs. Over an episode the added rewards sum to ``reward_per_card * (5 - final hand)``:
+    they reward shedding cards, not a particular way of doing it. The hand is read from the
+    observation (its per-card-type counts), the last one of a game from the terminal observation.
+    """
+
+    def __init__(self, venv, reward_per_card: float, hand: slice) -> None:
+        super().__init__(venv)
+        self.reward_per_card = float(reward_per_card)
+        self.hand = hand
+        self._held = np.zeros(venv.num_envs, dtype=np.float64)
+
+    def _hand_size(self, observations: np.ndarray) -> np.ndarray:
+        return np.asarray(observations)[..., self.hand].sum(axis=-1).astype(np.float64)
+
+    def reset(self) -> np.ndarray:
+        observations = self.venv.reset()
+        self._held = self._hand_size(observations)
+        return observations
+
+    def step_wait(self):
+        observations, rewards, dones, infos = self.venv.step_wait()
+        now = self._hand_size(observations)
+        ended = now.copy()
+        for game in np.flatnonzero(dones):
+            ended[game] = self._hand_size(infos[game]["terminal_observation"])
+        shaped = rewards + self.reward_per_card * (self._held - ended)
+        self._held = now
+        return observations, shaped.astype(np.float32), dones, infos

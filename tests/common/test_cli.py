@@ -161,13 +161,15 @@ def test_train_mao_tiny_budget_then_held_out_report_and_evaluation(tmp_path):
     result = run_cli(
         "train", "--game", "mao", "--total-timesteps", "256", "--n-envs", "8", "--n-steps", "16",
         "--batch-size", "64", "--eval-every", "128", "--eval-deals", "2", "--final-eval-deals", "2",
-        "--runs-dir", str(tmp_path / "runs"), "--no-progress",
+        "--runs-dir", str(tmp_path / "runs"), "--no-progress", "--imitation-decisions", "64",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "[eval @ " in result.stdout and "pen/turn" in result.stdout
+    assert "warm start: bayes plays 64 learner decisions" in result.stdout
     (run_dir,) = (tmp_path / "runs").iterdir()
     report = (run_dir / "report.md").read_text()
     assert "Mao rules held out of training" in report
+    assert "- learned " in report and "paired difference per game" in report
     for name in ("learned", "base", "bayes"):
         assert f"| {name} |" in report
     assert (run_dir / "mao_held_out_vs_base_discovery.png").is_file()
@@ -178,7 +180,8 @@ def test_train_mao_tiny_budget_then_held_out_report_and_evaluation(tmp_path):
         capture_output=True, text=True, timeout=240, cwd=REPO,
     )  # fmt: skip
     assert evaluation.returncode == 0, evaluation.stderr
-    assert "penalty cards/turn on held-out rules" in evaluation.stdout
+    assert "- learned " in evaluation.stdout and "vs base" in evaluation.stdout
+    assert "(8 games, 95% CI)" in evaluation.stdout
     assert (tmp_path / "eval" / "mao_held_out.md").is_file()
 
 

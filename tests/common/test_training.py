@@ -208,29 +208,35 @@ def test_opponent_pool_shares_slots_by_weight_and_keeps_the_newest_snapshots():
     assert share_slots({"scripted": 1.0, "current": 0.01}, 3) == {"scripted": 2, "current": 1}
 
 
+def _toy_training_config(train_module, tmp_path, monkeypatch, **overrides):
+    """A tiny training run on the toy game (the trainer's env factory is replaced by it)."""
+    monkeypatch.setattr(train_module, "make_vector_env", lambda config, n, seed: ToyVectorEnv(n, seed=seed))
+    options = {
+        "game": "mao",
+        "features": "flat",  # the toy game's observations are not Mao's
+        "mao_rule_pool": "none",
+        "total_timesteps": 128,
+        "n_envs": 8,
+        "n_steps": 16,
+        "batch_size": 64,
+        "n_epochs": 1,
+        "net_arch": (16,),
+        "scripted_opponents": ("random",),
+        "checkpoint_every": 128,
+        "snapshot_every": 128,
+        "eval_every": 0,
+        "runs_dir": str(tmp_path),
+        "progress_bar": False,
+        "verbose": False,
+    }
+    return train_module.TrainConfig(**{**options, **overrides})
+
+
 def test_training_checkpoint_and_resume(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
     from training import train as train_module
 
-    monkeypatch.setattr(train_module, "make_vector_env", lambda config, n, seed: ToyVectorEnv(n, seed=seed))
-    config = train_module.TrainConfig(
-        game="mao",
-        features="flat",  # the toy game's observations are not Mao's
-        mao_rule_pool="none",
-        total_timesteps=256,
-        n_envs=8,
-        n_steps=16,
-        batch_size=64,
-        n_epochs=1,
-        net_arch=(16,),
-        scripted_opponents=("random",),
-        checkpoint_every=128,
-        snapshot_every=128,
-        eval_every=0,
-        runs_dir=str(tmp_path),
-        progress_bar=False,
-        verbose=False,
-    )
+    config = _toy_training_config(train_module, tmp_path, monkeypatch, imitate="none", total_timesteps=256)
     run_dir = train_module.train(config)
     state = json.loads((run_dir / "state.json").read_text())
     assert state["num_timesteps"] == 256
@@ -309,3 +315,115 @@ def test_linear_learning_rate_decays_to_zero():
     assert schedule(1.0) == pytest.approx(1e-3) and schedule(0.25) == pytest.approx(2.5e-4)
     assert schedule(-0.01) == 0.0  # the last rollout can overshoot the budget: never negative
     assert learning_rate_schedule(TrainConfig(learning_rate=1e-3, lr_schedule="constant")) == 1e-3
+
+
+def _toy_learner_env(n_envs: int = 8, seed: int = 0) -> LearnerVecEnv:
+    return LearnerVecEnv(ToyVectorEnv(n_envs, seed=seed), RandomAgent(seed=seed), seed=seed)
+
+
+def test_teacher_decisions_carry_the_returns_that_followed_them():
+    from training.imitation import collect_teacher_decisions
+
+    venv = _toy_learner_env()
+    data = collect_teacher_decisions(venv, FirstLegalAgent(), 400, gamma=1.0)
+    n_envs = venv.num_envs
+    assert data.actions.size == 400 and data.observations.shape == (400, venv.observation_space.shape[0])
+    assert all(data.masks[i, a] for i, a in enumerate(data.actions)), "the teacher's moves are legal"
+    assert (data.actions == data.masks.argmax(axis=1)).all(), "the recorded action is the teacher's"
+    # Undiscounted, the return of a game's first decision is that game's whole return, which the
+    # wrapper reports itself (Monitor statistics) when the game ends.
+    first_of_game = np.zeros(data.actions.size, dtype=bool)
+    first_of_game[:n_envs] = True
+    rows = data.observations.reshape(-1, n_envs, venv.observation_space.shape[0])
+    move_index = rows[:, :, N_PLAYERS:].argmax(axis=2).reshape(-1)
+    assert data.has_return[:n_envs].all()
+    assert not data.has_return[-n_envs:].all(), "the last decisions' games are unfinished"
+    starts = data.returns[first_of_game & data.has_return]
+    assert np.isin(np.round(starts, 5), np.round(data.episode_returns, 5)).all()
+    assert data.episode_returns.size > n_envs and move_index.max() < GAME_LENGTH
+    with pytest.raises(ValueError, match="n_decisions must be positive"):
+        collect_teacher_decisions(venv, FirstLegalAgent(), 0, gamma=1.0)
+
+
+def test_policy_fitted_to_a_teacher_plays_its_moves():
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from training.imitation import collect_teacher_decisions, fit_policy
+
+    class LastLegalAgent(Agent):
+        def act(self, observation, action_mask):
+            return int(np.flatnonzero(action_mask)[-1])
+
+    venv = _toy_learner_env()
+    data = collect_teacher_decisions(venv, LastLegalAgent(), 512, gamma=1.0)
+    model = MaskablePPO("MlpPolicy", venv, policy_kwargs={"net_arch": [32]}, seed=0, device="cpu")
+    history = fit_policy(model.policy, data, epochs=8, batch_size=64, learning_rate=3e-3, vf_coef=0.5, seed=0)
+    assert history[-1]["policy_loss"] < history[0]["policy_loss"]
+    observation = venv.reset()
+    for _ in range(20):
+        masks = venv.action_masks()
+        chosen, _ = model.predict(observation, action_masks=masks, deterministic=True)
+        expected = np.array([np.flatnonzero(row)[-1] for row in masks])
+        assert (chosen == expected).all()
+        observation, *_ = venv.step(chosen)
+
+
+def test_training_starts_from_the_teacher_once(tmp_path, monkeypatch):
+    pytest.importorskip("sb3_contrib")
+    from training import train as train_module
+
+    config = _toy_training_config(
+        train_module, tmp_path, monkeypatch, imitate="random", imitation_decisions=64, imitation_epochs=1
+    )
+    run_dir = train_module.train(config)
+    state = json.loads((run_dir / "state.json").read_text())
+    assert state["imitation"]["decisions"] == 64 and 0.0 <= state["imitation"]["accuracy"] <= 1.0
+    tags = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
+    assert "imitation/accuracy" in tags
+    # A resumed run goes on with PPO; it does not imitate again.
+    monkeypatch.setattr(train_module, "warm_start", lambda *a, **k: pytest.fail("imitated twice"))
+    train_module.train(resume=run_dir, total_timesteps=256, quiet=True)
+    assert json.loads((run_dir / "state.json").read_text())["imitation"] == state["imitation"]
+    with pytest.raises(ValueError, match="scripted opponent 'bayes' keeps a memory per game"):
+        train_module.train(
+            _toy_training_config(train_module, tmp_path / "bayes", monkeypatch, scripted_opponents=("bayes",))
+        )
+    with pytest.raises(ValueError, match="imitate must be 'none' or a mao agent"):
+        train_module.TrainConfig(game="mao", imitate="grandmaster")
+    assert train_module.TrainConfig().imitate == "none"
+    assert train_module.TrainConfig(game="mao").imitate == "bayes"
+
+
+def test_hand_size_reward_pays_for_every_card_shed():
+    from agents.registry import make_agent
+    from mao_env import cards, core
+    from mao_env.vector import MaoVectorEnv
+    from training.opponents import HandSizeReward
+
+    def learner_env():
+        vector_env = MaoVectorEnv(16, obs_type="history", penalty_card_reward=-1.0)
+        return LearnerVecEnv(vector_env, make_agent("base", "mao", seed=1), seed=3)
+
+    hand = slice(core.OFF_HAND, core.OFF_HAND + cards.N_CARD_TYPES)
+    plain, shaped = learner_env(), HandSizeReward(learner_env(), 0.25, hand)
+    player = make_agent("random", "mao", seed=4)
+    observation = plain.reset()
+    assert np.array_equal(observation, shaped.reset())
+    held_at_start = observation[:, hand].sum(axis=1)
+    bonus = np.zeros(16)
+    checked = 0
+    for _ in range(400):
+        actions = player.act_batch(observation, plain.action_masks())
+        observation, plain_rewards, dones, infos = plain.step(actions)
+        same_observation, shaped_rewards, shaped_dones, _ = shaped.step(actions)
+        assert np.array_equal(observation, same_observation) and np.array_equal(dones, shaped_dones)
+        bonus += shaped_rewards - plain_rewards
+        for game in np.flatnonzero(dones):
+            held_at_end = infos[game]["terminal_observation"][hand].sum()
+            assert bonus[game] == pytest.approx(0.25 * (held_at_start[game] - held_at_end), abs=1e-4)
+            bonus[game] = 0.0
+            held_at_start[game] = observation[game, hand].sum()
+            checked += 1
+    assert checked > 5
+    assert isinstance(shaped.action_masks(), np.ndarray)  # MaskablePPO reads the masks through it

@@ -162,6 +162,24 @@ def test_base_player_takes_the_seven_chain_and_says_penalty_card():
     assert env.last_calls == []
 
 
+def watch_rule(rule: int, seat_zero_act, turns: int = 40) -> None:
+    """One game with ``rule`` active from the start: seat 0 acts with ``seat_zero_act(observation,
+    mask)``, three base players (who fault on the rule) sit in the others, until seat 0 has taken
+    ``turns`` turns."""
+    env = raw_env(4, num_rounds=100, rule_choice="fixed", max_steps=100_000)
+    lineup = [None] + [BaseRulesAgent(seed=s) for s in (2, 3, 4)]
+    env.reset(seed=rule, options={"rules": [rule]})
+    taken = 0
+    while taken < turns:
+        observation, _, terminated, truncated, _ = env.last()
+        assert not (terminated or truncated)
+        seat = env.current_seat
+        obs, mask = observation["observation"], observation["action_mask"]
+        action = seat_zero_act(obs, mask) if seat == 0 else lineup[seat].act(obs, mask)
+        env.step(action)
+        taken += seat == 0 and action == cards.END_TURN
+
+
 def test_bayesian_posterior_concentrates_on_the_true_rule_from_observed_calls():
     """Controlled experiment: one secret rule at reset, three base players fault on it, the Bayesian
     player watches the calls. Within 40 of its own turns the posterior puts > 0.9 on the true rule."""
@@ -171,18 +189,8 @@ def test_bayesian_posterior_concentrates_on_the_true_rule_from_observed_calls():
         "when playing hearts, say 'Hearts'",
     ):
         rule = rule_id(description)
-        env = raw_env(4, num_rounds=100, rule_choice="fixed", max_steps=100_000)
         bayes = BayesianRuleAgent(seed=1)
-        lineup = [bayes] + [BaseRulesAgent(seed=s) for s in (2, 3, 4)]
-        env.reset(seed=rule, options={"rules": [rule]})
-        turns = 0
-        while turns < 40:
-            observation, _, terminated, truncated, _ = env.last()
-            assert not (terminated or truncated)
-            seat = env.current_seat
-            action = lineup[seat].act(observation["observation"], observation["action_mask"])
-            env.step(action)
-            turns += seat == 0 and action == cards.END_TURN
+        watch_rule(rule, bayes.act)
         marginals = bayes.posterior.marginals()
         assert marginals[rule] > 0.9, (description, np.argsort(-marginals)[:3], np.sort(marginals)[-3:])
         assert marginals.sum() == pytest.approx(1.0, abs=1e-6)  # exactly one unknown rule
@@ -225,3 +233,16 @@ def test_registry_passes_the_table_variants_to_the_rule_players():
     assert not bayes.posterior.plain_rounds and bayes.posterior.hidden_reasons
     calls, turns = play_game(env, [bayes, base, make_agent("oracle", "mao", seed=1, env=env)], seed=2)
     assert turns.sum() > 5 and calls[2] == 0
+
+
+def test_bayesian_batch_rows_forget_their_game_when_reset():
+    """``act_batch`` keeps one posterior per row; ``reset_rows`` clears the rows whose games ended
+    (a finished game's calls must not weigh on the next game in that row) and only those."""
+    rule = rule_id("face cards may not be played on face cards")
+    bayes = BayesianRuleAgent(seed=1)
+    # Rows 0 and 1 both follow seat 0 of the game.
+    watch_rule(rule, lambda obs, mask: int(bayes.act_batch(np.stack([obs, obs]), np.stack([mask, mask]))[0]))
+    assert bayes._row_posteriors[0].marginals()[rule] > 0.9
+    bayes.reset_rows(np.array([0]))
+    assert 0 not in bayes._row_posteriors and bayes._row_posteriors[1].marginals()[rule] > 0.9
+    BaseRulesAgent().reset_rows(np.array([0, 1]))  # memoryless agents accept it and do nothing

@@ -22,8 +22,10 @@ from training.mao_evaluation import (
     MaoSeatStats,
     evaluate_mao,
     evaluate_mao_seat,
+    paired_penalty_difference,
     penalty_ratio_target,
     play_mao_episode,
+    rule_discovery_experiment,
     write_mao_report,
 )
 
@@ -93,6 +95,34 @@ def test_curves_and_the_ratio_target_on_known_numbers():
     assert target["learner"] == [2.0, 0.5] and target["oracle"] == [0.5, 0.5]
     assert target["ratio"] == [4.0, 1.0]
     assert target["within_from_turn"] == 10
+
+
+def test_paired_difference_is_taken_game_by_game():
+    # Two games: the learner had 2/4 and 0/2 penalty cards per turn, the reference 1/2 and 2/2.
+    learner = MaoSeatStats("learner", turns=6, turn_penalties=[1, 0, 0, 1, 0, 0], game_ends=[4, 6])
+    reference = MaoSeatStats("base", turns=4, turn_penalties=[1, 0, 1, 1], game_ends=[2, 4])
+    assert learner.game_penalty_rates().tolist() == [0.5, 0.0]
+    report = MaoReport({"learner": learner, "base": reference}, "t", "s")
+    difference = paired_penalty_difference(report, "learner", "base")
+    assert difference.n_blocks == 2 and difference.mean == pytest.approx(-0.5)  # (0 + -1) / 2
+    # t interval with 1 degree of freedom: 12.706 * sd(0, -1) / sqrt(2) = 6.353.
+    assert difference.high == pytest.approx(-0.5 + 6.353, abs=1e-3)
+    lonely = MaoReport({"learner": learner, "base": MaoSeatStats("base")}, "t", "s")
+    with pytest.raises(ValueError, match="did not play the same controlled games"):
+        paired_penalty_difference(lonely, "learner", "base")
+
+
+def test_controlled_experiment_records_where_each_game_ends():
+    report = rule_discovery_experiment(
+        {"base": "base", "oracle": "oracle"}, rules=[HEARTS_ON_SPADES, RABBIT_ON_DRAW], turns=6, replicates=2
+    )
+    for stats in report.stats.values():
+        assert stats.game_ends == [6, 12, 18, 24] and stats.turns == 24
+        penalties = np.asarray(stats.turn_penalties, dtype=float).reshape(4, 6)
+        assert stats.game_penalty_rates() == pytest.approx(penalties.mean(axis=1))
+    # The oracle draws no call; what it gets is seven-chain cards, which the base player gets too.
+    assert report.stats["oracle"].calls == 0
+    assert paired_penalty_difference(report, "oracle", "base").n_blocks == 4
 
 
 def test_evaluation_of_base_and_oracle_and_the_report(tmp_path):

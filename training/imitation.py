@@ -1,0 +1,159 @@
+"""Warm start by imitation: a scripted teacher plays the learner's seat, the policy learns its moves.
+
+Self-play PPO on Mao from a random policy finds a poor local optimum: a play that draws a call
+costs a penalty card at once, while what a play gains (a shorter road to winning the round) lies
+far ahead, so the policy learns to draw instead of playing and stops learning about rules. A
+teacher that already plays sensibly (the Bayesian rule-inference player) shows the policy what a
+turn looks like; PPO then starts from there. This is behaviour cloning with the value head fitted
+on the same data, so that the first PPO updates have sensible advantages:
+
+1. ``collect_teacher_decisions``: the teacher acts in the learner's seat of the training env
+   (the same opponents, rewards and rule draws as PPO will meet) for ``n_decisions`` decisions;
+   every observation, mask, teacher action and reward is kept.
+2. ``fit_policy``: minibatch Adam on the policy's masked log-likelihood of the teacher's actions
+   plus ``vf_coef`` times the squared error of the value head against the discounted returns
+   that followed (steps after a game's last end in the data have no finished return and only
+   train the policy).
+
+Only the policy's inputs reach the network: the teacher's own knowledge (its posterior over the
+rule library) is in its actions, never in the observation. The teacher meets only the training
+env's rules, so a policy cloned from it is still tested on rules it never saw.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from agents.base import Agent
+
+
+@dataclass
+class TeacherData:
+    """What ``collect_teacher_decisions`` gathered: one row per learner decision."""
+
+    observations: np.ndarray
+    """``[n, obs_dim]`` float32."""
+    masks: np.ndarray
+    """``[n, n_actions]`` bool."""
+    actions: np.ndarray
+    """``[n]`` int64: the teacher's choice."""
+    returns: np.ndarray
+    """``[n]`` float32: discounted sum of the rewards from this decision to its game's end."""
+    has_return: np.ndarray
+    """``[n]`` bool: the game of this decision ended inside the data (its return is complete)."""
+    episode_returns: np.ndarray
+    """Undiscounted return of every finished game (the teacher's score, for the log)."""
+    seconds: float
+
+
+def collect_teacher_decisions(venv, teacher: Agent, n_decisions: int, gamma: float) -> TeacherData:
+    """Let ``teacher`` play the learner seat of SB3 VecEnv ``venv`` (which has ``action_masks()``)
+    for at least ``n_decisions`` decisions and record them (module doc). ``venv`` is reset first."""
+    if n_decisions <= 0:
+        raise ValueError(f"n_decisions must be positive, got {n_decisions}")
+    started = time.perf_counter()
+    n_envs = venv.num_envs
+    n_steps = -(-n_decisions // n_envs)
+    observations = np.zeros((n_steps, n_envs, venv.observation_space.shape[0]), dtype=np.float32)
+    masks = np.zeros((n_steps, n_envs, venv.action_space.n), dtype=bool)
+    actions = np.zeros((n_steps, n_envs), dtype=np.int64)
+    rewards = np.zeros((n_steps, n_envs), dtype=np.float64)
+    dones = np.zeros((n_steps, n_envs), dtype=bool)
+    episode_returns: list[float] = []
+    teacher.reset()
+    observation = venv.reset()
+    for step in range(n_steps):
+        mask = np.asarray(venv.action_masks(), dtype=bool)
+        action = np.asarray(teacher.act_batch(observation, mask), dtype=np.int64)
+        observations[step], masks[step], actions[step] = observation, mask, action
+        observation, reward, done, infos = venv.step(action)
+        rewards[step], dones[step] = reward, done
+        finished = np.flatnonzero(done)
+        if finished.size:
+            # A row's next game is a new game (and, with a rotating learner, a new seat).
+            teacher.reset_rows(finished)
+            episode_returns.extend(float(infos[i]["episode"]["r"]) for i in finished if "episode" in infos[i])
+    # Discounted returns backwards per game; a row's tail after its last end has none.
+    returns = np.zeros((n_steps, n_envs), dtype=np.float64)
+    has_return = np.zeros((n_steps, n_envs), dtype=bool)
+    running = np.zeros(n_envs)
+    complete = np.zeros(n_envs, dtype=bool)
+    for step in range(n_steps - 1, -1, -1):
+        running = np.where(dones[step], 0.0, running * gamma) + rewards[step]
+        complete |= dones[step]
+        returns[step], has_return[step] = running, complete
+    return TeacherData(
+        observations=observations.reshape(n_steps * n_envs, -1),
+        masks=masks.reshape(n_steps * n_envs, -1),
+        actions=actions.reshape(-1),
+        returns=returns.reshape(-1).astype(np.float32),
+        has_return=has_return.reshape(-1),
+        episode_returns=np.asarray(episode_returns),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def fit_policy(
+    policy,
+    data: TeacherData,
+    *,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    vf_coef: float,
+    seed: int,
+) -> list[dict[str, float]]:
+    """Train a MaskablePPO ``policy`` on ``data`` (module doc); returns per-epoch means of the
+    policy loss (negative log-likelihood), value loss and teacher-action accuracy."""
+    import torch
+
+    generator = np.random.default_rng(seed)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate, eps=1e-5)
+    policy.set_training_mode(True)
+    history = []
+    n = data.actions.size
+    for _epoch in range(epochs):
+        order = generator.permutation(n)
+        totals = np.zeros(3)
+        batches = 0
+        for start in range(0, n, batch_size):
+            rows = order[start : start + batch_size]
+            observations = torch.as_tensor(data.observations[rows])
+            actions = torch.as_tensor(data.actions[rows])
+            masks = data.masks[rows]
+            distribution, values = _forward(policy, observations, masks)
+            log_prob = distribution.log_prob(actions)
+            policy_loss = -log_prob.mean()
+            with_return = torch.as_tensor(data.has_return[rows])
+            value_error = (values.flatten() - torch.as_tensor(data.returns[rows])) ** 2
+            value_loss = (value_error * with_return).sum() / with_return.sum().clamp(min=1)
+            loss = policy_loss + vf_coef * value_loss
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+            optimizer.step()
+            accuracy = (distribution.distribution.probs.argmax(1) == actions).float().mean().item()
+            totals += (policy_loss.item(), value_loss.item(), accuracy)
+            batches += 1
+        mean = totals / max(batches, 1)
+        history.append({"policy_loss": mean[0], "value_loss": mean[1], "accuracy": mean[2]})
+    policy.set_training_mode(False)
+    return history
+
+
+def _forward(policy, observations, masks):
+    """The masked action distribution and the values of a MaskablePPO policy in one pass (what
+    its ``evaluate_actions`` computes, keeping the distribution for the accuracy)."""
+    features = policy.extract_features(observations)
+    if policy.share_features_extractor:
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+    else:
+        pi_features, vf_features = features
+        latent_pi = policy.mlp_extractor.forward_actor(pi_features)
+        latent_vf = policy.mlp_extractor.forward_critic(vf_features)
+    distribution = policy._get_action_dist_from_latent(latent_pi)
+    distribution.apply_masking(masks)
+    return distribution, policy.value_net(latent_vf)
