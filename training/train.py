@@ -412,7 +412,7 @@ def train(
     pool = OpponentPool(scripted, weights=config.opponent_weights, max_snapshots=config.max_snapshots)
     for path in state.get("snapshots", []):
         if Path(path).is_file():
-            pool.add_snapshot(LearnedPolicyAgent(path, deterministic=False, name=Path(path).stem))
+            pool.add_snapshot(snapshot_agent(Path(path), config.seed))
     # A resumed run continues with a fresh deal stream (a new seed per resume).
     vector_env = TimedVectorEnv(
         make_vector_env(config, config.n_envs, seed=config.seed + 1000 * len(state.get("resumes", [])))
@@ -461,7 +461,9 @@ def train(
             model.logger.record(f"imitation/{key}", value)
         model.logger.dump(0)
         save_checkpoint(model)
-    pool.set_current(LearnedPolicyAgent(model=model, deterministic=False, name="current"))
+    # Opponent copies of the policy sample their moves from generators seeded by the run's seed,
+    # so that a run is reproducible when they play.
+    pool.set_current(LearnedPolicyAgent(model=model, deterministic=False, name="current", seed=config.seed))
     state.setdefault("snapshots", [])
     state.setdefault("eval", [])
     state.setdefault("resumes", [])
@@ -527,7 +529,7 @@ def train(
                 path = run_dir / "snapshots" / f"snapshot_{steps:09d}.zip"
                 path.parent.mkdir(exist_ok=True)
                 atomic_save_model(self.model, path)
-                pool.add_snapshot(LearnedPolicyAgent(path, deterministic=False, name=path.stem))
+                pool.add_snapshot(snapshot_agent(path, config.seed))
                 state["snapshots"] = [str(p) for p in sorted(path.parent.glob("snapshot_*.zip"))][
                     -config.max_snapshots :
                 ]
@@ -623,6 +625,15 @@ def train(
     venv.close()
     model.logger.close()
     return run_dir
+
+
+def snapshot_agent(path: Path, seed: int):
+    """A frozen snapshot of the learner as a sampling opponent, seeded by the run's seed and the
+    snapshot's step (``snapshot_000250112.zip``)."""
+    from agents.learned import LearnedPolicyAgent
+
+    steps = int(path.stem.rsplit("_", 1)[-1])
+    return LearnedPolicyAgent(path, deterministic=False, name=path.stem, seed=seed * 1_000_003 + steps)
 
 
 def warm_start(model, venv, config: TrainConfig, say=print) -> dict[str, float]:

@@ -427,3 +427,28 @@ def test_hand_size_reward_pays_for_every_card_shed():
             checked += 1
     assert checked > 5
     assert isinstance(shaped.action_masks(), np.ndarray)  # MaskablePPO reads the masks through it
+
+
+def test_training_is_reproducible_with_its_own_policy_among_the_opponents(tmp_path, monkeypatch):
+    """Snapshots and the live policy sample their moves as opponents; a seed fixes those too."""
+    pytest.importorskip("sb3_contrib")
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from training import train as train_module
+
+    policies = []
+    for attempt in range(2):
+        config = _toy_training_config(
+            train_module,
+            tmp_path / str(attempt),
+            monkeypatch,
+            imitate="none",
+            total_timesteps=512,
+            snapshot_every=128,
+            opponent_weights={"scripted": 0.2, "snapshot": 0.4, "current": 0.4},
+        )
+        run_dir = train_module.train(config)
+        assert len(json.loads((run_dir / "state.json").read_text())["snapshots"]) >= 2
+        policies.append(MaskablePPO.load(str(run_dir / "final_model.zip")).policy.state_dict())
+    assert all(torch.equal(policies[0][key], policies[1][key]) for key in policies[0])
