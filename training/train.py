@@ -43,8 +43,8 @@ MAO_RULE_POOLS = ("train", "all", "none")
 #: Mao: PPO from a random policy learns to draw instead of playing (no call, no win) and ended
 #: worse than the base-rules player on the held-out rules; the warm start from the Bayesian player
 #: and the +0.2 per card shed fix that. Held-out penalty cards/turn (80 games, seed 0; base 0.146):
-#: warm start alone 0.105 (24 games), + 400k PPO steps 0.095, + 1M (these defaults) 0.087 with a
-#: round-win rate of 0.19 (base 0.24); without the hand-size reward 0.046 but winning 2% of rounds.
+#: warm start alone 0.105 (24 games), + 400k PPO steps 0.088, + 1M (these defaults) 0.081 with a
+#: round-win rate of 0.20 (base 0.24); without the hand-size reward 0.046 but winning 2% of rounds.
 GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     "madiao": {
         "total_timesteps": 4_000_000,
