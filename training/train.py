@@ -550,13 +550,15 @@ def train(
                         self.logger.record(f"eval/{name}_{key}", value["mean"])
                     elif isinstance(value, (int, float)) and key != "hands":
                         self.logger.record(f"eval/{name}_{key}", value)
+            # Madiao: stakes/hand of the learner against each baseline; Mao: the learner's own
+            # penalty cards per turn on the held-out rules at a table of each baseline.
             summary = ", ".join(
-                f"{n} {r['all']['mean']:+.3f}"
+                f"vs {n} {r['all']['mean']:+.3f}"
                 if "all" in r
-                else f"{n} {r.get('penalties_per_turn', float('nan')):.3f} pen/turn"
+                else f"at a {n} table {r.get('penalties_per_turn', float('nan')):.3f} pen/turn"
                 for n, r in results.items()
             )
-            (self.bar.write if self.bar is not None else say)(f"[eval @ {steps}] learned vs {summary}")
+            (self.bar.write if self.bar is not None else say)(f"[eval @ {steps}] learned {summary}")
 
         def speed(self) -> dict[str, float]:
             """Learner steps/s and the shares of learn() time spent in the env and opponents."""
