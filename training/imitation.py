@@ -124,36 +124,22 @@ def fit_policy(
             observations = torch.as_tensor(data.observations[rows])
             actions = torch.as_tensor(data.actions[rows])
             masks = data.masks[rows]
-            distribution, values = _forward(policy, observations, masks)
-            log_prob = distribution.log_prob(actions)
+            values, log_prob, _entropy = policy.evaluate_actions(observations, actions, action_masks=masks)
             policy_loss = -log_prob.mean()
             with_return = torch.as_tensor(data.has_return[rows])
             value_error = (values.flatten() - torch.as_tensor(data.returns[rows])) ** 2
             value_loss = (value_error * with_return).sum() / with_return.sum().clamp(min=1)
             loss = policy_loss + vf_coef * value_loss
+            with torch.no_grad():  # the policy's choices on this batch before the update
+                probs = policy.get_distribution(observations, action_masks=masks).distribution.probs
+            accuracy = (probs.argmax(1) == actions).float().mean().item()
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
             optimizer.step()
-            accuracy = (distribution.distribution.probs.argmax(1) == actions).float().mean().item()
             totals += (policy_loss.item(), value_loss.item(), accuracy)
             batches += 1
         mean = totals / max(batches, 1)
         history.append({"policy_loss": mean[0], "value_loss": mean[1], "accuracy": mean[2]})
     policy.set_training_mode(False)
     return history
-
-
-def _forward(policy, observations, masks):
-    """The masked action distribution and the values of a MaskablePPO policy in one pass (what
-    its ``evaluate_actions`` computes, keeping the distribution for the accuracy)."""
-    features = policy.extract_features(observations)
-    if policy.share_features_extractor:
-        latent_pi, latent_vf = policy.mlp_extractor(features)
-    else:
-        pi_features, vf_features = features
-        latent_pi = policy.mlp_extractor.forward_actor(pi_features)
-        latent_vf = policy.mlp_extractor.forward_critic(vf_features)
-    distribution = policy._get_action_dist_from_latent(latent_pi)
-    distribution.apply_masking(masks)
-    return distribution, policy.value_net(latent_vf)

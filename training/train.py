@@ -659,16 +659,17 @@ def warm_start(model, venv, config: TrainConfig, say=print) -> dict[str, float]:
     )
     fit_seconds = time.perf_counter() - started
     last = history[-1]
+    teacher_return = float(np.mean(data.episode_returns)) if data.episode_returns.size else float("nan")
     say(
         f"warm start: {data.actions.size:,} decisions in {data.seconds:.0f} s, fitted in "
         f"{fit_seconds:.0f} s; the policy picks the teacher's move in {100 * last['accuracy']:.1f}% "
-        f"of them (teacher's mean game return {float(np.mean(data.episode_returns)):+.3f})"
+        f"of them (teacher's mean game return {teacher_return:+.3f})"
     )
     return {
         "decisions": int(data.actions.size),
         "collect_seconds": data.seconds,
         "fit_seconds": fit_seconds,
-        "teacher_return": float(np.mean(data.episode_returns)) if data.episode_returns.size else float("nan"),
+        "teacher_return": teacher_return,
         **last,
     }
 
