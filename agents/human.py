@@ -1,9 +1,11 @@
 """A person at the terminal, behind the same ``act(observation, action_mask)`` call shape.
 
-The prompt lists the legal moves with numbers and card names; a move is typed as its number,
-as text ("play 9S", "slough 100T", "redeal", "pass"), or as a bare card name (played face up
-when that is legal, else sloughed). Anything else is explained and asked again; "help" shows the
-forms, "quit" or end of input (Ctrl-D) ends the game cleanly via ``HumanQuit``.
+The prompt lists the legal moves with numbers and names; a move is typed as its number or as
+text. Madiao (``HumanAgent``): "play 9S", "slough 100T", "redeal", "pass", or a bare card name
+(played face up when that is legal, else sloughed). Mao (``MaoHumanAgent``): "play 9D", "draw",
+"say last-card", "end", "rule 12", or a bare card name (played). Anything else is explained and
+asked again; "help" shows the forms, "state" the table again, "quit" or end of input (Ctrl-D)
+ends the game cleanly via ``HumanQuit``.
 """
 
 from __future__ import annotations
@@ -49,9 +51,7 @@ class HumanAgent(Agent):
         legal = [int(a) for a in legal_actions(action_mask)]
         if self.show_state is not None:
             self.show_state()
-        self.write(
-            "Your move: " + "  ".join(f"[{i + 1}] {cards.action_to_text(a)}" for i, a in enumerate(legal))
-        )
+        self.write(self.moves_text(legal))
         while True:
             try:
                 line = self.read_line("> ")
@@ -63,6 +63,15 @@ class HumanAgent(Agent):
                 return choice
             self.write(choice)
 
+    help_text = HELP
+
+    def describe(self, action: int) -> str:
+        """A legal move as listed in the prompt."""
+        return cards.action_to_text(action)
+
+    def moves_text(self, legal: list[int]) -> str:
+        return "Your move: " + "  ".join(f"[{i + 1}] {self.describe(a)}" for i, a in enumerate(legal))
+
     def parse(self, line: str, legal: list[int]) -> int | str:
         """The chosen action id, or a message saying why the line is not a legal move."""
         text = line.strip().lower()
@@ -71,13 +80,11 @@ class HumanAgent(Agent):
         if text in ("quit", "exit", "q"):
             raise HumanQuit("quit")
         if text in ("help", "?", "h"):
-            return HELP
+            return self.help_text
         if text in ("state", "table", "hand"):
             if self.show_state is not None:
                 self.show_state()
-            return "Your move: " + "  ".join(
-                f"[{i + 1}] {cards.action_to_text(a)}" for i, a in enumerate(legal)
-            )
+            return self.moves_text(legal)
         if text.isdigit():
             number = int(text)
             if 1 <= number <= len(legal):
@@ -103,4 +110,53 @@ class HumanAgent(Agent):
             return f"{error} (type 'help')."
         if action not in legal:
             return f"'{cards.action_to_text(action)}' is not legal now."
+        return action
+
+
+MAO_HELP = (
+    "Type the number of a move, or 'play <card>' (or the card name alone), 'draw', "
+    "'say <phrase>', 'end' (ends your turn: the Mao Master then judges it), 'rule <number>' "
+    "(after winning a round: your new secret rule).\n"
+    "Card names: AS 10H QD ... (rank, then suit C D H S), JK for a joker.\n"
+    "'state' shows the table again, 'quit' (or Ctrl-D) leaves."
+)
+
+
+class MaoHumanAgent(HumanAgent):
+    """A person playing Mao: the same prompt as :class:`HumanAgent`, with Mao's moves.
+
+    ``n_rules`` is the size of the env's rule library (the ``rule N`` actions)."""
+
+    help_text = MAO_HELP
+
+    def __init__(self, n_rules: int, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.n_rules = n_rules
+
+    def describe(self, action: int) -> str:
+        from mao_env import cards as mao_cards
+        from mao_env import rules as mao_rules
+
+        text = mao_cards.action_to_text(action, self.n_rules)
+        if action >= mao_cards.CHOOSE_RULE_0:
+            text += f" ({mao_rules.RULE_DESCRIPTIONS[action - mao_cards.CHOOSE_RULE_0]})"
+        return text
+
+    def parse(self, line: str, legal: list[int]) -> int | str:
+        from mao_env import cards as mao_cards
+
+        text = line.strip()
+        if text.lower() in ("quit", "exit", "q", "help", "?", "h", "state", "table", "hand", "") or (
+            text.isdigit()
+        ):
+            return super().parse(line, legal)
+        words = text.split()
+        if len(words) == 1 and words[0].lower() not in ("draw", "end"):
+            text = f"play {words[0]}"  # a bare card name is played
+        try:
+            action = mao_cards.text_to_action(text, self.n_rules)
+        except ValueError as error:
+            return f"{error} (type 'help')."
+        if action not in legal:
+            return f"'{mao_cards.action_to_text(action, self.n_rules)}' is not possible now."
         return action

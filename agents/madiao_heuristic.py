@@ -11,12 +11,9 @@ Two strengths:
   ``cooperative=True`` the three players also share tricks so that each reaches the two-trick
   minimum (a player who has its two tricks leaves a trick to a partner who still needs one and
   leads low for partners). That is good team play but costs the cooperating seat its own third
-  trick, and a seat is scored on its own payoff. Measured in duplicate tournaments of 5,000
-  deals (stakes per hand of one seat against three copies of the other, 95% CI about +-0.02):
-  the default vs greedy +0.16; with redeal threshold 1, vs the cooperative version +0.37;
-  greedy vs the cooperative version +0.40. So the default is the strongest scripted player
-  (the registry's "heuristic"). Redeal threshold 2 edges out 1 (+0.014) and 0 (never redeal,
-  -0.05 against 1).
+  trick, and a seat is scored on its own payoff, so the default (not cooperative) is the strongest
+  scripted player, the registry's "heuristic" (the tournaments between the variants are in
+  docs/results.md).
 
 The agents see only what the observation carries (``agents.madiao_view.MadiaoView``): their
 hand, the public trick, tricks won, roles, the cards seen face up and the upcard.

@@ -177,12 +177,12 @@ class MadiaoSearchAgent(Agent):
         options = {"hands": hands, "stock": stock, "banker": knowledge.banker, "first": knowledge.first}
         sim.reset(seed=int(self.rng.integers(2**31 - 1)), options=options)
         table = sim.table()
-        if (
-            table["phase"] == "over"
-            or table["hand_number"] != 0
-            or sorted(table["hands"][knowledge.seat]) != sorted(hands[knowledge.seat])
+        # A meld or the four lowest in a sampled hand ends the deal before play (and deals anew):
+        # not what happened, so the sample is rejected.
+        if table["phase"] == "over" or any(
+            sorted(table["hands"][seat]) != sorted(hands[seat]) for seat in range(cards.N_SEATS)
         ):
-            return None  # a meld or the four lowest in a hidden hand: not what happened
+            return None
         pending = {seat: list(cards_) for seat, cards_ in sloughs.items()}
         for seat, name, face_up in knowledge.moves:
             while sim.table()["phase"] == "redeal":

@@ -3,28 +3,40 @@
 Suites: aec (both games' AEC envs, the empty AEC env, PettingZoo classic), batched (vector envs at
 N = 1, 64, 1024, 4096), rollout (Madiao play-outs, bare trick probe), memory, startup (cold and
 warm import + compile, in child processes), peers (RLCard, OpenSpiel, Pgx when installed).
+
+Before the first timer starts, every timed code path of the selected aec, batched and rollout
+suites runs once (``benchmarks.timing.warm_up``: each game's AEC env, each vector env at each N,
+the play-outs), so Numba compiles, or loads from its cache, every kernel outside the timings even
+in a fresh clone; the startup suite measures that cold start on purpose, in child processes.
+
+The table is printed; a full run (every suite, no ``--quick``, no ``--only``) also writes it to
+``benchmarks/results/latest.md``, the committed results. A quick or partial run writes a file
+only when ``--output`` names one. Bad arguments end the run before any measurement, with one line
+on stderr and status 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import math
 import os
 import pathlib
 import platform
 import sys
 import time
 
-from benchmarks import aec, batched, memory, peers, rollout, startup
+from benchmarks import aec, batched, memory, peers, rollout, startup, timing
 from benchmarks.targets import evaluate
 from benchmarks.timing import Result
+from training.cli import OneLineArgumentParser, check_output_file, run_reporting_user_errors
 
 SUITES = ("aec", "batched", "rollout", "memory", "startup", "peers")
 DEFAULT_OUTPUT = pathlib.Path(__file__).with_name("results") / "latest.md"
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
+    parser = OneLineArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
     parser.add_argument(
         "--seconds", type=float, default=3.0, help="time budget of each measurement (default 3)"
     )
@@ -36,10 +48,15 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--only", default=None, help=f"comma-separated suites to run, from: {', '.join(SUITES)}"
     )
-    parser.add_argument("--output", type=pathlib.Path, default=DEFAULT_OUTPUT, help="markdown file to write")
+    parser.add_argument(
+        "--output",
+        type=pathlib.Path,
+        default=None,
+        help="markdown file to write (default: results/latest.md for a full run, none for --quick or --only)",
+    )
     arguments = parser.parse_args(argv)
-    if arguments.seconds <= 0:
-        parser.error(f"--seconds must be > 0, got {arguments.seconds}")
+    if not math.isfinite(arguments.seconds) or arguments.seconds <= 0:
+        parser.error(f"--seconds must be a number > 0, got {arguments.seconds}")
     if arguments.only is None:
         # The quick smoke test leaves out the slow child-process suites (compiles, JAX).
         arguments.suites = [s for s in SUITES if not (arguments.quick and s in ("startup", "peers"))]
@@ -50,6 +67,13 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
             parser.error(f"unknown suite(s) {', '.join(unknown)}; suites are {', '.join(SUITES)}")
     if arguments.quick:
         arguments.seconds = min(arguments.seconds, 0.1)
+    if arguments.output is None and not arguments.quick and arguments.only is None:
+        # Only a full run may replace the committed results; smoke and partial runs print only.
+        arguments.output = DEFAULT_OUTPUT
+    try:
+        check_output_file(None if arguments.output is None else str(arguments.output), "--output")
+    except ValueError as error:
+        parser.error(str(error))
     return arguments
 
 
@@ -102,8 +126,24 @@ def render(results: list[Result], header: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+TIMED_SUITES = ("aec", "batched", "rollout")
+
+
+def timed_workloads(suite: str, arguments: argparse.Namespace, batch_sizes: tuple[int, ...]):
+    """The workloads of a timed suite (built, not yet run)."""
+    if suite == "aec":
+        return aec.workloads(with_peers="peers" in arguments.suites)
+    if suite == "batched":
+        return batched.workloads(batch_sizes)
+    return rollout.workloads()
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = parse_arguments(argv)
+    return run_reporting_user_errors("python -m benchmarks", lambda: _run(arguments, argv))
+
+
+def _run(arguments: argparse.Namespace, argv: list[str] | None) -> int:
     batch_sizes = (1, 64) if arguments.quick else batched.BATCH_SIZES
     header = {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -113,14 +153,18 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python -m benchmarks " + " ".join(sys.argv[1:] if argv is None else argv),
     }
     started = time.perf_counter()
+    workloads = {
+        suite: timed_workloads(suite, arguments, batch_sizes)
+        for suite in arguments.suites
+        if suite in TIMED_SUITES
+    }
+    warm = timing.warm_up([workload for suite in workloads.values() for workload in suite])
+    print(f"  warm-up (every timed code path once, compiles included): {warm:.0f} s", file=sys.stderr)
+    header["warm-up before the timings"] = f"{warm:.1f} s"
     results: list[Result] = []
     for suite in arguments.suites:
-        if suite == "aec":
-            results += aec.run(arguments.seconds, with_peers="peers" in arguments.suites)
-        elif suite == "batched":
-            results += batched.run(arguments.seconds, batch_sizes)
-        elif suite == "rollout":
-            results += rollout.run(arguments.seconds)
+        if suite in workloads:
+            results += [timing.measure(workload, arguments.seconds) for workload in workloads[suite]]
         elif suite == "memory":
             results += memory.run()
         elif suite == "startup":
@@ -132,8 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     header["wall time"] = f"{time.perf_counter() - started:.0f} s"
     table = render(results, header)
     print(table)
-    arguments.output.parent.mkdir(parents=True, exist_ok=True)
-    arguments.output.write_text(table)
+    if arguments.output is not None:
+        arguments.output.parent.mkdir(parents=True, exist_ok=True)
+        arguments.output.write_text(table)
+        print(f"  written to {arguments.output}", file=sys.stderr)
     return 0
 
 

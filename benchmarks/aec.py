@@ -10,7 +10,6 @@ reaches in this loop.
 from __future__ import annotations
 
 import importlib
-import time
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -19,7 +18,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from benchmarks.timing import Result, unavailable
+from benchmarks.timing import Result, Workload, measure, unavailable, warm_up
 
 EMPTY_AGENTS = 4
 EMPTY_OBS_DIM = 100
@@ -86,14 +85,17 @@ def wrapped_empty_env() -> AECEnv:
     return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(EmptyAECEnv()))
 
 
-def random_play(make_env: Callable[[], AECEnv], seconds: float) -> tuple[float, float]:
-    """Random legal play for ``seconds``: (decisions/s, games/s), dead steps counted as steps."""
+def random_game_body(make_env: Callable[[], AECEnv]) -> Callable[[], int]:
+    """A body playing one random game per call (reset seeded by the game count); returns the
+    steps it took, dead steps counted as steps."""
     env = make_env()
     rng = np.random.default_rng(0)
-    steps = games = 0
-    started = time.perf_counter()
-    while time.perf_counter() - started < seconds:
+    games = 0
+
+    def one_game() -> int:
+        nonlocal games
         env.reset(seed=games)
+        steps = 0
         for _agent in env.agent_iter():
             observation, _reward, terminated, truncated, _info = env.last()
             if terminated or truncated:
@@ -103,8 +105,13 @@ def random_play(make_env: Callable[[], AECEnv], seconds: float) -> tuple[float, 
             env.step(action)
             steps += 1
         games += 1
-    elapsed = time.perf_counter() - started
-    return steps / elapsed, games / elapsed
+        return steps
+
+    return one_game
+
+
+def _games_per_second(calls_per_second: float) -> str:
+    return f"{calls_per_second:,.0f} games/s"
 
 
 def _game_envs() -> list[tuple[str, Callable[[], AECEnv] | None, str]]:
@@ -120,18 +127,16 @@ def _game_envs() -> list[tuple[str, Callable[[], AECEnv] | None, str]]:
     return envs
 
 
-def run(seconds: float, with_peers: bool = True) -> list[Result]:
-    results = [
-        Result("aec", "empty AEC env (raw)", random_play(EmptyAECEnv, seconds)[0], "steps/s"),
-        Result("aec", "empty AEC env (wrapped)", random_play(wrapped_empty_env, seconds)[0], "steps/s"),
+def workloads(with_peers: bool = True) -> list[Workload]:
+    """The empty env (raw, wrapped), both games' wrapped AEC envs and, ``with_peers``, PettingZoo
+    classic: one random game per body call."""
+    found = [
+        Workload("aec", "empty AEC env (raw)", "steps/s", random_game_body(EmptyAECEnv)),
+        Workload("aec", "empty AEC env (wrapped)", "steps/s", random_game_body(wrapped_empty_env)),
     ]
     for label, make_env, note in _game_envs():
-        if make_env is None:
-            results.append(Result("aec", label, None, "steps/s", note))
-            continue
-        make_env().reset(seed=0)  # compile (or load the cache) outside the timed loop
-        steps, games = random_play(make_env, seconds)
-        results.append(Result("aec", label, steps, "steps/s", f"{games:,.0f} games/s"))
+        body = None if make_env is None else random_game_body(make_env)
+        found.append(Workload("aec", label, "steps/s", body, _games_per_second, missing=note))
     if with_peers:
         for label, module_name in (
             ("pettingzoo leduc_holdem_v4", "leduc_holdem_v4"),
@@ -141,8 +146,16 @@ def run(seconds: float, with_peers: bool = True) -> list[Result]:
             try:  # the classic envs need pygame (and the card games rlcard)
                 module = importlib.import_module(f"pettingzoo.classic.{module_name}")
             except ImportError as error:
-                results.append(Result("peers", label, None, "steps/s", f"not installed: {error.name}"))
+                found.append(
+                    Workload("peers", label, "steps/s", None, missing=f"not installed: {error.name}")
+                )
                 continue
-            steps, games = random_play(module.env, seconds)
-            results.append(Result("peers", label, steps, "steps/s", f"{games:,.0f} games/s"))
-    return results
+            found.append(Workload("peers", label, "steps/s", random_game_body(module.env), _games_per_second))
+    return found
+
+
+def run(seconds: float, with_peers: bool = True) -> list[Result]:
+    """Warm up, then measure every workload of this suite."""
+    suite = workloads(with_peers)
+    warm_up(suite)
+    return [measure(workload, seconds) for workload in suite]

@@ -8,11 +8,12 @@ The env is built with ``copy=False`` so the figure is the env's own cost, not nu
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 
 import numpy as np
 
 from benchmarks.kernels import random_legal_actions
-from benchmarks.timing import Result, timed_loop, unavailable
+from benchmarks.timing import Result, Workload, measure, unavailable, warm_up
 
 BATCH_SIZES = (1, 64, 1024, 4096)
 VECTOR_ENVS = {
@@ -27,7 +28,8 @@ def vector_env_class(game: str):
     return getattr(importlib.import_module(module_name), class_name)
 
 
-def env_steps_per_second(env_class, n_envs: int, seconds: float) -> float:
+def vector_step_body(env_class, n_envs: int) -> Callable[[], int]:
+    """A body making one batched step of ``n_envs`` games (random legal actions); returns N."""
     env = env_class(n_envs, seed=0, copy=False)
     step = env.reset()
     actions = np.empty(n_envs, dtype=np.int64)
@@ -40,22 +42,47 @@ def env_steps_per_second(env_class, n_envs: int, seconds: float) -> float:
         calls += 1
         return n_envs
 
-    one_call()  # compile or load the cached kernels outside the timed loop
-    return timed_loop(one_call, seconds)
+    return one_call
 
 
-def run(seconds: float, batch_sizes: tuple[int, ...] = BATCH_SIZES, games=("madiao", "mao")) -> list[Result]:
-    results = []
+def _obs_and_masks(calls_per_second: float) -> str:
+    return "obs + masks"
+
+
+def workloads(batch_sizes: tuple[int, ...] = BATCH_SIZES, games=("madiao", "mao")) -> list[Workload]:
+    """One batched step per body call, for each game and each N (every N is its own compiled
+    shape of work, so each is warmed up)."""
+    found = []
     for game in games:
         try:
             env_class = vector_env_class(game)
         except (ImportError, AttributeError) as error:
             for n_envs in batch_sizes:
-                results.append(
-                    Result("batched", f"{game} vector N={n_envs}", None, "env-steps/s", unavailable(error))
+                found.append(
+                    Workload(
+                        "batched",
+                        f"{game} vector N={n_envs}",
+                        "env-steps/s",
+                        None,
+                        missing=unavailable(error),
+                    )
                 )
             continue
         for n_envs in batch_sizes:
-            rate = env_steps_per_second(env_class, n_envs, seconds)
-            results.append(Result("batched", f"{game} vector N={n_envs}", rate, "env-steps/s", "obs + masks"))
-    return results
+            found.append(
+                Workload(
+                    "batched",
+                    f"{game} vector N={n_envs}",
+                    "env-steps/s",
+                    vector_step_body(env_class, n_envs),
+                    _obs_and_masks,
+                )
+            )
+    return found
+
+
+def run(seconds: float, batch_sizes: tuple[int, ...] = BATCH_SIZES, games=("madiao", "mao")) -> list[Result]:
+    """Warm up, then measure every workload of this suite."""
+    suite = workloads(batch_sizes, games)
+    warm_up(suite)
+    return [measure(workload, seconds) for workload in suite]

@@ -1,9 +1,17 @@
-"""Shared measurement helpers: a timed loop and the result record every suite returns."""
+"""Shared measurement helpers: the workload every timed suite builds, the timed loop, the warm-up,
+and the result record every suite returns.
+
+A timed suite (``aec``, ``batched``, ``rollout``) describes each measurement as a
+:class:`Workload` whose ``body()`` runs the measured code path once. ``python -m benchmarks``
+builds the workloads of every selected suite, runs :func:`warm_up` on all of them (every body
+once: Numba compiles or loads each kernel there, for both games, every batch size and the
+play-outs) and only then starts the first timer, so no figure includes a compile.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -23,15 +31,59 @@ class Result:
     note: str = ""
 
 
-def timed_loop(body: Callable[[], int], seconds: float) -> float:
-    """Call ``body`` (which returns how many units it did) until ``seconds`` pass; units per second."""
-    done = 0
+def _no_note(calls_per_second: float) -> str:
+    return ""
+
+
+@dataclass
+class Workload:
+    """One timed measurement: ``body()`` runs its code path once and returns the units it did."""
+
+    suite: str
+    system: str
+    unit: str
+    #: None when the system cannot be measured here (then ``missing`` says why).
+    body: Callable[[], int] | None
+    #: The table's note, from the body calls per second (e.g. games/s for a body of one game).
+    note: Callable[[float], str] = _no_note
+    #: Why there is no body ("not installed: ..."), shown in the table instead of a figure.
+    missing: str = ""
+
+
+def timed_calls(body: Callable[[], int], seconds: float) -> tuple[float, float]:
+    """Call ``body`` (which returns how many units it did) until ``seconds`` pass:
+    (units per second, calls per second)."""
+    done = calls = 0
     started = time.perf_counter()
     while True:
         done += body()
+        calls += 1
         elapsed = time.perf_counter() - started
         if elapsed >= seconds:
-            return done / elapsed
+            return done / elapsed, calls / elapsed
+
+
+def timed_loop(body: Callable[[], int], seconds: float) -> float:
+    """Units per second of ``body`` over ``seconds`` (see :func:`timed_calls`)."""
+    return timed_calls(body, seconds)[0]
+
+
+def warm_up(workloads: Sequence[Workload]) -> float:
+    """Run every workload's body once, untimed (compiles or loads every kernel they use); returns
+    the seconds it took."""
+    started = time.perf_counter()
+    for workload in workloads:
+        if workload.body is not None:
+            workload.body()
+    return time.perf_counter() - started
+
+
+def measure(workload: Workload, seconds: float) -> Result:
+    """The workload timed for ``seconds`` (after :func:`warm_up`)."""
+    if workload.body is None:
+        return Result(workload.suite, workload.system, None, workload.unit, workload.missing)
+    rate, calls_per_second = timed_calls(workload.body, seconds)
+    return Result(workload.suite, workload.system, rate, workload.unit, workload.note(calls_per_second))
 
 
 def unavailable(error: ImportError | AttributeError) -> str:

@@ -16,6 +16,7 @@ Both expose ``action_masks()`` for sb3-contrib's MaskablePPO.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -31,6 +32,7 @@ SingleOpponent = Callable[[np.ndarray, np.ndarray], int]
 BatchOpponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
+OPPONENT_DRAWS = ("per_seat", "per_game")
 
 
 def _single_call(agent: Any) -> SingleOpponent:
@@ -57,6 +59,13 @@ def _batch_call(agent: Any) -> BatchOpponent:
     )
 
 
+def _action_describer(aec_env: Any) -> Callable[[int], str]:
+    """The game's ``describe_action(id) -> text`` (both games have one), or ``str`` for a game
+    without it; errors and infos name actions with it."""
+    describe = getattr(getattr(aec_env, "unwrapped", aec_env), "describe_action", None)
+    return describe if callable(describe) else str
+
+
 def _check_learner_seat(learner_seat: int | str, n_players: int) -> None:
     if learner_seat == "rotate":
         return
@@ -76,13 +85,22 @@ class SingleAgentCardEnv(gym.Env):
             is such a callable.
         learner_seat: a fixed seat, or ``"rotate"``: seats 0, 1, 2, ... in turn, one per episode
             (the cycle restarts at seat 0 whenever ``reset`` gets a seed, so seeded resets repeat).
-        illegal_action: ``"raise"`` (default) raises :class:`IllegalActionError` naming the action;
-            ``"terminate"`` ends the episode with ``illegal_reward`` and ``info["illegal_action"]``
-            (what Gymnasium's ``check_env``, which plays unmasked random actions, needs).
+        illegal_action: what an action outside the learner's legal mask does. ``"terminate"``
+            (default) ends the episode with ``illegal_reward``, ``info["illegal_action"] = True``
+            and ``info["illegal_action_error"]``, the message naming the action as text (for
+            Madiao ``action 44 (slough 2S) is not legal now; legal actions: ...``). Gymnasium's
+            contract is that ``step`` accepts every action of ``action_space``, and its
+            ``check_env`` plays unmasked random actions, so this is the default. ``"raise"``
+            raises :class:`IllegalActionError` with that message instead (for debugging a policy
+            that should never choose an illegal action).
         illegal_reward: the learner's reward for an illegal action under ``"terminate"``.
+
+    Actions are action ids: a Python or numpy integer, or a 0-d integer array (what
+    ``model.predict`` returns for one observation); anything else is an illegal action.
+    Rendering: ``render_mode`` is the wrapped env's and ``render()`` renders the wrapped env.
     """
 
-    metadata: ClassVar[dict] = {"render_modes": []}
+    metadata: ClassVar[dict] = {"render_modes": [], "render_fps": 1}
 
     def __init__(
         self,
@@ -90,7 +108,7 @@ class SingleAgentCardEnv(gym.Env):
         opponents: Any | Sequence[Any],
         *,
         learner_seat: int | str = 0,
-        illegal_action: str = "raise",
+        illegal_action: str = "terminate",
         illegal_reward: float = -1.0,
     ) -> None:
         super().__init__()
@@ -103,6 +121,14 @@ class SingleAgentCardEnv(gym.Env):
         self.learner_seat_option = learner_seat
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
+        self._describe_action = _action_describer(aec_env)
+        # The wrapped env renders; its modes are ours (text frames: the fps is only nominal).
+        self.render_mode = getattr(aec_env, "render_mode", None)
+        wrapped_metadata = getattr(aec_env, "metadata", None) or {}
+        self.metadata = {
+            "render_modes": list(wrapped_metadata.get("render_modes", [])),
+            "render_fps": wrapped_metadata.get("render_fps", 1),
+        }
         # The agents themselves, reseeded by a seeded reset (a seed must fix the whole game).
         self._opponent_agents = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents]
         if isinstance(opponents, (list, tuple)):
@@ -152,12 +178,18 @@ class SingleAgentCardEnv(gym.Env):
     def step(self, action: Any):
         if self._mask is None:
             raise RuntimeError("call reset() before step()")
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action[()]  # a numpy scalar of the same dtype, checked like any other
         try:
-            action = check_action(action, self._mask, str)
-        except IllegalActionError:
+            action = check_action(action, self._mask, self._describe_action)
+        except IllegalActionError as error:
             if self.illegal_action == "raise":
                 raise
-            info = {"illegal_action": True, "learner_seat": self.learner_seat}
+            info = {
+                "illegal_action": True,
+                "illegal_action_error": str(error),
+                "learner_seat": self.learner_seat,
+            }
             self._mask = None
             return self._observation.copy(), self.illegal_reward, True, False, info
         self.aec_env.step(action)
@@ -169,8 +201,17 @@ class SingleAgentCardEnv(gym.Env):
         terminated, truncated = outcome
         observation = np.asarray(self.aec_env.observe(self.learner)["observation"])
         self._mask = None
-        info.update(self.aec_env.infos.get(self.learner, {}))
+        # A copy: the wrapped env keeps its infos, and returned data must not be shared.
+        info.update(copy.deepcopy(self.aec_env.infos.get(self.learner, {})))
         return observation.copy(), reward, terminated, truncated, info
+
+    def render(self) -> str | None:
+        """The wrapped env's ``render()`` (its ``render_mode``: text for ``"ansi"``, printed for
+        ``"human"``); ``None`` with a warning when it has no render mode."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called on an env without a render_mode; nothing to render")
+            return None
+        return self.aec_env.render()
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions now (bool), for MaskablePPO."""
@@ -207,6 +248,12 @@ class LearnerVecEnv(VecEnv):
             ``i % n_players`` and moves on one seat per finished game, so the learner plays every
             role equally often.
         seed: seeds the vector env's first reset and the opponent draws.
+        opponent_draw: ``"per_seat"`` (default): every opponent seat of a new game draws its own
+            pool entry; ``"per_game"``: one entry is drawn per new game and plays all its opponent
+            seats (a league: the game's learner return is then a result against exactly that
+            entry, given as ``infos[i]["opponent_index"]`` when the game ends).
+        opponent_sampler: ``sampler(rng, n) -> n pool indices``, how entries are drawn (called with
+            this env's seeded generator; ``n`` is the number of draws); default uniform.
 
     Each ``step`` returns, per game, the learner seat's reward summed over everything since its
     previous decision. When a game ends, ``done`` is set, ``infos[i]["terminal_observation"]`` is
@@ -223,10 +270,20 @@ class LearnerVecEnv(VecEnv):
         *,
         learner_seat: int | str = "rotate",
         seed: int | None = None,
+        opponent_draw: str = "per_seat",
+        opponent_sampler: Callable[[np.random.Generator, int], Any] | None = None,
     ) -> None:
         self.vector_env = vector_env
         self.n_players = int(vector_env.n_players)
         _check_learner_seat(learner_seat, self.n_players)
+        if opponent_draw not in OPPONENT_DRAWS:
+            raise ValueError(
+                f"opponent_draw must be one of {', '.join(OPPONENT_DRAWS)}, got {opponent_draw!r}"
+            )
+        if opponent_sampler is not None and not callable(opponent_sampler):
+            raise TypeError(f"opponent_sampler must be callable as sampler(rng, n), got {opponent_sampler!r}")
+        self.opponent_draw = opponent_draw
+        self._opponent_sampler = opponent_sampler
         if isinstance(opponents, (list, tuple)):
             if not opponents:
                 raise ValueError("the opponent pool is empty")
@@ -246,7 +303,7 @@ class LearnerVecEnv(VecEnv):
             self.learner_seat = self._games % self.n_players
         else:
             self.learner_seat = np.full(n_envs, int(learner_seat), dtype=np.int64)
-        self.opponent_index = self.rng.integers(len(self._pool), size=(n_envs, self.n_players))
+        self.opponent_index = self._draw_opponents(n_envs)
         self._pending_reward = np.zeros(n_envs, dtype=np.float64)
         self._episode_return = np.zeros(n_envs, dtype=np.float64)
         self._episode_length = np.zeros(n_envs, dtype=np.int64)
@@ -275,7 +332,25 @@ class LearnerVecEnv(VecEnv):
         return self._observations.copy()
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions).astype(np.int64).reshape(self.num_envs)
+        # Checked before any cast: a float would be truncated and a uint64 of 2**64 - 1 would wrap
+        # to -1, which the vector env takes as "skip this game". A learner never skips.
+        actions = np.asarray(actions)
+        if actions.dtype.kind not in "iu":
+            raise TypeError(f"actions must be integer action ids, got dtype {actions.dtype}")
+        if actions.size != self.num_envs:
+            raise ValueError(
+                f"actions must hold one action for each of the {self.num_envs} games, got {actions.shape}"
+            )
+        actions = actions.reshape(self.num_envs)
+        too_low = False if actions.dtype.kind == "u" else actions < 0
+        out_of_range = np.flatnonzero(too_low | (actions >= self.action_space.n))
+        if out_of_range.size:
+            game = int(out_of_range[0])
+            raise IllegalActionError(
+                f"game {game}: learner action {int(actions[game])} is out of range "
+                f"0..{self.action_space.n - 1}"
+            )
+        self._actions = actions.astype(np.int64)
 
     def step_wait(self):
         rewards = self._pending_reward.copy()
@@ -353,11 +428,35 @@ class LearnerVecEnv(VecEnv):
             }
             info["learner_seat"] = seat
             info["final_payoffs"] = step.final_payoffs[game].astype(np.float64)
+            if self.opponent_draw == "per_game":
+                info["opponent_index"] = int(self.opponent_index[game, 0])
         self._episode_return[game] = 0.0
         self._episode_length[game] = 0
         if self.learner_seat_option == "rotate":
             self.learner_seat[game] = (seat + 1) % self.n_players
-        self.opponent_index[game] = self.rng.integers(len(self._pool), size=self.n_players)
+        self.opponent_index[game] = self._draw_opponents(1)[0]
+
+    def _draw_opponents(self, n_games: int) -> np.ndarray:
+        """``[n_games, n_players]`` pool indices for new games (see ``opponent_draw``)."""
+        if self._opponent_sampler is None and self.opponent_draw == "per_seat":
+            return self.rng.integers(len(self._pool), size=(n_games, self.n_players))
+        n_draws = n_games if self.opponent_draw == "per_game" else n_games * self.n_players
+        if self._opponent_sampler is None:
+            drawn = self.rng.integers(len(self._pool), size=n_draws)
+        else:
+            drawn = np.asarray(self._opponent_sampler(self.rng, n_draws))
+            if (
+                drawn.shape != (n_draws,)
+                or not np.issubdtype(drawn.dtype, np.integer)
+                or ((drawn < 0) | (drawn >= len(self._pool))).any()
+            ):
+                raise ValueError(
+                    f"opponent_sampler returned {drawn!r:.80} for {n_draws} draws; it must return "
+                    f"{n_draws} pool indices in 0..{len(self._pool) - 1}"
+                )
+        if self.opponent_draw == "per_game":
+            return np.repeat(drawn.astype(np.int64)[:, None], self.n_players, axis=1)
+        return drawn.astype(np.int64).reshape(n_games, self.n_players)
 
     def _opponent_actions(self, step, opponent_turn: np.ndarray) -> np.ndarray:
         actions = np.full(self.num_envs, NO_ACTION, dtype=np.int64)

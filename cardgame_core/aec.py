@@ -21,6 +21,8 @@ def seed_sequence(seed: int | None) -> np.random.Generator:
     """The numpy generator every reset draws from; ``None`` means fresh OS entropy."""
     if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool)):
         raise TypeError(f"seed must be an int or None, got {type(seed).__name__} {seed!r}")
+    if seed is not None and seed < 0:
+        raise ValueError(f"seed must be an int >= 0 or None, got {seed!r}")
     return np.random.default_rng(seed)
 
 
@@ -66,6 +68,16 @@ class CardGameAECEnv(AECEnv):
     def _require_reset(self) -> None:
         if not hasattr(self, "agent_selection"):
             raise RuntimeError(f"{type(self).__module__}.{type(self).__name__}: call reset() first")
+
+    def _require_live_episode(self) -> str:
+        """The agent to step; a clear error before reset() or once every agent has been removed
+        (after the dead steps of a finished episode the bookkeeping dictionaries are empty)."""
+        self._require_reset()
+        if not self.agents:
+            raise RuntimeError(
+                f"{type(self).__module__}.{type(self).__name__}: the episode is over; call reset()"
+            )
+        return self.agent_selection
 
     def _reset_bookkeeping(self) -> None:
         self.agents = self.possible_agents[:]

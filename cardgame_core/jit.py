@@ -12,6 +12,12 @@ from typing import Any
 
 import numba
 
+from cardgame_core import compile_notice
+
+# The first real compilation in a process says so on stderr (first run only: later runs load the
+# cache silently); see cardgame_core.compile_notice.
+compile_notice.install()
+
 JIT_OPTIONS: dict[str, Any] = {"cache": True, "nogil": True}
 
 

@@ -7,6 +7,10 @@ at all; this base class validates the actions array (shape, dtype, range, legali
 with a few numpy operations, so a bad action raises an error naming the game and the action
 instead of corrupting a game state deep inside a kernel.
 
+Copies: ``copy.deepcopy`` and pickling carry every game, its random stream and the buffers; a
+copy steps exactly like the original (the views the kernels write through are rebuilt in the copy,
+see ``_link_views``).
+
 Buffers and ownership: the arrays of a :class:`VectorStep` are fresh copies when the env was built
 with ``copy=True`` (the default). With ``copy=False`` they are the env's own buffers, overwritten
 by the next ``step``/``reset`` (faster; what the benchmarks and the self-play trainer use when they
@@ -98,6 +102,23 @@ class VectorCardEnv(abc.ABC):
         self._final_payoffs = np.zeros((n, p), dtype=np.float32)
         self._final_observation = np.zeros((n, p, self.obs_dim), dtype=self.observation_dtype)
         self._rows = np.arange(n)
+        self._link_views()
+
+    def _link_views(self) -> None:
+        # The kernels write masks as 0/1 bytes: an int8 view of the bool buffer costs no copy. A
+        # view is tied to its base only in this process: copy.deepcopy and pickle copy it as a
+        # separate array (the copy's kernels would then write masks nobody reads, and the checks
+        # would judge actions by a frozen mask), so copies drop it and rebuild it on arrival.
+        self._mask_bytes = self._action_mask.view(np.int8)
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("_mask_bytes", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._link_views()
 
     # -- hooks for the game packages ----------------------------------------------------------
     @abc.abstractmethod
@@ -132,7 +153,15 @@ class VectorCardEnv(abc.ABC):
         return self._output()
 
     def step(self, actions: np.ndarray) -> VectorStep:
-        """One action per game (``-1`` leaves a game untouched); finished games auto-reset."""
+        """One action per game (``-1`` leaves a game untouched); finished games auto-reset.
+
+        ``actions`` is a numpy array of shape ``[N]`` and any integer dtype; every value means
+        exactly that action id. Values are range-checked in the given dtype before any cast, so
+        nothing wraps (a uint64 ``2**64 - 1`` is out of range, not a skip). Any other dtype (bool,
+        float, object) raises ``TypeError``, another shape ``ValueError``, a value out of range or
+        outside the game's mask :class:`~cardgame_core.aec.IllegalActionError` naming the game and
+        the action; a refused call changes no game.
+        """
         if not self._has_reset:
             raise RuntimeError("call reset() before step()")
         checked = self._check_actions(actions)
@@ -169,6 +198,7 @@ class VectorCardEnv(abc.ABC):
             isinstance(actions, np.ndarray)
             and actions.dtype == np.int64
             and actions.shape == (self.n_envs,)
+            and actions.flags.c_contiguous
             and first_bad_action(actions, self._action_mask) < 0
         ):
             return actions
@@ -180,14 +210,18 @@ class VectorCardEnv(abc.ABC):
             raise TypeError(f"actions must have an integer dtype, got {actions.dtype}")
         if actions.shape != (self.n_envs,):
             raise ValueError(f"actions must have shape ({self.n_envs},), got {actions.shape}")
-        actions = actions.astype(np.int64, copy=False)
-        out_of_range = np.flatnonzero((actions < NO_ACTION) | (actions >= self.n_actions))
+        # The range is checked in the caller's dtype, before any cast: a uint64 of 2**64 - 1 cast to
+        # int64 would become -1 ("skip this game"), and an unsigned array cannot mean a skip at all.
+        too_low = False if actions.dtype.kind == "u" else actions < NO_ACTION
+        out_of_range = np.flatnonzero(too_low | (actions >= self.n_actions))
         if out_of_range.size:
             game = int(out_of_range[0])
             raise IllegalActionError(
                 f"game {game}: action {int(actions[game])} is out of range "
                 f"(0..{self.n_actions - 1}, or {NO_ACTION} to skip the game)"
             )
+        # Native byte order and contiguous: the layout the compiled kernels were built for.
+        actions = np.ascontiguousarray(actions, dtype=np.int64)
         acting = actions >= 0
         legal = self._action_mask[self._rows, np.where(acting, actions, 0)]
         illegal = np.flatnonzero(acting & ~legal)

@@ -368,12 +368,17 @@ def _deal_random(card_sets, ints, g):
 @njit
 def _finish_hand(card_sets, ints, pending, settled, config, g, next_banker, by_meld):
     """Close a hand; returns True if the episode is over, else the next hand has been dealt."""
-    ints[g, I_BEEN_BANKER] |= 1 << ints[g, I_BANKER]
     if by_meld and ints[g, I_DECIDED] == 0:
-        # A meld before the episode's first decision: deal again so that the episode has one;
-        # the meld's lines stay pending and are settled with the next hand.
-        over = False
-    elif config[CFG_MATCH] == 1:
+        # A meld before the episode's first decision ends a deal, not a hand of the episode: deal
+        # again so that the episode has a decision. Like the four lowest, it keeps hand number 0
+        # (every episode starts at hand 0, whatever was dealt) and its banker, who never played,
+        # has not been banker; its lines stay pending and are settled with hand 0.
+        ints[g, I_BANKER] = next_banker
+        ints[g, I_REDEALS] = 0
+        _deal_random(card_sets, ints, g)
+        return False
+    ints[g, I_BEEN_BANKER] |= 1 << ints[g, I_BANKER]
+    if config[CFG_MATCH] == 1:
         _flush_pending(ints, pending, settled, g)
         over = ints[g, I_BEEN_BANKER] == 15
     else:

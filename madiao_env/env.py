@@ -100,9 +100,11 @@ Zero-sum stakes (times the ``stake`` option), given when a hand is settled, to a
 ``episode="hand"`` (default): the episode is one hand that reaches the end of play or ends with a
 meld after a decision; payments made earlier in it (the four lowest, face-up discards, a meld at
 the reset deal, after which the env deals again so that every episode has a decision) are paid
-with the hand's settlement. ``episode="match"``: the episode is a whole match (it ends after the
-hand in which the last seat that had not been banker has been banker); each hand is rewarded as it
-is settled. After a settlement every agent's ``infos[agent]`` holds ``"settlement"`` (list of
+with the hand's settlement. Every episode starts at hand number 0: a meld at the reset deal ends a
+deal, not a hand of the episode (its banker does not count as having been banker in a match).
+``episode="match"``: the episode is a whole match (it ends after the hand in which the last seat
+that had not been banker has been banker); each hand is rewarded as it is settled.
+After a settlement every agent's ``infos[agent]`` holds ``"settlement"`` (list of
 ``{"rule", "payer", "payee", "stakes"}``, stakes times ``stake``), ``"payoffs"`` (4 floats by seat,
 the sum of those lines) and ``"hand_number"`` (the hand settled); they stay until the next
 settlement. Rule names: meld, four_lowest, trick_count, slam, boss_card, hundred_myriad, honours,
@@ -118,10 +120,14 @@ keep the hand's number and redeal count (it is the same hand, dealt again).
 Options
 -------
 ``render_mode`` None | "ansi" (``render()`` returns the table as text) | "human" (prints it);
+``render(seat=k)`` shows only what seat ``k`` sees: its own hand, the other hands as card counts,
+the upcard (and the card under it once the stock check exposed it), other seats' face-down plays
+as "(face down)"; ``render()`` shows the full table.
 ``obs_type`` "summary" | "history"; ``episode`` "hand" | "match"; rule variants: ``stake``
-(float > 0, default 1), ``max_redeals`` (None = unlimited, or int >= 0: once that many redeals
-happened in a hand nobody is asked), ``face_up_discard`` (bool, default False; True: a face-up
-play that does not capture is legal and costs 2 stakes to the banker, or a banker 2 to each player).
+(number in (0, 1e12], default 1), ``max_redeals`` (None = unlimited, or int 0..2**31-1: once that
+many redeals happened in a hand nobody is asked), ``face_up_discard`` (bool, default False; True:
+a face-up play that does not capture is legal and costs 2 stakes to the banker, or a banker 2 to
+each player). A bad option raises ``TypeError`` (wrong type) or ``ValueError`` naming it.
 
 ``reset(seed, options)``: options ``{"hands": [[8 names] x 4 by seat], "stock": [8 names, upcard
 first], "banker": seat, "first": seat}`` sets the deal exactly ("banker" and "first" optional:
@@ -129,8 +135,17 @@ random banker, first seat from the upcard as cut card), or ``{"deck": [40 names 
 "banker": seat}`` deals a given deck, or ``{"banker": seat}``. Declarations then run as usual.
 Any other key raises ``ValueError``, except ``"options"``, which is ignored because PettingZoo's
 ``api_test`` calls ``reset(options={"options": 1})``.
+A reset that raises (bad seed or options) changes nothing, not even the RNG.
 ``table()`` gives the full true state in plain Python; ``get_state()``/``set_state()`` snapshot
-and restore it (RNG included, so a continuation replays exactly).
+and restore it (RNG included, so a continuation replays exactly). The snapshot format and its
+validation live in ``madiao_env.state``: ``set_state`` checks every field (shapes, dtypes, every
+seat, index and count in range, the cards partitioning the deck and agreeing with the play
+history, the options, the PettingZoo bookkeeping) and raises one ``ValueError`` naming the field,
+leaving the env exactly as it was.
+
+Once the episode is over, each agent is stepped with ``None`` (PettingZoo's dead step) until
+``agents`` is empty; stepping after that raises ``RuntimeError`` ("the episode is over; call
+reset()"), as stepping before the first ``reset()`` does ("call reset() first").
 
 Version history
 ---------------
@@ -147,7 +162,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo.utils import wrappers
 
 from cardgame_core.aec import CardGameAECEnv, check_action, seed_sequence
-from madiao_env import cards, core
+from madiao_env import cards, core, state
 
 OBS_HAND = slice(core.OBS_HAND_AT, core.OBS_HAND_AT + 40)
 OBS_UPCARD = slice(core.OBS_UPCARD_AT, core.OBS_UPCARD_AT + 40)
@@ -182,7 +197,10 @@ RENDER_MODES = ("ansi", "human")
 PHASE_NAMES = ("redeal", "play", "over")
 _OPTION_KEYS = {"hands", "stock", "banker", "first", "deck"}
 _OBS_SIZE = {"summary": core.SUMMARY_SIZE, "history": core.HISTORY_SIZE}
-_STATE_VERSION = 1
+_STATE_VERSION = state.STATE_VERSION  # (the vector env and the rollouts build snapshots too)
+# Rewards stay finite: the largest payoff of a settlement is a few dozen stakes.
+MAX_STAKE = 1e12
+MAX_REDEALS_CAP = 2**31 - 1
 _N_ACTIONS = cards.N_ACTIONS
 _MASK_SHAPE = (1, cards.N_ACTIONS)
 _I_HANDS_SETTLED = core.I_HANDS_SETTLED
@@ -220,6 +238,20 @@ def _check_distinct(ids: list[int], what: str) -> None:
         seen.add(card)
 
 
+def _deck_dealing(hands_and_stock: tuple[list[list[int]], list[int]], first: int) -> np.ndarray:
+    """The deck order (int8[40]) that the dealing procedure from ``first`` turns into these hands
+    and stock."""
+    hand_ids, stock_ids = hands_and_stock
+    deck = np.empty(cards.N_CARDS, dtype=np.int8)
+    for k in range(4):
+        deck[4 * k : 4 * k + 4] = hand_ids[(first + k) % 4][:4]
+    for j in range(16):
+        deck[16 + j] = hand_ids[(first + j) % 4][4 + j // 4]
+    for i in range(cards.STOCK_SIZE):
+        deck[39 - i] = stock_ids[i]
+    return deck
+
+
 class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
     """Madiao AEC env (documentation: the module docstring)."""
 
@@ -239,24 +271,27 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         max_redeals: int | None = None,
         face_up_discard: bool = False,
     ) -> None:
-        if render_mode is not None and render_mode not in RENDER_MODES:
+        # isinstance first: ``in`` on a tuple of strings compares an array elementwise.
+        if render_mode is not None and (not isinstance(render_mode, str) or render_mode not in RENDER_MODES):
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
-        if obs_type not in OBS_TYPES:
+        if not isinstance(obs_type, str) or obs_type not in OBS_TYPES:
             raise ValueError(f"obs_type must be 'summary' or 'history', got {obs_type!r}")
-        if episode not in EPISODES:
+        if not isinstance(episode, str) or episode not in EPISODES:
             raise ValueError(f"episode must be 'hand' or 'match', got {episode!r}")
         if isinstance(stake, bool) or not isinstance(stake, (int, float, np.integer, np.floating)):
             raise TypeError(f"stake must be a positive number, got {type(stake).__name__} {stake!r}")
-        if not (np.isfinite(stake) and stake > 0):
-            raise ValueError(f"stake must be a positive finite number, got {stake!r}")
+        # Compared before any float(), which raises OverflowError for a huge int; NaN fails both.
+        if not 0 < stake <= MAX_STAKE:
+            raise ValueError(f"stake must be a number in (0, {MAX_STAKE:g}], got {stake!r}")
         if max_redeals is not None and (
             isinstance(max_redeals, bool) or not isinstance(max_redeals, (int, np.integer))
         ):
             raise TypeError(
                 f"max_redeals must be None or an int >= 0, got {type(max_redeals).__name__} {max_redeals!r}"
             )
-        if max_redeals is not None and max_redeals < 0:
-            raise ValueError(f"max_redeals must be None or an int >= 0, got {max_redeals!r}")
+        # The cap lives in the kernels' int32 config row.
+        if max_redeals is not None and not 0 <= max_redeals <= MAX_REDEALS_CAP:
+            raise ValueError(f"max_redeals must be None or an int 0..{MAX_REDEALS_CAP}, got {max_redeals!r}")
         if not isinstance(face_up_discard, (bool, np.bool_)):
             raise TypeError(
                 f"face_up_discard must be a bool, got {type(face_up_discard).__name__} {face_up_discard!r}"
@@ -338,11 +373,18 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        if seed is not None or self._rng is None:
-            self._rng = seed_sequence(seed)
-        deck, first, banker = self._read_options(options)
+        # Everything is validated before the RNG or the state is touched: a reset that raises
+        # changes nothing.
+        new_rng = seed_sequence(seed) if seed is not None or self._rng is None else None
+        deck, first, banker, hands_given = self._read_options(options)
+        if new_rng is not None:
+            self._rng = new_rng
         if banker is None:
             banker = int(self._rng.integers(cards.N_SEATS))
+        if hands_given and first < 0:
+            first = int(core.first_seat_from_cut(int(deck[39]), banker))  # the upcard as cut card
+        if hands_given:
+            deck = _deck_dealing(hands_given, first)
         rng_seed = self._rng.integers(1, 2**63, dtype=np.uint64)
         obs = np.empty(self._obs_shape, dtype=np.int8)
         masks = np.empty(_MASK_SHAPE, dtype=np.int8)
@@ -365,11 +407,15 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self._check_overflow()
         self._after_kernel(obs, masks)
 
-    def _read_options(self, options: dict | None) -> tuple[np.ndarray, int, int | None]:
-        """Validated (deck int8[40] or -1s for a random deal, first seat or -1, banker or None)."""
+    def _read_options(
+        self, options: dict | None
+    ) -> tuple[np.ndarray, int, int | None, tuple[list[list[int]], list[int]] | None]:
+        """Validated reset options, without drawing from the RNG: (deck int8[40] or -1s for a
+        random deal, first seat or -1, banker or None, (hands, stock) card ids of the "hands"
+        option or None; its deck is laid out once banker and first seat are known)."""
         deck = np.full(cards.N_CARDS, -1, dtype=np.int8)
         if options is None:
-            return deck, -1, None
+            return deck, -1, None, None
         if not isinstance(options, dict):
             raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
         # pettingzoo.test.api_test probes ``reset(options={"options": 1})``: that one key is ignored.
@@ -382,11 +428,11 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
                 raise ValueError("option 'deck' cannot be combined with 'hands', 'stock' or 'first'")
             ids = _card_list(options["deck"], cards.N_CARDS, "deck")
             _check_distinct(ids, "deck")
-            return np.array(ids, dtype=np.int8), -1, banker
+            return np.array(ids, dtype=np.int8), -1, banker, None
         if "hands" not in options:
             if "stock" in options or "first" in options:
                 raise ValueError("options 'stock' and 'first' need 'hands' as well")
-            return deck, -1, banker
+            return deck, -1, banker, None
         if "stock" not in options:
             raise ValueError("option 'hands' needs 'stock' (8 names, upcard first) as well")
         hands = options["hands"]
@@ -395,27 +441,13 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         hand_ids = [_card_list(hand, cards.HAND_SIZE, f"hands[{seat}]") for seat, hand in enumerate(hands)]
         stock_ids = _card_list(options["stock"], cards.STOCK_SIZE, "stock")
         _check_distinct([c for hand in hand_ids for c in hand] + stock_ids, "hands and stock")
-        if banker is None:
-            banker = int(self._rng.integers(cards.N_SEATS))
-        if "first" in options:
-            first = _check_seat(options["first"], "first")
-        else:
-            first = int(core.first_seat_from_cut(stock_ids[0], banker))
-        # Lay the deck out so that the dealing procedure from ``first`` gives exactly these hands.
-        for k in range(4):
-            deck[4 * k : 4 * k + 4] = hand_ids[(first + k) % 4][:4]
-        for j in range(16):
-            deck[16 + j] = hand_ids[(first + j) % 4][4 + j // 4]
-        for i in range(cards.STOCK_SIZE):
-            deck[39 - i] = stock_ids[i]
-        return deck, first, banker
+        first = _check_seat(options["first"], "first") if "first" in options else -1
+        deck[39] = stock_ids[0]  # the cut card, for the first seat when it is not given
+        return deck, first, banker, (hand_ids, stock_ids)
 
     # ------------------------------------------------------------------ step
     def step(self, action: Any) -> None:
-        try:
-            agent = self.agent_selection
-        except AttributeError:
-            self._require_reset()
+        agent = self._require_live_episode()
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
@@ -514,6 +546,10 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         core.observe_games(self._card_sets, self._ints, self._history, self._config, self._seats, obs, masks)
         return {"observation": obs[0], "action_mask": masks[0]}
 
+    def describe_action(self, action: int) -> str:
+        """The text of an action id (``"play 9S"``), as Mao's env and both vector envs offer."""
+        return cards.action_to_text(action)
+
     # ------------------------------------------------------------------ state
     def table(self) -> dict[str, Any]:
         """The full true state in plain Python (for tests, rendering and tools)."""
@@ -562,45 +598,51 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             "rewards_pending_zero": self._rewards_pending_zero,
         }
 
-    def set_state(self, state: dict[str, Any]) -> None:
-        """Restore a ``get_state()`` snapshot taken from an env with the same rule options."""
-        if not isinstance(state, dict) or state.get("version") != _STATE_VERSION:
-            raise ValueError("not a Madiao get_state() snapshot (or from another version)")
-        if not np.array_equal(state["config"], self._config) or state["stake"] != self.stake:
-            raise ValueError(
-                "snapshot was taken with other options (obs_type/episode/stake/max_redeals/"
-                "face_up_discard) than this env's"
-            )
+    def set_state(self, snapshot: dict[str, Any]) -> None:
+        """Restore a ``get_state()`` snapshot taken from an env with the same rule options.
+
+        The snapshot is validated completely first (``madiao_env.state.validate_snapshot``): a bad
+        one raises ``ValueError`` naming the field and leaves this env exactly as it was.
+        """
+        valid = state.validate_snapshot(snapshot, self._config, self.stake)
+        to_act = int(valid["arrays"][1][0, core.I_TO_ACT])
+        seats = np.array([max(to_act, 0)], dtype=np.int64)
+        obs = np.empty(self._obs_shape, dtype=np.int8)
+        masks = np.empty(_MASK_SHAPE, dtype=np.int8)
+        card_sets, ints, history, _pending, _settled = valid["arrays"]
+        core.observe_games(card_sets, ints, history, self._config, seats, obs, masks)
+        # Nothing above wrote to the env: from here on only assignments that cannot fail.
         for target, source in zip(
             (self._card_sets, self._ints, self._history, self._pending, self._settled),
-            state["arrays"],
+            valid["arrays"],
             strict=True,
         ):
             target[...] = source
-        if state["rng"] is None:
+        if valid["rng"] is None:
             self._rng = None
-        else:
-            self._rng = np.random.default_rng()
-            self._rng.bit_generator.state = state["rng"]
-        self.agents = list(state["agents"])
-        self.agent_selection = state["agent_selection"]
-        self.rewards = dict(state["rewards"])
-        self._cumulative_rewards = dict(state["cumulative_rewards"])
-        self.terminations = dict(state["terminations"])
-        self.truncations = dict(state["truncations"])
-        self.infos = {name: _copy_info(info) for name, info in state["infos"].items()}
-        self._rewards_pending_zero = state["rewards_pending_zero"]
-        to_act = int(self._ints[0, core.I_TO_ACT])
-        self._seats[0] = to_act if to_act >= 0 else 0
-        obs = np.empty(self._obs_shape, dtype=np.int8)
-        masks = np.empty(_MASK_SHAPE, dtype=np.int8)
-        core.observe_games(self._card_sets, self._ints, self._history, self._config, self._seats, obs, masks)
+        elif self._rng is None:
+            self._rng = state.rng_from_state(valid["rng"])
+        else:  # the state was checked: loading it into the env's own generator cannot fail
+            self._rng.bit_generator.state = valid["rng"]
+        self.agents = valid["agents"]
+        self.agent_selection = valid["agent_selection"]
+        self.rewards = valid["rewards"]
+        self._cumulative_rewards = valid["cumulative_rewards"]
+        self.terminations = valid["terminations"]
+        self.truncations = valid["truncations"]
+        self.infos = valid["infos"]
+        self._rewards_pending_zero = valid["rewards_pending_zero"]
+        self._seats[0] = seats[0]
         self._obs_row = obs[0]
         self._mask_row = masks[0]
-        self._obs_seat = int(self._seats[0])
+        self._obs_seat = int(seats[0])
 
     # ------------------------------------------------------------------ render
-    def render(self) -> str | None:
+    def render(self, seat: int | None = None) -> str | None:
+        """The table as text (``render_mode`` "ansi" returns it, "human" prints it); ``seat=k``
+        shows only what seat ``k`` sees (see the module docstring)."""
+        if seat is not None:
+            seat = _check_seat(seat, "render seat")
         if self.render_mode is None:
             import gymnasium
 
@@ -608,7 +650,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             return None
         from madiao_env.render import render_table
 
-        text = render_table(self.table(), self.infos)
+        text = render_table(self.table(), self.infos, seat)
         if self.render_mode == "human":
             print(text)
             return None

@@ -5,8 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 
-def render_table(table: dict[str, Any], infos: dict[str, dict] | None = None) -> str:
-    """The table as text: hands, upcard, stock, current trick, tricks won, last settlement."""
+def render_table(table: dict[str, Any], infos: dict[str, dict] | None = None, seat: int | None = None) -> str:
+    """The table as text: hands, upcard, stock, current trick, tricks won, last settlement.
+
+    ``seat=None``: the full table (every hand, the whole stock). ``seat=k``: what seat ``k`` sees:
+    its own hand, the other hands as card counts, the upcard only (and the card under it once the
+    stock check exposed it), the other seats' face-down plays as "face down".
+    """
     banker = table["banker"]
     roles = {
         banker: "banker",
@@ -14,26 +19,37 @@ def render_table(table: dict[str, Any], infos: dict[str, dict] | None = None) ->
         (banker + 2) % 4: "opposite",
         (banker + 3) % 4: "shuffler",
     }
-    lines = [
+    header = (
         f"Madiao hand {table['hand_number']}  phase: {table['phase']}  trick {table['trick_number']}/8"
-        f"  redeals: {table['redeals']}",
-        f"upcard: {table['stock'][0]}   stock (upcard first): {' '.join(table['stock'])}",
-    ]
-    for seat in range(4):
+        f"  redeals: {table['redeals']}"
+    )
+    stock = table["stock"]
+    if seat is None:
+        lines = [header, f"upcard: {stock[0]}   stock (upcard first): {' '.join(stock)}"]
+    else:
+        # The stock check after the eighth trick turns up the card under the upcard.
+        shown = 2 if table["phase"] == "over" and table["trick_number"] == 8 else 1
+        lines = [
+            f"{header}  (view of seat {seat})",
+            f"upcard: {stock[0]}   stock (upcard first): {' '.join(stock[:shown])}"
+            f" + {len(stock) - shown} face down",
+        ]
+    for other in range(4):
         marks = []
-        if seat == table["first"]:
+        if other == table["first"]:
             marks.append("dealt first")
-        if seat == table["to_act"]:
+        if other == table["to_act"]:
             marks.append("to act")
         extra = f" ({', '.join(marks)})" if marks else ""
+        hand = table["hands"][other]
+        held = (" ".join(hand) or "-") if seat is None or other == seat else f"{len(hand)} cards"
         lines.append(
-            f"seat {seat} {roles[seat]:>8}: tricks {table['tricks_won'][seat]}  "
-            f"hand: {' '.join(table['hands'][seat]) or '-'}{extra}"
+            f"seat {other} {roles[other]:>8}: tricks {table['tricks_won'][other]}  hand: {held}{extra}"
         )
     if table["current_trick"]:
         plays = ", ".join(
-            f"seat {seat} {name if face_up else '(' + name + ' face down)'}"
-            for seat, name, face_up in table["current_trick"]
+            f"seat {player} {_play_text(name, face_up, seat is None or player == seat)}"
+            for player, name, face_up in table["current_trick"]
         )
         lines.append(f"current trick: {plays}")
     info = next((i for i in (infos or {}).values() if "settlement" in i), None)
@@ -45,3 +61,9 @@ def render_table(table: dict[str, Any], infos: dict[str, dict] | None = None) ->
             )
         lines.append("  payoffs by seat: " + " ".join(f"{p:+g}" for p in info["payoffs"]))
     return "\n".join(lines)
+
+
+def _play_text(name: str, face_up: bool, card_visible: bool) -> str:
+    if face_up:
+        return name
+    return f"({name} face down)" if card_visible else "(face down)"

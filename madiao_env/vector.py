@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from cardgame_core.vector import VectorCardEnv
-from madiao_env import cards, core
-from madiao_env.env import _STATE_VERSION, raw_env
+from madiao_env import cards, core, state
+from madiao_env.env import raw_env
 
 
 class MadiaoVectorEnv(VectorCardEnv):
@@ -62,8 +62,8 @@ class MadiaoVectorEnv(VectorCardEnv):
         self._card_sets, self._ints, self._history, self._pending, self._settled = core.new_state(self.n_envs)
         # Settled stakes of the running episode by seat (integer units; final_payoffs = this x stake).
         self._episode_stakes = np.zeros((self.n_envs, self.n_players), dtype=np.int64)
-        # The kernels write masks as 0/1 bytes: an int8 view of the bool buffer costs no copy.
-        self._mask_bytes = self._action_mask.view(np.int8)
+        # The kernels write the masks through ``self._mask_bytes`` (set up by the base class, which
+        # rebuilds it in copies and unpickled envs).
         self._no_decks = np.full((self.n_envs, cards.N_CARDS), -1, dtype=np.int8)
         self._no_firsts = np.full(self.n_envs, -1, dtype=np.int64)
         #: The game seeds of the last ``reset`` (uint64 ``[N]``).
@@ -139,7 +139,7 @@ class MadiaoVectorEnv(VectorCardEnv):
         row = slice(int(game), int(game) + 1)
         agents = list(self._template.possible_agents)
         return {
-            "version": _STATE_VERSION,
+            "version": state.STATE_VERSION,
             "config": self._config.copy(),
             "stake": self.stake,
             "arrays": [

@@ -70,6 +70,9 @@ and with ``reasons="revealed"`` the library ``"rule"`` behind it (-1 for a base 
 
 Episodes: ``num_rounds`` rounds (default 1) — termination — or ``max_steps`` sub-actions
 (default 3000) — truncation for all agents. ``max_sub_actions`` (default 18) caps one turn.
+These three counts are integers of at most ``2**31 - 1``; ``win_reward`` and
+``penalty_card_reward`` must be finite numbers. Once every agent has stepped out of an ended
+episode, ``step`` raises ``RuntimeError`` ("the episode is over: call reset()").
 
 Variants (constructor options): ``seven_turn_ends`` (taking the seven penalty ends the turn),
 ``seven_phrase`` ("penalty card" or "thank you"), ``talking`` (penalise phrases not required,
@@ -82,10 +85,24 @@ reset), ``reasons`` ("calls", "hidden", "revealed"), ``mask`` ("physical", "rule
 
 Scenario API: ``reset(options={...})`` with ``hands`` ({seat: ["9D", ...]}), ``pile`` (bottom to
 top), ``stack`` (next card drawn first), ``rules`` ([rule id] or [(rule id, author)]),
-``fixed_rules``, ``current`` (seat to act), ``direction`` (1 or -1), ``pending_seven``,
-``named_suit`` ("hearts"). Cards not
+``fixed_rules``, ``current`` (seat to act), ``direction`` (1 or -1), ``pending_seven`` (at most
+the cards in play), ``named_suit`` ("hearts"). Cards not
 placed are dealt as usual (five per unlisted seat, one pile card, the rest shuffled into the stack).
-``get_state()``/``set_state()`` clone and restore everything, the random stream included.
+Every option is checked before the random stream or the game is touched: a ``reset`` that raises
+changes nothing.
+``get_state()``/``set_state()`` clone and restore everything, the random stream included; the
+snapshot format and its validation are :mod:`mao_env.state`'s. ``set_state`` takes a snapshot of
+an env with the same game options (the observation options ``mask``, ``reasons``, ``n_events``,
+``obs_type`` may differ), checks it completely first (every index, count and card, the options,
+the bookkeeping) and raises ``ValueError`` naming the field of a bad one, leaving the env as it was.
+
+Per-seat view: ``env.unwrapped.seat_view(seat)`` returns, as text in any render mode, what one seat
+may know: its hand, the top card, the suit to follow, the direction, the seven chain, the other
+seats' hand sizes, the rounds, the number of active secret rules and the ones this seat authored
+(with their descriptions), its own turn so far, and the last public events with the Mao Master's
+calls (as the ``reasons`` mode lets the table hear them; ``"revealed"`` names the rules behind
+calls, for everyone). ``render(seat=k)`` returns it with ``render_mode="ansi"`` (prints it with
+``"human"``); ``render()`` without a seat is the Mao Master's view with every hand.
 Text helpers: ``env.action_from_text("play 9D" | "draw" | "say last-card" | "end" | "rule 12")``,
 ``env.describe_action(id)``; ``allowed_actions(env.get_state()["arrays"])`` is the rules mask.
 
@@ -95,6 +112,7 @@ Version history: v0 — first release.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -105,6 +123,8 @@ from pettingzoo.utils import wrappers
 from cardgame_core.aec import CardGameAECEnv, IllegalActionError, check_action, seed_sequence
 from mao_env import cards, core
 from mao_env import rules as rule_library
+from mao_env import state as snapshots
+from mao_env.state import STATE_KEYS
 
 __all__ = ["IllegalActionError", "allowed_actions", "env", "raw_env"]
 
@@ -124,7 +144,6 @@ CALL_REASONS = {
 SEVEN_PHRASES = ("penalty card", "thank you")
 ROUND_STYLES = ("plain", "cambridge")
 OBS_TYPES = ("history", "summary")
-STATE_KEYS = ("hands", "hand_bits", "decks", "scalars", "rules", "events", "calls", "rng")
 _SCENARIO_KEYS = (
     "hands",
     "pile",
@@ -138,8 +157,13 @@ _SCENARIO_KEYS = (
 )
 
 
+#: Upper bound of the count options (``num_rounds``, ``max_steps``, ``max_sub_actions``): the
+#: kernels keep counts in int64 and far larger values would only overflow, never mean anything.
+MAX_COUNT_OPTION = 2**31 - 1
+
+
 def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
     if value < low or (high is not None and value > high):
         raise ValueError(f"{name} must be in {low}..{high if high is not None else 'inf'}, got {value}")
@@ -147,9 +171,10 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
 
 
 def _check_choice(name: str, value: Any, choices) -> Any:
-    if value not in choices:
+    # A plain-string test first: an unhashable value (a list, a dict) cannot be looked up in a dict.
+    if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
-    return value
+    return str(value)
 
 
 def _check_bool(name: str, value: Any) -> bool:
@@ -159,9 +184,15 @@ def _check_bool(name: str, value: Any) -> bool:
 
 
 def _check_float(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int too large for a float
+        number = math.inf
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return number
 
 
 def describe_call(code: int, phrase: int, reasons: str = "calls", rule: int = -1) -> str:
@@ -187,18 +218,12 @@ _call_text = functools.cache(describe_call)
 
 def allowed_actions(state: dict[str, np.ndarray], game: int = 0) -> np.ndarray:
     """Which actions the full active rule set allows the acting seat now (int8 mask), from a
-    state as returned by ``get_state()`` — the ``mask="rules"`` mask and the oracle's choices."""
+    state as returned by ``get_state()`` — the ``mask="rules"`` mask and the oracle's choices.
+    The arrays are checked first (:func:`mao_env.state.check_state_arrays`: ``ValueError``
+    naming a bad field); an ended game allows nothing."""
+    hands, _, decks, scalars, rules = snapshots.check_state_arrays(state, game)[:5]
     out = np.zeros(cards.n_actions(rule_library.N_RULES), dtype=np.int8)
-    core.action_mask(
-        state["hands"],
-        state["decks"],
-        state["scalars"],
-        state["rules"],
-        rule_library.LIBRARY,
-        game,
-        True,
-        out,
-    )
+    core.action_mask(hands, decks, scalars, rules, rule_library.LIBRARY, int(game), True, out)
     return out
 
 
@@ -247,8 +272,8 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         )  # fmt: skip
         super().__init__()
         self.n_players = _check_int("n_players", n_players, 2, cards.MAX_PLAYERS)
-        self.num_rounds = _check_int("num_rounds", num_rounds, 1)
-        self.max_steps = _check_int("max_steps", max_steps, 1)
+        self.num_rounds = _check_int("num_rounds", num_rounds, 1, MAX_COUNT_OPTION)
+        self.max_steps = _check_int("max_steps", max_steps, 1, MAX_COUNT_OPTION)
         self.mask_mode = _check_choice("mask", mask, MASKS)
         self.reasons = _check_choice("reasons", reasons, REASONS)
         self.rule_choice = _check_choice("rule_choice", rule_choice, RULE_CHOICES)
@@ -256,7 +281,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         self.seven_turn_ends = _check_bool("seven_turn_ends", seven_turn_ends)
         self.seven_phrase = _check_choice("seven_phrase", seven_phrase, SEVEN_PHRASES)
         self.talking = _check_bool("talking", talking)
-        self.max_sub_actions = _check_int("max_sub_actions", max_sub_actions, 3)
+        self.max_sub_actions = _check_int("max_sub_actions", max_sub_actions, 3, MAX_COUNT_OPTION)
         self.n_events = _check_int("n_events", n_events, 0, core.EVENT_SLOTS)
         self.obs_type = _check_choice("obs_type", obs_type, OBS_TYPES)
         if self.obs_type == "summary":
@@ -277,6 +302,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         )
         self.obs_dim = core.obs_size(self.n_events, REASONS[self.reasons])
         self._state = core.new_state(1)
+        self._spec = self.game_spec()
         self._mask = np.zeros(self.n_actions, dtype=np.int8)
         self._no_mask = np.zeros(self.n_actions, dtype=np.int8)
         self._rng = seed_sequence(None)
@@ -312,6 +338,9 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
 
     # -- reset / step -----------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        # Everything is checked before the random stream or the game is touched: a reset that
+        # raises leaves the env exactly as it was.
+        scenario = self._parse_scenario(options) if options is not None else None
         if seed is not None or not self._has_reset:
             self._rng = seed_sequence(seed)
         game_seed = int(self._rng.integers(0, 2**63 - 1))
@@ -319,8 +348,8 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         self.write_options(scalars)
         rules[0, core.QUEUE, :] = -1
         core.reset_game(hands, hand_bits, decks, scalars, rules, events, calls, rng, 0, game_seed)
-        if options is not None:
-            self._apply_scenario(options)
+        if scenario is not None:
+            self._place_scenario(scenario)
         self._reset_bookkeeping()
         self._rewards_zero = True
         self._infos_quiet = False
@@ -349,6 +378,8 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             agent = self.agent_selection
         except AttributeError:
             self._require_reset()
+        if agent not in self.terminations:  # every agent has stepped out of the ended episode
+            raise RuntimeError(f"the episode is over: call reset() before step() (agent {agent!r} is done)")
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
@@ -541,10 +572,24 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         return records
 
     # -- clone and restore --------------------------------------------------------------------------
+    def game_spec(self) -> snapshots.GameSpec:
+        """What a snapshot must agree with to be set into this env (see :mod:`mao_env.state`)."""
+        config = np.zeros((1, core.N_SCALARS), dtype=np.int64)
+        self.write_options(config)
+        return snapshots.GameSpec(
+            options={name: getattr(self, name) for name in snapshots.GAME_OPTIONS},
+            config_row=config[0],
+            n_decks=self.n_decks,
+            possible_agents=tuple(self.possible_agents),
+        )
+
     def get_state(self) -> dict[str, Any]:
-        """Everything needed to continue identically (picklable): arrays, rewards, flags, RNG."""
+        """Everything needed to continue identically (picklable; the format is
+        :mod:`mao_env.state`'s): arrays, rewards, flags, RNG, and the options of the game."""
         self._require_reset()
         return {
+            "version": snapshots.SNAPSHOT_VERSION,
+            "options": {name: getattr(self, name) for name in snapshots.GAME_OPTIONS},
             "arrays": {key: array.copy() for key, array in zip(STATE_KEYS, self._state, strict=True)},
             "agents": list(self.agents),
             "rewards": dict(self.rewards),
@@ -557,33 +602,30 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         }
 
     def set_state(self, state: dict[str, Any]) -> None:
-        """Restore a state from :meth:`get_state` (of an env with the same options)."""
-        if not isinstance(state, dict) or "arrays" not in state:
-            raise TypeError("set_state expects the dict returned by get_state()")
-        for key, target in zip(STATE_KEYS, self._state, strict=True):
-            source = np.asarray(state["arrays"][key])
-            if source.shape != target.shape or source.dtype != target.dtype:
-                raise ValueError(
-                    f"state array {key!r} has shape {source.shape} {source.dtype}, "
-                    f"expected {target.shape} {target.dtype}"
-                )
+        """Restore a state from :meth:`get_state` of an env with the same game options (the
+        observation options may differ). The snapshot is checked completely first
+        (:func:`mao_env.state.validate_snapshot`): a bad one raises ``ValueError`` naming the
+        field and leaves this env exactly as it was."""
+        snapshot = snapshots.validate_snapshot(state, self._spec, caller="set_state")
+        for source, target in zip(snapshot.arrays, self._state, strict=True):
             target[...] = source
-        if int(self._state[3][0, core.S_N_PLAYERS]) != self.n_players:
-            raise ValueError("the state belongs to a game with a different number of players")
-        self.agents = list(state["agents"])
-        self.rewards = dict(state["rewards"])
-        self._cumulative_rewards = dict(state["cumulative_rewards"])
-        self.terminations = dict(state["terminations"])
-        self.truncations = dict(state["truncations"])
-        self.infos = {agent: dict(info) for agent, info in state["infos"].items()}
-        self._rng = np.random.default_rng()
-        self._rng.bit_generator.state = state["reset_rng"]
-        self.last_calls = list(state["last_calls"])
+        self.agents = snapshot.agents
+        self.rewards = snapshot.rewards
+        self._cumulative_rewards = snapshot.cumulative_rewards
+        self.terminations = snapshot.terminations
+        self.truncations = snapshot.truncations
+        self.infos = snapshot.infos
+        self._rng = snapshot.reset_rng
+        self.last_calls = snapshot.last_calls
+        self._announcements = []
         self._narrated = int(self._state[3][0, core.S_N_EVENTS])
         self._has_reset = True
         self._rewards_zero = False
         self._infos_quiet = False
         self.agent_selection = self.possible_agents[self.current_seat]
+        if self.agents and self.agent_selection not in self.agents:
+            # The acting seat already stepped out of the ended episode: the others step out next.
+            self.agent_selection = self.agents[0]
         scalars = self._state[3]
         if scalars[0, core.S_DONE] or scalars[0, core.S_STEP] >= self.max_steps:
             self._mask = self._no_mask.copy()
@@ -599,18 +641,17 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             raise TypeError(f"{what} must be a list of card names, got {names!r}")
         return [cards.card_id(name) for name in names]
 
-    def _apply_scenario(self, options: dict) -> None:
+    def _parse_scenario(self, options: Any) -> dict[str, Any]:
+        """Check every reset option and return them as ids, ready to place; touches nothing."""
         if not isinstance(options, dict):
             raise TypeError(f"options must be a dict or None, got {type(options).__name__} {options!r}")
         # pettingzoo.test.api_test probes ``reset(options={"options": 1})``: that one key is ignored.
         unknown = set(options) - set(_SCENARIO_KEYS) - {"options"}
         if unknown:
             raise ValueError(f"unknown reset option(s) {sorted(unknown)}; known: {', '.join(_SCENARIO_KEYS)}")
-        hands, hand_bits, decks, scalars, rules, _, _, rng = self._state
-        placing = any(key in options for key in ("hands", "pile", "stack"))
-        if placing:
-            remaining = np.zeros(cards.N_CARD_TYPES, dtype=np.int64)
-            remaining[:] = self.n_decks
+        parsed: dict[str, Any] = {}
+        if any(key in options for key in ("hands", "pile", "stack")):
+            remaining = np.full(cards.N_CARD_TYPES, self.n_decks, dtype=np.int64)
             remaining[cards.JOKER] = 2 * self.n_decks
             given_hands = options.get("hands", {})
             if not isinstance(given_hands, dict):
@@ -621,6 +662,8 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
                 hand_lists[seat] = self._card_list(f"hands[{seat}]", names)
             pile = self._card_list("pile", options["pile"]) if "pile" in options else None
             stack = self._card_list("stack", options["stack"]) if "stack" in options else None
+            if pile is not None and not pile:
+                raise ValueError("the pile needs at least one card")
             for card in [c for h in hand_lists.values() for c in h] + (pile or []) + (stack or []):
                 remaining[card] -= 1
                 if remaining[card] < 0:
@@ -628,12 +671,74 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
                         f"the scenario uses more copies of {cards.CARD_NAMES[card]} "
                         f"than {self.n_decks} deck(s) hold"
                     )
+            if pile is None and not remaining.any():
+                raise ValueError("the scenario places every card: no card is left for the pile")
+            parsed.update(hands=hand_lists, pile=pile, stack=stack, remaining=remaining)
+        if "rules" in options:
+            entries = options["rules"]
+            if not isinstance(entries, (list, tuple)) or len(entries) > rule_library.MAX_ACTIVE_RULES:
+                raise ValueError(
+                    f"rules must be a list of at most {rule_library.MAX_ACTIVE_RULES} rule ids "
+                    "or (rule, author) pairs"
+                )
+            seen: list[tuple[int, int]] = []
+            for entry in entries:
+                if isinstance(entry, (tuple, list)):
+                    if len(entry) != 2:
+                        raise ValueError(f"rules entry {entry!r} must be a rule id or a (rule, author) pair")
+                    rule, author = entry
+                else:
+                    rule, author = entry, -1
+                rule = _check_int("rule id", rule, 0, rule_library.N_RULES - 1)
+                author = _check_int("rule author", author, -1, self.n_players - 1)
+                if rule in (r for r, _ in seen):
+                    raise ValueError(f"rule {rule} is listed twice")
+                seen.append((rule, author))
+            parsed["rules"] = seen
+        if "fixed_rules" in options:
+            if self.rule_choice != "fixed":
+                raise ValueError("fixed_rules needs rule_choice='fixed'")
+            fixed = options["fixed_rules"]
+            if not isinstance(fixed, (list, tuple)) or len(fixed) > rule_library.MAX_ACTIVE_RULES:
+                raise ValueError(
+                    f"fixed_rules must be a list of at most {rule_library.MAX_ACTIVE_RULES} rule ids"
+                )
+            parsed["fixed_rules"] = [
+                _check_int("fixed rule id", r, 0, rule_library.N_RULES - 1) for r in fixed
+            ]
+        if "current" in options:
+            parsed["current"] = _check_int("current", options["current"], 0, self.n_players - 1)
+        if "direction" in options:
+            direction = options["direction"]
+            if (
+                isinstance(direction, (bool, np.bool_))
+                or not isinstance(direction, (int, np.integer))
+                or (direction not in (1, -1))
+            ):
+                raise ValueError(f"direction must be 1 or -1, got {direction!r}")
+            parsed["direction"] = int(direction)
+        if "pending_seven" in options:
+            # More than every card in play could never be taken: the bound keeps the count sane.
+            parsed["pending_seven"] = _check_int(
+                "pending_seven", options["pending_seven"], 0, self.n_decks * cards.CARDS_PER_DECK
+            )
+        if "named_suit" in options:
+            suit = options["named_suit"]
+            if not isinstance(suit, str) or suit not in cards.SUIT_NAMES:
+                raise ValueError(f"named_suit must be one of {cards.SUIT_NAMES}, got {suit!r}")
+            parsed["named_suit"] = cards.SUIT_NAMES.index(suit)
+        return parsed
+
+    def _place_scenario(self, scenario: dict[str, Any]) -> None:
+        """Write a scenario checked by :meth:`_parse_scenario` over the freshly dealt game."""
+        hands, hand_bits, decks, scalars, rules = self._state[:5]
+        if "hands" in scenario:
+            hand_lists = dict(scenario["hands"])
+            pile, stack, remaining = scenario["pile"], scenario["stack"], scenario["remaining"]
             pool = [c for c in range(cards.N_CARD_TYPES) for _ in range(int(remaining[c]))]
             self._rng.shuffle(pool)
             if pile is None:
                 pile = [pool.pop()]
-            if not pile:
-                raise ValueError("the pile needs at least one card")
             for seat in range(self.n_players):
                 if seat not in hand_lists:
                     hand_lists[seat] = [pool.pop() for _ in range(min(cards.HAND_SIZE, len(pool)))]
@@ -652,53 +757,38 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             decks[0, core.STACK, : len(stack)] = stack[::-1]  # the first listed is drawn first
             scalars[0, core.S_PILE_SIZE] = len(pile)
             scalars[0, core.S_STACK_SIZE] = len(stack)
-        if "rules" in options:
-            entries = options["rules"]
-            if not isinstance(entries, (list, tuple)) or len(entries) > rule_library.MAX_ACTIVE_RULES:
-                raise ValueError(
-                    f"rules must be a list of at most {rule_library.MAX_ACTIVE_RULES} rule ids "
-                    "or (rule, author) pairs"
-                )
-            seen = set()
-            for slot, entry in enumerate(entries):
-                rule, author = entry if isinstance(entry, (tuple, list)) else (entry, -1)
-                rule = _check_int("rule id", rule, 0, rule_library.N_RULES - 1)
-                author = _check_int("rule author", author, -1, self.n_players - 1)
-                if rule in seen:
-                    raise ValueError(f"rule {rule} is listed twice")
-                seen.add(rule)
-                rules[0, core.ACTIVE, slot] = rule
-                rules[0, core.AUTHOR, slot] = author
-        if "fixed_rules" in options:
-            if self.rule_choice != "fixed":
-                raise ValueError("fixed_rules needs rule_choice='fixed'")
-            fixed = options["fixed_rules"]
-            if not isinstance(fixed, (list, tuple)) or len(fixed) > rule_library.MAX_ACTIVE_RULES:
-                raise ValueError(
-                    f"fixed_rules must be a list of at most {rule_library.MAX_ACTIVE_RULES} rule ids"
-                )
-            for index, rule in enumerate(fixed):
-                rules[0, core.QUEUE, index] = _check_int("fixed rule id", rule, 0, rule_library.N_RULES - 1)
-        if "current" in options:
-            scalars[0, core.S_CURRENT] = _check_int("current", options["current"], 0, self.n_players - 1)
-        if "direction" in options:
-            direction = options["direction"]
-            if direction not in (1, -1) or isinstance(direction, bool):
-                raise ValueError(f"direction must be 1 or -1, got {direction!r}")
-            scalars[0, core.S_DIRECTION] = direction
-        if "pending_seven" in options:
-            scalars[0, core.S_PENDING_SEVEN] = _check_int("pending_seven", options["pending_seven"], 0)
-        if "named_suit" in options:
-            suit = options["named_suit"]
-            if suit not in cards.SUIT_NAMES:
-                raise ValueError(f"named_suit must be one of {cards.SUIT_NAMES}, got {suit!r}")
-            scalars[0, core.S_NAMED_SUIT] = cards.SUIT_NAMES.index(suit)
-        del rng  # the game's own stream is untouched by scenarios
+        for slot, (rule, author) in enumerate(scenario.get("rules", ())):
+            rules[0, core.ACTIVE, slot] = rule
+            rules[0, core.AUTHOR, slot] = author
+        for index, rule in enumerate(scenario.get("fixed_rules", ())):
+            rules[0, core.QUEUE, index] = rule
+        for key, column in (
+            ("current", core.S_CURRENT),
+            ("direction", core.S_DIRECTION),
+            ("pending_seven", core.S_PENDING_SEVEN),
+            ("named_suit", core.S_NAMED_SUIT),
+        ):
+            if key in scenario:
+                scalars[0, column] = scenario[key]
+        # The game's own random stream (``rng``) is untouched by scenarios.
 
     # -- render ------------------------------------------------------------------------------------
-    def render(self) -> str | None:
-        if self.render_mode is None:
+    def render(self, seat: int | None = None) -> str | None:
+        """The table as text (``render_mode="ansi"``: returned; ``"human"``: printed; ``None``:
+        nothing). Without ``seat``: the Mao Master's view, every hand shown, with the table talk
+        since the last render. With ``seat``: what that seat may know (:meth:`seat_view`)."""
+        if seat is not None:
+            text = self.seat_view(seat)
+        elif self.render_mode is None:
             return None
+        else:
+            text = self._master_view()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text if self.render_mode == "ansi" else None
+
+    def _master_view(self) -> str:
         scalars = self._state[3]
         lines = list(self._announcements)
         self._announcements = []
@@ -717,11 +807,140 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         for seat, agent in enumerate(self.possible_agents):
             marker = ">" if seat == self.current_seat else " "
             lines.append(f"{marker} {agent}: {' '.join(self.hand(seat))}")
-        text = "\n".join(lines)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return "\n".join(lines)
+
+    def seat_view(self, seat: int, n_recent: int = 8) -> str:
+        """The table as seat ``seat`` sees it, as text (works in every render mode): its own hand,
+        the top card, the suit to follow, the direction, the seven chain, every other seat's hand
+        size, the rounds, how many secret rules are active and the ones this seat authored, its
+        own turn so far, and the last ``n_recent`` public events with the Mao Master's calls (as
+        the ``reasons`` mode lets the table hear them). Nothing of other hands, nothing of rules
+        it did not author (with ``reasons="revealed"`` the calls name their rules, for everyone)."""
+        seat = _check_int("seat", seat, 0, self.n_players - 1)
+        n_recent = _check_int("n_recent", n_recent, 0, core.EVENT_SLOTS)
+        self._require_reset()
+        scalars = self._state[3][0]
+        named = int(scalars[core.S_NAMED_SUIT])
+        top = int(self._state[2][0, core.PILE, scalars[core.S_PILE_SIZE] - 1])
+        follow = cards.SUIT_NAMES[named if named >= 0 else int(cards.CARD_SUIT[top])]
+        name = self.possible_agents[seat]
+        round_number = min(int(scalars[core.S_ROUND]) + 1, self.num_rounds)
+        lines = [
+            f"{name} (you) | round {round_number} of {self.num_rounds} | step {int(scalars[core.S_STEP])}",
+            f"top card {self.top_card()} | suit to follow {follow}{' (named)' if named >= 0 else ''}"
+            f" | direction {'+' if scalars[core.S_DIRECTION] > 0 else '-'}"
+            f" | stack {int(scalars[core.S_STACK_SIZE])} | pile {int(scalars[core.S_PILE_SIZE])}"
+            + (
+                f" | seven chain {int(scalars[core.S_PENDING_SEVEN])}"
+                if scalars[core.S_PENDING_SEVEN]
+                else ""
+            ),
+        ]
+        own = self.hand(seat)
+        lines.append(f"your hand ({len(own)}): {' '.join(own)}")
+        acting = self.current_seat
+        for other, agent in enumerate(self.possible_agents):
+            if other != seat:
+                n = int(self._state[0][0, other].sum())
+                lines.append(f"{'>' if other == acting else ' '} {agent}: {n} card{'' if n == 1 else 's'}")
+        phase = int(scalars[core.S_PHASE])
+        if phase == core.PH_OVER:
+            lines.append("the episode is over")
+        elif phase == core.PH_CHOOSE_RULE:
+            lines.append(f"{self.possible_agents[acting]} won the round and chooses a new rule")
+        elif acting == seat:
+            turn = []
+            if scalars[core.S_TOOK_SEVEN]:
+                turn.append(f"took {int(scalars[core.S_TOOK_SEVEN])} for the sevens")
+            if scalars[core.S_PLAYED] >= 0:
+                turn.append(f"played {cards.CARD_NAMES[int(scalars[core.S_PLAYED])]}")
+            if scalars[core.S_DREW]:
+                turn.append("drew a card")
+            said = [cards.PHRASES[p] for p in range(cards.N_PHRASES) if (int(scalars[core.S_SAID]) >> p) & 1]
+            if said:
+                turn.append("said " + ", ".join(repr(p) for p in said))
+            lines.append("your turn" + (": " + "; ".join(turn) if turn else ""))
+        else:
+            lines.append(f"{self.possible_agents[acting]} to act")
+        rules = self._state[4][0]
+        authored = [
+            int(r)
+            for r, a in zip(rules[core.ACTIVE], rules[core.AUTHOR], strict=True)
+            if r >= 0 and a == seat
+        ]
+        lines.append(f"secret rules in force: {int((rules[core.ACTIVE] >= 0).sum())}; yours: {len(authored)}")
+        lines += [f"  rule {rule}: {rule_library.RULE_DESCRIPTIONS[rule]}" for rule in authored]
+        total = int(scalars[core.S_N_EVENTS])
+        recent = range(max(0, total - min(n_recent, core.EVENT_SLOTS)), total)
+        if recent:
+            lines.append("recently:")
+            lines += [
+                "  " + self._event_text(self._state[5][0, index % core.EVENT_SLOTS]) for index in recent
+            ]
+        return "\n".join(lines)
+
+    def _event_text(self, event: np.ndarray) -> str:
+        """One public event as the table saw and heard it (from the record alone)."""
+        name = self.possible_agents[int(event[core.E_SEAT])]
+        kind = int(event[core.E_KIND])
+        if kind == core.KIND_RULE_ADDED:
+            return f'{name}: "Introducing a new rule."'
+        card = int(event[core.E_CARD])
+        parts = []
+        if event[core.E_CHAIN_CARDS]:
+            parts.append(f"takes {int(event[core.E_CHAIN_CARDS])} for the sevens")
+        if card >= 0:
+            parts.append(
+                f"plays {cards.CARD_NAMES[card]}" + (" (taken back)" if kind == core.KIND_BAD_CARD else "")
+            )
+        elif kind == core.KIND_DRAW and not (event[core.E_CHAIN_CARDS] and self.seven_turn_ends):
+            parts.append("draws")
+        text = f"{name} {', '.join(parts) or 'ends the turn'}"
+        said = [
+            cards.long_card_name(card).capitalize()
+            if p == cards.CARD_NAME and card >= 0
+            else cards.PHRASES[p]
+            for p in range(cards.N_PHRASES)
+            if (int(event[core.E_PHRASES]) >> p) & 1
+        ]
+        if said:
+            text += ", saying " + ", ".join(repr(p) for p in said)
+        calls = self._event_calls(event)
+        if calls:
+            text += (
+                f'. Mao Master: "{"; ".join(calls)}." ({int(event[core.E_PENALTY_CARDS])} penalty card(s))'
+            )
+        if event[core.E_FORCED_DRAW]:
+            forced = self.possible_agents[int(event[core.E_FORCED_SEAT])]
+            text += f". {forced} takes {int(event[core.E_FORCED_DRAW])} card(s)"
+        if event[core.E_NAMED_SUIT] >= 0:
+            text += f". The suit is now {cards.SUIT_NAMES[int(event[core.E_NAMED_SUIT])]}"
+        if event[core.E_WON]:
+            text += f". {name} wins the round"
+        return text + "."
+
+    def _event_calls(self, event: np.ndarray) -> list[str]:
+        n_calls = int(event[core.E_N_CALLS])
+        if not n_calls:
+            return []
+        if self.reasons == "hidden":
+            return ["Penalty"] * n_calls
+        bits = int(event[core.E_CALLS])
+        calls = []
+        if (bits >> core.CALL_BIT_BAD_CARD) & 1:
+            calls.append("Bad card")
+        calls += [f"Failure to say '{cards.PHRASES[p]}'" for p in range(cards.N_PHRASES) if (bits >> p) & 1]
+        if (bits >> core.CALL_BIT_TALKING) & 1:
+            calls.append("Talking")
+        if (bits >> core.CALL_BIT_MAO) & 1:
+            calls.append("Taking the name of the great Chinese leader in vain")
+        if self.reasons == "revealed":
+            calls += [
+                f"rule {rule}: {rule_library.RULE_DESCRIPTIONS[rule]}"
+                for rule in range(rule_library.N_RULES)
+                if (int(event[core.E_RULE_BITS]) >> rule) & 1
+            ]
+        return calls
 
     def close(self) -> None:
         pass

@@ -18,7 +18,10 @@ every episode) and ``fixed_rules`` (the queue of rules the round winners add wit
 ids) with ``pool_draws`` (default 1): every episode of every game starts with ``pool_draws``
 distinct rules of the pool (not already among ``rules``) active, drawn uniformly and authored by
 nobody, so a learner meets a different secret rule in each episode and no rule outside the pool
-(hold rules out of training this way). :meth:`MaoVectorEnv.game_rules` tells which rules a game has.
+(hold rules out of training this way). With both ``rules`` and ``rule_pool`` every episode has
+the ``rules`` and ``pool_draws`` more drawn from the pool minus ``rules``; a pool that leaves
+fewer than ``pool_draws`` rules to draw, or more than 32 rules in all, is refused (``ValueError``).
+:meth:`MaoVectorEnv.game_rules` tells which rules a game has.
 
 Seeding: ``reset(seed)`` draws one game seed per game (``game_seeds``); game ``i``'s first episode
 is then exactly the AEC env's ``reset(seed=int(game_seeds[i]), options={"rules": rules,
@@ -47,7 +50,9 @@ import numpy as np
 from cardgame_core.vector import VectorCardEnv
 from mao_env import cards, core
 from mao_env import rules as rule_library
-from mao_env.env import REASONS, STATE_KEYS, raw_env
+from mao_env import state as snapshots
+from mao_env.env import REASONS, raw_env
+from mao_env.state import STATE_KEYS
 
 
 class MaoVectorEnv(VectorCardEnv):
@@ -95,6 +100,9 @@ class MaoVectorEnv(VectorCardEnv):
         self._by_rules = template.mask_mode == "rules"
         self._reasons = REASONS[template.reasons]
         # The starting rule rows, checked by the AEC env's own scenario code.
+        for name, value in (("rules", rules), ("fixed_rules", fixed_rules)):
+            if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+                raise TypeError(f"{name} must be a sequence of library rule ids, got {value!r}")
         options: dict[str, Any] = {}
         if rules:
             options["rules"] = list(rules)
@@ -104,7 +112,7 @@ class MaoVectorEnv(VectorCardEnv):
         self._start_rules = template._state[4][0].copy()
         self.rules = tuple(options.get("rules", ()))
         self.fixed_rules = tuple(options.get("fixed_rules", ()))
-        self.rule_pool, self.pool_draws = _check_rule_pool(rule_pool, pool_draws)
+        self.rule_pool, self.pool_draws = _check_rule_pool(rule_pool, pool_draws, self.rules)
         self._rule_pool = np.array(self.rule_pool, dtype=np.int64)
         self._pool_draws = self.pool_draws if self.rule_pool else 0
         super().__init__(n_envs, seed, copy=copy)
@@ -194,6 +202,8 @@ class MaoVectorEnv(VectorCardEnv):
         # An AEC reset() without a seed after set_state draws from this generator.
         reset_rng = np.random.default_rng(int(self._state[7][game])).bit_generator.state
         return {
+            "version": snapshots.SNAPSHOT_VERSION,
+            "options": {name: getattr(self._template, name) for name in snapshots.GAME_OPTIONS},
             "arrays": {key: array[row].copy() for key, array in zip(STATE_KEYS, self._state, strict=True)},
             "agents": agents,
             "rewards": dict.fromkeys(agents, 0.0),
@@ -206,30 +216,24 @@ class MaoVectorEnv(VectorCardEnv):
         }
 
     def set_game_state(self, game: int, state: dict[str, Any]) -> None:
-        """Put an AEC ``get_state()`` snapshot (of an env with the same options) into game
-        ``game`` and refresh its observation, mask and seat to act; its episode payoffs restart
-        at zero. For hand-set tables (AEC scenarios) and for continuing a searched position."""
+        """Put an AEC ``get_state()`` snapshot (of an env with the same game options, see
+        :mod:`mao_env.state`) of a game in progress into game ``game`` and refresh its
+        observation, mask and seat to act; its episode payoffs restart at zero. For hand-set
+        tables (AEC scenarios) and for continuing a searched position. The snapshot is checked
+        completely first: a bad one raises ``ValueError`` naming the field and changes nothing."""
         if not self._has_reset:
             raise RuntimeError("call reset() before set_game_state()")
         if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < self.n_envs:
             raise ValueError(f"game must be an int in 0..{self.n_envs - 1}, got {game!r}")
-        if not isinstance(state, dict) or "arrays" not in state:
-            raise TypeError("set_game_state expects the dict returned by get_state()/get_game_state()")
-        sources = [np.asarray(state["arrays"][key]) for key in STATE_KEYS]
-        for key, source, target in zip(STATE_KEYS, sources, self._state, strict=True):
-            if source.shape != (1, *target.shape[1:]) or source.dtype != target.dtype:
-                raise ValueError(
-                    f"state array {key!r} has shape {source.shape} {source.dtype}, "
-                    f"expected {(1, *target.shape[1:])} {target.dtype}"
-                )
-        options = slice(core.C_SEVEN_TURN_ENDS, core.N_SCALARS)
-        own = self._state[3][game]
-        if (
-            own[core.S_N_PLAYERS] != sources[3][0, core.S_N_PLAYERS]
-            or (own[options] != sources[3][0, options]).any()
-        ):
-            raise ValueError("the state belongs to a game with other options (players or rule variants)")
-        for source, target in zip(sources, self._state, strict=True):
+        # Checked completely before anything is written: a rejected snapshot changes nothing.
+        snapshot = snapshots.validate_snapshot(state, self._template.game_spec(), caller="set_game_state")
+        scalars = snapshot.scalars
+        if scalars[core.S_DONE] or scalars[core.S_STEP] >= self.max_steps:
+            raise ValueError(
+                "snapshot field arrays['scalars']: the episode is over (terminated or truncated); "
+                "a game of the batched env is always in progress"
+            )
+        for source, target in zip(snapshot.arrays, self._state, strict=True):
             target[game] = source[0]
         hands, _, decks, scalars, rules, events = self._state[:6]
         seat = int(scalars[game, core.S_CURRENT])
@@ -247,23 +251,40 @@ class MaoVectorEnv(VectorCardEnv):
         return f"MaoVectorEnv(n_envs={self.n_envs}{', ' if options else ''}{options})"
 
 
-def _check_rule_pool(rule_pool: Sequence[int], pool_draws: int) -> tuple[tuple[int, ...], int]:
+def _check_rule_pool(
+    rule_pool: Sequence[int], pool_draws: int, rules: Sequence[int | tuple[int, int]]
+) -> tuple[tuple[int, ...], int]:
     if isinstance(rule_pool, (str, bytes)) or not isinstance(rule_pool, Sequence):
         raise TypeError(f"rule_pool must be a sequence of library rule ids, got {rule_pool!r}")
     pool = []
     for rule in rule_pool:
-        if isinstance(rule, bool) or not isinstance(rule, (int, np.integer)):
+        if isinstance(rule, (bool, np.bool_)) or not isinstance(rule, (int, np.integer)):
             raise TypeError(f"rule_pool holds rule ids (int), got {rule!r}")
         if not 0 <= rule < rule_library.N_RULES:
             raise ValueError(f"rule_pool rule id {rule} is out of range 0..{rule_library.N_RULES - 1}")
         if int(rule) in pool:
             raise ValueError(f"rule_pool lists rule {int(rule)} twice")
         pool.append(int(rule))
-    if isinstance(pool_draws, bool) or not isinstance(pool_draws, (int, np.integer)):
+    if isinstance(pool_draws, (bool, np.bool_)) or not isinstance(pool_draws, (int, np.integer)):
         raise TypeError(f"pool_draws must be an int, got {pool_draws!r}")
     if pool and not 1 <= pool_draws <= min(len(pool), rule_library.MAX_ACTIVE_RULES):
         raise ValueError(
             f"pool_draws must be in 1..{min(len(pool), rule_library.MAX_ACTIVE_RULES)} "
             f"for a pool of {len(pool)} rules, got {pool_draws}"
         )
+    if pool:
+        # The draws come from the pool minus ``rules`` and go into the free rule slots: refuse a
+        # combination that could not draw ``pool_draws`` rules, rather than drop draws silently.
+        fixed = {int(entry[0]) if isinstance(entry, (tuple, list)) else int(entry) for entry in rules}
+        drawable = [rule for rule in pool if rule not in fixed]
+        if len(drawable) < pool_draws:
+            raise ValueError(
+                f"rule_pool has {len(drawable)} rule(s) not already in rules, fewer than "
+                f"pool_draws={int(pool_draws)}"
+            )
+        if len(fixed) + pool_draws > rule_library.MAX_ACTIVE_RULES:
+            raise ValueError(
+                f"rules ({len(fixed)}) and pool_draws ({int(pool_draws)}) make more than the "
+                f"at most {rule_library.MAX_ACTIVE_RULES} active rules"
+            )
     return tuple(pool), int(pool_draws)

@@ -3,45 +3,163 @@
 madiao-mao train                      # the main job: short self-play run + evaluation report
 madiao-mao match                      # one full Madiao match between baseline agents, printed
 madiao-mao play --seat 0              # you against three heuristic players in the terminal
+madiao-mao play --game mao            # Mao: you against three Bayesian rule-learning players
 madiao-mao evaluate --agents heuristic greedy random --deals 200 --out results/
 madiao-mao replay game.json           # a recorded game, move by move, with the settlement
 madiao-mao bench                      # python -m benchmarks
+madiao-mao serve                      # play and replay both games in the browser (127.0.0.1:8000)
+
+Every user error (a bad option value, a missing or unreadable model or record, an output path
+that cannot be written) ends the command before any work starts, with one line on stderr naming
+the problem and exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 DEFAULT_MATCH_AGENTS = ("heuristic", "greedy", "heuristic", "greedy")
+#: What a user can get wrong (bad values, paths, a missing extra); anything else is a bug and
+#: keeps its traceback.
+USER_ERRORS = (ValueError, OSError, ImportError)
 
 
-def _positive_int(text: str) -> int:
+class OneLineArgumentParser(argparse.ArgumentParser):
+    """argparse with its usage errors on one line (the problem, then where to read more)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def one_line(error: BaseException) -> str:
+    """An exception's message on one line, without a leading "Error: " (some libraries put one
+    there, and the caller already says "error:")."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    while text.lower().startswith("error:"):
+        text = text[len("error:") :].lstrip()
+    return text
+
+
+def run_reporting_user_errors(prog: str, body: Callable[[], int]) -> int:
+    """``body()``, with a user error turned into one line on stderr and status 2 (130 on Ctrl-C)."""
     try:
-        value = int(text)
+        return body()
+    except USER_ERRORS as error:
+        print(f"{prog}: error: {one_line(error)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _integer(text: str, what: str) -> int:
+    try:
+        return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    value = _integer(text, "a positive integer")
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
     return value
 
 
-def _seat(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a seat is 0, 1, 2 or 3, got {text!r}") from None
-    if not 0 <= value <= 3:
-        raise argparse.ArgumentTypeError(f"a seat is 0, 1, 2 or 3, got {value}")
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0 (seeds: numpy refuses negative ones)."""
+    value = _integer(text, "an integer >= 0")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
     return value
+
+
+def finite_float(text: str) -> float:
+    """argparse type: a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+_positive_int = positive_int
+
+
+def _seat(text: str) -> int:
+    # The game's own range (Madiao 0..3, Mao 0..players-1) is checked once the game is known.
+    value = _integer(text, "a seat number")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a seat is 0 or more, got {value}")
+    return value
+
+
+def check_output_folder(path: str | None, option: str) -> None:
+    """A folder to write into: it may exist (as a folder) or be created (no file in the way)."""
+    if path is None:
+        return
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{option} {path} is an existing file, not a folder")
+    _check_creatable(folder.parent, option, path)
+
+
+def check_output_file(path: str | None, option: str) -> None:
+    """A file to write: not a folder, and its folder exists or can be created."""
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise ValueError(f"{option} {path} is a folder; give a file name")
+    _check_creatable(target.parent, option, path)
+
+
+def _check_creatable(folder: Path, option: str, path: str) -> None:
+    for ancestor in (folder, *folder.parents):
+        if ancestor.exists():
+            if not ancestor.is_dir():
+                raise ValueError(f"{option} {path}: {ancestor} is a file, not a folder")
+            return
+
+
+def check_model(spec: str, game: str) -> None:
+    """Load a ``model:PATH`` spec once (nothing for other specs), so that a missing or corrupt
+    model is reported before any game is played by code that loads its agents later."""
+    from agents.registry import MODEL_PREFIX
+
+    if spec.startswith(MODEL_PREFIX):
+        load_agent(spec, game)
+
+
+def load_agent(spec: str, game: str, *, seed: int | None = None, env=None):
+    """``agents.registry.make_agent`` with a model that cannot be loaded reported as one
+    ValueError naming the file (SB3 raises many kinds of errors for a corrupt zip)."""
+    from agents.registry import MODEL_PREFIX, make_agent
+
+    if not spec.startswith(MODEL_PREFIX):
+        return make_agent(spec, game, seed=seed, env=env)
+    path = spec[len(MODEL_PREFIX) :]
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"no saved model at {path}")
+    try:
+        return make_agent(spec, game, seed=seed, env=env)
+    except Exception as error:
+        raise ValueError(f"cannot load the model {path}: {one_line(error)}") from error
 
 
 def build_parser() -> argparse.ArgumentParser:
     from training.train import GAME_DEFAULTS, TrainConfig
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineArgumentParser(
         prog="madiao-mao",
         description=__doc__.split("\n\n")[0].strip(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -70,11 +188,14 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--batch-size", type=_positive_int, default=defaults.batch_size, help="PPO minibatch size"
     )
-    train.add_argument("--seed", type=int, default=defaults.seed)
+    train.add_argument("--seed", type=non_negative_int, default=defaults.seed)
     train.add_argument("--exp-name", default=defaults.exp_name)
     train.add_argument("--runs-dir", default=defaults.runs_dir, help="folder of run folders")
     train.add_argument(
-        "--eval-every", type=int, default=defaults.eval_every, help="steps between evaluations (0: none)"
+        "--eval-every",
+        type=non_negative_int,
+        default=defaults.eval_every,
+        help="steps between evaluations (0: none; default: a tenth of the budget, at least one rollout)",
     )
     train.add_argument("--eval-deals", type=_positive_int, default=defaults.eval_deals)
     train.add_argument(
@@ -113,16 +234,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train.add_argument(
         "--mao-penalty-card-reward",
-        type=float,
+        type=finite_float,
         default=defaults.mao_penalty_card_reward,
         help="Mao: the learner's reward per penalty card in training games",
     )
     train.add_argument(
         "--mao-hand-card-reward",
-        type=float,
+        type=finite_float,
         default=None,
         help="Mao: the learner's reward per card its hand shrinks by (minus per card it grows by); "
         f"default {GAME_DEFAULTS['mao']['mao_hand_card_reward']}",
+    )
+    train.add_argument(
+        "--league",
+        action="store_true",
+        help="league self-play: one member per game (the live policy, its snapshots or a scripted "
+        "anchor) drawn by prioritized fictitious self-play; the league is saved with each checkpoint",
     )
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
     train.add_argument("--no-report", action="store_true", help="skip the final evaluation report")
@@ -140,27 +267,41 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--deals", type=_positive_int, default=100, help="duplicate deals per pairing (Madiao) / rounds (Mao)"
     )
-    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--seed", type=non_negative_int, default=0)
     evaluate.add_argument("--out", help="folder for the markdown report and PNG plots")
     evaluate.add_argument("--record", help="write the first hands played as a JSON game record")
     evaluate.add_argument("--record-hands", type=_positive_int, default=8, help="hands kept in --record")
 
-    play = commands.add_parser("play", help="play Madiao in the terminal against agents")
-    play.add_argument("--seat", type=_seat, default=0, help="your seat (0..3)")
+    play = commands.add_parser("play", help="play Madiao or Mao in the terminal against agents")
+    play.add_argument("--game", choices=("madiao", "mao"), default="madiao", help="game to play")
+    play.add_argument("--seat", type=_seat, default=0, help="your seat (Madiao 0..3, Mao 0..players-1)")
     play.add_argument(
         "--opponents",
+        "--agents",
         nargs="+",
-        default=["heuristic"],
-        help="one agent for all three other seats, or three (random, greedy, heuristic, search, "
-        "model = the pretrained policy, model:PATH)",
+        default=None,
+        help="one agent for every other seat, or one per other seat in seat order. Madiao (default "
+        "heuristic): random, greedy, heuristic, search, model = the pretrained policy, model:PATH; "
+        "Mao (default bayes): random, base, bayes, oracle, model:PATH",
     )
+    play.add_argument(
+        "--players", type=positive_int, default=None, help="Mao: players at the table (2..8, default 4)"
+    )
+    play.add_argument("--rounds", type=positive_int, default=None, help="Mao: rounds to play (default 1)")
     play.add_argument(
         "--model", help="a saved MaskablePPO model that plays the other seats (else heuristics)"
     )
-    play.add_argument("--match", action="store_true", help="play a whole match (every seat banker once)")
-    play.add_argument("--hands", type=_positive_int, default=1, help="hands to play (without --match)")
-    play.add_argument("--seed", type=int, default=None)
-    play.add_argument("--record", help="write the game as JSON (for 'replay')")
+    play.add_argument(
+        "--match", action="store_true", help="Madiao: play a whole match (every seat banker once)"
+    )
+    play.add_argument(
+        "--hands",
+        type=_positive_int,
+        default=None,
+        help="Madiao: hands to play (default 1; not with --match)",
+    )
+    play.add_argument("--seed", type=non_negative_int, default=None)
+    play.add_argument("--record", help="Madiao: write the game as JSON (for 'replay')")
 
     replay = commands.add_parser("replay", help="print a recorded game move by move")
     replay.add_argument("record", help="a JSON game record written by play/evaluate --record")
@@ -169,9 +310,15 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument(
         "--agents", nargs=4, default=list(DEFAULT_MATCH_AGENTS), metavar="AGENT", help="agents of seats 0..3"
     )
-    match.add_argument("--seed", type=int, default=0)
+    match.add_argument("--seed", type=non_negative_int, default=0)
     match.add_argument("--model", help="a saved MaskablePPO model; 'model' in --agents refers to it")
     match.add_argument("--record", help="write the match as JSON (for 'replay')")
+
+    serve = commands.add_parser(
+        "serve", help="a local web app to play and replay both games in the browser (extra: web)"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: this machine only)")
+    serve.add_argument("--port", type=_port, default=8000, help="TCP port (default 8000)")
 
     # Everything after "bench" goes to python -m benchmarks untouched (main() routes it there
     # before argparse sees it, so "bench --quick" and "bench --help" reach the benchmarks).
@@ -180,16 +327,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _agent(spec: str, *, seed: int | None, env, model: str | None):
-    from agents.registry import make_agent
-
     if spec == "model" and model is not None:
         spec = f"model:{model}"  # without --model, 'model' is the pretrained policy shipped
-    return make_agent(spec, "madiao", seed=seed, env=env)
+    return load_agent(spec, "madiao", seed=seed, env=env)
 
 
 def command_train(args: argparse.Namespace) -> int:
     from training.train import final_report, train
 
+    check_output_folder(args.runs_dir, "--runs-dir")
     if args.resume:
         run_dir = train(resume=args.resume, total_timesteps=args.total_timesteps, quiet=args.no_progress)
     else:
@@ -223,6 +369,7 @@ def _config_from_args(args: argparse.Namespace):
         mao_hand_card_reward=args.mao_hand_card_reward,
         imitate=args.imitate,
         imitation_decisions=args.imitation_decisions,
+        opponents="league" if args.league else "pool",
         progress_bar=not args.no_progress,
     )
 
@@ -235,11 +382,15 @@ def command_evaluate(args: argparse.Namespace) -> int:
     from training.evaluation import run_tournament, write_report
     from training.madiao_games import make_record, write_record
 
+    check_output_folder(args.out, "--out")
+    check_output_file(args.record, "--record")
     names = list(args.agents or ["heuristic", "greedy", "random"])
     if args.model and "model" not in names:
         names.insert(0, "model")
     if len(set(names)) != len(names):
         raise ValueError(f"agent names repeat: {' '.join(names)}")
+    if len(names) < 2:
+        raise ValueError(f"--agents: a tournament needs at least two agents, got {' '.join(names)}")
     env_for_search = None
     if "search" in names:
         from training.madiao_games import make_env
@@ -271,7 +422,7 @@ def command_evaluate(args: argparse.Namespace) -> int:
         first = report.pairs[0]
         seats = [first.agent if s == 0 else first.opponent for s in range(4)]
         write_record(args.record, make_record(seats, {}, args.seed, recorded))
-        print(f"wrote {len(recorded)} hands to {args.record} (seat names are those of the first rotation)")
+        print(f"wrote {len(recorded)} hands to {args.record} (each hand names its seats)")
     return 0
 
 
@@ -306,13 +457,23 @@ def _table_view(env, seat: int, write) -> None:
 
 
 def command_play(args: argparse.Namespace) -> int:
+    if args.game == "mao":
+        return _command_play_mao(args)
     from agents.human import HumanAgent, HumanQuit
     from training.madiao_games import EventPrinter, make_env, make_record, play_episode, write_record
 
+    for option, value in (("--players", args.players), ("--rounds", args.rounds)):
+        if value is not None:
+            raise ValueError(f"{option} is a Mao option (with --game mao)")
+    if args.seat > 3:
+        raise ValueError(f"--seat: a seat is 0, 1, 2 or 3, got {args.seat}")
+    if args.match and args.hands is not None:
+        raise ValueError("--hands and --match exclude each other (a match has one hand per banker)")
+    check_output_file(args.record, "--record")
     episode_kind = "match" if args.match else "hand"
     env = make_env(episode=episode_kind)
-    opponents = list(args.opponents)
-    if args.model and opponents == ["heuristic"]:
+    opponents = list(args.opponents or ["heuristic"])
+    if args.model and args.opponents is None:
         opponents = ["model"]
     if len(opponents) not in (1, 3):
         raise ValueError(f"--opponents takes one name or three, got {len(opponents)}")
@@ -335,7 +496,7 @@ def command_play(args: argparse.Namespace) -> int:
     printer = EventPrinter(names, print, reveal_hands=False, reveal_seat=args.seat)
     print(f"Madiao: you are seat {args.seat}. Type 'help' at the prompt for how to enter moves.")
     results = []
-    n_episodes = 1 if args.match else args.hands
+    n_episodes = 1 if args.match else args.hands or 1
     try:
         for number in range(n_episodes):
             seed = None if args.seed is None else args.seed + number
@@ -352,6 +513,44 @@ def command_play(args: argparse.Namespace) -> int:
     return 0
 
 
+def _command_play_mao(args: argparse.Namespace) -> int:
+    """``play --game mao``: the person in ``--seat``, agents in the other seats."""
+    from agents.human import HumanQuit, MaoHumanAgent
+    from mao_env import rules
+    from training.mao_play import DEFAULT_MAO_OPPONENT, build_mao_seats, make_mao_env, play_mao_game
+
+    for option, value in (("--match", args.match), ("--hands", args.hands), ("--record", args.record)):
+        if value:
+            raise ValueError(f"{option} is a Madiao option; a Mao game is --rounds rounds")
+    players = 4 if args.players is None else args.players
+    if not 2 <= players <= 8:
+        raise ValueError(f"--players: Mao is played by 2 to 8 players, got {players}")
+    if args.seat >= players:
+        raise ValueError(f"--seat: with {players} players a seat is 0..{players - 1}, got {args.seat}")
+    opponents = list(args.opponents or [DEFAULT_MAO_OPPONENT])
+    if args.model:
+        opponents = [f"model:{args.model}" if name == "model" else name for name in opponents]
+    env = make_mao_env(players, args.rounds or 1)
+    human = MaoHumanAgent(
+        rules.N_RULES,
+        read_line=lambda prompt: input(prompt),  # looked up at each call (tests replace input)
+        show_state=lambda: print(env.unwrapped.seat_view(args.seat)),
+    )
+    seat_agents, names = build_mao_seats(opponents, human, args.seat, env, args.seed, load_agent)
+    print(
+        f"Mao: you are {env.unwrapped.possible_agents[args.seat]}; the others: "
+        + ", ".join(f"{env.unwrapped.possible_agents[s]} {n}" for s, n in enumerate(names) if s != args.seat)
+        + ". Type 'help' at the prompt for how to enter moves."
+    )
+    try:
+        returns = play_mao_game(env, seat_agents, args.seat, seed=args.seed)
+    except HumanQuit:
+        print("Game left. Goodbye.")
+        return 0
+    print("Game over. Rewards: " + "  ".join(f"{n} {r:+.1f}" for n, r in zip(names, returns, strict=True)))
+    return 0
+
+
 def command_replay(args: argparse.Namespace) -> int:
     from training.madiao_games import print_record, read_record
 
@@ -362,6 +561,7 @@ def command_replay(args: argparse.Namespace) -> int:
 def command_match(args: argparse.Namespace) -> int:
     from training.madiao_games import EventPrinter, make_env, make_record, play_episode, write_record
 
+    check_output_file(args.record, "--record")
     env = make_env(episode="match")
     seat_agents = [
         _agent(spec, seed=args.seed + seat, env=env, model=args.model)
@@ -378,6 +578,26 @@ def command_match(args: argparse.Namespace) -> int:
     if args.record:
         write_record(args.record, make_record(names, {"episode": "match"}, args.seed, [result]))
         print(f"match record written to {args.record}")
+    return 0
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a port is an integer 1..65535, got {text!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is an integer 1..65535, got {value}")
+    return value
+
+
+def command_serve(args: argparse.Namespace) -> int:
+    try:
+        from madiao_mao_web.app import serve
+    except ImportError as error:
+        raise ImportError(f"{error}; the web app needs the web extra: pip install -e '.[web]'") from None
+    print(f"madiao-mao web app on http://{args.host}:{args.port}/ (Ctrl-C stops it)")
+    serve(host=args.host, port=args.port)
     return 0
 
 
@@ -399,6 +619,7 @@ COMMANDS = {
     "play": command_play,
     "replay": command_replay,
     "match": command_match,
+    "serve": command_serve,
 }
 
 
@@ -409,15 +630,7 @@ def main(argv: list[str] | None = None) -> int:
         return command_bench(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        status = COMMANDS[args.command](args)
-    except (ValueError, FileNotFoundError, ImportError) as error:
-        print(f"madiao-mao {args.command}: error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    return status
+    return run_reporting_user_errors(f"madiao-mao {args.command}", lambda: COMMANDS[args.command](args))
 
 
 if __name__ == "__main__":

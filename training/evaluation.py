@@ -133,6 +133,9 @@ def duplicate_match(
             result.score.append(float(episode.returns[agent_seat]) / stake)
             result.banker.append(episode.banker == agent_seat)
             if on_hand is not None:
+                episode.seats = [
+                    result.agent if seat == agent_seat else result.opponent for seat in range(cards.N_SEATS)
+                ]
                 on_hand(episode)
     if own_env:
         env.close()

@@ -3,17 +3,23 @@
 SB3 logs under ``rollout/``, ``train/`` and ``time/``; the house style (CleanRL) groups scalars as
 ``charts/`` (episode returns, speed), ``losses/`` (optimisation) and ``eval/`` (tournaments).
 ``NamespacedTensorBoard`` renames SB3's keys on the way to the event file, so every scalar of a
-run lands in one of those three namespaces.
+run lands in one of those three namespaces. ``progress.csv`` gets the same names
+(``NamespacedCSV``), and both get every scalar, including the bookkeeping SB3 keeps out of
+TensorBoard (``charts/total_timesteps``, ``charts/iterations``, ``charts/time_elapsed``,
+``losses/n_updates``), so a CSV column and a TensorBoard tag are one name for one series. A resumed
+run appends to its ``progress.csv`` (``make_logger(folder, resume_step=...)``).
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 from pathlib import Path
 from typing import Any
 
-from stable_baselines3.common.logger import CSVOutputFormat, Logger, TensorBoardOutputFormat
+import numpy as np
+from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputFormat
 
 TAG_PREFIXES = {"train/": "losses/", "rollout/": "charts/", "time/": "charts/"}
 
@@ -31,14 +37,74 @@ class NamespacedTensorBoard(TensorBoardOutputFormat):
 
     def write(self, key_values: dict[str, Any], key_excluded: dict[str, Any], step: int = 0) -> None:
         renamed = {namespaced(k): v for k, v in key_values.items()}
-        excluded = {namespaced(k): v for k, v in key_excluded.items()}
-        super().write(renamed, excluded, step)
+        # SB3 keeps its step and time counters out of TensorBoard; they are written here too, so
+        # the event file and progress.csv hold the same series under the same names.
+        super().write(renamed, dict.fromkeys(renamed), step)
 
 
-def make_logger(folder: Path) -> Logger:
+#: The progress.csv column that says at which learner step a row was logged.
+STEP_COLUMN = "charts/total_timesteps"
+
+
+class NamespacedCSV(KVWriter):
+    """``progress.csv`` with the TensorBoard tag names, appended to by a resumed run.
+
+    SB3's ``CSVOutputFormat`` truncates the file when it opens it, which lost a resumed run's
+    earlier rows. Here an existing file is kept; rows logged past ``resume_step`` (by the run after
+    its last checkpoint, work the resumed run does again) are dropped so no step appears twice. A
+    new column rewrites the file (atomically) with empty cells in the earlier rows.
+    """
+
+    def __init__(self, path: Path, resume_step: int | None = None) -> None:
+        self.path = Path(path)
+        self.keys: list[str] = []
+        rows: list[dict[str, str]] = []
+        if resume_step is not None and self.path.is_file():
+            with self.path.open(newline="") as file:
+                reader = csv.DictReader(file)
+                self.keys = list(reader.fieldnames or [])
+                rows = list(reader)
+            rows = [row for row in rows if not _logged_after(row, resume_step)]
+        self._rewrite(rows)
+
+    def _rewrite(self, rows: list[dict[str, str]]) -> None:
+        temporary = self.path.with_name(f".{self.path.name}.tmp")
+        with temporary.open("w", newline="") as file:
+            writer = csv.DictWriter(file, self.keys, restval="", extrasaction="ignore")
+            if self.keys:
+                writer.writeheader()
+            writer.writerows(rows)
+        os.replace(temporary, self.path)
+
+    def write(self, key_values: dict[str, Any], key_excluded: dict[str, Any], step: int = 0) -> None:
+        row = {namespaced(k): v for k, v in key_values.items() if isinstance(v, np.ScalarType)}
+        new_keys = [key for key in row if key not in self.keys]
+        if new_keys:
+            with self.path.open(newline="") as file:
+                rows = list(csv.DictReader(file)) if self.keys else []
+            self.keys.extend(new_keys)
+            self._rewrite(rows)
+        with self.path.open("a", newline="") as file:
+            csv.DictWriter(file, self.keys, restval="").writerow(row)
+
+    def close(self) -> None:
+        pass
+
+
+def _logged_after(row: dict[str, str], step: int) -> bool:
+    try:
+        return float(row.get(STEP_COLUMN) or "nan") > step
+    except ValueError:
+        return False
+
+
+def make_logger(folder: Path, resume_step: int | None = None) -> Logger:
+    """The run's logger: TensorBoard events and ``progress.csv`` under the same names; with
+    ``resume_step`` (a resumed run's checkpoint step) ``progress.csv`` is appended to."""
     folder.mkdir(parents=True, exist_ok=True)
     return Logger(
-        str(folder), [NamespacedTensorBoard(str(folder)), CSVOutputFormat(str(folder / "progress.csv"))]
+        str(folder),
+        [NamespacedTensorBoard(str(folder)), NamespacedCSV(folder / "progress.csv", resume_step)],
     )
 
 

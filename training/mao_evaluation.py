@@ -548,9 +548,11 @@ def command_evaluate_mao(args: argparse.Namespace) -> int:
     """``madiao-mao evaluate --game mao``: the agents (default random, base, bayes, oracle) one at a
     time against base players, about ``--deals`` rounds each; ``--out`` writes markdown + PNG."""
     from agents.registry import agent_names
+    from training.cli import check_model, check_output_folder
 
     if args.record:
         raise ValueError("--record writes Madiao game records; it is not available with --game mao")
+    check_output_folder(args.out, "--out")
     names = list(args.agents or DEFAULT_AGENTS)
     if args.model and "model" not in names:
         names.insert(0, "model")
@@ -568,6 +570,8 @@ def command_evaluate_mao(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"unknown mao agent {name!r}; choose from {', '.join(agent_names('mao'))} or model:PATH"
             )
+    for spec in specs.values():
+        check_model(spec, "mao")  # a bad model file is named before any game is played
     report = evaluate_mao(specs, n_rounds=args.deals, seed=args.seed)
     print(report.markdown())
     if args.out:
@@ -578,11 +582,22 @@ def command_evaluate_mao(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The rule-discovery measurement: base, bayes and oracle on every violable library rule (or,
-    with --model, a learned policy against base and bayes on the rules held out of training)."""
-    parser = argparse.ArgumentParser(prog="python -m training.mao_evaluation", description=main.__doc__)
-    parser.add_argument("--turns", type=int, default=100, help="own turns per game of the agent under test")
-    parser.add_argument("--replicates", type=int, default=1, help="games per rule")
-    parser.add_argument("--seed", type=int, default=0)
+    with --model, a learned policy against base and bayes on the rules held out of training).
+    A bad argument or model ends it before any game, with one line on stderr and status 2."""
+    from training.cli import (
+        OneLineArgumentParser,
+        non_negative_int,
+        positive_int,
+        run_reporting_user_errors,
+    )
+
+    prog = "python -m training.mao_evaluation"
+    parser = OneLineArgumentParser(prog=prog, description=main.__doc__)
+    parser.add_argument(
+        "--turns", type=positive_int, default=100, help="own turns per game of the agent under test"
+    )
+    parser.add_argument("--replicates", type=positive_int, default=1, help="games per rule")
+    parser.add_argument("--seed", type=non_negative_int, default=0)
     parser.add_argument("--out", help="folder for the markdown report and PNG plots")
     parser.add_argument(
         "--model",
@@ -590,7 +605,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "held out of its training instead",
     )
     args = parser.parse_args(argv)
+    return run_reporting_user_errors(prog, lambda: _run_main(args))
+
+
+def _run_main(args: argparse.Namespace) -> int:
+    from training.cli import check_model, check_output_folder
+
+    check_output_folder(args.out, "--out")
     if args.model:
+        check_model(f"model:{args.model}", "mao")
         report = held_out_experiment(
             {"learned": f"model:{args.model}", "base": "base", "bayes": "bayes"},
             turns=args.turns,

@@ -7,6 +7,11 @@ turn; ``snapshot``: the newest frozen copies of the learner; ``current``: the li
 pure self-play). A slot is an agent that forwards to whatever it holds, so a new snapshot enters
 the running games' pool at once without touching the adapter. Slots also time their calls, which
 is how the trainer reports the share of time spent in opponents.
+
+``LeagueOpponents`` is the trainer's league mode (``TrainConfig.opponents = "league"``): one slot
+per league member (``training.league``), the adapter drawing ONE slot per game by the league's
+PFSP probabilities (``opponent_draw="per_game"``), and finished games recorded in the league's
+payoff table against the member that played them.
 """
 
 from __future__ import annotations
@@ -110,8 +115,9 @@ class OpponentPool:
         self.current = agent
         self._refill()
 
-    def add_snapshot(self, agent: Agent) -> None:
-        """Add a frozen learner; past ``max_snapshots`` the oldest leaves the pool."""
+    def add_snapshot(self, agent: Agent, *, path: str | None = None, step: int | None = None) -> None:
+        """Add a frozen learner; past ``max_snapshots`` the oldest leaves the pool. (``path`` and
+        ``step`` are for the league, ``LeagueOpponents``; the pool keeps only the agent.)"""
         self.snapshots = [*self.snapshots, agent][-self.max_snapshots :]
         self._refill()
 
@@ -125,6 +131,99 @@ class OpponentPool:
         for slot in self.slots:
             if slot.kind == "current" and self.current is not None:
                 slot.agent = self.current
+
+    def names(self) -> list[str]:
+        return [slot.name for slot in self.slots]
+
+
+class LeagueOpponents:
+    """A league's members as the SB3 adapter's pool (see the module doc).
+
+    The slots are fixed for the adapter: the main agent (the live policy, once ``set_current``
+    is called), one per anchor, and ``max_snapshots`` for snapshots (empty ones are never drawn).
+    A new snapshot takes the slot of the one it pushes out of the league; games then still under
+    way against the old one are not recorded (they met two opponents).
+    """
+
+    def __init__(self, league, anchors: dict[str, Agent], *, max_snapshots: int) -> None:
+        from training.league import MAIN
+
+        unsupported = league.names("exploiter")
+        if unsupported:
+            raise ValueError(f"the SB3 trainer cannot play exploiters yet: {', '.join(unsupported)}")
+        missing = [name for name in league.names("anchor") if name not in anchors]
+        if missing:
+            raise ValueError(f"no agent given for league anchors {', '.join(missing)}")
+        if len(league.names("snapshot")) > max_snapshots:
+            raise ValueError(f"the league holds more snapshots than max_snapshots ({max_snapshots})")
+        self.league = league
+        self.seconds = 0.0
+        self.decisions = 0
+        if not league.names("anchor"):
+            raise ValueError("the league needs at least one anchor")
+        # Seats nobody is drawn for yet hold an anchor (the main slot until set_current).
+        placeholder = anchors[league.names("anchor")[0]]
+        self.slots: list[PoolSlot] = [PoolSlot("current", placeholder, self)]
+        self.slot_member: list[str | None] = [MAIN]
+        for name in league.names("anchor"):
+            self.slots.append(PoolSlot("scripted", anchors[name], self))
+            self.slot_member.append(name)
+        for _ in range(max_snapshots):
+            self.slots.append(PoolSlot("snapshot", placeholder, self))
+            self.slot_member.append(None)
+        self._slot_of = {name: slot for slot, name in enumerate(self.slot_member) if name is not None}
+        self._venv = None
+        #: Games whose opponent slot changed hands while they were played (not recorded).
+        self._stale: set[int] = set()
+
+    def attach(self, venv) -> None:
+        """The ``LearnerVecEnv`` drawing from these slots (read to find games in progress)."""
+        self._venv = venv
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` slot indices drawn by the league's PFSP probabilities (the adapter's sampler)."""
+        return np.array([self._slot_of[name] for name in self.league.sample(rng, n)], dtype=np.int64)
+
+    def set_current(self, agent: Agent) -> None:
+        self.slots[0].agent = agent
+        for slot, name in zip(self.slots, self.slot_member, strict=True):
+            if slot.kind == "snapshot" and name is None:
+                slot.agent = agent
+
+    def bind_snapshot(self, name: str, agent: Agent) -> None:
+        """Seat the agent of a snapshot already in the league (a resumed run)."""
+        if name in self._slot_of:
+            raise ValueError(f"snapshot {name!r} already has a slot")
+        self._seat(self.slot_member.index(None), name, agent)
+
+    def add_snapshot(self, agent: Agent, *, path: str | None = None, step: int | None = None) -> None:
+        """A frozen copy of the main agent joins the league (named after the agent)."""
+        if path is None or step is None:
+            raise ValueError("a league snapshot needs the path it was saved to and its step")
+        member, removed = self.league.add_snapshot(agent.name, path, step)
+        slot = self._slot_of.pop(removed.name) if removed is not None else self.slot_member.index(None)
+        self._seat(slot, member.name, agent)
+
+    def _seat(self, slot: int, name: str, agent: Agent) -> None:
+        if self._venv is not None:
+            playing = np.flatnonzero(self._venv.opponent_index[:, 0] == slot)
+            self._stale.update(int(game) for game in playing)
+        self.slots[slot].agent = agent
+        self.slot_member[slot] = name
+        self._slot_of[name] = slot
+
+    def record_games(self, dones: np.ndarray, infos: list[dict]) -> None:
+        """Record the learner's return of every game finished in this step against its member."""
+        for game in np.flatnonzero(dones):
+            info = infos[game]
+            if "episode" not in info or "opponent_index" not in info:
+                continue
+            if int(game) in self._stale:
+                self._stale.discard(int(game))
+                continue
+            name = self.slot_member[info["opponent_index"]]
+            if name is not None:
+                self.league.record(name, [info["episode"]["r"]])
 
     def names(self) -> list[str]:
         return [slot.name for slot in self.slots]

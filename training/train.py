@@ -7,29 +7,52 @@ against opponents drawn from a pool of scripted agents, frozen snapshots of itse
 self; it is rewarded with its own seat's payoff (see ``cardgame_core.adapters.LearnerVecEnv``).
 With ``imitate`` set (Mao's default), a fresh policy first copies a scripted teacher playing the
 learner's seat (``training.imitation``); PPO then goes on from there.
-Everything a run writes lives in ``runs_dir/run_name``: ``config.json``, TensorBoard events (tags ``charts/``,
-``losses/``, ``eval/``), ``progress.csv``, ``eval.json``, atomic checkpoints (``checkpoint.zip``
-+ ``state.json``), snapshots, and at the end ``final_model.zip`` and the evaluation report.
-An interrupted run continues from its last checkpoint with ``train(config, resume=run_dir)``
-(``madiao-mao train --resume RUN_DIR``).
+Everything a run writes lives in its own folder ``runs_dir/game__exp_name__seed__unixtime`` (made
+exclusively: a second run started in the same second gets a ``_2`` suffix): ``config.json``,
+TensorBoard events (tags ``charts/``, ``losses/``, ``eval/``), ``progress.csv`` (the same names as
+the TensorBoard tags), ``eval.json`` (the learning curve: by default about ten evaluations per
+run), atomic checkpoints (``checkpoint.zip`` + ``state.json``, the first at step 0), snapshots, and
+at the end ``final_model.zip`` and the evaluation report.
+
+With ``opponents="league"`` (``madiao-mao train --league``; opt-in), one member of a league (the
+live policy, its snapshots, scripted anchors) plays all the opponent seats of a game, drawn by
+prioritized fictitious self-play from the learner's payoff table (``training.league``; see
+``TrainConfig.opponents``), and ``league.json`` is saved beside every checkpoint (a resumed
+league run needs it and its snapshot files).
+
+PPO collects whole rollouts (``n_envs * n_steps`` learner steps), so a run ends at its budget
+rounded up to a whole rollout; the progress bar ends there and the summary gives the true count.
+An interrupted run continues from its last checkpoint with ``train(resume=run_dir)``
+(``madiao-mao train --resume RUN_DIR``), appending to its logs; a folder whose ``config.json``,
+``state.json`` or ``checkpoint.zip`` is missing or damaged is refused with an error naming the
+file, before anything in it changes. Ctrl-C saves a checkpoint of what the policy has learned and
+prints the command that resumes the run.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
+import shlex
+import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from training.league import PFSP_WEIGHTINGS
 from training.logging_utils import atomic_save_model, atomic_write_json
 
 GAMES = ("madiao", "mao")
+#: The league saved beside every checkpoint of a league run.
+LEAGUE_FILE = "league.json"
 FEATURES = ("flat", "cards", "rules")
 LR_SCHEDULES = ("constant", "linear")
+OPPONENT_MODES = ("pool", "league")
 MAO_RULE_POOLS = ("train", "all", "none")
 
 #: The defaults that differ by game (a field left at None takes its game's value).
@@ -158,10 +181,52 @@ class TrainConfig:
     """Learner steps between frozen snapshots added to the pool (kept on disk as well)."""
     max_snapshots: int = 5
     """Snapshots kept in the pool (the oldest is replaced)."""
+    opponents: str = "pool"
+    """How the opponents of a training game are chosen (CLI ``--league`` for "league").
+
+    "pool" (default): every opponent seat of every game draws its own agent from the weighted pool
+    of ``scripted_opponents``, snapshots and the live policy (``opponent_weights``).
+
+    "league" (``training.league``, AlphaStar-style): one member of a league plays ALL the opponent
+    seats of a game, so the learner's return in it is a result against exactly that member. The
+    members are the main agent (the live policy: self-play), frozen snapshots of it (one joins every
+    ``snapshot_every`` steps, the oldest leaves past ``max_snapshots``) and the scripted
+    ``league_anchors``. Each new game draws its member by prioritized fictitious self-play from the
+    main agent's payoff table, which every finished training game updates (``pfsp_weighting``,
+    ``pfsp_power``, ``pfsp_floor``); openskill ratings follow the same games. The league is saved
+    beside every checkpoint (``league.json``) and restored on resume; TensorBoard gets
+    ``league/payoff/<member>`` (the learner's mean return against it), ``league/rating/<member>``
+    (openskill mu) and ``league/probability/<member>`` (its PFSP draw probability), and the final
+    report prints the payoff table. ``scripted_opponents`` and ``opponent_weights`` are not used.
+    Roles: as in the pool mode, the learner's seat rotates through every seat game by game, so in
+    Madiao it is the banker in a quarter of its games and one of the three players in the rest.
+    The other three seats are copies of the one member drawn for the game, so the learner has no
+    teammate of its own: as banker it faces three copies of the member, and as a player its two
+    partners are copies of the same member that holds the bank (the live policy or a snapshot of
+    it when the member is the main agent or a snapshot, a scripted player when it is an anchor).
+    Only the learner's seat is trained.
+    """
+    league_anchors: tuple[str, ...] | None = None
+    """League mode: the scripted members, by ``agents.registry`` name (Madiao: random, greedy,
+    heuristic, search; Mao: base; agents with a memory per game such as Mao's bayes cannot sit in
+    the SB3 trainer's opponents); None: the distinct names of ``scripted_opponents``."""
+    pfsp_weighting: str = "hard"
+    """League mode: the PFSP weighting of a member the learner scores ``x`` against (x in [0, 1]:
+    the share of games its return was > 0, ties counting half, with a prior of one game at 0.5):
+    "hard", ``(1 - x) ** pfsp_power`` (most often the members it loses to), or "variance",
+    ``x (1 - x)`` (the members it is evenly matched with)."""
+    pfsp_power: float = 2.0
+    """League mode: the exponent of the "hard" weighting."""
+    pfsp_floor: float = 0.05
+    """League mode: the share of draws spread evenly over the members, so that each keeps at least
+    ``pfsp_floor / members`` of the games."""
     checkpoint_every: int = 250_000
     """Learner steps between atomic checkpoints (model + optimizer + run state)."""
-    eval_every: int = 500_000
-    """Learner steps between evaluations against the baselines (0 = only at the end)."""
+    eval_every: int | None = None
+    """Learner steps between evaluations against the baselines, the points of the learning curve
+    (0: none during training, only the final report); None: a tenth of the budget, at least one
+    rollout, so that even a short run draws a curve (``evaluation_interval``). Evaluations happen
+    between rollouts, and once more at the end of the run."""
     eval_deals: int = 25
     """Duplicate deals per baseline in periodic evaluations (4 hands each); Mao: own turns of the
     learner per held-out rule."""
@@ -204,8 +269,10 @@ class TrainConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not isinstance(self.eval_every, int) or self.eval_every < 0:
-            raise ValueError(f"eval_every must be an integer >= 0, got {self.eval_every!r}")
+        if self.eval_every is not None and (
+            isinstance(self.eval_every, bool) or not isinstance(self.eval_every, int) or self.eval_every < 0
+        ):
+            raise ValueError(f"eval_every must be an integer >= 0 or None, got {self.eval_every!r}")
         if not 0 < self.learning_rate < 1:
             raise ValueError(f"learning_rate must be in (0, 1), got {self.learning_rate!r}")
         if self.lr_schedule not in LR_SCHEDULES:
@@ -217,6 +284,7 @@ class TrainConfig:
         self.net_arch = tuple(int(x) for x in self.net_arch)
         self.scripted_opponents = tuple(self.scripted_opponents)
         self.eval_opponents = tuple(self.eval_opponents)
+        self._check_league_options()
         if not self.obs_type:
             self.obs_type = "summary" if self.game == "madiao" else "history"
         if self.features not in FEATURES:
@@ -249,6 +317,42 @@ class TrainConfig:
             raise ValueError('features="rules" needs game="mao"')
         if self.features == "cards" and (self.game, self.obs_type) != ("madiao", "summary"):
             raise ValueError('features="cards" needs game="madiao" with obs_type="summary"')
+
+    def _check_league_options(self) -> None:
+        if self.opponents not in OPPONENT_MODES:
+            raise ValueError(f"opponents must be one of {', '.join(OPPONENT_MODES)}, got {self.opponents!r}")
+        if self.league_anchors is None and self.opponents == "league":
+            self.league_anchors = tuple(dict.fromkeys(self.scripted_opponents))
+        if self.league_anchors is not None:
+            if isinstance(self.league_anchors, str) or not isinstance(self.league_anchors, (tuple, list)):
+                raise ValueError(
+                    f"league_anchors must be a tuple of agent names, got {self.league_anchors!r}"
+                )
+            self.league_anchors = tuple(self.league_anchors)
+            if not self.league_anchors:
+                raise ValueError("league_anchors must name at least one scripted agent")
+            from agents.registry import agent_names
+
+            names = agent_names(self.game)
+            for name in self.league_anchors:
+                if name not in names:
+                    raise ValueError(
+                        f"league_anchors: {name!r} is not a {self.game} agent ({', '.join(names)})"
+                    )
+            if len(set(self.league_anchors)) != len(self.league_anchors):
+                raise ValueError(f"league_anchors names an agent twice: {self.league_anchors!r}")
+        if self.pfsp_weighting not in PFSP_WEIGHTINGS:
+            raise ValueError(
+                f"pfsp_weighting must be one of {', '.join(PFSP_WEIGHTINGS)}, got {self.pfsp_weighting!r}"
+            )
+        for name in ("pfsp_power", "pfsp_floor"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+                raise ValueError(f"{name} must be a number, got {value!r}")
+        if self.pfsp_power <= 0:
+            raise ValueError(f"pfsp_power must be > 0, got {self.pfsp_power!r}")
+        if not 0 <= self.pfsp_floor <= 1:
+            raise ValueError(f"pfsp_floor must be in [0, 1], got {self.pfsp_floor!r}")
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -352,6 +456,111 @@ def evaluate_against_baselines(model, config: TrainConfig, n_deals: int, seed: i
     return results
 
 
+def rollout_size(config: TrainConfig) -> int:
+    """Learner steps per PPO rollout: SB3 collects whole rollouts, so a run's step count is its
+    starting count plus a whole number of these."""
+    return config.n_envs * config.n_steps
+
+
+def steps_at_end(config: TrainConfig, start: int) -> int:
+    """The learner step count a run starting at ``start`` ends at: its budget rounded up to whole
+    rollouts (PPO finishes the rollout it started), or ``start`` if the budget is already met."""
+    remaining = max(config.total_timesteps - start, 0)
+    rollout = rollout_size(config)
+    return start + -(-remaining // rollout) * rollout
+
+
+def evaluation_interval(config: TrainConfig) -> int:
+    """Learner steps between evaluations: ``eval_every``, or by default a tenth of the budget and
+    at least one rollout (evaluations happen between rollouts), so a short run has ~10 points."""
+    if config.eval_every is not None:
+        return config.eval_every
+    return max(rollout_size(config), config.total_timesteps // 10)
+
+
+def make_run_dir(config: TrainConfig, clock: Callable[[], float] | None = None) -> Path:
+    """Create a new run's folder ``runs_dir/game__exp_name__seed__unixtime`` and return it.
+
+    The folder is made with an exclusive ``mkdir``: a second run with the same name in the same
+    second (``clock``, default ``time.time``) gets ``..._2`` (then ``_3``...) instead of a
+    traceback or a folder shared by two runs."""
+    runs_dir = Path(config.runs_dir)
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    now = (clock or time.time)()
+    base_name = f"{config.game}__{config.exp_name}__{config.seed}__{int(now)}"
+    for attempt in itertools.count(1):
+        run_dir = runs_dir / (base_name if attempt == 1 else f"{base_name}_{attempt}")
+        try:
+            run_dir.mkdir()
+        except FileExistsError:
+            continue
+        return run_dir
+    raise AssertionError("unreachable")
+
+
+def _read_run_json(path: Path) -> Any:
+    """A run folder's JSON file; a damaged one is a ValueError that names it."""
+    try:
+        return json.loads(path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is damaged (not valid JSON: {error})") from None
+
+
+#: The fields of ``state.json`` a resumed run reads, with their JSON types.
+STATE_FIELDS: dict[str, type] = {
+    "num_timesteps": int,
+    "snapshots": list,
+    "eval": list,
+    "resumes": list,
+    "imitation": dict,
+    "last_speed": dict,
+    "final_speed": dict,
+}
+
+
+def load_run(run_dir: str | Path) -> tuple[TrainConfig, dict[str, Any]]:
+    """The saved config and state of the run in ``run_dir``, checked before anything is written:
+    a missing ``config.json``, ``state.json`` or ``checkpoint.zip`` is a FileNotFoundError, a
+    damaged ``config.json`` or ``state.json`` a ValueError, each naming the file."""
+    run_dir = Path(run_dir)
+    config_path, state_path = run_dir / "config.json", run_dir / "state.json"
+    if not config_path.is_file():
+        raise FileNotFoundError(f"{run_dir} is not a run folder (no config.json)")
+    data = _read_run_json(config_path)
+    if not isinstance(data, dict):
+        raise ValueError(f"{config_path} is damaged: expected an object of config fields, got {data!r:.60}")
+    try:
+        config = TrainConfig.from_json(data)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{config_path} is damaged: {error}") from None
+    missing = [path.name for path in (run_dir / "checkpoint.zip", state_path) if not path.is_file()]
+    if missing:
+        # Starting again from step 0 here would overwrite the run's snapshots and logs.
+        raise FileNotFoundError(
+            f"cannot resume {run_dir}: {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} "
+            "missing, so there is no checkpoint to continue from (start a new run instead)"
+        )
+    state = _read_run_json(state_path)
+    if not isinstance(state, dict):
+        raise ValueError(f"{state_path} is damaged: expected an object, got {state!r:.60}")
+    for name, kind in STATE_FIELDS.items():
+        value = state.get(name, kind())
+        if not isinstance(value, kind) or (kind is int and (isinstance(value, bool) or value < 0)):
+            raise ValueError(
+                f"{state_path} is damaged: {name} should be a {kind.__name__}, got {value!r:.60}"
+            )
+    if not all(isinstance(path, str) for path in state.get("snapshots", [])):
+        raise ValueError(f"{state_path} is damaged: snapshots should be a list of file names")
+    if not all(
+        isinstance(point, dict)
+        and isinstance(point.get("timesteps"), int)
+        and isinstance(point.get("results"), dict)
+        for point in state.get("eval", [])
+    ):
+        raise ValueError(f"{state_path} is damaged: eval should be a list of {{timesteps, results}} points")
+    return config, state
+
+
 def train(
     config: TrainConfig | None = None,
     resume: str | Path | None = None,
@@ -361,64 +570,110 @@ def train(
 ) -> Path:
     """Run a training run from ``config``, or continue the one in folder ``resume`` (its own saved
     config is used; ``total_timesteps`` may raise its budget); returns the run folder.
-    ``quiet`` turns off the progress bar and prints of a resumed run."""
+
+    ``quiet`` turns the progress bar off for this call (a run's verbose setting then prints a
+    line per rollout instead); a resumed run always says where it resumed. A run folder that
+    cannot be resumed (a file missing or damaged) is refused before anything in it is changed.
+    Ctrl-C (KeyboardInterrupt) during training saves a checkpoint of what was learned, prints how
+    to resume, and is raised again."""
     import torch
     from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import BaseCallback
 
     from agents.base import Agent
     from agents.learned import LearnedPolicyAgent
     from agents.registry import make_agent
     from cardgame_core.adapters import LearnerVecEnv
     from training.logging_utils import make_logger
-    from training.opponents import HandSizeReward, OpponentPool, TimedVectorEnv
+    from training.opponents import HandSizeReward, LeagueOpponents, OpponentPool, TimedVectorEnv
+    from training.training_callback import TrainingCallback
 
-    # ---- run folder, config and resume state
+    # ---- run folder, config and resume state (a resumed run's files are checked first)
+    league = None
     if resume is not None:
         run_dir = Path(resume)
-        if not (run_dir / "config.json").is_file():
-            raise FileNotFoundError(f"{run_dir} is not a run folder (no config.json)")
-        config = TrainConfig.from_json(json.loads((run_dir / "config.json").read_text()))
+        config, state = load_run(run_dir)
+        if config.opponents == "league":
+            league = load_league(run_dir)
         if total_timesteps is not None:
             config.total_timesteps = total_timesteps
-        if quiet:
-            config.progress_bar = config.verbose = False
-        state = json.loads((run_dir / "state.json").read_text()) if (run_dir / "state.json").is_file() else {}
+            config.__post_init__()  # the new budget is checked like any other
+        saved_config = config.to_json()
+        # Display settings belong to this call, not to the run: they are not saved.
+        config = dataclasses.replace(config, progress_bar=not quiet)
     else:
         if config is None:
             raise ValueError("give a TrainConfig for a new run, or resume=RUN_DIR")
-        run_name = f"{config.game}__{config.exp_name}__{config.seed}__{int(time.time())}"
-        run_dir = Path(config.runs_dir) / run_name
-        run_dir.mkdir(parents=True, exist_ok=False)
+        saved_config = config.to_json()
+        if quiet:
+            config = dataclasses.replace(config, progress_bar=False)
+        run_dir = None
         state = {}
-    atomic_write_json(run_dir / "config.json", config.to_json())
     torch.set_num_threads(config.torch_threads)
     say = print if config.verbose else (lambda *a, **k: None)
 
-    # ---- env, opponent pool
-    scripted = [
-        make_agent(name, config.game, seed=config.seed + i)
-        for i, name in enumerate(config.scripted_opponents)
-    ]
-    for name, agent in zip(config.scripted_opponents, scripted, strict=True):
+    # ---- env, opponent pool (or league)
+    if config.opponents == "league":
+        league = league or new_league(config)
+        scripted_names = tuple(league.members[name].agent for name in league.names("anchor"))
+        what = "league anchor"
+    else:
+        scripted_names = config.scripted_opponents
+        what = "scripted opponent"
+    scripted = []
+    for number, name in enumerate(scripted_names):
+        try:
+            scripted.append(make_agent(name, config.game, seed=config.seed + number))
+        except ValueError as error:
+            # e.g. Madiao's search player, which needs a whole env of its own per game.
+            raise ValueError(f"{what} {name!r} cannot sit in the training pool: {error}") from None
+    for name, agent in zip(scripted_names, scripted, strict=True):
         if type(agent).reset_rows is not Agent.reset_rows:
             # The pool hands an opponent a different subset of games (and seats) at every call, so
             # an agent that remembers each batch row's game would mix games up.
             raise ValueError(
-                f"scripted opponent {name!r} keeps a memory per game and cannot sit in the training "
+                f"{what} {name!r} keeps a memory per game and cannot sit in the training "
                 "pool; choose memoryless agents (Mao: base; the Bayesian player can be the teacher, "
                 "imitate='bayes')"
             )
-    pool = OpponentPool(scripted, weights=config.opponent_weights, max_snapshots=config.max_snapshots)
-    for path in state.get("snapshots", []):
-        if Path(path).is_file():
-            pool.add_snapshot(snapshot_agent(Path(path), config.seed))
+    if league is not None:
+        pool = LeagueOpponents(
+            league,
+            dict(zip(league.names("anchor"), scripted, strict=True)),
+            max_snapshots=config.max_snapshots,
+        )
+        for name in league.names("snapshot"):
+            path = run_dir / league.members[name].path
+            try:
+                agent = snapshot_agent(path, config.seed)
+            except Exception as error:  # a damaged zip fails in zipfile, torch or pickle, each its own way
+                raise ValueError(
+                    f"{path}, snapshot {name!r} of {LEAGUE_FILE}, is damaged "
+                    f"({type(error).__name__}: {error})"
+                ) from None
+            pool.bind_snapshot(name, agent)
+    else:
+        pool = OpponentPool(scripted, weights=config.opponent_weights, max_snapshots=config.max_snapshots)
+        for path in state.get("snapshots", []):
+            if Path(path).is_file():
+                pool.add_snapshot(snapshot_agent(Path(path), config.seed))
     # A resumed run continues with a fresh deal stream (a new seed per resume).
     vector_env = TimedVectorEnv(
         make_vector_env(config, config.n_envs, seed=config.seed + 1000 * len(state.get("resumes", [])))
     )
     # The learner seat rotates per finished game, so it plays every seat (both Madiao roles).
-    venv = LearnerVecEnv(vector_env, pool.slots, learner_seat="rotate", seed=config.seed)
+    if league is not None:
+        # One member per game, drawn by PFSP, plays every opponent seat of it.
+        venv = LearnerVecEnv(
+            vector_env,
+            pool.slots,
+            learner_seat="rotate",
+            seed=config.seed,
+            opponent_draw="per_game",
+            opponent_sampler=pool.sample,
+        )
+        pool.attach(venv)
+    else:
+        venv = LearnerVecEnv(vector_env, pool.slots, learner_seat="rotate", seed=config.seed)
     if config.game == "mao" and config.mao_hand_card_reward:
         from mao_env import cards, core
 
@@ -426,16 +681,18 @@ def train(
         venv = HandSizeReward(venv, config.mao_hand_card_reward, hand)
 
     # ---- model (fresh or from the checkpoint)
-    checkpoint = run_dir / "checkpoint.zip"
-
-    def save_checkpoint(model) -> None:
-        atomic_save_model(model, checkpoint)
-        state["num_timesteps"] = int(model.num_timesteps)
-        atomic_write_json(run_dir / "state.json", state)
-
-    if resume is not None and checkpoint.is_file():
-        model = MaskablePPO.load(str(checkpoint), env=venv, device="cpu")
-        say(f"resumed {run_dir} at step {model.num_timesteps}")
+    if resume is not None:
+        checkpoint = run_dir / "checkpoint.zip"
+        try:
+            model = MaskablePPO.load(str(checkpoint), env=venv, device="cpu")
+        except Exception as error:  # a damaged zip fails in zipfile, torch or pickle, each its own way
+            venv.close()
+            raise ValueError(
+                f"{checkpoint} is damaged or does not fit this run ({type(error).__name__}: {error})"
+            ) from None
+        print(
+            f"resumed {run_dir} at step {model.num_timesteps} (budget {config.total_timesteps} learner steps)"
+        )
     else:
         model = MaskablePPO(
             policy_class(config),
@@ -454,179 +711,144 @@ def train(
             device="cpu",
             verbose=0,
         )
-    model.set_logger(make_logger(run_dir))
-    if config.imitate != "none" and "imitation" not in state and model.num_timesteps == 0:
-        state["imitation"] = warm_start(model, venv, config, say)
-        for key, value in state["imitation"].items():
-            model.logger.record(f"imitation/{key}", value)
-        model.logger.dump(0)
+        # The folder is made only now that the run can start: a bad option leaves no empty folder.
+        run_dir = make_run_dir(config)
+        checkpoint = run_dir / "checkpoint.zip"
+    atomic_write_json(run_dir / "config.json", saved_config)
+
+    def save_checkpoint(model) -> None:
+        atomic_save_model(model, checkpoint)
+        if league is not None:
+            # Before state.json, which a resume trusts: the league is never older than it says.
+            atomic_write_json(run_dir / LEAGUE_FILE, league.to_dict())
+        state["num_timesteps"] = int(model.num_timesteps)
+        atomic_write_json(run_dir / "state.json", state)
+
+    if resume is None:
+        # A checkpoint from the first moment: a run stopped at any point can be resumed.
         save_checkpoint(model)
-    # Opponent copies of the policy sample their moves from generators seeded by the run's seed,
-    # so that a run is reproducible when they play.
-    pool.set_current(LearnedPolicyAgent(model=model, deterministic=False, name="current", seed=config.seed))
-    state.setdefault("snapshots", [])
-    state.setdefault("eval", [])
-    state.setdefault("resumes", [])
-    if resume is not None:
-        state["resumes"].append(int(model.num_timesteps))
-
-    # ---- the callback: progress, speed, role returns, snapshots, evaluation, checkpoints
-    role_returns: dict[str, list[float]] = {"banker": [], "player": []}
-
-    role_of = None
-    if config.game == "madiao":
-        from madiao_env.env import OBS_BANKER
-
-        def role_of(observation: np.ndarray) -> str:
-            # The banker's relative seat is one-hot; relative seat 0 is the learner itself.
-            return "banker" if observation[OBS_BANKER.start] > 0.5 else "player"
-
-    class TrainingCallback(BaseCallback):
-        def _on_training_start(self) -> None:
-            # Speeds are measured over learn() alone: the env's first reset (and any kernel
-            # compilation in it) happens before this point and is not training time.
-            self.wall_start = time.perf_counter()
-            self.steps_start = self.model.num_timesteps
-            self.env_seconds_start = vector_env.seconds
-            self.pool_seconds_start = pool.seconds
-            # Time in PPO's gradient updates: from the end of a rollout to the next one's start.
-            self.update_seconds = 0.0
-            self.rollout_ended: float | None = None
-            self.next_checkpoint = (
-                self.model.num_timesteps // config.checkpoint_every + 1
-            ) * config.checkpoint_every
-            self.next_snapshot = (
-                self.model.num_timesteps // config.snapshot_every + 1
-            ) * config.snapshot_every
-            self.next_eval = (
-                (self.model.num_timesteps // config.eval_every + 1) * config.eval_every
-                if config.eval_every
-                else None
-            )
-            self.bar = None
-            if config.progress_bar:
-                from tqdm import tqdm
-
-                self.bar = tqdm(
-                    total=config.total_timesteps,
-                    initial=self.model.num_timesteps,
-                    unit="step",
-                    dynamic_ncols=True,
-                )
-            self.last_steps = self.model.num_timesteps
-
-        def _on_step(self) -> bool:
-            steps = self.model.num_timesteps
-            for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
-                if done and "episode" in info:
-                    role = role_of(info["terminal_observation"]) if role_of else "player"
-                    role_returns[role].append(info["episode"]["r"])
-            if self.bar is not None:
-                self.bar.update(steps - self.last_steps)
-            self.last_steps = steps
-            if steps >= self.next_snapshot:
-                self.next_snapshot += config.snapshot_every
-                path = run_dir / "snapshots" / f"snapshot_{steps:09d}.zip"
-                path.parent.mkdir(exist_ok=True)
-                atomic_save_model(self.model, path)
-                pool.add_snapshot(snapshot_agent(path, config.seed))
-                state["snapshots"] = [str(p) for p in sorted(path.parent.glob("snapshot_*.zip"))][
-                    -config.max_snapshots :
-                ]
-            if self.next_eval is not None and steps >= self.next_eval:
-                self.next_eval += config.eval_every
-                self.evaluate(steps)
-            if steps >= self.next_checkpoint:
-                self.next_checkpoint += config.checkpoint_every
-                save_checkpoint(self.model)
-            return True
-
-        def evaluate(self, steps: int) -> None:
-            results = evaluate_against_baselines(self.model, config, config.eval_deals, config.seed + 7)
-            state["eval"].append({"timesteps": steps, "results": results})
-            for name, result in results.items():
-                for key, value in result.items():
-                    if isinstance(value, dict) and "mean" in value:
-                        self.logger.record(f"eval/{name}_{key}", value["mean"])
-                    elif isinstance(value, (int, float)) and key != "hands":
-                        self.logger.record(f"eval/{name}_{key}", value)
-            # Madiao: stakes/hand of the learner against each baseline; Mao: the learner's own
-            # penalty cards per turn on the held-out rules at a table of each baseline.
-            summary = ", ".join(
-                f"vs {n} {r['all']['mean']:+.3f}"
-                if "all" in r
-                else f"at a {n} table {r.get('penalties_per_turn', float('nan')):.3f} pen/turn"
-                for n, r in results.items()
-            )
-            (self.bar.write if self.bar is not None else say)(f"[eval @ {steps}] learned {summary}")
-
-        def speed(self) -> dict[str, float]:
-            """Learner steps/s and the shares of learn() time spent in the env and opponents."""
-            elapsed = max(time.perf_counter() - self.wall_start, 1e-9)
-            return {
-                "seconds": elapsed,
-                "sps": (self.model.num_timesteps - self.steps_start) / elapsed,
-                "env_time_fraction": (vector_env.seconds - self.env_seconds_start) / elapsed,
-                "opponent_time_fraction": (pool.seconds - self.pool_seconds_start) / elapsed,
-                "update_time_fraction": self.update_seconds / elapsed,
-            }
-
-        def _count_update_time(self) -> None:
-            if self.rollout_ended is not None:
-                self.update_seconds += time.perf_counter() - self.rollout_ended
-                self.rollout_ended = None
-
-        def _on_rollout_start(self) -> None:
-            self._count_update_time()
-
-        def _on_rollout_end(self) -> None:
-            speed = self.speed()
-            sps, env_fraction = speed["sps"], speed["env_time_fraction"]
-            self.logger.record("charts/SPS", sps)
-            self.logger.record("charts/env_time_fraction", env_fraction)
-            self.logger.record("charts/opponent_time_fraction", speed["opponent_time_fraction"])
-            self.logger.record("charts/update_time_fraction", speed["update_time_fraction"])
-            for role, values in role_returns.items():
-                if values:
-                    self.logger.record(f"charts/return_{role}", float(np.mean(values)))
-                    values.clear()
-            line = (
-                f"step {self.model.num_timesteps}: {sps:,.0f} learner steps/s, "
-                f"env {100 * env_fraction:.0f}% of wall time"
-            )
-            if self.bar is not None:
-                self.bar.set_postfix_str(f"{sps:,.0f} sps, env {100 * env_fraction:.0f}%")
-            elif config.verbose:
-                say(line)
-            state["last_speed"] = speed
-            self.rollout_ended = time.perf_counter()
-
-        def _on_training_end(self) -> None:
-            self._count_update_time()
-            if self.bar is not None:
-                self.bar.close()
-
-    # ---- learn
-    remaining = config.total_timesteps - model.num_timesteps
-    callback = TrainingCallback()
-    if remaining > 0:
-        model.learn(remaining, callback=callback, reset_num_timesteps=False)
-        speed = callback.speed()
-        say(
-            f"trained {remaining} learner steps in {speed['seconds']:.1f} s "
-            f"({speed['sps']:,.0f} learner steps/s, env + learner + opponents): game env "
-            f"{100 * speed['env_time_fraction']:.0f}%, opponent policies "
-            f"{100 * speed['opponent_time_fraction']:.0f}%, PPO updates "
-            f"{100 * speed['update_time_fraction']:.0f}% of the time"
+    model.set_logger(make_logger(run_dir, resume_step=model.num_timesteps if resume is not None else None))
+    callback = None
+    try:
+        if config.imitate != "none" and "imitation" not in state and model.num_timesteps == 0:
+            state["imitation"] = warm_start(model, venv, config, say)
+            for key, value in state["imitation"].items():
+                model.logger.record(f"imitation/{key}", value)
+            model.logger.dump(0)
+            save_checkpoint(model)
+        # Opponent copies of the policy sample their moves from generators seeded by the run's
+        # seed, so that a run is reproducible when they play.
+        pool.set_current(
+            LearnedPolicyAgent(model=model, deterministic=False, name="current", seed=config.seed)
         )
-        state["final_speed"] = speed
-    save_checkpoint(model)
-    atomic_save_model(model, run_dir / "final_model.zip")
-    atomic_write_json(run_dir / "eval.json", state["eval"])
-    atomic_write_json(run_dir / "state.json", state)
-    venv.close()
-    model.logger.close()
+        state.setdefault("snapshots", [])
+        state.setdefault("eval", [])
+        state.setdefault("resumes", [])
+        if resume is not None:
+            state["resumes"].append(int(model.num_timesteps))
+
+        # ---- learn
+        start = model.num_timesteps
+        callback = TrainingCallback(
+            config,
+            run_dir,
+            state,
+            vector_env,
+            pool,
+            save_checkpoint=save_checkpoint,
+            evaluate=evaluate_against_baselines,
+            snapshot_agent=snapshot_agent,
+            say=say,
+        )
+        if config.total_timesteps > start:
+            end = steps_at_end(config, start)
+            if end != config.total_timesteps:
+                say(
+                    f"training to step {end}: the budget of {config.total_timesteps} learner steps "
+                    f"rounded up to whole rollouts of {rollout_size(config)} (n_envs * n_steps)"
+                )
+            model.learn(config.total_timesteps - start, callback=callback, reset_num_timesteps=False)
+            speed = callback.speed()
+            say(
+                f"trained {model.num_timesteps - start} learner steps in {speed['seconds']:.1f} s "
+                f"({speed['sps']:,.0f} learner steps/s, env + learner + opponents): game env "
+                f"{100 * speed['env_time_fraction']:.0f}%, opponent policies "
+                f"{100 * speed['opponent_time_fraction']:.0f}%, PPO updates "
+                f"{100 * speed['update_time_fraction']:.0f}% of the time"
+            )
+            state["final_speed"] = speed
+        save_checkpoint(model)
+        atomic_save_model(model, run_dir / "final_model.zip")
+        atomic_write_json(run_dir / "eval.json", state["eval"])
+        atomic_write_json(run_dir / "state.json", state)
+    except KeyboardInterrupt:
+        if callback is not None:
+            callback.close_bar()
+            if callback.collecting:
+                # The steps of an unfinished rollout were never learned from: not counted.
+                model.num_timesteps = callback.learned_steps
+            save_checkpoint(model)
+        # (Interrupted in the warm start, the step-0 checkpoint of the fresh policy stands.)
+        print(
+            f"interrupted at step {model.num_timesteps}; resume with: "
+            f"madiao-mao train --resume {shlex.quote(str(run_dir))}",
+            file=sys.stderr,
+        )
+        raise
+    finally:
+        venv.close()
+        model.logger.close()
     return run_dir
+
+
+def new_league(config: TrainConfig):
+    """A fresh league for ``config``: the main agent and the ``league_anchors``."""
+    from training.league import League
+
+    league = League(
+        weighting=config.pfsp_weighting,
+        power=config.pfsp_power,
+        floor=config.pfsp_floor,
+        max_snapshots=config.max_snapshots,
+    )
+    for name in config.league_anchors:
+        league.add_anchor(name)
+    return league
+
+
+def load_league(run_dir: Path):
+    """The league saved with a run's checkpoint (``league.json``) with its snapshot files; a
+    missing file is a FileNotFoundError, damaged data a ValueError, each naming the file."""
+    from training.league import League
+
+    path = run_dir / LEAGUE_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"cannot resume the league run {run_dir}: {LEAGUE_FILE} is missing")
+    try:
+        league = League.from_dict(_read_run_json(path))
+    except ValueError as error:
+        message = str(error)
+        raise ValueError(message if str(path) in message else f"{path} is damaged: {message}") from None
+    for name in league.names("snapshot"):
+        snapshot = run_dir / league.members[name].path
+        if not snapshot.is_file():
+            raise FileNotFoundError(f"{path}: the file of snapshot {name!r} is missing ({snapshot})")
+    return league
+
+
+def league_report(run_dir: Path) -> str:
+    """The report's league section: the payoff table saved with the run (empty without a league)."""
+    from training.league import League
+
+    path = Path(run_dir) / LEAGUE_FILE
+    if not path.is_file():
+        return ""
+    league = League.from_dict(_read_run_json(path))
+    return (
+        "## League\n\nThe main agent's results in its training games against each member (one "
+        "member plays all the other seats of a game), the member's PFSP draw probability at the end "
+        "and its openskill rating.\n\n" + league.markdown()
+    )
 
 
 def snapshot_agent(path: Path, seed: int):
@@ -713,6 +935,9 @@ def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = T
             f"{100 * speed.get('update_time_fraction', float('nan')):.0f}% of training time "
             f"({speed.get('seconds', float('nan')):.0f} s).\n"
         )
+    league_section = league_report(run_dir)
+    if league_section:
+        sections.append(league_section)
     if config.game == "madiao":
         from training.evaluation import run_tournament, write_report
 

@@ -56,15 +56,14 @@ def test_single_agent_learner_gets_terminal_reward_when_an_opponent_ends_the_gam
     assert counter_of(observation) == 0
 
 
-def test_single_agent_illegal_action_raises_by_default_and_terminates_on_request():
-    env = SingleAgentCardEnv(toy.CountdownAECEnv(), take_one, learner_seat=0)
+def test_single_agent_illegal_action_terminates_by_default_and_raises_on_request():
+    # Terminating is the default: Gymnasium's step must accept every action of the action space.
+    env = SingleAgentCardEnv(toy.CountdownAECEnv(), take_one, learner_seat=0, illegal_action="raise")
     env.reset(seed=0)
     env.step(2)  # counter 2 when the learner is next asked
     with pytest.raises(IllegalActionError, match="action 2"):
         env.step(2)
-    lenient = SingleAgentCardEnv(
-        toy.CountdownAECEnv(), take_one, illegal_action="terminate", illegal_reward=-5
-    )
+    lenient = SingleAgentCardEnv(toy.CountdownAECEnv(), take_one, illegal_reward=-5)
     lenient.reset(seed=0)
     lenient.step(2)
     _, reward, terminated, _, info = lenient.step(2)

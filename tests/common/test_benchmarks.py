@@ -63,3 +63,66 @@ def test_targets_report_met_missed_and_not_measured():
     assert rows["Madiao AEC vs empty wrapped AEC"] == ("0.80×", "met")
     assert rows["Mao AEC vs empty wrapped AEC"] == ("0.50×", "MISSED")
     assert rows["Mao batched N=1024, obs + masks"] == ("not measured", "—")
+
+
+def test_quick_and_partial_runs_leave_the_committed_results_alone(tmp_path, monkeypatch, capsys):
+    import benchmarks.__main__ as bench_main
+    from benchmarks import timing
+
+    committed = tmp_path / "latest.md"
+    committed.write_text("committed results\n")
+    monkeypatch.setattr(bench_main, "DEFAULT_OUTPUT", committed)
+    monkeypatch.setattr(timing, "timed_calls", lambda body, seconds: (1.0, 1.0), raising=False)  # fast
+    assert bench_main.main(["--quick", "--only", "rollout"]) == 0
+    assert "| rollout |" in capsys.readouterr().out
+    assert bench_main.main(["--quick"]) == 0
+    assert committed.read_text() == "committed results\n"
+    assert parse_arguments(["--only", "aec"]).output is None
+    assert parse_arguments([]).output == committed  # a full run still writes them
+    asked = tmp_path / "quick.md"
+    assert bench_main.main(["--quick", "--only", "rollout", "--output", str(asked)]) == 0
+    assert "| rollout |" in asked.read_text()
+
+
+def test_warm_up_runs_every_timed_code_path_before_the_first_timer(monkeypatch):
+    import benchmarks.__main__ as bench_main
+    from benchmarks import aec, batched, rollout, timing
+
+    calls: list[tuple[str, int]] = []
+    recorded_bodies: set[int] = set()
+
+    def recorded(original, key: int):
+        def body() -> int:
+            calls.append(("run", key))
+            return original()
+
+        body.key = key
+        return body
+
+    def recording(build):
+        def build_recorded(*args, **kwargs):
+            workloads = build(*args, **kwargs)
+            for workload in workloads:
+                if workload.body is not None:
+                    key = len(recorded_bodies)
+                    recorded_bodies.add(key)
+                    workload.body = recorded(workload.body, key)
+            return workloads
+
+        return build_recorded
+
+    for module in (aec, batched, rollout):
+        monkeypatch.setattr(module, "workloads", recording(module.workloads))
+
+    def timer(body, seconds):
+        calls.append(("timer", body.key))
+        return 1.0, 1.0
+
+    monkeypatch.setattr(timing, "timed_calls", timer)
+    assert bench_main.main(["--quick", "--only", "aec,batched,rollout"]) == 0
+    first_timer = next(i for i, (kind, _) in enumerate(calls) if kind == "timer")
+    warmed = {key for kind, key in calls[:first_timer] if kind == "run"}
+    timed = {key for kind, key in calls if kind == "timer"}
+    # Both games' AEC envs, the vector envs at N = 1 and 64, the two rollout bodies, the empty envs.
+    assert len(timed) >= 2 + 2 + 2 * 2 + 2
+    assert timed == recorded_bodies and timed <= warmed

@@ -115,8 +115,14 @@ def test_bad_inputs_raise_clear_errors():
         random_playouts({"version": 99}, 10, seed=0)
     broken = {**snapshot, "arrays": [a.copy() for a in snapshot["arrays"]]}
     broken["arrays"][1] = broken["arrays"][1][:, :5]
-    with pytest.raises(ValueError, match="'ints' must be int32"):
+    with pytest.raises(ValueError, match=r"\(ints\) is int32 \(1, 5\): must be int32"):
         random_playouts(broken, 10, seed=0)
+    # Fields the play-out kernel indexes by are validated as set_state does (these crashed it).
+    for column, value in ((core.I_TO_ACT, 7), (core.I_N_PLAYS, 120), (core.I_N_PENDING, 10_000)):
+        corrupt = {**snapshot, "arrays": [a.copy() for a in snapshot["arrays"]]}
+        corrupt["arrays"][1][0, column] = value
+        with pytest.raises(ValueError, match="snapshot ints"):
+            random_playouts(corrupt, 10, seed=0)
     env = madiao_v0.raw_env()
     env.reset(seed=0)
     while not all(env.terminations.values()):

@@ -92,8 +92,9 @@ def test_meld_pays_its_stakes_and_exempts_the_hundred_myriad_holder(fixed, holde
     env = make_env()
     reset_with(env, fixed, banker=3 if holder != 3 else 2)
     table = env.table()
-    # The meld ended hand 0 at once; the env dealt again with the holder as banker.
-    assert table["hand_number"] == 1
+    # The meld ended the deal at once; the env dealt again with the holder as banker, and the
+    # episode still starts at hand 0 (the meld is paid with hand 0's settlement).
+    assert table["hand_number"] == 0
     assert table["banker"] == holder
     finish_randomly(env)
     assert lines_of_rule(env, "meld") == sorted(("meld", p, holder, float(stakes)) for p in payers)

@@ -1,0 +1,554 @@
+"""The Madiao snapshot format (``raw_env.get_state()``) and its complete validation.
+
+A snapshot is a plain, picklable dict::
+
+    version              STATE_VERSION (an int)
+    config               int32[N_CONFIG]: the rule options' kernel row (must equal the env's)
+    stake                float: the ``stake`` option (must equal the env's)
+    arrays               [card_sets, ints, history, pending, settled], one game (leading axis 1),
+                         shapes and dtypes in ARRAY_LAYOUT (the columns are described in
+                         ``madiao_env.core``)
+    rng                  None or the numpy PCG64 ``bit_generator.state`` dict the next reset
+                         draws from
+    agents, agent_selection, rewards, cumulative_rewards, terminations, truncations, infos,
+    rewards_pending_zero the PettingZoo bookkeeping
+
+The kernels never check their inputs: an index out of range in a snapshot would read or write
+outside an array (a crash or silent corruption), so :func:`validate_snapshot` checks every field a
+kernel uses as an index or a count, that the card sets partition the deck, that the play history
+agrees with the card sets, tricks and seat to act, and the bookkeeping, before the env writes
+anything. Each failure is one ``ValueError`` naming the field, e.g.
+``snapshot ints[I_TO_ACT] = 7: seat to act must be -1..3``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NoReturn
+
+import numpy as np
+
+from madiao_env import cards, core
+
+STATE_VERSION = 1
+
+ARRAY_LAYOUT = (
+    ("card_sets", (1, core.N_CARD_COLS), np.dtype(np.uint64)),
+    ("ints", (1, core.N_INTS), np.dtype(np.int32)),
+    ("history", (1, core.MAX_PLAYS, 3), np.dtype(np.int8)),
+    ("pending", (1, core.MAX_PENDING, 5), np.dtype(np.int32)),
+    ("settled", (1, core.MAX_SETTLED, 5), np.dtype(np.int32)),
+)
+SNAPSHOT_KEYS = (
+    "version",
+    "config",
+    "stake",
+    "arrays",
+    "rng",
+    "agents",
+    "agent_selection",
+    "rewards",
+    "cumulative_rewards",
+    "terminations",
+    "truncations",
+    "infos",
+    "rewards_pending_zero",
+)
+AGENTS = tuple(f"player_{seat}" for seat in range(cards.N_SEATS))
+FULL_DECK = (1 << cards.N_CARDS) - 1
+_CARD_SUIT = tuple(cards.CARD_SUIT.tolist())
+# The largest stakes of one settlement line (a meld of eight, a slam).
+MAX_LINE_STAKES = 8
+
+# Names of the ints columns for messages: "I_TRICKS_WON+2" for the third seat's count.
+_INT_NAMES: dict[int, str] = {}
+for _name in dir(core):
+    if _name.startswith("I_"):
+        _INT_NAMES.setdefault(getattr(core, _name), _name)
+for _k in range(1, cards.N_SEATS):
+    _INT_NAMES[core.I_TRICKS_WON + _k] = f"I_TRICKS_WON+{_k}"
+for _k in range(1, cards.STOCK_SIZE):
+    _INT_NAMES[core.I_STOCK + _k] = f"I_STOCK+{_k}"
+_CARD_SET_NAMES = {
+    **{core.C_HAND + s: f"C_HAND+{s}" for s in range(4)},
+    **{core.C_FACE_UP + s: f"C_FACE_UP+{s}" for s in range(4)},
+    **{core.C_SLOUGHED + s: f"C_SLOUGHED+{s}" for s in range(4)},
+    **{core.C_WON_WITH + s: f"C_WON_WITH+{s}" for s in range(4)},
+    core.C_RNG: "C_RNG",
+}
+
+
+def _popcount(mask: int) -> int:
+    return bin(mask).count("1")
+
+
+def _fail(field: str, value: Any, requirement: str) -> NoReturn:
+    raise ValueError(f"snapshot {field} = {value!r}: {requirement}")
+
+
+class _Ints:
+    """Reads of the ints row as Python ints, with range checks that name the column."""
+
+    def __init__(self, row: np.ndarray) -> None:
+        self.values = row.tolist()
+
+    def __getitem__(self, column: int) -> int:
+        return self.values[column]
+
+    def field(self, column: int) -> str:
+        return f"ints[{_INT_NAMES[column]}]"
+
+    def check(self, column: int, low: int, high: int, meaning: str) -> int:
+        value = self.values[column]
+        if not low <= value <= high:
+            raise ValueError(f"snapshot {self.field(column)} = {value}: {meaning} must be {low}..{high}")
+        return value
+
+    def require(self, condition: bool, column: int, requirement: str) -> None:
+        if not condition:
+            _fail(self.field(column), self.values[column], requirement)
+
+
+# Snapshots' RNG states are checked by loading them into this one bit generator: building a new
+# generator per check costs more than the rest of the validation.
+_SCRATCH_BIT_GENERATOR = np.random.PCG64(0)
+
+
+def checked_rng_state(rng_state: Any) -> dict | None:
+    """A fresh copy of a snapshot's ``rng`` entry (a numpy PCG64 state dict, or None) if valid."""
+    if rng_state is None:
+        return None
+    if not isinstance(rng_state, dict) or rng_state.get("bit_generator") != "PCG64":
+        _fail("rng", rng_state, "must be None or a numpy PCG64 bit_generator.state dict")
+    try:
+        _SCRATCH_BIT_GENERATOR.state = rng_state
+    except (TypeError, ValueError, KeyError, OverflowError) as error:
+        raise ValueError(f"snapshot rng is not a valid PCG64 state: {error}") from None
+    return _SCRATCH_BIT_GENERATOR.state
+
+
+def rng_from_state(rng_state: dict | None) -> np.random.Generator | None:
+    """The generator of a snapshot's ``rng`` entry, checked by :func:`checked_rng_state`."""
+    if rng_state is None:
+        return None
+    generator = np.random.default_rng(0)
+    generator.bit_generator.state = checked_rng_state(rng_state)
+    return generator
+
+
+def validate_snapshot(snapshot: Any, config: np.ndarray, stake: float) -> dict[str, Any]:
+    """A normalized deep copy of ``snapshot`` if it is a consistent Madiao state for an env with
+    this kernel ``config`` row and ``stake``; else ``ValueError`` naming the first bad field.
+
+    Nothing the caller holds is modified; the copy shares no mutable object with ``snapshot``.
+    """
+    if not isinstance(snapshot, dict):
+        raise ValueError(f"not a Madiao get_state() snapshot: a {type(snapshot).__name__}, not a dict")
+    missing = [key for key in SNAPSHOT_KEYS if key not in snapshot]
+    if missing:
+        raise ValueError(f"snapshot is missing key(s) {missing}: not a Madiao get_state() snapshot")
+    version = snapshot["version"]
+    if isinstance(version, bool) or not isinstance(version, (int, np.integer)) or version != STATE_VERSION:
+        _fail("version", version, f"this version of madiao_env reads snapshots of version {STATE_VERSION}")
+    _check_options(snapshot["config"], snapshot["stake"], config, stake)
+    arrays = _checked_arrays(snapshot["arrays"])
+    card_sets, ints_array, history, pending, settled = arrays
+    ints = _Ints(ints_array[0])
+    _check_game(card_sets[0], ints, history[0], pending[0], settled[0], config)
+    rng_state = checked_rng_state(snapshot["rng"])
+    bookkeeping = _checked_bookkeeping(snapshot, ints[core.I_TO_ACT])
+    return {
+        "version": STATE_VERSION,
+        "config": config.copy(),
+        "stake": float(stake),
+        "arrays": arrays,
+        "rng": rng_state,
+        **bookkeeping,
+    }
+
+
+# ----------------------------------------------------------------------------- options and arrays
+
+
+def _check_options(snap_config: Any, snap_stake: Any, config: np.ndarray, stake: float) -> None:
+    other_options = (
+        "was taken with other options (obs_type/episode/max_redeals/face_up_discard) than this env's"
+    )
+    if not isinstance(snap_config, np.ndarray) or snap_config.shape != config.shape:
+        _fail("config", snap_config, f"must be an int32 array of shape {config.shape}")
+    if snap_config.dtype != config.dtype:
+        _fail("config", snap_config, f"must have dtype {config.dtype}, not {snap_config.dtype}")
+    if not np.array_equal(snap_config, config):
+        _fail("config", snap_config.tolist(), f"the snapshot {other_options} ({config.tolist()})")
+    if isinstance(snap_stake, bool) or not isinstance(snap_stake, (int, float, np.integer, np.floating)):
+        _fail("stake", snap_stake, "must be a number")
+    try:
+        same_stake = float(snap_stake) == stake
+    except OverflowError:  # an int beyond any float
+        same_stake = False
+    if not same_stake:
+        _fail("stake", snap_stake, f"the snapshot was taken with another stake than this env's ({stake!r})")
+
+
+def _checked_arrays(arrays: Any) -> list[np.ndarray]:
+    if not isinstance(arrays, (list, tuple)) or len(arrays) != len(ARRAY_LAYOUT):
+        _fail("arrays", arrays, f"must be a list of {len(ARRAY_LAYOUT)} numpy arrays")
+    copies = []
+    for index, (array, (name, shape, dtype)) in enumerate(zip(arrays, ARRAY_LAYOUT, strict=True)):
+        if not isinstance(array, np.ndarray):
+            _fail(
+                f"arrays[{index}] ({name})", type(array).__name__, f"must be a {dtype} array of shape {shape}"
+            )
+        if array.shape != shape or array.dtype != dtype:
+            raise ValueError(
+                f"snapshot arrays[{index}] ({name}) is {array.dtype} {array.shape}: must be {dtype} {shape}"
+            )
+        copies.append(np.array(array, dtype=dtype, order="C", copy=True))
+    return copies
+
+
+# ----------------------------------------------------------------------------- the game
+
+
+def _check_game(
+    card_sets: np.ndarray,
+    ints: _Ints,
+    history: np.ndarray,
+    pending: np.ndarray,
+    settled: np.ndarray,
+    config: np.ndarray,
+) -> None:
+    """Every index and count a kernel uses in range, and the card sets consistent with them."""
+    match_episode = config[core.CFG_MATCH] == 1
+    redeal_cap = int(config[core.CFG_MAX_REDEALS])
+    sets = card_sets.tolist()
+    for column, value in enumerate(sets):
+        if column != core.C_RNG and value & ~FULL_DECK:
+            _fail(f"card_sets[{_CARD_SET_NAMES[column]}]", hex(value), "holds bits beyond the 40 cards")
+    if sets[core.C_RNG] == 0:
+        _fail("card_sets[C_RNG]", 0, "the xorshift random state must be nonzero (zero stays zero)")
+
+    # Scalars used as seats, phases and counts.
+    banker = ints.check(core.I_BANKER, 0, 3, "banker")
+    first = ints.check(core.I_FIRST, 0, 3, "seat dealt first")
+    leader = ints.check(core.I_LEADER, 0, 3, "leader")
+    to_act = ints.check(core.I_TO_ACT, -1, 3, "seat to act")
+    phase = ints.check(core.I_PHASE, 0, 2, "phase (redeal/play/over)")
+    trick = ints.check(core.I_TRICK, 0, cards.N_TRICKS, "tricks completed")
+    n_plays = ints.check(core.I_N_PLAYS, 0, core.MAX_PLAYS, "plays recorded in history")
+    best_card = ints.check(core.I_BEST_CARD, -1, cards.N_CARDS - 1, "best card of the trick")
+    best_seat = ints.check(core.I_BEST_SEAT, -1, 3, "seat of the best card")
+    redeals = ints.check(core.I_REDEALS, 0, redeal_cap if redeal_cap >= 0 else 2**31 - 2, "redeals")
+    hand_number = ints.check(
+        core.I_HAND_NUMBER, 0, 2**31 - 2 if match_episode else 0, "hand number (episode='hand': only 0)"
+    )
+    holder = ints.check(core.I_HUNDRED_HOLDER, -1, 3, "seat dealt 100T")
+    been_banker = ints.check(core.I_BEEN_BANKER, 0, 15, "seats that have been banker (a 4-bit set)")
+    ask_pos = ints.check(core.I_ASK_POS, 0, 4, "deal-order offset of the next redeal offer")
+    eligible = ints.check(core.I_ELIGIBLE, 0, 15, "seats eligible for a redeal (a 4-bit set)")
+    passed = ints.check(core.I_PASSED, 0, 15, "seats that passed a redeal offer (a 4-bit set)")
+    decided = ints.check(core.I_DECIDED, 0, 1, "decision-taken flag")
+    n_pending = ints.check(core.I_N_PENDING, 0, core.MAX_PENDING, "pending settlement lines")
+    n_settled = ints.check(core.I_N_SETTLED, 0, core.MAX_SETTLED, "settled settlement lines")
+    ints.check(core.I_OVERFLOW, 0, 0, "line-buffer overflow flag (an overflowed game cannot continue)")
+    tricks_won = [ints.check(core.I_TRICKS_WON + s, 0, cards.N_TRICKS, "tricks won") for s in range(4)]
+    stock = [ints.check(core.I_STOCK + i, 0, cards.N_CARDS - 1, "stock card id") for i in range(8)]
+    ints.check(core.I_HANDS_SETTLED, 0, core.MAX_SETTLED, "hands settled by the last step")
+    over = ints.check(core.I_EPISODE_OVER, 0, 1, "episode-over flag")
+    ints.check(core.I_LAST_SETTLED_HAND, 0, hand_number, "hand number of the last settlement")
+
+    # Phase, seat to act and the episode flag agree.
+    ints.require(
+        (phase == core.PHASE_OVER) == (over == 1), core.I_EPISODE_OVER, "must be 1 exactly in phase 'over'"
+    )
+    ints.require((to_act == -1) == (over == 1), core.I_TO_ACT, "must be -1 exactly when the episode is over")
+    ints.require(
+        decided == 1 or (n_plays == 0 and redeals == 0 and passed == 0),
+        core.I_DECIDED,
+        "must be 1 once a play, a redeal or a pass happened",
+    )
+    ints.require(
+        not (match_episode and been_banker == 15 and over == 0),
+        core.I_BEEN_BANKER,
+        "every seat has been banker but the match is not over",
+    )
+
+    # The cards: 12 disjoint sets and the stock make the deck.
+    hands = [sets[core.C_HAND + s] for s in range(4)]
+    face_up = [sets[core.C_FACE_UP + s] for s in range(4)]
+    sloughed = [sets[core.C_SLOUGHED + s] for s in range(4)]
+    won_with = [sets[core.C_WON_WITH + s] for s in range(4)]
+    if len(set(stock)) != len(stock):
+        _fail("ints[I_STOCK..I_STOCK+7]", stock, "the stock cards must be distinct")
+    stock_mask = sum(1 << card for card in stock)
+    seen = stock_mask
+    for column in (*range(core.C_HAND, core.C_HAND + 4), *range(core.C_FACE_UP, core.C_SLOUGHED + 4)):
+        if sets[column] & seen:
+            _fail(
+                f"card_sets[{_CARD_SET_NAMES[column]}]",
+                cards.names_of(sets[column] & seen),
+                "these cards are also in another seat's set or in the stock",
+            )
+        seen |= sets[column]
+    if seen != FULL_DECK:
+        _fail(
+            "card_sets",
+            cards.names_of(FULL_DECK & ~seen),
+            "cards missing: hands, plays, sloughs and stock must hold the 40 cards",
+        )
+    for seat in range(4):
+        dealt = hands[seat] | face_up[seat] | sloughed[seat]
+        if _popcount(dealt) != cards.HAND_SIZE:
+            _fail(
+                f"card_sets[C_HAND+{seat}]",
+                cards.names_of(hands[seat]),
+                f"seat {seat} holds and played {_popcount(dealt)} cards, not {cards.HAND_SIZE}",
+            )
+    hundred = 1 << cards.HUNDRED_MYRIAD
+    true_holder = next((s for s in range(4) if (hands[s] | face_up[s] | sloughed[s]) & hundred), -1)
+    ints.require(holder == true_holder, core.I_HUNDRED_HOLDER, f"the seat dealt 100T is {true_holder}")
+
+    plays = history[:n_plays].tolist()
+    _check_history(ints, plays, first, hands, face_up, sloughed, won_with, tricks_won)
+
+    # The trick in progress and the seat to act.
+    in_trick = n_plays % 4
+    ints.require(trick == n_plays // 4, core.I_TRICK, f"must be plays // 4 = {n_plays // 4}")
+    if phase != core.PHASE_OVER:
+        ints.require(n_plays < core.MAX_PLAYS, core.I_N_PLAYS, "all 32 cards played but the hand goes on")
+    if in_trick == 0:
+        ints.require(best_card == -1, core.I_BEST_CARD, "must be -1 between tricks")
+        ints.require(best_seat == -1, core.I_BEST_SEAT, "must be -1 between tricks")
+    else:
+        expected_card, expected_seat = _trick_best(plays, n_plays - in_trick, in_trick)
+        ints.require(
+            best_card == expected_card, core.I_BEST_CARD, f"the trick's best card is {expected_card}"
+        )
+        ints.require(
+            best_seat == expected_seat, core.I_BEST_SEAT, f"the trick's best seat is {expected_seat}"
+        )
+        trick_leader = plays[n_plays - in_trick][0]
+        ints.require(leader == trick_leader, core.I_LEADER, f"seat {trick_leader} led the trick")
+        if phase != core.PHASE_OVER:
+            next_seat = (plays[n_plays - 1][0] + 1) % 4
+            ints.require(to_act == next_seat, core.I_TO_ACT, f"seat {next_seat} plays next in the trick")
+    if n_plays == 0:
+        ints.require(leader == first, core.I_LEADER, "the seat dealt first leads the first trick")
+    elif in_trick == 0:
+        last_winner = _trick_best(plays, n_plays - 4, 4)[1]
+        ints.require(leader == last_winner, core.I_LEADER, f"seat {last_winner} won the last trick")
+        if phase == core.PHASE_PLAY:
+            ints.require(to_act == leader, core.I_TO_ACT, "the leader plays first")
+
+    if phase == core.PHASE_REDEAL:
+        ints.require(n_plays == 0, core.I_N_PLAYS, "no card is played before the redeal offers are over")
+        ints.require(
+            ask_pos < 4 and (first + ask_pos) % 4 == to_act,
+            core.I_ASK_POS,
+            f"the seat asked ({to_act}) must be seat first + offset",
+        )
+        ints.require(
+            bool(eligible >> to_act & 1), core.I_ELIGIBLE, f"the seat asked ({to_act}) must be eligible"
+        )
+        long_suits = _long_suit_seats(hands)
+        ints.require(
+            eligible & ~long_suits == 0,
+            core.I_ELIGIBLE,
+            f"only seats holding five cards of a suit may be eligible ({long_suits})",
+        )
+        ints.require(passed & ~eligible == 0, core.I_PASSED, "only eligible seats can have passed")
+        ints.require(redeal_cap < 0 or redeals < redeal_cap, core.I_REDEALS, "the redeal cap is reached")
+    elif phase == core.PHASE_PLAY:
+        ints.require(ask_pos == 4, core.I_ASK_POS, "must be 4 once play started")
+        if n_plays == 0:
+            ints.require(to_act == first, core.I_TO_ACT, "the seat dealt first leads the first trick")
+
+    _check_lines(pending, n_pending, hand_number, "pending")
+    _check_lines(settled, n_settled, hand_number, "settled")
+    del banker  # any seat may be banker: checked for range only
+
+
+def _long_suit_seats(hands: list[int]) -> int:
+    seats = 0
+    for seat, hand in enumerate(hands):
+        if any(_popcount(hand & int(suit)) >= 5 for suit in cards.SUIT_MASK):
+            seats |= 1 << seat
+    return seats
+
+
+def _trick_best(plays: list[list[int]], start: int, count: int) -> tuple[int, int]:
+    """(best card, its seat) of the trick whose ``count`` plays (seat, card, face up) start at
+    ``plays[start]``: the lead, or the highest face-up card of the suit led."""
+    best_seat, best_card, _ = plays[start]
+    for seat, card, face_up in plays[start + 1 : start + count]:
+        if face_up == 1 and _CARD_SUIT[card] == _CARD_SUIT[best_card] and card > best_card:
+            best_card, best_seat = card, seat
+    return best_card, best_seat
+
+
+def _check_history(
+    ints: _Ints,
+    plays: list[list[int]],
+    first: int,
+    hands: list[int],
+    face_up: list[int],
+    sloughed: list[int],
+    won_with: list[int],
+    tricks_won: list[int],
+) -> None:
+    """The plays in history are in turn order, from the seats' played sets, and make the tricks won."""
+    played_up = [0] * 4
+    played_down = [0] * 4
+    won = [0] * 4
+    won_cards = [0] * 4
+    leader = first
+    for k, (seat, card, up) in enumerate(plays):
+        where = f"history[0, {k}]"
+        if not 0 <= card < cards.N_CARDS:
+            _fail(where, plays[k], "card id must be 0..39")
+        if up not in (0, 1):
+            _fail(where, plays[k], "face-up flag must be 0 or 1")
+        expected_seat = (leader + k % 4) % 4
+        if seat != expected_seat:
+            _fail(where, plays[k], f"seat {expected_seat} plays here (turn order from the leader)")
+        if k % 4 == 0 and not up:
+            _fail(where, plays[k], "a trick is led face up")
+        target = played_up if up else played_down
+        if (played_up[seat] | played_down[seat]) & (1 << card):
+            _fail(where, plays[k], "the card is played twice")
+        target[seat] |= 1 << card
+        if k % 4 == 3:
+            best_card, winner = _trick_best(plays, k - 3, 4)
+            won[winner] += 1
+            won_cards[winner] |= 1 << best_card
+            leader = winner
+    for seat in range(4):
+        if played_up[seat] != face_up[seat]:
+            _fail(
+                f"card_sets[C_FACE_UP+{seat}]",
+                cards.names_of(face_up[seat]),
+                f"history has seat {seat} playing face up {cards.names_of(played_up[seat])}",
+            )
+        if played_down[seat] != sloughed[seat]:
+            _fail(
+                f"card_sets[C_SLOUGHED+{seat}]",
+                cards.names_of(sloughed[seat]),
+                f"history has seat {seat} sloughing {cards.names_of(played_down[seat])}",
+            )
+        if won_cards[seat] != won_with[seat]:
+            _fail(
+                f"card_sets[C_WON_WITH+{seat}]",
+                cards.names_of(won_with[seat]),
+                f"history has seat {seat} winning tricks with {cards.names_of(won_cards[seat])}",
+            )
+        if won[seat] != tricks_won[seat]:
+            _fail(
+                f"ints[{_INT_NAMES[core.I_TRICKS_WON + seat]}]",
+                tricks_won[seat],
+                f"history has seat {seat} winning {won[seat]} tricks",
+            )
+    del hands  # hand sizes follow from the 8 dealt cards checked by the caller
+
+
+def _check_lines(lines: np.ndarray, count: int, hand_number: int, name: str) -> None:
+    """Lines ``0..count-1`` of a settlement buffer: (hand number, rule, payer, payee, stakes)."""
+    for i in range(count):
+        hand, rule, payer, payee, stakes = (int(v) for v in lines[i])
+        where = f"{name}[0, {i}]"
+        if not 0 <= hand <= hand_number:
+            _fail(where, lines[i].tolist(), f"hand number must be 0..{hand_number}")
+        if not 0 <= rule < len(core.RULE_NAMES):
+            _fail(where, lines[i].tolist(), f"rule code must be 0..{len(core.RULE_NAMES) - 1}")
+        if not (0 <= payer <= 3 and 0 <= payee <= 3 and payer != payee):
+            _fail(where, lines[i].tolist(), "payer and payee must be two different seats 0..3")
+        if not 1 <= stakes <= MAX_LINE_STAKES:
+            _fail(where, lines[i].tolist(), f"stakes must be 1..{MAX_LINE_STAKES}")
+
+
+# ----------------------------------------------------------------------------- PettingZoo bookkeeping
+
+
+def _is_real(value: Any) -> bool:
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, (int, float, np.integer, np.floating))
+        and math.isfinite(float(value))
+    )
+
+
+def _checked_bookkeeping(snapshot: dict, to_act: int) -> dict[str, Any]:
+    agents = snapshot["agents"]
+    if not isinstance(agents, (list, tuple)) or any(not isinstance(a, str) for a in agents):
+        _fail("agents", agents, "must be a list of agent names")
+    if list(agents) != [a for a in AGENTS if a in agents] or len(set(agents)) != len(agents):
+        _fail("agents", agents, f"must be distinct agents of {list(AGENTS)} in seat order")
+    agents = list(agents)
+    if to_act >= 0 and agents != list(AGENTS):
+        _fail("agents", agents, "all four agents are live while the episode goes on")
+    selection = snapshot["agent_selection"]
+    if to_act >= 0:
+        if selection != AGENTS[to_act]:
+            _fail("agent_selection", selection, f"the seat to act is {to_act} ({AGENTS[to_act]})")
+    elif selection not in (agents or AGENTS):
+        _fail("agent_selection", selection, f"must be one of {agents or list(AGENTS)}")
+    result: dict[str, Any] = {"agents": agents, "agent_selection": str(selection)}
+    for key in ("rewards", "cumulative_rewards", "terminations", "truncations", "infos"):
+        value = snapshot[key]
+        if not isinstance(value, dict) or set(value) != set(agents):
+            keys = sorted(value) if isinstance(value, dict) else type(value).__name__
+            _fail(key, keys, f"must be a dict with exactly the live agents {agents} as keys")
+    for key in ("rewards", "cumulative_rewards"):
+        for agent, reward in snapshot[key].items():
+            if not _is_real(reward):
+                _fail(f"{key}[{agent!r}]", reward, "must be a finite number")
+        result[key] = {agent: float(snapshot[key][agent]) for agent in agents}
+    for key, expected in (("terminations", to_act < 0), ("truncations", False)):
+        for agent, flag in snapshot[key].items():
+            if not isinstance(flag, (bool, np.bool_)) or bool(flag) != expected:
+                _fail(f"{key}[{agent!r}]", flag, f"must be {expected} (episode over: {to_act < 0})")
+        result[key] = dict.fromkeys(agents, expected)
+    result["infos"] = {agent: _checked_info(agent, snapshot["infos"][agent]) for agent in agents}
+    pending_zero = snapshot["rewards_pending_zero"]
+    if not isinstance(pending_zero, (bool, np.bool_)):
+        _fail("rewards_pending_zero", pending_zero, "must be a bool")
+    result["rewards_pending_zero"] = bool(pending_zero)
+    return result
+
+
+def _checked_info(agent: str, info: Any) -> dict[str, Any]:
+    """A copy of an agent's info: empty, or the last settlement (lines, payoffs, hand number)."""
+    where = f"infos[{agent!r}]"
+    if not isinstance(info, dict):
+        _fail(where, info, "must be a dict")
+    if not info:
+        return {}
+    if set(info) != {"settlement", "payoffs", "hand_number"}:
+        _fail(where, sorted(info), "must be empty or hold 'settlement', 'payoffs' and 'hand_number'")
+    lines = info["settlement"]
+    if not isinstance(lines, list):
+        _fail(f"{where}['settlement']", lines, "must be a list of lines")
+    copied_lines = []
+    for i, line in enumerate(lines):
+        if (
+            not isinstance(line, dict)
+            or set(line) != {"rule", "payer", "payee", "stakes"}
+            or line["rule"] not in core.RULE_NAMES
+            or any(isinstance(line[k], bool) or line[k] not in range(4) for k in ("payer", "payee"))
+            or not _is_real(line["stakes"])
+        ):
+            _fail(f"{where}['settlement'][{i}]", line, "must be {rule, payer, payee, stakes} of a settlement")
+        copied_lines.append(
+            {
+                "rule": line["rule"],
+                "payer": int(line["payer"]),
+                "payee": int(line["payee"]),
+                "stakes": float(line["stakes"]),
+            }
+        )
+    payoffs = info["payoffs"]
+    if not isinstance(payoffs, list) or len(payoffs) != 4 or not all(_is_real(p) for p in payoffs):
+        _fail(f"{where}['payoffs']", payoffs, "must be a list of 4 finite numbers")
+    hand = info["hand_number"]
+    if isinstance(hand, bool) or not isinstance(hand, (int, np.integer)) or hand < 0:
+        _fail(f"{where}['hand_number']", hand, "must be an int >= 0")
+    return {"settlement": copied_lines, "payoffs": [float(p) for p in payoffs], "hand_number": int(hand)}

@@ -1,0 +1,5 @@
+"""``madiao-mao serve``: a local web app to play Madiao and Mao against the agents and to replay
+recorded games (``app``: the FastAPI routes; ``games``: live games and the seat's view;
+``replays``: recorded games step by step; ``store``: live games bounded in number and age;
+``static/``: the page). Needs the ``web`` extra.
+"""

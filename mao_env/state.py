@@ -1,0 +1,472 @@
+"""Mao game-state snapshots: their format and their complete validation, in one place.
+
+A snapshot is what ``raw_env.get_state()`` and ``MaoVectorEnv.get_game_state()`` return and what
+``raw_env.set_state()`` and ``MaoVectorEnv.set_game_state()`` take back: a picklable dict::
+
+    version             SNAPSHOT_VERSION (1)
+    options             the options that define the game (GAME_OPTIONS: name -> value)
+    arrays              the core's state arrays of one game, each with a batch axis of 1:
+        hands      int8   [1, 8, 53]    cards of each type held by each seat
+        hand_bits  uint64 [1, 8]        presence set of each hand (bit i = type i held)
+        decks      int8   [1, 2, 162]   row STACK: draw order (top = last), row PILE: face-up pile
+        scalars    int64  [1, 40]       turn/round state (S_*) and the options row (C_*)
+        rules      int64  [1, 3, 32]    active rule ids, their authors, the fixed rule queue
+        events     int64  [1, 16, 13]   ring buffer of public events (E_*)
+        calls      int64  [1, 32, 4]    the calls of the last step (code, phrase, cards, rule)
+        rng        uint64 [1]           the game's SplitMix64 state
+    agents, rewards, cumulative_rewards, terminations, truncations, infos
+                        the PettingZoo bookkeeping of the AEC env
+    reset_rng           the numpy bit-generator state the next seedless reset() draws from
+    last_calls          the Mao Master's calls of the last step (dicts, as ``env.last_calls``)
+
+The Numba kernels index arrays with the integers of a snapshot and check nothing, so a value out
+of range would crash the interpreter or corrupt the game silently. :func:`validate_snapshot`
+therefore checks everything a kernel relies on before anything is written: shapes and dtypes,
+every seat, card type, size, count and rule id within range, the cards conserved (every copy of
+every card type is in exactly one hand, the stack, the pile or the card being played), the
+options equal to the receiving env's, and the bookkeeping consistent with the game (who is still
+in, who is terminated or truncated). It raises one :class:`ValueError` naming the field, or
+returns a :class:`Snapshot` holding private copies of everything, ready to be written.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from mao_env import cards, core
+from mao_env import rules as rule_library
+
+SNAPSHOT_VERSION = 1
+STATE_KEYS = ("hands", "hand_bits", "decks", "scalars", "rules", "events", "calls", "rng")
+#: dtype and per-game shape of every state array (``core.new_state`` builds them).
+ARRAY_SPECS: dict[str, tuple[np.dtype, tuple[int, ...]]] = {
+    key: (array.dtype, array.shape[1:]) for key, array in zip(STATE_KEYS, core.new_state(1), strict=True)
+}
+#: The options that define a game: a snapshot is only valid in an env with these same values.
+#: (The observation options ``mask``, ``reasons``, ``n_events``, ``obs_type`` and ``render_mode``
+#: only change how the game is shown, so a snapshot may move between envs that differ in them.)
+GAME_OPTIONS = (
+    "n_players",
+    "num_rounds",
+    "max_steps",
+    "rule_choice",
+    "rounds",
+    "seven_turn_ends",
+    "seven_phrase",
+    "talking",
+    "max_sub_actions",
+    "win_reward",
+    "penalty_card_reward",
+)
+SNAPSHOT_KEYS = (
+    "version",
+    "options",
+    "arrays",
+    "agents",
+    "rewards",
+    "cumulative_rewards",
+    "terminations",
+    "truncations",
+    "infos",
+    "reset_rng",
+    "last_calls",
+)
+
+_SCALAR_NAMES = {
+    getattr(core, name): name
+    for name in dir(core)
+    if name.startswith(("S_", "C_")) and isinstance(getattr(core, name), int) and name != "S_PENALTY_TAKEN_0"
+}
+_SCALAR_NAMES.update({core.S_PENALTY_TAKEN_0 + k: f"S_PENALTY_TAKEN_0+{k}" for k in range(cards.MAX_PLAYERS)})
+_EVENT_NAMES = {
+    getattr(core, name): name
+    for name in dir(core)
+    if name.startswith("E_") and isinstance(getattr(core, name), int)
+}
+_PHRASE_BITS = (1 << cards.N_PHRASES) - 1
+_CALL_BITS = (1 << core.N_CALL_BITS) - 1
+_RULE_BITS = (1 << rule_library.N_RULES) - 1
+
+
+class GameSpec(NamedTuple):
+    """What a snapshot must agree with: the receiving env's game options."""
+
+    options: dict[str, Any]  # GAME_OPTIONS -> value, as the env holds them
+    config_row: np.ndarray  # int64 [N_SCALARS]: S_N_PLAYERS and the C_* columns written, rest 0
+    n_decks: int
+    possible_agents: tuple[str, ...]
+
+    @property
+    def n_players(self) -> int:
+        return int(self.options["n_players"])
+
+    @property
+    def total_cards(self) -> int:
+        return self.n_decks * cards.CARDS_PER_DECK
+
+
+class Snapshot(NamedTuple):
+    """A validated snapshot: private copies, safe to write into an env."""
+
+    arrays: tuple[np.ndarray, ...]  # in STATE_KEYS order, each with a batch axis of 1
+    agents: list[str]
+    rewards: dict[str, float]
+    cumulative_rewards: dict[str, float]
+    terminations: dict[str, bool]
+    truncations: dict[str, bool]
+    infos: dict[str, dict]
+    reset_rng: np.random.Generator
+    last_calls: list[dict[str, Any]]
+
+    @property
+    def scalars(self) -> np.ndarray:
+        return self.arrays[3][0]
+
+
+def _fail(field: str, message: str) -> None:
+    raise ValueError(f"snapshot field {field}: {message}")
+
+
+def _check_range(field: str, value: int, low: int, high: int) -> None:
+    if not low <= value <= high:
+        _fail(field, f"{value} is out of range {low}..{high}")
+
+
+def validate_snapshot(snapshot: Any, spec: GameSpec, *, caller: str = "set_state") -> Snapshot:
+    """Check ``snapshot`` completely against ``spec`` (see the module docstring) and return a
+    :class:`Snapshot` of private copies; raise ``ValueError`` naming the first bad field
+    (``TypeError`` when ``snapshot`` is not a snapshot dict at all). Writes nothing anywhere."""
+    if not isinstance(snapshot, dict) or "arrays" not in snapshot:
+        raise TypeError(f"{caller} expects the dict returned by get_state(), got {type(snapshot).__name__}")
+    missing = [key for key in SNAPSHOT_KEYS if key not in snapshot]
+    if missing:
+        _fail(missing[0], f"missing (a snapshot has the keys {', '.join(SNAPSHOT_KEYS)})")
+    unknown = sorted(str(key) for key in snapshot if key not in SNAPSHOT_KEYS)
+    if unknown:
+        _fail(unknown[0], "unknown key")
+    version = snapshot["version"]
+    if type(version) is not int or version != SNAPSHOT_VERSION:
+        _fail("version", f"{version!r} is not the supported version {SNAPSHOT_VERSION}")
+    _check_options(snapshot["options"], spec)
+    arrays = _copy_arrays(snapshot["arrays"])
+    check_game_arrays(arrays, spec)
+    return _check_bookkeeping(snapshot, arrays, spec)
+
+
+def _check_options(options: Any, spec: GameSpec) -> None:
+    if not isinstance(options, dict):
+        _fail("options", f"must be a dict, got {type(options).__name__}")
+    if set(options) != set(GAME_OPTIONS):
+        _fail("options", f"must name exactly {', '.join(GAME_OPTIONS)}")
+    given_players = options["n_players"]
+    if type(given_players) is not int or given_players != spec.n_players:
+        _fail(
+            "options['n_players']",
+            f"the snapshot belongs to a game with a different number of players "
+            f"({given_players!r}, this env has {spec.n_players})",
+        )
+    for name in GAME_OPTIONS:
+        expected, given = spec.options[name], options[name]
+        if type(given) is not type(expected) or given != expected:
+            _fail(f"options[{name!r}]", f"the snapshot's game has {given!r}, this env has {expected!r}")
+
+
+def _copy_arrays(arrays: Any) -> tuple[np.ndarray, ...]:
+    if not isinstance(arrays, dict):
+        _fail("arrays", f"must be a dict of arrays, got {type(arrays).__name__}")
+    if set(arrays) != set(STATE_KEYS):
+        _fail("arrays", f"must hold exactly the arrays {', '.join(STATE_KEYS)}")
+    copies = []
+    for key in STATE_KEYS:
+        array = arrays[key]
+        dtype, shape = ARRAY_SPECS[key]
+        if not isinstance(array, np.ndarray) or array.dtype != dtype or array.shape != (1, *shape):
+            got = f"{array.dtype} {array.shape}" if isinstance(array, np.ndarray) else type(array).__name__
+            _fail(f"arrays[{key!r}]", f"must be a {dtype} array of shape {(1, *shape)}, got {got}")
+        copies.append(np.array(array, dtype=dtype, copy=True, order="C"))
+    return tuple(copies)
+
+
+def check_game_arrays(arrays: tuple[np.ndarray, ...], spec: GameSpec, game: int = 0) -> None:
+    """Check game ``game`` of the state arrays (``STATE_KEYS`` order) against every invariant the
+    kernels rely on; raise ``ValueError`` naming the first bad field."""
+    hands, hand_bits, decks, scalars, rules, events, calls, _ = (a[game] for a in arrays)
+    n_players = spec.n_players
+    total = spec.total_cards
+    options = spec.options
+
+    def s(index: int) -> int:
+        return int(scalars[index])
+
+    def check(index: int, low: int, high: int) -> None:
+        _check_range(f"arrays['scalars'][{_SCALAR_NAMES[index]}]", s(index), low, high)
+
+    # -- the options columns, then every state column within range -------------------------------
+    if s(core.S_N_PLAYERS) != n_players:
+        _fail(
+            "arrays['scalars'][S_N_PLAYERS]",
+            f"the snapshot belongs to a game with a different number of players "
+            f"({s(core.S_N_PLAYERS)}, this env has {n_players})",
+        )
+    for index in range(core.C_SEVEN_TURN_ENDS, core.N_SCALARS):
+        if scalars[index] != spec.config_row[index]:
+            name = _SCALAR_NAMES.get(index, str(index))
+            _fail(
+                f"arrays['scalars'][{name}]",
+                f"{s(index)} differs from this env's options ({int(spec.config_row[index])})",
+            )
+    check(core.S_CURRENT, 0, n_players - 1)
+    if s(core.S_DIRECTION) not in (1, -1):
+        _fail("arrays['scalars'][S_DIRECTION]", f"must be 1 or -1, got {s(core.S_DIRECTION)}")
+    check(core.S_PHASE, core.PH_START, core.PH_OVER)
+    check(core.S_NAMED_SUIT, -1, 3)
+    check(core.S_PENDING_SEVEN, 0, total)
+    check(core.S_STACK_SIZE, 0, total)
+    check(core.S_PILE_SIZE, 1, total)  # the top card is read at every step
+    check(core.S_PLAYED, -1, cards.N_CARD_TYPES - 1)
+    check(core.S_DREW, 0, 1)
+    check(core.S_TOOK_SEVEN, 0, total)
+    check(core.S_SAID, 0, _PHRASE_BITS)
+    check(core.S_FIRST_SUIT, -1, 3)
+    check(core.S_SUB_ACTIONS, 0, options["max_sub_actions"])
+    check(core.S_ROUND, 0, options["num_rounds"])
+    check(core.S_STEP, 0, options["max_steps"])
+    # A step records at most two events (the turn and a rule added after it).
+    check(core.S_N_EVENTS, 0, 2 * s(core.S_STEP))
+    check(core.S_N_CALLS, 0, core.MAX_CALLS)
+    check(core.S_ROUND_WON, -1, n_players - 1)
+    check(core.S_NEXT_SEAT, -1, n_players - 1)
+    check(core.S_QUEUE_NEXT, 0, rule_library.MAX_ACTIVE_RULES)
+    check(core.S_DONE, 0, 1)
+    for seat in range(cards.MAX_PLAYERS):
+        check(core.S_PENALTY_TAKEN_0 + seat, 0, total if seat < n_players else 0)
+
+    # -- the turn's columns agree with the phase -------------------------------------------------
+    phase = s(core.S_PHASE)
+    done = s(core.S_DONE) == 1
+    if done != (phase == core.PH_OVER) or done != (s(core.S_ROUND) == options["num_rounds"]):
+        _fail(
+            "arrays['scalars'][S_DONE]",
+            "the episode is over exactly when the phase is PH_OVER and every round was played "
+            f"(S_DONE {s(core.S_DONE)}, S_PHASE {phase}, S_ROUND {s(core.S_ROUND)})",
+        )
+    played = s(core.S_PLAYED)
+    if phase == core.PH_START and (
+        played >= 0 or s(core.S_DREW) or s(core.S_SAID) or s(core.S_FIRST_SUIT) >= 0
+    ):
+        _fail(
+            "arrays['scalars'][S_PHASE]", "a turn that has not started holds a card played, a draw or phrases"
+        )
+    if phase == core.PH_SPEAK and not (played >= 0 or s(core.S_DREW) or s(core.S_TOOK_SEVEN)):
+        _fail("arrays['scalars'][S_PHASE]", "the speaking phase of a turn that neither played nor drew")
+    if played >= 0 and s(core.S_DREW):
+        _fail("arrays['scalars'][S_DREW]", "a turn that both played a card and drew")
+    first_suit = s(core.S_FIRST_SUIT)
+    if first_suit >= 0 and not (s(core.S_SAID) >> (cards.SUIT_PHRASE_0 + first_suit)) & 1:
+        _fail("arrays['scalars'][S_FIRST_SUIT]", "a suit named this turn that was not said")
+    n_active = int((rules[core.ACTIVE] >= 0).sum())
+    if phase == core.PH_CHOOSE_RULE:
+        if options["rule_choice"] != "agent":
+            _fail("arrays['scalars'][S_PHASE]", "a rule-choice phase needs rule_choice='agent'")
+        if n_active >= rule_library.MAX_ACTIVE_RULES:
+            _fail("arrays['scalars'][S_PHASE]", "a rule-choice phase with every rule slot taken")
+        check(core.S_NEXT_SEAT, 0, n_players - 1)
+
+    # -- rules: library ids and seats -------------------------------------------------------------
+    for row, name in ((core.ACTIVE, "active"), (core.QUEUE, "queue")):
+        for slot, rule in enumerate(rules[row].tolist()):
+            _check_range(f"arrays['rules'][{name}][{slot}]", rule, -1, rule_library.N_RULES - 1)
+    for slot, author in enumerate(rules[core.AUTHOR].tolist()):
+        high = n_players - 1 if rules[core.ACTIVE, slot] >= 0 else -1  # an empty slot has no author
+        _check_range(f"arrays['rules'][author][{slot}]", author, -1, high)
+    active = rules[core.ACTIVE][rules[core.ACTIVE] >= 0]
+    if len(set(active.tolist())) != len(active):
+        _fail("arrays['rules'][active]", "a rule is active twice")
+    if options["rule_choice"] != "fixed" and (rules[core.QUEUE] >= 0).any():
+        _fail("arrays['rules'][queue]", "a fixed rule queue needs rule_choice='fixed'")
+
+    # -- cards: hands, stack and pile within range, every card conserved ------------------------
+    if (hands < 0).any():
+        seat, card = np.argwhere(hands < 0)[0]
+        _fail(f"arrays['hands'][{seat}][{card}]", f"a negative card count {int(hands[seat, card])}")
+    if hands[n_players:].any():
+        _fail("arrays['hands']", f"cards held by a seat beyond the {n_players} players")
+    stack = decks[core.STACK, : s(core.S_STACK_SIZE)].astype(np.int64)
+    pile = decks[core.PILE, : s(core.S_PILE_SIZE)].astype(np.int64)
+    for name, row in (("stack", stack), ("pile", pile)):
+        bad = np.flatnonzero((row < 0) | (row >= cards.N_CARD_TYPES))
+        if bad.size:
+            _fail(f"arrays['decks'][{name}][{int(bad[0])}]", f"{int(row[bad[0]])} is not a card type")
+    counts = hands[:n_players].sum(axis=0, dtype=np.int64)
+    counts += np.bincount(stack, minlength=cards.N_CARD_TYPES) + np.bincount(
+        pile, minlength=cards.N_CARD_TYPES
+    )
+    if played >= 0:
+        counts[played] += 1  # the card being played is out of the hand until the turn ends
+    in_play = np.full(cards.N_CARD_TYPES, spec.n_decks, dtype=np.int64)
+    in_play[cards.JOKER] = 2 * spec.n_decks
+    if not np.array_equal(counts, in_play):
+        card = int(np.flatnonzero(counts != in_play)[0])
+        _fail(
+            "arrays['hands'/'decks']",
+            f"cards are not conserved: {int(counts[card])} copies of {cards.CARD_NAMES[card]} in hands, "
+            f"stack, pile and play, the {spec.n_decks} deck(s) hold {int(in_play[card])}",
+        )
+
+    presence = (hands > 0).astype(np.uint64) << np.arange(cards.N_CARD_TYPES, dtype=np.uint64)
+    expected_bits = np.bitwise_or.reduce(presence, axis=1)
+    if not np.array_equal(hand_bits, expected_bits):
+        seat = int(np.flatnonzero(hand_bits != expected_bits)[0])
+        _fail(f"arrays['hand_bits'][{seat}]", "does not match the cards held in arrays['hands']")
+
+    # -- public events: the recorded ones within range, the never-written slots empty -----------
+    n_events = s(core.S_N_EVENTS)
+    for slot in range(core.EVENT_SLOTS):
+        event = events[slot].tolist()
+        if slot >= n_events:
+            if any(event):
+                _fail(f"arrays['events'][{slot}]", "a slot no event was recorded in is not empty")
+            continue
+
+        def check_event(field: int, low: int, high: int, slot: int = slot, event: list = event) -> None:
+            _check_range(f"arrays['events'][{slot}][{_EVENT_NAMES[field]}]", event[field], low, high)
+
+        check_event(core.E_SEAT, 0, n_players - 1)
+        check_event(core.E_KIND, 0, core.N_EVENT_KINDS - 1)
+        check_event(core.E_CARD, -1, cards.N_CARD_TYPES - 1)
+        check_event(core.E_PHRASES, 0, _PHRASE_BITS)
+        check_event(core.E_CALLS, 0, _CALL_BITS)
+        check_event(core.E_N_CALLS, 0, core.MAX_CALLS)
+        check_event(core.E_PENALTY_CARDS, 0, core.MAX_CALLS * cards.MAO_PENALTY_CARDS)
+        check_event(core.E_CHAIN_CARDS, 0, total)
+        check_event(core.E_FORCED_DRAW, 0, total)
+        check_event(core.E_FORCED_SEAT, 0 if event[core.E_FORCED_DRAW] else -1, n_players - 1)
+        check_event(core.E_NAMED_SUIT, -1, 3)
+        check_event(core.E_WON, 0, 1)
+        check_event(core.E_RULE_BITS, 0, _RULE_BITS)
+
+    # -- the calls of the last step ---------------------------------------------------------------
+    for k in range(s(core.S_N_CALLS)):
+        code, phrase, n_cards, rule = calls[k].tolist()
+        _check_range(f"arrays['calls'][{k}][code]", code, core.CALL_BAD_CARD, core.CALL_MAO)
+        _check_range(f"arrays['calls'][{k}][phrase]", phrase, -1, cards.N_PHRASES - 1)
+        _check_range(f"arrays['calls'][{k}][cards]", n_cards, 0, cards.MAO_PENALTY_CARDS)
+        _check_range(f"arrays['calls'][{k}][rule]", rule, -1, rule_library.N_RULES - 1)
+
+
+def _is_number(value: Any) -> bool:
+    return (
+        not isinstance(value, (bool, np.bool_))
+        and isinstance(value, (int, float, np.integer, np.floating))
+        and math.isfinite(float(value))
+    )
+
+
+def _check_bookkeeping(snapshot: dict, arrays: tuple[np.ndarray, ...], spec: GameSpec) -> Snapshot:
+    scalars = arrays[3][0]
+    agents = snapshot["agents"]
+    if not isinstance(agents, list) or not all(isinstance(agent, str) for agent in agents):
+        _fail("agents", "must be a list of agent names")
+    order = [agent for agent in spec.possible_agents if agent in agents]
+    if agents != order:
+        _fail("agents", f"must be distinct agents of {', '.join(spec.possible_agents)}, in seat order")
+    terminated = bool(scalars[core.S_DONE])
+    truncated = not terminated and int(scalars[core.S_STEP]) >= spec.options["max_steps"]
+    if not (terminated or truncated) and len(agents) != len(spec.possible_agents):
+        _fail("agents", "every agent is in the game until the episode ends")
+    copies: dict[str, dict] = {}
+    for key in ("rewards", "cumulative_rewards", "terminations", "truncations", "infos"):
+        value = snapshot[key]
+        if not isinstance(value, dict) or set(value) != set(agents):
+            _fail(key, "must be a dict with one entry per agent in the game")
+        copies[key] = dict(value)
+    for key in ("rewards", "cumulative_rewards"):
+        for agent, value in copies[key].items():
+            if not _is_number(value):
+                _fail(f"{key}[{agent!r}]", f"must be a finite number, got {value!r}")
+            copies[key][agent] = float(value)
+    for key, expected in (("terminations", terminated), ("truncations", truncated)):
+        for agent, value in copies[key].items():
+            if not isinstance(value, (bool, np.bool_)) or bool(value) != expected:
+                _fail(f"{key}[{agent!r}]", f"must be {expected} for this game state, got {value!r}")
+            copies[key][agent] = bool(value)
+    for agent, info in copies["infos"].items():
+        if not isinstance(info, dict):
+            _fail(f"infos[{agent!r}]", f"must be a dict, got {type(info).__name__}")
+        copies["infos"][agent] = dict(info)
+    last_calls = snapshot["last_calls"]
+    if not isinstance(last_calls, list) or not all(isinstance(call, dict) for call in last_calls):
+        _fail("last_calls", "must be a list of call dicts")
+    reset_rng = np.random.default_rng()
+    try:
+        reset_rng.bit_generator.state = snapshot["reset_rng"]
+    except Exception as error:  # numpy raises TypeError, ValueError or KeyError for a foreign state
+        raise ValueError(
+            f"snapshot field reset_rng: not a state of numpy's default generator ({error})"
+        ) from None
+    return Snapshot(
+        arrays=arrays,
+        agents=list(agents),
+        rewards=copies["rewards"],
+        cumulative_rewards=copies["cumulative_rewards"],
+        terminations=copies["terminations"],
+        truncations=copies["truncations"],
+        infos=copies["infos"],
+        reset_rng=reset_rng,
+        last_calls=[dict(call) for call in last_calls],
+    )
+
+
+#: Bound of the counts read from an options row alone (the envs cap these options at it too).
+_MAX_COUNT = 2**31 - 1
+_RULE_CHOICE_NAMES = {
+    core.RULE_CHOICE_AGENT: "agent",
+    core.RULE_CHOICE_SAMPLED: "sampled",
+    core.RULE_CHOICE_FIXED: "fixed",
+}
+
+
+def check_state_arrays(arrays: Any, game: int = 0) -> tuple[np.ndarray, ...]:
+    """Check the state arrays of game ``game`` of a batch (a dict ``{key: array [B, ...]}``, as in
+    ``get_state()["arrays"]``) when no env is at hand to say the options: they are read from the
+    game's own options row, then every invariant of :func:`check_game_arrays` is checked. Returns
+    the arrays in ``STATE_KEYS`` order (not copied); raises ``ValueError`` naming the field."""
+    if not isinstance(arrays, dict) or set(arrays) != set(STATE_KEYS):
+        raise ValueError(f"state arrays must be a dict with exactly the keys {', '.join(STATE_KEYS)}")
+    batch = None
+    ordered = []
+    for key in STATE_KEYS:
+        array = arrays[key]
+        dtype, shape = ARRAY_SPECS[key]
+        if not isinstance(array, np.ndarray) or array.dtype != dtype or array.shape[1:] != shape:
+            _fail(f"arrays[{key!r}]", f"must be a {dtype} array of shape (B, {', '.join(map(str, shape))})")
+        if batch is None:
+            batch = array.shape[0]
+        elif array.shape[0] != batch:
+            _fail(f"arrays[{key!r}]", f"holds {array.shape[0]} games, the other arrays {batch}")
+        ordered.append(array)
+    if isinstance(game, (bool, np.bool_)) or not isinstance(game, (int, np.integer)) or not 0 <= game < batch:
+        raise ValueError(f"game must be an int in 0..{batch - 1}, got {game!r}")
+    row = ordered[3][game]
+    n_players = int(row[core.S_N_PLAYERS])
+    _check_range("arrays['scalars'][S_N_PLAYERS]", n_players, 2, cards.MAX_PLAYERS)
+    n_decks = cards.n_decks_for(n_players)
+    _check_range("arrays['scalars'][C_N_DECKS]", int(row[core.C_N_DECKS]), n_decks, n_decks)
+    _check_range("arrays['scalars'][C_RULE_CHOICE]", int(row[core.C_RULE_CHOICE]), 0, 2)
+    _check_range("arrays['scalars'][C_N_ROUNDS]", int(row[core.C_N_ROUNDS]), 1, _MAX_COUNT)
+    _check_range("arrays['scalars'][C_MAX_SUB_ACTIONS]", int(row[core.C_MAX_SUB_ACTIONS]), 3, _MAX_COUNT)
+    for column in (core.C_SEVEN_TURN_ENDS, core.C_THANK_YOU, core.C_TALKING, core.C_CAMBRIDGE):
+        _check_range(f"arrays['scalars'][{_SCALAR_NAMES[column]}]", int(row[column]), 0, 1)
+    options = {
+        "n_players": n_players,
+        "num_rounds": int(row[core.C_N_ROUNDS]),
+        "max_steps": _MAX_COUNT,
+        "rule_choice": _RULE_CHOICE_NAMES[int(row[core.C_RULE_CHOICE])],
+        "max_sub_actions": int(row[core.C_MAX_SUB_ACTIONS]),
+    }
+    spec = GameSpec(options, row.copy(), n_decks, tuple(f"player_{i}" for i in range(n_players)))
+    check_game_arrays(tuple(ordered), spec, int(game))
+    return tuple(ordered)

@@ -1,0 +1,265 @@
+"""Issue 9 hardening of the command-line tools: game records taken from the env's own events,
+one-line errors with exit code 2 for every bad invocation, benchmark output and warm-up, and
+Mao in the terminal."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+pytest.importorskip("madiao_env.madiao_v0")
+
+from agents.base import RandomAgent
+from training import madiao_games
+from training.cli import main
+
+NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
+
+
+def _totals_line(out: str) -> list[float]:
+    last = [line for line in out.splitlines() if line.strip().startswith("totals:")][-1]
+    return [float(x) for x in re.findall(rf"\s({NUMBER})", last.split(":", 1)[1])]
+
+
+def _hands_settled(settlement: dict) -> list[int]:
+    return settlement.get("hands_settled", [settlement["hand_number"]])
+
+
+def _check_hand_order(events: list[dict]) -> None:
+    """Between a deal and its settlement: no trick or all eight, and the eighth trick's winner
+    comes right before the settlement (the last trick's plays before it)."""
+    since_deal: list[dict] = []
+    for event in events:
+        if event["type"] == "deal":
+            since_deal = []
+        elif event["type"] == "settlement":
+            tricks = [e for e in since_deal if e["type"] == "trick"]
+            assert len(tricks) in (0, 8), [e["type"] for e in since_deal]
+            if tricks:
+                assert since_deal[-1]["type"] == "trick" and since_deal[-1]["trick"] == 7
+                assert sum(since_deal[-1]["tricks_won"]) == 8
+            since_deal = []
+        else:
+            since_deal.append(event)
+
+
+def test_match_prints_each_settlement_once_and_totals_that_add_up(tmp_path, capsys):
+    record_path = tmp_path / "match.json"
+    assert main(["match", "--seed", "3", "--record", str(record_path)]) == 0
+    out = capsys.readouterr().out
+    record = madiao_games.read_record(record_path)
+    events = record["events"]
+    settlements = [e for e in events if e["type"] == "settlement"]
+    dealt = {e["hand_number"] for e in events if e["type"] == "deal"}
+    settled = [h for e in settlements for h in _hands_settled(e)]
+    assert settled == sorted(set(settled)), "a hand settled twice"
+    assert dealt <= set(settled)
+    assert out.count("settlement:") == len(settlements)
+    match_over = re.search(r"Match over after (\d+) hands", out)
+    assert match_over and int(match_over.group(1)) == len(settled)
+    payoff_sum = np.sum([e["payoffs"] for e in settlements], axis=0)
+    np.testing.assert_allclose(_totals_line(out), payoff_sum)
+    np.testing.assert_allclose(record["returns"], payoff_sum)
+    _check_hand_order(events)
+
+
+def test_recorded_matches_have_one_settlement_per_hand_and_the_returns_of_the_env():
+    env = madiao_games.make_env(episode="match")
+    seats = [RandomAgent(seed=s) for s in range(4)]
+    for seed in range(30):
+        printed: list[str] = []
+        printer = madiao_games.EventPrinter(["a", "b", "c", "d"], printed.append)
+        result = madiao_games.play_episode(env, seats, seed=seed, on_event=printer)
+        settlements = result.hands()
+        settled = [h for e in settlements for h in _hands_settled(e)]
+        # Every hand of the match is settled exactly once: 0 .. the last hand's number.
+        assert settled == list(range(settled[0], env.unwrapped.table()["hand_number"] + 1))
+        assert printer.hands_played == len(settled)
+        np.testing.assert_allclose(np.sum([e["payoffs"] for e in settlements], axis=0), result.returns)
+        np.testing.assert_allclose(printer.totals, result.returns)
+        _check_hand_order(result.events)
+
+
+def test_evaluate_record_numbers_its_hands_and_names_each_rotation(tmp_path, capsys):
+    record_path = tmp_path / "hands.json"
+    argv = ["evaluate", "--agents", "greedy", "random", "--deals", "1", "--record", str(record_path)]
+    assert main([*argv, "--record-hands", "3"]) == 0
+    capsys.readouterr()
+    record = madiao_games.read_record(record_path)
+    deals = [e for e in record["events"] if e["type"] == "deal"]
+    assert [e["hand_number"] for e in deals if not e.get("redeals")] == [0, 1, 2]
+    # The agent under test moves seat by seat through the rotations.
+    assert [e["seats"].index("greedy") for e in deals if not e.get("redeals")] == [0, 1, 2]
+    assert main(["replay", str(record_path)]) == 0
+    out = capsys.readouterr().out
+    assert "=== Hand 1" in out and "=== Hand 2" in out and "=== Hand 3" in out
+
+
+# ----------------------------------------------------------------------------- bad invocations
+
+
+@pytest.fixture()
+def paths(tmp_path):
+    """Files and folders that bad invocations point at."""
+    corrupt_model = tmp_path / "corrupt.zip"
+    corrupt_model.write_text("not a zip file")
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    not_json = tmp_path / "not_json.json"
+    not_json.write_text("{not json")
+    old_format = tmp_path / "old.json"
+    old_format.write_text(json.dumps({"game": "madiao", "format": 1, "seats": [], "events": []}))
+    bad_event = tmp_path / "bad_event.json"
+    bad_event.write_text(
+        json.dumps(
+            {
+                "game": "madiao",
+                "format": madiao_games.RECORD_FORMAT,
+                "seats": ["a", "b", "c", "d"],
+                "events": [{"type": "move", "seat": 9}],
+                "returns": [0, 0, 0, 0],
+            }
+        )
+    )
+    return {
+        "CORRUPT": str(corrupt_model),
+        "MISSING": str(tmp_path / "missing.zip"),
+        "FILE": str(a_file),
+        "UNDER_FILE": str(a_file / "inside.json"),
+        "FOLDER": str(folder),
+        "NOT_JSON": str(not_json),
+        "OLD_FORMAT": str(old_format),
+        "BAD_EVENT": str(bad_event),
+    }
+
+
+def _fill(word: str, paths: dict[str, str]) -> str:
+    """``word`` with the placeholders of ``paths`` (FILE, CORRUPT, ...) replaced, longest first."""
+    for key in sorted(paths, key=len, reverse=True):
+        word = word.replace(key, paths[key])
+    return word
+
+
+def _cli_main(argv):
+    return main(argv)
+
+
+def _mao_evaluation_main(argv):
+    from training.mao_evaluation import main as mao_main
+
+    return mao_main(argv)
+
+
+def _benchmarks_main(argv):
+    from benchmarks.__main__ import main as bench_main
+
+    return bench_main(argv)
+
+
+# (entry point, argv, words the one-line message must contain)
+BAD_INVOCATIONS = [
+    (_cli_main, [], "required"),
+    (_cli_main, ["wizard"], "invalid choice"),
+    (_cli_main, ["train", "--total-timesteps", "0"], "--total-timesteps"),
+    (_cli_main, ["train", "--n-envs", "-1"], "--n-envs"),
+    (_cli_main, ["train", "--seed", "-1"], "--seed"),
+    (_cli_main, ["train", "--eval-every", "-5"], "--eval-every"),
+    (_cli_main, ["train", "--mao-penalty-card-reward", "nan"], "--mao-penalty-card-reward"),
+    (_cli_main, ["train", "--imitate", "wizard", "--runs-dir", "FOLDER"], "wizard"),
+    (_cli_main, ["train", "--runs-dir", "FILE"], "--runs-dir"),
+    (_cli_main, ["evaluate", "--deals", "0"], "--deals"),
+    (_cli_main, ["evaluate", "--deals", "-3"], "--deals"),
+    (_cli_main, ["evaluate", "--record-hands", "0", "--record", "FOLDER/r.json"], "--record-hands"),
+    (_cli_main, ["evaluate", "--seed", "-3"], "--seed"),
+    (_cli_main, ["evaluate", "--agents", "greedy"], "at least two"),
+    (_cli_main, ["evaluate", "--agents", "greedy", "greedy"], "repeat"),
+    (_cli_main, ["evaluate", "--agents", "wizard", "random"], "wizard"),
+    (_cli_main, ["evaluate", "--agents", "greedy", "random", "--out", "FILE"], "--out"),
+    (_cli_main, ["evaluate", "--agents", "greedy", "random", "--record", "FOLDER"], "--record"),
+    (_cli_main, ["evaluate", "--agents", "greedy", "random", "--record", "UNDER_FILE"], "--record"),
+    (_cli_main, ["evaluate", "--model", "MISSING"], "no saved model"),
+    (_cli_main, ["evaluate", "--model", "CORRUPT"], "cannot load the model"),
+    (_cli_main, ["evaluate", "--game", "mao", "--agents", "base", "model:CORRUPT"], "cannot load the model"),
+    (_cli_main, ["evaluate", "--game", "mao", "--agents", "base", "bayes", "--out", "FILE"], "--out"),
+    (_cli_main, ["evaluate", "--game", "mao", "--record", "FOLDER/r.json"], "--record"),
+    (_cli_main, ["play", "--seat", "7"], "a seat is 0, 1, 2 or 3"),
+    (_cli_main, ["play", "--seat", "-1"], "--seat"),
+    (_cli_main, ["play", "--hands", "0"], "--hands"),
+    (_cli_main, ["play", "--match", "--hands", "2"], "--hands"),
+    (_cli_main, ["play", "--opponents", "random", "random"], "--opponents"),
+    (_cli_main, ["play", "--opponents", "wizard"], "wizard"),
+    (_cli_main, ["play", "--model", "CORRUPT"], "cannot load the model"),
+    (_cli_main, ["play", "--record", "FOLDER"], "--record"),
+    (_cli_main, ["play", "--players", "3"], "--players"),
+    (_cli_main, ["play", "--game", "mao", "--seat", "4"], "--seat"),
+    (_cli_main, ["play", "--game", "mao", "--players", "9"], "--players"),
+    (_cli_main, ["play", "--game", "mao", "--match"], "--match"),
+    (_cli_main, ["play", "--game", "mao", "--opponents", "heuristic"], "heuristic"),
+    (_cli_main, ["play", "--game", "mao", "--opponents", "base", "base"], "--opponents"),
+    (_cli_main, ["match", "--agents", "random", "random", "random", "wizard"], "wizard"),
+    (_cli_main, ["match", "--agents", "random", "random"], "--agents"),
+    (_cli_main, ["match", "--seed", "-2"], "--seed"),
+    (_cli_main, ["match", "--record", "FOLDER"], "--record"),
+    (
+        _cli_main,
+        ["match", "--model", "CORRUPT", "--agents", "model", "random", "random", "random"],
+        "CORRUPT",
+    ),
+    (_cli_main, ["replay", "MISSING"], "no game record"),
+    (_cli_main, ["replay", "FOLDER"], "no game record"),
+    (_cli_main, ["replay", "NOT_JSON"], "not a JSON game record"),
+    (_cli_main, ["replay", "OLD_FORMAT"], "format"),
+    (_cli_main, ["replay", "BAD_EVENT"], "event 0"),
+    (_mao_evaluation_main, ["--replicates", "-1"], "--replicates"),
+    (_mao_evaluation_main, ["--turns", "0"], "--turns"),
+    (_mao_evaluation_main, ["--seed", "-1"], "--seed"),
+    (_mao_evaluation_main, ["--out", "FILE"], "--out"),
+    (_mao_evaluation_main, ["--model", "MISSING"], "no saved model"),
+    (_mao_evaluation_main, ["--model", "CORRUPT"], "cannot load the model"),
+    (_benchmarks_main, ["--seconds", "0"], "--seconds"),
+    (_benchmarks_main, ["--seconds", "nan"], "--seconds"),
+    (_benchmarks_main, ["--only", "nonsense"], "nonsense"),
+    (_benchmarks_main, ["--output", "FOLDER"], "--output"),
+    (_benchmarks_main, ["--quick", "--output", "UNDER_FILE"], "--output"),
+]
+
+
+@pytest.mark.parametrize(
+    ("entry", "argv", "named"),
+    BAD_INVOCATIONS,
+    ids=[f"{entry.__name__[1:-5]}:{' '.join(argv) or '(none)'}" for entry, argv, _ in BAD_INVOCATIONS],
+)
+def test_a_bad_invocation_is_one_line_and_status_2(entry, argv, named, paths, capsys, monkeypatch):
+    # Nothing may start: a game or a training run would read stdin or take minutes.
+    monkeypatch.setattr("builtins.input", lambda prompt="": pytest.fail("the game started"))
+    argv = [_fill(word, paths) for word in argv]
+    named = _fill(named, paths)
+    try:
+        status = entry(argv)
+    except SystemExit as exit_:
+        status = exit_.code
+    captured = capsys.readouterr()
+    assert status == 2, captured
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert named in lines[0]
+    assert "Traceback" not in captured.err and "Error: Error" not in captured.err
+    assert "error: Error" not in captured.err
+
+
+def test_bench_passes_the_benchmarks_exit_status_through():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    result = subprocess.run(
+        [sys.executable, "-m", "training.cli", "bench", "--seconds", "-1"],
+        capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and "--seconds" in result.stderr

@@ -1,0 +1,225 @@
+"""The trainer's SB3 callback (``training.train.train``): what a run shows and saves as it goes.
+
+The progress bar ends where PPO does: SB3 collects whole rollouts, so a run ends at its budget
+rounded up to whole rollouts (``training.train.steps_at_end``), and the bar's total is that count.
+It shows one speed, the run's learner steps/s over ``learn()`` (with the game env's share of the
+time). Snapshots, evaluations and checkpoints are taken between rollouts, where the step count is
+exactly what the policy has learned from (an unfinished rollout's steps are not), and once more
+when training ends, so the learning curve reaches the final policy.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+
+from training.logging_utils import atomic_save_model
+from training.train import TrainConfig, evaluation_interval, steps_at_end
+
+
+class TrainingCallback(BaseCallback):
+    """The trainer's SB3 callback: the progress bar, speed, role returns, and between rollouts
+    (where the step count is what the policy has learned from) snapshots, evaluations and
+    checkpoints."""
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        run_dir: Path,
+        state: dict[str, Any],
+        vector_env,
+        pool,
+        *,
+        save_checkpoint: Callable[[Any], None],
+        evaluate: Callable[..., dict[str, dict]],
+        snapshot_agent: Callable[[Path, int], Any],
+        say: Callable[..., None] = print,
+    ) -> None:
+        """``state`` is the run's ``state.json`` contents (snapshots and evaluations are added to
+        it); ``vector_env`` and ``pool`` are timed (``training.opponents``) for the speed shares;
+        ``evaluate(model, config, n_deals, seed)`` gives the results per baseline."""
+        super().__init__()
+        self.config = config
+        self.run_dir = run_dir
+        self.state = state
+        self.vector_env = vector_env
+        self.pool = pool
+        self.save_checkpoint = save_checkpoint
+        self.evaluate_model = evaluate
+        self.snapshot_agent = snapshot_agent
+        self.say = say
+        self.role_returns: dict[str, list[float]] = {"banker": [], "player": []}
+        self.role_of = None
+        if config.game == "madiao":
+            from madiao_env.env import OBS_BANKER
+
+            def role_of(observation: np.ndarray) -> str:
+                # The banker's relative seat is one-hot; relative seat 0 is the learner itself.
+                return "banker" if observation[OBS_BANKER.start] > 0.5 else "player"
+
+            self.role_of = role_of
+        self.bar = None
+        #: True while a rollout is being collected (its steps are not learned from yet).
+        self.collecting = False
+        #: The step count at the start of the last rollout: what the policy has learned from.
+        self.learned_steps = 0
+
+    def _on_training_start(self) -> None:
+        config = self.config
+        steps = self.model.num_timesteps
+        # Speeds are measured over learn() alone: the env's first reset (and any kernel
+        # compilation in it) happens before this point and is not training time.
+        self.wall_start = time.perf_counter()
+        self.steps_start = steps
+        self.learned_steps = steps
+        self.env_seconds_start = self.vector_env.seconds
+        self.pool_seconds_start = self.pool.seconds
+        # Time in PPO's gradient updates: from the end of a rollout to the next one's start.
+        self.update_seconds = 0.0
+        self.rollout_ended: float | None = None
+        self.next_checkpoint = (steps // config.checkpoint_every + 1) * config.checkpoint_every
+        self.next_snapshot = (steps // config.snapshot_every + 1) * config.snapshot_every
+        self.eval_every = evaluation_interval(config)
+        self.next_eval = (steps // self.eval_every + 1) * self.eval_every if self.eval_every else None
+        if config.progress_bar:
+            from tqdm import tqdm
+
+            # The bar ends where PPO does (the budget rounded up to whole rollouts) and shows one
+            # speed, the run's learner steps/s (tqdm's own rate is left out of the format).
+            self.bar = tqdm(
+                total=steps_at_end(config, steps),
+                initial=steps,
+                unit="step",
+                dynamic_ncols=True,
+                bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]",
+            )
+        self.last_steps = steps
+
+    def _on_step(self) -> bool:
+        steps = self.model.num_timesteps
+        for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
+            if done and "episode" in info:
+                role = self.role_of(info["terminal_observation"]) if self.role_of else "player"
+                self.role_returns[role].append(info["episode"]["r"])
+        record_games = getattr(self.pool, "record_games", None)
+        if record_games is not None:
+            # League mode: each finished game is a result against the one member that played it.
+            record_games(self.locals["dones"], self.locals["infos"])
+        if self.bar is not None:
+            self.bar.update(steps - self.last_steps)
+        self.last_steps = steps
+        return True
+
+    def _between_rollouts(self, checkpoint: bool = True) -> None:
+        """Snapshot, evaluate and checkpoint when due; the policy has learned from every step."""
+        config, steps = self.config, self.model.num_timesteps
+        if steps >= self.next_snapshot:
+            self.next_snapshot = (steps // config.snapshot_every + 1) * config.snapshot_every
+            path = self.run_dir / "snapshots" / f"snapshot_{steps:09d}.zip"
+            path.parent.mkdir(exist_ok=True)
+            atomic_save_model(self.model, path)
+            self.pool.add_snapshot(
+                self.snapshot_agent(path, config.seed),
+                path=path.relative_to(self.run_dir).as_posix(),
+                step=int(steps),
+            )
+            self.state["snapshots"] = [str(p) for p in sorted(path.parent.glob("snapshot_*.zip"))][
+                -config.max_snapshots :
+            ]
+        if self.next_eval is not None and steps >= self.next_eval:
+            self.next_eval = (steps // self.eval_every + 1) * self.eval_every
+            self.evaluate(steps)
+        if checkpoint and steps >= self.next_checkpoint:
+            self.next_checkpoint = (steps // config.checkpoint_every + 1) * config.checkpoint_every
+            self.save_checkpoint(self.model)
+
+    def evaluate(self, steps: int) -> None:
+        """Evaluate the policy against the baselines: a point of the learning curve."""
+        config = self.config
+        results = self.evaluate_model(self.model, config, config.eval_deals, config.seed + 7)
+        self.state["eval"].append({"timesteps": steps, "results": results})
+        for name, result in results.items():
+            for key, value in result.items():
+                if isinstance(value, dict) and "mean" in value:
+                    self.logger.record(f"eval/{name}_{key}", value["mean"])
+                elif isinstance(value, (int, float)) and key != "hands":
+                    self.logger.record(f"eval/{name}_{key}", value)
+        # Madiao: stakes/hand of the learner against each baseline; Mao: the learner's own
+        # penalty cards per turn on the held-out rules at a table of each baseline.
+        summary = ", ".join(
+            f"vs {n} {r['all']['mean']:+.3f}"
+            if "all" in r
+            else f"at a {n} table {r.get('penalties_per_turn', float('nan')):.3f} pen/turn"
+            for n, r in results.items()
+        )
+        (self.bar.write if self.bar is not None else self.say)(f"[eval @ {steps}] learned {summary}")
+
+    def speed(self) -> dict[str, float]:
+        """Learner steps/s and the shares of learn() time spent in the env and opponents."""
+        elapsed = max(time.perf_counter() - self.wall_start, 1e-9)
+        return {
+            "seconds": elapsed,
+            "sps": (self.model.num_timesteps - self.steps_start) / elapsed,
+            "env_time_fraction": (self.vector_env.seconds - self.env_seconds_start) / elapsed,
+            "opponent_time_fraction": (self.pool.seconds - self.pool_seconds_start) / elapsed,
+            "update_time_fraction": self.update_seconds / elapsed,
+        }
+
+    def _count_update_time(self) -> None:
+        if self.rollout_ended is not None:
+            self.update_seconds += time.perf_counter() - self.rollout_ended
+            self.rollout_ended = None
+
+    def _on_rollout_start(self) -> None:
+        self._count_update_time()
+        self.learned_steps = self.model.num_timesteps
+        self._between_rollouts()
+        self.collecting = True
+
+    def _on_rollout_end(self) -> None:
+        self.collecting = False
+        speed = self.speed()
+        sps, env_fraction = speed["sps"], speed["env_time_fraction"]
+        self.logger.record("charts/SPS", sps)
+        self.logger.record("charts/env_time_fraction", env_fraction)
+        self.logger.record("charts/opponent_time_fraction", speed["opponent_time_fraction"])
+        self.logger.record("charts/update_time_fraction", speed["update_time_fraction"])
+        for role, values in self.role_returns.items():
+            if values:
+                self.logger.record(f"charts/return_{role}", float(np.mean(values)))
+                values.clear()
+        league = getattr(self.pool, "league", None)
+        if league is not None:
+            for row in league.report():
+                member = row["member"]
+                if row["games"]:
+                    self.logger.record(f"league/payoff/{member}", row["mean_return"])
+                self.logger.record(f"league/rating/{member}", row["mu"])
+                self.logger.record(f"league/probability/{member}", row["probability"])
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{sps:,.0f} steps/s, env {100 * env_fraction:.0f}%")
+        elif self.config.verbose:
+            self.say(
+                f"step {self.model.num_timesteps}: {sps:,.0f} learner steps/s, "
+                f"env {100 * env_fraction:.0f}% of wall time"
+            )
+        self.state["last_speed"] = speed
+        self.rollout_ended = time.perf_counter()
+
+    def _on_training_end(self) -> None:
+        self._count_update_time()
+        self.learned_steps = self.model.num_timesteps
+        # The last update is learned from: its snapshot and evaluation point are due (the trainer
+        # saves the final checkpoint itself).
+        self._between_rollouts(checkpoint=False)
+        self.close_bar()
+
+    def close_bar(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
