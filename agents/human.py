@@ -32,7 +32,9 @@ class HumanQuit(Exception):  # noqa: N818 - a way out of the game, not an error
 class HumanAgent(Agent):
     """Reads moves from ``read_line`` (default ``input``) and writes prompts with ``write``.
 
-    ``show_state()`` (given by the play loop) prints what this seat can see before each move.
+    ``show_state()`` (given by the play loop) prints what this seat can see: before each move,
+    or, with ``show_state_each_move=False`` (when the loop shows the table itself, as Mao's does
+    at the start of each turn), only when the person types "state".
     """
 
     def __init__(
@@ -41,15 +43,17 @@ class HumanAgent(Agent):
         write: Callable[[str], None] = print,
         show_state: Callable[[], None] | None = None,
         name: str = "you",
+        show_state_each_move: bool = True,
     ) -> None:
         self.read_line = read_line
         self.write = write
         self.show_state = show_state
         self.name = name
+        self.show_state_each_move = show_state_each_move
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal = [int(a) for a in legal_actions(action_mask)]
-        if self.show_state is not None:
+        if self.show_state is not None and self.show_state_each_move:
             self.show_state()
         self.write(self.moves_text(legal))
         while True:

@@ -527,14 +527,15 @@ def _command_play_mao(args: argparse.Namespace) -> int:
         raise ValueError(f"--players: Mao is played by 2 to 8 players, got {players}")
     if args.seat >= players:
         raise ValueError(f"--seat: with {players} players a seat is 0..{players - 1}, got {args.seat}")
-    opponents = list(args.opponents or [DEFAULT_MAO_OPPONENT])
-    if args.model:
+    opponents = list(args.opponents or ["model" if args.model else DEFAULT_MAO_OPPONENT])
+    if args.model:  # as for Madiao: --model plays the seats named 'model' (all of them by default)
         opponents = [f"model:{args.model}" if name == "model" else name for name in opponents]
     env = make_mao_env(players, args.rounds or 1)
     human = MaoHumanAgent(
         rules.N_RULES,
         read_line=lambda prompt: input(prompt),  # looked up at each call (tests replace input)
         show_state=lambda: print(env.unwrapped.seat_view(args.seat)),
+        show_state_each_move=False,  # play_mao_game shows the table at the start of each turn
     )
     seat_agents, names = build_mao_seats(opponents, human, args.seat, env, args.seed, load_agent)
     print(
@@ -547,7 +548,13 @@ def _command_play_mao(args: argparse.Namespace) -> int:
     except HumanQuit:
         print("Game left. Goodbye.")
         return 0
-    print("Game over. Rewards: " + "  ".join(f"{n} {r:+.1f}" for n, r in zip(names, returns, strict=True)))
+    agents = env.unwrapped.possible_agents
+    print(
+        "Game over. Rewards: "
+        + "  ".join(
+            f"{agents[s]} ({n}) {r:+.1f}" for s, (n, r) in enumerate(zip(names, returns, strict=True))
+        )
+    )
     return 0
 
 

@@ -111,7 +111,8 @@ def duplicate_match(
     """Play every deal four times, ``agent`` in seat 0..3 in turn and ``opponent`` elsewhere.
 
     ``env``: the env to play in (built from ``env_kwargs`` when None). Give it when an agent reads
-    the env it plays in, as the search player does; it is then left open."""
+    the env it plays in, as the search player does; it is then left open. ``on_hand`` receives
+    each hand played, its ``seats`` naming the agent in each seat of that rotation."""
     env_kwargs = dict(env_kwargs or {})
     if env is not None and env_kwargs:
         raise ValueError("give either env or env_kwargs, not both")

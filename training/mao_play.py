@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from agents.base import Agent
+from mao_env.cards import END_TURN
 
 #: The scripted player the other seats default to (it infers the secret rules from the calls).
 DEFAULT_MAO_OPPONENT = "bayes"
@@ -79,6 +80,10 @@ def play_mao_game(
         for call in unwrapped.last_calls:
             whom = "you" if call["player"] == unwrapped.possible_agents[human_seat] else call["player"]
             write(f'  Mao Master to {whom}: "{call["call"]}." ({call["cards"]} penalty card(s))')
+        if action == END_TURN:
+            events = unwrapped.public_events()
+            if events and events[-1]["won"] and events[-1]["seat"] == seat:
+                write(f"  {'You win' if seat == human_seat else agent_name + ' wins'} the round.")
     return returns
 
 

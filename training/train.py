@@ -195,9 +195,10 @@ class TrainConfig:
     main agent's payoff table, which every finished training game updates (``pfsp_weighting``,
     ``pfsp_power``, ``pfsp_floor``); openskill ratings follow the same games. The league is saved
     beside every checkpoint (``league.json``) and restored on resume; TensorBoard gets
-    ``league/payoff/<member>`` (the learner's mean return against it), ``league/rating/<member>``
-    (openskill mu) and ``league/probability/<member>`` (its PFSP draw probability), and the final
-    report prints the payoff table. ``scripted_opponents`` and ``opponent_weights`` are not used.
+    ``league/payoff/<member>`` (the learner's mean return against it so far),
+    ``league/rating/<member>`` (openskill mu) and ``league/probability/<member>`` (its PFSP draw
+    probability), and the final report prints the payoff table and plots the payoffs and ratings
+    over training. ``scripted_opponents`` and ``opponent_weights`` are not used.
     Roles: as in the pool mode, the learner's seat rotates through every seat game by game, so in
     Madiao it is the banker in a quarter of its games and one of the three players in the rest.
     The other three seats are copies of the one member drawn for the game, so the learner has no
@@ -837,18 +838,61 @@ def load_league(run_dir: Path):
 
 
 def league_report(run_dir: Path) -> str:
-    """The report's league section: the payoff table saved with the run (empty without a league)."""
+    """The report's league section: the payoff table saved with the run, and its history from
+    ``progress.csv`` plotted as ``league_payoffs.png`` and ``league_ratings.png`` (empty text
+    for a run without a league)."""
     from training.league import League
 
     path = Path(run_dir) / LEAGUE_FILE
     if not path.is_file():
         return ""
     league = League.from_dict(_read_run_json(path))
+    plots = plot_league_history(Path(run_dir))
     return (
         "## League\n\nThe main agent's results in its training games against each member (one "
         "member plays all the other seats of a game), the member's PFSP draw probability at the end "
-        "and its openskill rating.\n\n" + league.markdown()
+        "and its openskill rating.\n\n"
+        + league.markdown()
+        + (f"\nOver training: {', '.join(f'`{name}`' for name in plots)}.\n" if plots else "")
     )
+
+
+def plot_league_history(run_dir: Path) -> list[str]:
+    """Plot the ``league/payoff/`` and ``league/rating/`` columns of a run's ``progress.csv``
+    against the learner step; returns the names of the PNG files written."""
+    import csv
+
+    from training.logging_utils import STEP_COLUMN
+    from training.stats import plot_curves
+
+    progress = run_dir / "progress.csv"
+    if not progress.is_file():
+        return []
+    with progress.open(newline="") as file:
+        rows = list(csv.DictReader(file))
+    written = []
+    for kind, ylabel, name in (
+        ("payoff", "learner's mean return vs member", "league_payoffs.png"),
+        ("rating", "member's openskill mu", "league_ratings.png"),
+    ):
+        prefix = f"league/{kind}/"
+        curves = {}
+        for column in rows[0] if rows else {}:
+            if not column.startswith(prefix):
+                continue
+            points = [
+                (float(row[STEP_COLUMN]), float(row[column]))
+                for row in rows
+                if row[column] and row[STEP_COLUMN]
+            ]
+            if points:
+                curves[column[len(prefix) :]] = ([x for x, _ in points], [y for _, y in points])
+        if curves:
+            plot_curves(
+                curves, run_dir / name, xlabel="learner steps", ylabel=ylabel, title=f"League {kind}s"
+            )
+            written.append(name)
+    return written
 
 
 def snapshot_agent(path: Path, seed: int):

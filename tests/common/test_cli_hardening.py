@@ -263,3 +263,74 @@ def test_bench_passes_the_benchmarks_exit_status_through():
     )  # fmt: skip
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1 and "--seconds" in result.stderr
+
+
+# ----------------------------------------------------------------------------- Mao in the terminal
+
+HAND_LISTING = re.compile(r"^\W*player_\d+: (?:(?:10|[2-9AJQK])[CDHS]|JK)(?: |$)", re.MULTILINE)
+
+
+def test_mao_in_the_terminal_plays_whole_rounds_shows_calls_and_no_other_hand(monkeypatch, capsys):
+    import training.mao_play as mao_play
+
+    envs = []
+
+    def recording_env(*args, **kwargs):
+        envs.append(mao_play.make_mao_env.__wrapped__(*args, **kwargs))
+        return envs[-1]
+
+    recording_env.__wrapped__ = mao_play.make_mao_env
+    monkeypatch.setattr(mao_play, "make_mao_env", recording_env)
+    printed: list[str] = []
+    answers = iter(["1", "end"] * 5000)  # the first listed move, then end the turn (or re-asked)
+
+    def other_hands() -> list[str]:
+        env = envs[0].unwrapped
+        return [" ".join(env.hand(seat)) for seat in range(1, env.n_players) if len(env.hand(seat)) > 1]
+
+    def read_line(prompt: str = "") -> str:
+        chunk = capsys.readouterr().out
+        printed.append(chunk)
+        for hand in other_hands():
+            assert hand not in chunk, f"another seat's hand {hand!r} was shown:\n{chunk}"
+        return next(answers)
+
+    monkeypatch.setattr("builtins.input", read_line)
+    assert main(["play", "--game", "mao", "--seat", "0", "--seed", "3", "--rounds", "2"]) == 0
+    printed.append(capsys.readouterr().out)
+    out = "".join(printed)
+    round_ends = re.findall(r"^  (?:You win|player_\d wins) the round\.$", out, re.MULTILINE)
+    assert "Game over" in out and len(round_ends) == 2  # both rounds were played out
+    assert '"Introducing a new rule." (secret)' in out or "You win the round." in out
+    assert 'Mao Master to you: "' in out  # the calls on the person's own turns (a bad card here)
+    assert "your hand (" in out and "Your move: [1]" in out
+    assert not HAND_LISTING.search(out)
+    assert not re.search(r"player_\d: rule \d", out)  # other seats' new rules stay secret
+
+
+# ----------------------------------------------------------------------------- dependencies
+
+#: Declared for what the project does without importing them itself.
+USED_WITHOUT_IMPORT = {"tensorboard": "SB3 writes the TensorBoard event files through it"}
+
+
+def test_every_runtime_and_train_dependency_is_imported_by_the_project():
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    declared = [*project["dependencies"], *project["optional-dependencies"]["train"]]
+    sources = "\n".join(
+        path.read_text()
+        for package in ("cardgame_core", "madiao_env", "mao_env", "agents", "training", "benchmarks")
+        for path in (root / package).rglob("*.py")
+    )
+    for requirement in declared:
+        name = re.split(r"[<>=!~\[ ;]", requirement, maxsplit=1)[0]
+        module = name.lower().replace("-", "_")
+        if module in USED_WITHOUT_IMPORT:
+            continue
+        assert re.search(rf"^\s*(?:from|import) {module}\b", sources, re.MULTILINE), (
+            f"{name} is declared in pyproject.toml but never imported"
+        )

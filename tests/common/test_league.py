@@ -367,6 +367,11 @@ def test_league_run_keeps_a_payoff_table_and_resumes_with_exactly_the_saved_leag
     columns = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
     assert "league/payoff/random" in columns and "league/rating/random" in columns
     assert "league/rating/main" in columns and "league/probability/random" in columns
+    # The report's league section: the saved payoff table and its history plotted.
+    section = train_module.league_report(run_dir)
+    assert League.from_dict(saved).markdown() in section
+    assert (run_dir / "league_payoffs.png").is_file() and (run_dir / "league_ratings.png").is_file()
+    assert "`league_ratings.png`" in section
 
     # Resume: the league restored is exactly the one saved with the checkpoint.
     restored = _capture_restored_leagues(monkeypatch)
