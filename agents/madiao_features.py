@@ -27,14 +27,14 @@ N_DERIVED = 3 * cards.N_CARDS + 2 * 4
 
 
 def summary_layout() -> dict[str, int]:
-    """Start indices of the observation planes the features read (``madiao_env.env`` slices)."""
-    from madiao_env import env as env_module
+    """Start indices of the observation planes the features read (``madiao_env.layout`` pieces)."""
+    from madiao_env.layout import SUMMARY_SLICES
 
     return {
-        "hand_at": env_module.OBS_HAND.start,
-        "seen_at": env_module.OBS_SEEN_FACE_UP.start,
-        "sloughed_at": env_module.OBS_OWN_SLOUGHED.start,
-        "upcard_at": env_module.OBS_UPCARD.start,
+        "hand_at": SUMMARY_SLICES["OBS_HAND"].start,
+        "seen_at": SUMMARY_SLICES["OBS_SEEN_FACE_UP"].start,
+        "sloughed_at": SUMMARY_SLICES["OBS_OWN_SLOUGHED"].start,
+        "upcard_at": SUMMARY_SLICES["OBS_UPCARD"].start,
     }
 
 

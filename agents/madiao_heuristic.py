@@ -19,9 +19,9 @@ The agents see only what the observation carries (``agents.madiao_view.MadiaoVie
 hand, the public trick, tricks won, roles, the cards seen face up and the upcard.
 
 Speed: the decision rules are one Numba kernel (``_decide``). ``act_batch`` decodes a whole batch
-of observation rows and decides every row in one compiled call (about a microsecond per
-decision), which is what makes these agents cheap opponents for self-play training; ``decide``
-runs the same kernel on one decoded ``MadiaoView``.
+of observation rows and decides every row in one compiled call, which is what makes these agents
+cheap opponents for self-play training; ``decide`` runs the same kernel on one decoded
+``MadiaoView``.
 """
 
 from __future__ import annotations
@@ -479,10 +479,6 @@ class _PlayBook:
         self.mask = mask
         self.legal = legal_actions(mask)
         self.unseen = int(_unseen(view.hand, view.seen_face_up, view.own_sloughed, view.upcard))
-
-    def is_boss(self, card: int) -> bool:
-        """No card that beats it can be in another hand."""
-        return bool(_is_boss(card, self.unseen))
 
     def usefulness(self, card: int) -> float:
         """How much a card is worth keeping (the card to slough has the lowest value)."""

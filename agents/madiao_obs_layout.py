@@ -1,19 +1,8 @@
-"""Decoding the Madiao observation vector into a ``MadiaoView`` through the env's index constants.
+"""Decoding the Madiao observation vector into a ``MadiaoView`` through the env's named pieces.
 
-The heuristics never hard-code positions: they read the slices that ``madiao_env.env`` exports.
-The names this decoder needs (each a ``slice`` into the observation vector; seats relative to
-the observer, 0 = itself, 1 = next to act):
-
-    OBS_HAND            40  cards held (1/0 by card id)
-    OBS_SEEN_FACE_UP    40  cards played face up so far this hand (current trick included)
-    OBS_OWN_SLOUGHED    40  cards this seat sloughed face down
-    OBS_UPCARD          40  one-hot upcard
-    OBS_BANKER           4  one-hot relative seat of the banker
-    OBS_TRICKS_WON       4  tricks won by relative seat (raw counts)
-    OBS_TRICK_LEADER     4  one-hot relative seat that led the current trick (all 0: no trick)
-    OBS_TRICK_PLAYS   3*41  the current trick's plays in order: card one-hot (40) + face-down flag
-
-If the env module names them differently, map them here (one place).
+The heuristics never hard-code positions: they read the summary observation's pieces by name
+from ``madiao_env.layout`` (sizes and meaning there). The pieces this decoder needs (seats
+relative to the observer, 0 = itself, 1 = next to act): ``REQUIRED``.
 """
 
 from __future__ import annotations
@@ -22,6 +11,7 @@ import numpy as np
 
 from agents.madiao_view import MadiaoView
 from madiao_env import cards
+from madiao_env import layout as env_layout
 
 REQUIRED = (
     "OBS_HAND",
@@ -37,23 +27,10 @@ _layout: dict[str, slice] | None = None
 
 
 def layout() -> dict[str, slice]:
-    """The observation slices, read once from ``madiao_env.env``; a clear error if any is missing."""
+    """The slices of the ``REQUIRED`` pieces of the summary observation, by name."""
     global _layout
     if _layout is None:
-        try:
-            from madiao_env import env as env_module
-        except ImportError as error:
-            raise ImportError(
-                f"the Madiao heuristics need madiao_env.env (its observation layout): {error}"
-            ) from error
-        missing = [name for name in REQUIRED if not isinstance(getattr(env_module, name, None), slice)]
-        if missing:
-            raise ImportError(
-                "madiao_env.env does not export the observation slices the heuristics read: "
-                + ", ".join(missing)
-                + " (see agents/madiao_obs_layout.py)"
-            )
-        _layout = {name: getattr(env_module, name) for name in REQUIRED}
+        _layout = {name: env_layout.SUMMARY_SLICES[name] for name in REQUIRED}
     return _layout
 
 
@@ -90,3 +67,8 @@ def decode(observation: np.ndarray) -> MadiaoView:
         tricks_won=tuple(int(np.rint(t)) for t in obs[slices["OBS_TRICKS_WON"]]),
         trick=tuple(trick),
     )
+
+
+def view_from_observation(observation: np.ndarray) -> MadiaoView:
+    """Decode a seat's observation vector (layout: ``madiao_env.layout``)."""
+    return decode(np.asarray(observation))

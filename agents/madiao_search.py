@@ -21,7 +21,7 @@ import numpy as np
 
 from agents.base import Agent, legal_actions
 from agents.madiao_heuristic import RoleAwareHeuristicAgent, _PlayBook
-from agents.madiao_view import view_from_observation
+from agents.madiao_obs_layout import view_from_observation
 from madiao_env import cards
 
 

@@ -1,15 +1,13 @@
 """What one Madiao seat knows, decoded from its observation vector (for the scripted agents).
 
 Seats in a view are *relative*: 0 is the observing seat, 1 the next to act after it, and so on.
-``view_from_observation`` reads the env's documented observation layout through the index
-constants ``madiao_env.env`` exports, so the heuristics never hard-code positions.
+``agents.madiao_obs_layout.view_from_observation`` decodes a view from an observation vector
+through the pieces of ``madiao_env.layout``, so the heuristics never hard-code positions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
 
 from madiao_env import cards
 
@@ -79,10 +77,3 @@ class MadiaoView:
     def banker_still_to_play(self) -> bool:
         """Whether the banker plays to this trick after this seat."""
         return 1 <= self.banker <= cards.N_SEATS - 1 - len(self.trick)
-
-
-def view_from_observation(observation: np.ndarray) -> MadiaoView:
-    """Decode a seat's observation vector (layout: the ``madiao_env.env`` docstring table)."""
-    from agents import madiao_obs_layout as layout
-
-    return layout.decode(np.asarray(observation))

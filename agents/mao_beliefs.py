@@ -12,17 +12,25 @@ depends on — so one function serves the base-rules player (one empty hypothesi
 true rule set) and the Bayesian player (its whole posterior).
 
 Nothing here reads the env's hidden state: :func:`parse_observation` reads one seat's observation
-vector (layout in the ``mao_env.env`` module docstring).
+vector, piece by piece by name (:mod:`mao_env.layout`; the table is in the ``mao_env.env`` docstring).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from mao_env import cards, core
+from mao_env import cards, core, layout
 from mao_env import rules as library
+from mao_env.reference import (  # the one Mao Master's judgement, shared with the reference
+    base_card_phrases,
+    judge_phrases,
+    mao_is_due,
+    missing_phrases,
+    talking_phrases,
+)
 
 N_RULES = library.N_RULES
 N_PHRASES = cards.N_PHRASES
@@ -80,22 +88,12 @@ SAY_TRIGGER = ((_speech & (_kind == library.SAY_ON_PLAY))[:, None, None] & _in_b
 SAY_DRAW = _speech & (_kind == library.SAY_ON_DRAW)
 #: PHRASE_OF[r, p]: speech rule r's phrase is p.
 PHRASE_OF = _speech[:, None] & (_param[:, None] == np.arange(N_PHRASES)[None, :])
+# [R, P]: the phrase each SAY_ON_DRAW rule asks of a seat that drew (float32 for the product).
+_SAY_DRAW_PHRASES = (SAY_DRAW[:, None] & PHRASE_OF).astype(np.float32)
 #: FORCED[r, card]: cards the next seat takes after a good play of ``card`` (dynamics DRAW rules).
 FORCED = np.where((_dynamics & (_kind == library.DRAW))[:, None] & _in_both, _param[:, None], 0).astype(
     np.float32
 )
-
-
-def base_card_phrases(card: int) -> int:
-    """Bit set of the phrases the base rules require for a good play of ``card``."""
-    bits = 0
-    if RANK[card] == cards.SEVEN:
-        bits |= 1 << cards.NICE_DAY
-    if card != cards.JOKER and SUIT[card] == cards.SPADES:
-        bits |= 1 << cards.CARD_NAME
-    if card in (cards.JOKER, cards.NINE_OF_DIAMONDS):
-        bits |= 1 << cards.BADGER
-    return bits
 
 
 def bits_to_row(bits: int) -> np.ndarray:
@@ -103,7 +101,25 @@ def bits_to_row(bits: int) -> np.ndarray:
     return np.array([(bits >> p) & 1 for p in range(N_PHRASES)], dtype=bool)
 
 
-_BASE_PHRASE_ROWS = np.array([bits_to_row(base_card_phrases(c)) for c in range(cards.N_CARD_TYPES)])
+ALL_PHRASES = (1 << N_PHRASES) - 1
+# Phrase p's bit value, as float32: sums of distinct values stay below 2**15, exact in float32, and
+# a float matrix product is much faster than an integer one.
+_PHRASE_VALUES = (1 << np.arange(N_PHRASES)).astype(np.float32)
+
+
+def rows_to_bits(rows: np.ndarray) -> np.ndarray:
+    """Bool phrase rows ``[N, P]`` as int64 bit sets ``[N]``."""
+    return (rows.astype(np.float32) @ _PHRASE_VALUES).astype(np.int64)
+
+
+# Every phrase bit set as a bool row (32768 x 15): a look-up beats shifting bits on every call.
+_ROW_OF_BITS = ((np.arange(ALL_PHRASES + 1)[:, None] >> np.arange(N_PHRASES)) & 1).astype(bool)
+_ROW_OF_BITS.flags.writeable = False
+
+
+def bits_to_rows(bits: np.ndarray) -> np.ndarray:
+    """int64 phrase bit sets ``[N]`` as bool rows ``[N, P]`` (a fresh array)."""
+    return _ROW_OF_BITS[bits]
 
 
 def hypotheses_from_sets(rule_sets: list[list[int]] | list[set[int]]) -> np.ndarray:
@@ -143,24 +159,34 @@ def forced_cards(hypotheses: np.ndarray, card: int) -> np.ndarray:
 
 @dataclass
 class Judgement:
-    """The Mao Master's view of one turn under N hypotheses (rows) — see :func:`judge_turn`."""
+    """The Mao Master's view of one turn under N hypotheses (rows) — see :func:`judge_turn`.
+    The phrase sets are kept as int64 bit sets ``[N]`` (what the shared judge speaks) and read as
+    bool rows ``[N, P]`` through ``required``, ``excused`` and ``allowed``."""
 
     valid: np.ndarray  # bool [N]
-    required: np.ndarray  # bool [N, P]
-    excused: np.ndarray  # bool [N, P]
-    allowed: np.ndarray  # bool [N, P]
+    required_bits: np.ndarray  # int64 [N]
+    excused_bits: np.ndarray  # int64 [N]
+    allowed_bits: np.ndarray  # int64 [N]
+
+    @functools.cached_property
+    def required(self) -> np.ndarray:
+        return bits_to_rows(self.required_bits)
+
+    @functools.cached_property
+    def excused(self) -> np.ndarray:
+        return bits_to_rows(self.excused_bits)
+
+    @functools.cached_property
+    def allowed(self) -> np.ndarray:
+        return bits_to_rows(self.allowed_bits)
 
     def missing(self, said: int) -> np.ndarray:
         """Required phrases not said, Mao aside (bool ``[N, P]``)."""
-        out = self.required & ~bits_to_row(said)[None, :]
-        out[:, cards.MAO] = False
-        return out
+        return bits_to_rows(missing_phrases(self.required_bits, said))
 
     def talking(self, said: int) -> np.ndarray:
         """Phrases said that nothing required, excused or allowed, Mao aside (bool ``[N, P]``)."""
-        out = bits_to_row(said)[None, :] & ~self.required & ~self.excused & ~self.allowed
-        out[:, cards.MAO] = False
-        return out
+        return bits_to_rows(talking_phrases(said, self.required_bits, self.excused_bits, self.allowed_bits))
 
 
 def judge_turn(
@@ -177,70 +203,92 @@ def judge_turn(
     valid: np.ndarray | None = None,
     thank_you: bool = False,
 ) -> Judgement:
-    """Valid / required / excused / allowed phrases of a turn under each hypothesis, as the core's
-    ``turn_requirements`` computes them. ``hand_after`` None: unknown (no "Last card"/"Mao" is
-    derived); ``valid`` overrides the validity (a judged event's observed verdict)."""
+    """Valid / required / excused / allowed phrases of a turn under each hypothesis, judged by the
+    reference's :func:`~mao_env.reference.judge_phrases` (the core's ``turn_requirements``).
+    ``hand_after`` None: unknown (no "Last card"/"Mao" is derived); ``valid`` overrides the
+    validity (a judged event's observed verdict)."""
     n = hypotheses.shape[0]
-    required = np.zeros((n, N_PHRASES), dtype=bool)
-    excused = np.zeros((n, N_PHRASES), dtype=bool)
-    allowed = np.zeros((n, N_PHRASES), dtype=bool)
+    # The phrases a card and a draw ask for: one bit set per hypothesis, or one int for all.
+    card_bits: np.ndarray | int = 0
+    draw_bits: np.ndarray | int = 0
     if played >= 0:
         if valid is None:
             valid = play_validity(hypotheses, played, top, suit_to_follow, pending_seven)
-        triggered = SAY_TRIGGER[:, played, top][:, None] & PHRASE_OF  # [R, P]
-        phrases = (hypotheses @ triggered.astype(np.float32) > 0) | _BASE_PHRASE_ROWS[played][None, :]
-        required |= phrases & valid[:, None]
-        excused |= phrases & ~valid[:, None]
-        if RANK[played] == cards.JACK and first_suit >= 0:
-            suit_phrase = cards.SUIT_PHRASE_0 + first_suit
-            allowed[valid, suit_phrase] = True
-            excused[~valid, suit_phrase] = True
-        if hand_after == 1:
-            excused[~valid, cards.LAST_CARD] = True
+        card_bits = base_card_phrases(played)
+        triggering = SAY_TRIGGER[:, played, top]  # [R]: speech rules this play would trigger
+        if triggering.any():
+            said_by_rules = hypotheses @ (triggering[:, None] & PHRASE_OF).astype(np.float32) > 0
+            card_bits = rows_to_bits(said_by_rules) | card_bits
     else:
         valid = np.zeros(n, dtype=bool)
-    seven_phrase = cards.THANK_YOU if thank_you else cards.PENALTY_CARD
-    if took_seven > 0:
-        required[:, seven_phrase] = True
-    elif pending_seven > 0:
-        required[~valid, seven_phrase] = True
     if drew:
-        required |= hypotheses @ (SAY_DRAW[:, None] & PHRASE_OF).astype(np.float32) > 0
-    if hand_after == 1:
-        if played < 0:
-            required[:, cards.LAST_CARD] = True
-        else:
-            required[valid, cards.LAST_CARD] = True
-    return Judgement(valid, required, excused, allowed)
+        draw_bits = rows_to_bits(hypotheses @ _SAY_DRAW_PHRASES > 0)
+    valid = np.asarray(valid, dtype=bool)
+    # Hypotheses differ only in the verdict and in the phrases their speech rules ask a card or a
+    # draw for, and the judge only ORs those phrases into its answer (each piece of it is "what it
+    # is without them" plus them, masked: the test suite checks this). So per verdict (good card or
+    # bad) three calls of the shared judge, with none of those phrases and with all of either,
+    # judge every hypothesis at once.
+    turn = (played, first_suit, took_seven, pending_seven, thank_you, drew, hand_after)
+
+    def judged(probes: tuple[tuple[int, int, int], ...]) -> list:  # required, excused, allowed
+        plain, via_card, via_draw = probes
+        return [plain[k] | (card_bits & via_card[k]) | (draw_bits & via_draw[k]) for k in range(3)]
+
+    if n and valid.all() == valid.any():  # one verdict for every hypothesis (the common case)
+        pieces = judged(_probes(turn, bool(valid[0])))
+    else:
+        pieces = [
+            np.where(valid, good, bad)
+            for good, bad in zip(judged(_probes(turn, True)), judged(_probes(turn, False)), strict=True)
+        ]
+    return Judgement(valid, *(_per_row(bits, n) for bits in pieces))
+
+
+def _per_row(bits: np.ndarray | int, n: int) -> np.ndarray:
+    """Bit sets as an int64 array ``[n]`` (one int stands for every row)."""
+    return bits if isinstance(bits, np.ndarray) else np.full(n, bits, dtype=np.int64)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _probes(turn: tuple, valid: bool) -> tuple[tuple[int, int, int], ...]:
+    """The shared judge's (required, excused, allowed) for one turn and verdict, with no card or
+    draw phrases, with every card phrase and with every draw phrase (cached: a game repeats few
+    turns)."""
+    played, first_suit, took_seven, pending_seven, thank_you, drew, hand_after = turn
+    return tuple(
+        judge_phrases(
+            played=played, valid=valid, card_phrases=card_phrases, first_suit=first_suit,
+            took_seven=took_seven, pending_seven=pending_seven, thank_you=thank_you, drew=drew,
+            draw_phrases=draw_phrases, hand_after=hand_after,
+        )[:3]
+        for card_phrases, draw_phrases in ((0, 0), (ALL_PHRASES, 0), (0, ALL_PHRASES))
+    )  # fmt: skip
 
 
 def mao_due(judgement: Judgement, said: int, hand_after: int, talking: bool = True) -> np.ndarray:
-    """Whether "Mao" is due (a flawless winning turn) under each hypothesis, given the phrases said."""
-    if hand_after != 0:
-        return np.zeros(judgement.valid.shape[0], dtype=bool)
-    flawless = ~judgement.missing(said).any(axis=1)
-    if talking:
-        extra = bits_to_row(said)[None, :] & ~judgement.required & ~judgement.allowed
-        extra[:, cards.MAO] = False
-        flawless &= ~extra.any(axis=1)
-    return judgement.valid & flawless
+    """Whether "Mao" is due (a flawless winning turn) under each hypothesis, given the phrases said
+    (:func:`mao_env.reference.mao_is_due`, elementwise)."""
+    return mao_is_due(
+        valid=judgement.valid,
+        hand_after=hand_after,
+        required=judgement.required_bits,
+        allowed=judgement.allowed_bits,
+        said=said,
+        talking=talking,
+    )
 
 
-# ---- observation parsing ---------------------------------------------------------------------
-EV_SEAT = 1
-EV_KIND = EV_SEAT + cards.MAX_PLAYERS
-EV_CARD = EV_KIND + core.N_EVENT_KINDS
-EV_PHRASES = EV_CARD + cards.N_CARD_TYPES
-EV_CALLS = EV_PHRASES + N_PHRASES
-EV_COUNTS = EV_CALLS + core.N_CALL_BITS  # calls, penalty cards, chain, forced, won, forced seat
-EV_NAMED = EV_COUNTS + 6
+# ---- observation parsing (pieces read by name from mao_env.layout) ------------------------------
 KIND_PLAY, KIND_BAD_CARD, KIND_DRAW, KIND_RULE_ADDED = (
-    core.KIND_PLAY,
-    core.KIND_BAD_CARD,
-    core.KIND_DRAW,
-    core.KIND_RULE_ADDED,
+    layout.KIND_PLAY,
+    layout.KIND_BAD_CARD,
+    layout.KIND_DRAW,
+    layout.KIND_RULE_ADDED,
 )
-PHASE_START, PHASE_SPEAK, PHASE_CHOOSE = 0, 1, 2
+PHASE_START, PHASE_SPEAK, PHASE_CHOOSE = core.PH_START, core.PH_SPEAK, core.PH_CHOOSE_RULE
+_STATE = layout.SLICES
+_EVENT = layout.EVENT_SLICES
 
 
 def _bits(values: np.ndarray) -> int:
@@ -269,42 +317,47 @@ class PublicEvent:
 
     @property
     def bad_card_called(self) -> bool:
-        return bool((self.call_bits >> core.CALL_BIT_BAD_CARD) & 1)
+        return bool((self.call_bits >> layout.CALL_BIT_BAD_CARD) & 1)
 
     @property
     def mao_in_vain(self) -> bool:
-        return bool((self.call_bits >> core.CALL_BIT_MAO) & 1)
+        return bool((self.call_bits >> layout.CALL_BIT_MAO) & 1)
+
+
+def _one_hot(values: np.ndarray) -> int:
+    """The index of a one-hot piece, -1 when it is all zero."""
+    return int(np.argmax(values)) if values.max() > 0.5 else -1
+
+
+def _count(values: np.ndarray) -> int:
+    return int(np.rint(values[0]))
 
 
 def parse_event(row: np.ndarray) -> PublicEvent:
-    seat = int(np.argmax(row[EV_SEAT : EV_SEAT + cards.MAX_PLAYERS]))
-    kind = int(np.argmax(row[EV_KIND : EV_KIND + core.N_EVENT_KINDS]))
-    card_part = row[EV_CARD : EV_CARD + cards.N_CARD_TYPES]
-    named_part = row[EV_NAMED : EV_NAMED + 4]
     return PublicEvent(
-        seat=seat,
-        kind=kind,
-        card=int(np.argmax(card_part)) if card_part.max() > 0.5 else -1,
-        phrases=_bits(row[EV_PHRASES : EV_PHRASES + N_PHRASES]),
-        call_bits=_bits(row[EV_CALLS : EV_CALLS + core.N_CALL_BITS]),
-        n_calls=int(np.rint(row[EV_COUNTS])),
-        penalty_cards=int(np.rint(row[EV_COUNTS + 1])),
-        chain_cards=int(np.rint(row[EV_COUNTS + 2])),
-        forced_draw=int(np.rint(row[EV_COUNTS + 3])),
-        won=bool(row[EV_COUNTS + 4] > 0.5),
-        named_suit=int(np.argmax(named_part)) if named_part.max() > 0.5 else -1,
+        seat=int(np.argmax(row[_EVENT["seat"]])),
+        kind=int(np.argmax(row[_EVENT["kind"]])),
+        card=_one_hot(row[_EVENT["card"]]),
+        phrases=_bits(row[_EVENT["phrases"]]),
+        call_bits=_bits(row[_EVENT["calls"]]),
+        n_calls=_count(row[_EVENT["n_calls"]]),
+        penalty_cards=_count(row[_EVENT["penalty_cards"]]),
+        chain_cards=_count(row[_EVENT["chain_cards"]]),
+        forced_draw=_count(row[_EVENT["forced_draw"]]),
+        won=bool(row[_EVENT["won"]][0] > 0.5),
+        named_suit=_one_hot(row[_EVENT["named_suit"]]),
     )
 
 
 def event_layout(obs_dim: int) -> tuple[int, int]:
     """(number of events K, features per event) of an observation of length ``obs_dim``."""
-    rest = obs_dim - core.OFF_EVENTS
-    for width in (core.EVENT_FEATURES, core.EVENT_FEATURES + N_RULES):
+    rest = obs_dim - layout.OFF_EVENTS
+    for width in (layout.event_width(False), layout.event_width(True)):
         if rest >= 0 and rest % width == 0 and rest // width <= core.EVENT_SLOTS:
             return rest // width, width
     raise ValueError(
         f"an observation of length {obs_dim} is not a Mao observation (expected "
-        f"{core.OFF_EVENTS} + K * {core.EVENT_FEATURES} or K * {core.EVENT_FEATURES + N_RULES})"
+        f"{layout.OFF_EVENTS} + K * {layout.event_width(False)} or K * {layout.event_width(True)})"
     )
 
 
@@ -341,33 +394,28 @@ def parse_observation(observation: np.ndarray) -> SeatView:
     """Decode a Mao observation vector (any ``n_events``, any reasons mode)."""
     obs = np.asarray(observation, dtype=np.float32)
     n_events, width = event_layout(obs.shape[0])
-    played_part = obs[core.OFF_PLAYED : core.OFF_PLAYED + cards.N_CARD_TYPES]
-    phase_part = obs[core.OFF_PHASE : core.OFF_PHASE + 3]
+    phase = _one_hot(obs[_STATE["phase"]])
     rows = []
     for k in range(n_events):
-        row = obs[core.OFF_EVENTS + k * width : core.OFF_EVENTS + (k + 1) * width]
-        if row[0] < 0.5:
+        row = obs[layout.OFF_EVENTS + k * width : layout.OFF_EVENTS + (k + 1) * width]
+        if row[layout.EV_PRESENT] < 0.5:
             break
         rows.append(row)
     return SeatView(
-        hand=np.rint(obs[core.OFF_HAND : core.OFF_HAND + cards.N_CARD_TYPES]).astype(np.int64),
-        top=int(np.argmax(obs[core.OFF_TOP : core.OFF_TOP + cards.N_CARD_TYPES])),
-        suit_to_follow=int(np.argmax(obs[core.OFF_VALID_SUIT : core.OFF_VALID_SUIT + 4])),
-        direction=1 if obs[core.OFF_DIRECTION] > 0.5 else -1,
-        pending_seven=int(np.rint(obs[core.OFF_PENDING_SEVEN])),
-        phase=int(np.argmax(phase_part)) if phase_part.max() > 0.5 else 3,
-        played=int(np.argmax(played_part)) if played_part.max() > 0.5 else -1,
-        drew=bool(obs[core.OFF_DREW] > 0.5),
-        took_seven=int(np.rint(obs[core.OFF_TOOK_SEVEN])),
-        said=_bits(obs[core.OFF_SAID : core.OFF_SAID + N_PHRASES]),
-        hand_sizes=np.rint(obs[core.OFF_HAND_SIZES : core.OFF_HAND_SIZES + cards.MAX_PLAYERS]).astype(
-            np.int64
-        ),
-        rounds=int(np.rint(obs[core.OFF_ROUND])),
-        n_active=int(np.rint(obs[core.OFF_N_RULES])),
-        authored=frozenset(
-            int(r) for r in np.flatnonzero(obs[core.OFF_AUTHORED : core.OFF_AUTHORED + N_RULES] > 0.5)
-        ),
+        hand=np.rint(obs[_STATE["hand"]]).astype(np.int64),
+        top=int(np.argmax(obs[_STATE["top"]])),
+        suit_to_follow=int(np.argmax(obs[_STATE["valid_suit"]])),
+        direction=1 if obs[_STATE["direction"]][0] > 0.5 else -1,
+        pending_seven=_count(obs[_STATE["pending_seven"]]),
+        phase=phase if phase >= 0 else core.PH_OVER,
+        played=_one_hot(obs[_STATE["played"]]),
+        drew=bool(obs[_STATE["drew"]][0] > 0.5),
+        took_seven=_count(obs[_STATE["took_seven"]]),
+        said=_bits(obs[_STATE["said"]]),
+        hand_sizes=np.rint(obs[_STATE["hand_sizes"]]).astype(np.int64),
+        rounds=_count(obs[_STATE["rounds"]]),
+        n_active=_count(obs[_STATE["n_rules"]]),
+        authored=frozenset(int(r) for r in np.flatnonzero(obs[_STATE["authored"]] > 0.5)),
         event_rows=rows,
     )
 

@@ -16,7 +16,8 @@ is one input next to the action that would play it. ``MaoRuleFeatures`` hands th
     phrases whose absence drew a call in the recent events (15)
 
 It reads only the observation (no rule it was not told) and has no trainable parameters; the
-event layout comes from the observation size (``agents.mao_beliefs.event_layout``).
+event layout comes from the observation size (``agents.mao_beliefs.event_layout``); pieces are read
+by name (:mod:`mao_env.layout`).
 
 ``MaoRulePolicy`` (a MaskablePPO policy) also hands those per-card and per-phrase planes to the
 action layer directly, beside the MLP's output (a skip connection): "play card c" can then weigh
@@ -33,23 +34,22 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
 from torch import nn
 
-from agents.mao_beliefs import (
-    EV_CALLS,
-    EV_CARD,
-    EV_KIND,
-    KIND_BAD_CARD,
-    KIND_PLAY,
-    base_card_phrases,
-    event_layout,
-)
-from mao_env import cards, core
+from agents.mao_beliefs import event_layout
+from mao_env import cards, layout
+from mao_env.layout import EVENT_SLICES, SLICES
+from mao_env.reference import base_card_phrases
 
 N_TYPES = cards.N_CARD_TYPES
 N_PHRASES = cards.N_PHRASES
 N_DERIVED = 3 * N_TYPES + 2 * N_PHRASES
-EV_PRESENT = 0  # an event row starts with 1 when the slot holds an event
-# Count-valued columns of the table part, squashed so that no input dwarfs the one-hots.
-COUNT_COLUMNS = slice(core.OFF_HAND_SIZES, core.OFF_N_RULES + 1)
+# Count-valued columns of the table part (hand sizes .. active rules), squashed so that no input
+# dwarfs the one-hots.
+COUNT_COLUMNS = slice(SLICES["hand_sizes"].start, SLICES["n_rules"].stop)
+_TOOK_SEVEN = SLICES["took_seven"].start
+_DREW = SLICES["drew"].start
+_ROUNDS = SLICES["rounds"].start
+_PRESENT = EVENT_SLICES["present"].start
+_FAILURES = slice(EVENT_SLICES["calls"].start, EVENT_SLICES["calls"].start + N_PHRASES)
 
 
 def _card_tables() -> dict[str, np.ndarray]:
@@ -71,7 +71,7 @@ class MaoRuleFeatures(BaseFeaturesExtractor):
 
     def __init__(self, observation_space: spaces.Box) -> None:
         obs_dim = int(np.prod(observation_space.shape))
-        if obs_dim < core.OFF_EVENTS:
+        if obs_dim < layout.OFF_EVENTS:
             raise ValueError(f"observations of {obs_dim} values are not Mao observations")
         self.n_events, self.event_width = event_layout(obs_dim)
         super().__init__(observation_space, features_dim=obs_dim + N_DERIVED)
@@ -80,39 +80,40 @@ class MaoRuleFeatures(BaseFeaturesExtractor):
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         obs = observations.float().flatten(1)
-        hand = (obs[:, core.OFF_HAND : core.OFF_HAND + N_TYPES] > 0.5).float()
-        top = obs[:, core.OFF_TOP : core.OFF_TOP + N_TYPES]
-        suit_to_follow = obs[:, core.OFF_VALID_SUIT : core.OFF_VALID_SUIT + 4]
-        pending = (obs[:, core.OFF_PENDING_SEVEN : core.OFF_PENDING_SEVEN + 1] > 0.5).float()
+        hand = (obs[:, SLICES["hand"]] > 0.5).float()
+        top = obs[:, SLICES["top"]]
+        suit_to_follow = obs[:, SLICES["valid_suit"]]
+        pending = (obs[:, SLICES["pending_seven"]] > 0.5).float()
         matches = ((suit_to_follow @ self.suit.T + (top @ self.rank) @ self.rank.T) > 0.5).float()
         # A pending seven chain is answered only with a seven.
         playable = hand * (pending * self.seven + (1.0 - pending) * matches)
 
-        played = obs[:, core.OFF_PLAYED : core.OFF_PLAYED + N_TYPES]
+        played = obs[:, SLICES["played"]]
         has_played = played.sum(1)
-        took_seven = (obs[:, core.OFF_TOOK_SEVEN] > 0.5).float()
-        acted = (has_played + obs[:, core.OFF_DREW] + took_seven).clamp(max=1.0)
-        held = obs[:, core.OFF_HAND : core.OFF_HAND + N_TYPES].sum(1).round()  # without the card played
+        took_seven = (obs[:, _TOOK_SEVEN] > 0.5).float()
+        acted = (has_played + obs[:, _DREW] + took_seven).clamp(max=1.0)
+        held = obs[:, SLICES["hand"]].sum(1).round()  # without the card played
         due = played @ self.phrases
         due[:, cards.PENALTY_CARD] = torch.maximum(due[:, cards.PENALTY_CARD], took_seven)
         due[:, cards.LAST_CARD] = acted * (held == 1).float()
         due[:, cards.MAO] = has_played * (held == 0).float()
 
         if self.n_events:
-            start = core.OFF_EVENTS
+            start = layout.OFF_EVENTS
             events = obs[:, start : start + self.n_events * self.event_width]
             events = events.reshape(-1, self.n_events, self.event_width)
-            present = events[:, :, EV_PRESENT]
-            card = events[:, :, EV_CARD : EV_CARD + N_TYPES]
-            bad = (present * events[:, :, EV_KIND + KIND_BAD_CARD]).unsqueeze(2)
-            good = present * events[:, :, EV_KIND + KIND_PLAY]
-            called = events[:, :, EV_CALLS : EV_CALLS + N_PHRASES + 3].sum(2)
+            present = events[:, :, _PRESENT]
+            card = events[:, :, EVENT_SLICES["card"]]
+            kind = events[:, :, EVENT_SLICES["kind"]]
+            bad = (present * kind[:, :, layout.KIND_BAD_CARD]).unsqueeze(2)
+            good = present * kind[:, :, layout.KIND_PLAY]
+            called = events[:, :, EVENT_SLICES["calls"]].sum(2)
             clean = (good * (called < 0.5).float()).unsqueeze(2)
             bad_suits, bad_ranks = ((bad * card).sum(1) @ self.suit), ((bad * card).sum(1) @ self.rank)
             ok_suits, ok_ranks = ((clean * card).sum(1) @ self.suit), ((clean * card).sum(1) @ self.rank)
             suspect = hand * ((bad_suits @ self.suit.T + bad_ranks @ self.rank.T) > 0.5).float()
             trusted = hand * ((ok_suits @ self.suit.T + ok_ranks @ self.rank.T) > 0.5).float()
-            missed = (events[:, :, EV_CALLS : EV_CALLS + N_PHRASES].sum(1) > 0.5).float()
+            missed = (events[:, :, _FAILURES].sum(1) > 0.5).float()
         else:
             suspect = trusted = torch.zeros_like(hand)
             missed = torch.zeros_like(due)
@@ -121,7 +122,7 @@ class MaoRuleFeatures(BaseFeaturesExtractor):
         squashed[:, COUNT_COLUMNS] = torch.log1p(obs[:, COUNT_COLUMNS].clamp(min=0.0))
         # The count of rounds finished is left out: training episodes are single rounds, where it
         # is always 0, and in a long game it would move the policy where it was never trained.
-        squashed[:, core.OFF_ROUND] = 0.0
+        squashed[:, _ROUNDS] = 0.0
         return torch.cat([squashed, playable, suspect, trusted, due, missed], dim=1)
 
 

@@ -28,7 +28,6 @@ N_TRICKS = 8
 SUIT_CASH, SUIT_STRINGS, SUIT_MYRIADS, SUIT_TENS = 0, 1, 2, 3
 SUIT_LETTERS = "CSMT"
 SUIT_NAMES = ("Cash", "Strings", "Myriads", "Tens of myriads")
-SUIT_CHINESE = ("文錢", "索", "萬", "十")
 SUIT_FIRST_BIT = np.array([0, 11, 20, 29], dtype=np.int64)
 SUIT_SIZE = np.array([11, 9, 9, 11], dtype=np.int64)
 

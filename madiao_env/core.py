@@ -10,9 +10,11 @@ State of N games, a struct of arrays with a leading batch axis (the AEC env uses
     pending   int32[N, 128, 5]        payment lines of the hand not yet settled:
                                       (hand number, rule code, payer, payee, stakes)
     settled   int32[N, 256, 5]        lines settled during the last kernel call (same columns)
-    config    int32[N_CONFIG]         rule variants and the observation type (shared by the batch)
+    config    int32[N_CONFIG]         rule variants and the observation type (shared by the batch;
+                                      made by ``madiao_env.options.MadiaoOptions.config_row``)
 
-Stakes are integer units here; the env layer multiplies them by the ``stake`` option.
+Stakes are integer units here (the amounts and rule ids: ``madiao_env.payments``); the env layer
+multiplies them by the ``stake`` option. The observation offsets come from ``madiao_env.layout``.
 Kernels never check their inputs: the env layer validates actions against ``legal mask`` first.
 
 Batch kernels: ``reset_games``/``step_games``/``observe_games`` (the AEC env, N = 1),
@@ -28,6 +30,7 @@ import numpy as np
 from cardgame_core.bits import bit, bits_above, nth_set_bit, popcount
 from cardgame_core.jit import njit
 from cardgame_core.rng import next_u64
+from madiao_env import layout, payments
 from madiao_env.cards import (
     CARD_SUIT,
     CUT_NUMBER,
@@ -38,9 +41,28 @@ from madiao_env.cards import (
     N_TRICKS,
     RED_MASK,
     SUIT_MASK,
+    SUIT_TENS,
     TOP_MASK,
     mask_of,
 )
+from madiao_env.payments import (
+    RULE_BOSS_CARD,
+    RULE_FACE_UP_DISCARD,
+    RULE_FOUR_LOWEST,
+    RULE_HONOURS,
+    RULE_HUNDRED_MYRIAD,
+    RULE_MELD,
+    RULE_SLAM,
+    RULE_STOCK_CHECK,
+    RULE_TRICK_COUNT,
+    RULE_TWO_TRICKS_HUNDRED_MYRIAD,
+)
+
+# The rule names live with the amounts in madiao_env.payments; re-exported where they used to be.
+from madiao_env.payments import RULE_NAMES as RULE_NAMES
+
+_SUMMARY = layout.SUMMARY_SLICES
+_HISTORY = layout.HISTORY_SLICES
 
 # ----------------------------------------------------------------------------- layout constants
 
@@ -95,70 +117,45 @@ CFG_MATCH = 2  # 1: the episode is a whole match
 CFG_HISTORY_OBS = 3  # 1: observation = perfect-recall history vector
 N_CONFIG = 4
 
-# settlement rule codes (names in RULE_NAMES, the contract's spelling)
-RULE_MELD = 0
-RULE_FOUR_LOWEST = 1
-RULE_TRICK_COUNT = 2
-RULE_SLAM = 3
-RULE_BOSS_CARD = 4
-RULE_HUNDRED_MYRIAD = 5
-RULE_HONOURS = 6
-RULE_TWO_TRICKS_HUNDRED_MYRIAD = 7
-RULE_STOCK_CHECK = 8
-RULE_FACE_UP_DISCARD = 9
-RULE_NAMES = (
-    "meld",
-    "four_lowest",
-    "trick_count",
-    "slam",
-    "boss_card",
-    "hundred_myriad",
-    "honours",
-    "two_tricks_hundred_myriad",
-    "stock_check",
-    "face_up_discard",
-)
-
 # Meld card sets (the design doc's table).
-MELD_TOPS = np.uint64(mask_of(["10000T", "9M", "9S", "0C"]))
-MELD_EXACT_EIGHT = np.uint64(mask_of(["10000T", "20T", "9M", "1M", "9S", "1S", "0C", "9C"]))
-HONOURS_THREE = np.uint64(mask_of(["10000T", "1000T", "100T"]))
-HONOURS_FOUR = np.uint64(mask_of(["10000T", "1000T", "100T", "0C"]))
-SUIT_TENS = 3
+MELD_TOPS_CARDS = np.uint64(mask_of(["10000T", "9M", "9S", "0C"]))
+MELD_EXACT_EIGHT_CARDS = np.uint64(mask_of(["10000T", "20T", "9M", "1M", "9S", "1S", "0C", "9C"]))
+HONOURS_THREE_CARDS = np.uint64(mask_of(["10000T", "1000T", "100T"]))
+HONOURS_FOUR_CARDS = np.uint64(mask_of(["10000T", "1000T", "100T", "0C"]))
 HUNDRED_BIT = np.uint64(1 << HUNDRED_MYRIAD)
 
 # ----------------------------------------------------------------------------- observation layout
-# Summary observation (int8), relative seats: 0 = the observer, 1 = next to act after it, ...
-OBS_HAND_AT = 0  # 40 cards held
-OBS_UPCARD_AT = 40  # 40 one-hot upcard
-OBS_SEEN_FACE_UP_AT = 80  # 40 every card played face up this hand (current trick included)
-OBS_OWN_SLOUGHED_AT = 120  # 40 cards the observer sloughed face down this hand
-OBS_TRICK_FACE_UP_AT = 160  # 4 x 40: face-up card each relative seat played to the current trick
-OBS_TRICK_FACE_DOWN_AT = 320  # 4: relative seats that sloughed face down in the current trick
-OBS_TRICK_FACE_DOWN_COUNT_AT = 324  # 1: number of face-down cards in the current trick
-OBS_TRICK_LEADER_AT = 325  # 4 one-hot relative seat of the current trick's leader
-OBS_TRICK_PLAYS_AT = 329  # 3 x 41: the current trick's plays in order: card one-hot + face-down
-OBS_TRICKS_WON_AT = 452  # 4 tricks won by relative seat
-OBS_BANKER_AT = 456  # 4 one-hot relative seat of the banker
-OBS_FIRST_AT = 460  # 4 one-hot relative seat dealt first
-OBS_TRICK_NUMBER_AT = 464  # 9 one-hot tricks completed 0..8
-OBS_PHASE_AT = 473  # 3 one-hot redeal / play / over
-OBS_BEEN_BANKER_AT = 476  # 4 relative seats that have been banker in this match
-OBS_REDEAL_PASSED_AT = 480  # 4 relative seats that passed a redeal offer on this deal
-SUMMARY_SIZE = 484
+# Where the encoder writes each piece: the offsets come from the one table in madiao_env.layout
+# (sizes and meaning there). Module-level ints, so Numba reads them as compile-time constants.
+OBS_HAND_AT = _SUMMARY["OBS_HAND"].start
+OBS_UPCARD_AT = _SUMMARY["OBS_UPCARD"].start
+OBS_SEEN_FACE_UP_AT = _SUMMARY["OBS_SEEN_FACE_UP"].start
+OBS_OWN_SLOUGHED_AT = _SUMMARY["OBS_OWN_SLOUGHED"].start
+OBS_TRICK_FACE_UP_AT = _SUMMARY["OBS_TRICK_FACE_UP"].start
+OBS_TRICK_FACE_DOWN_AT = _SUMMARY["OBS_TRICK_FACE_DOWN"].start
+OBS_TRICK_FACE_DOWN_COUNT_AT = _SUMMARY["OBS_TRICK_FACE_DOWN_COUNT"].start
+OBS_TRICK_LEADER_AT = _SUMMARY["OBS_TRICK_LEADER"].start
+OBS_TRICK_PLAYS_AT = _SUMMARY["OBS_TRICK_PLAYS"].start
+OBS_TRICKS_WON_AT = _SUMMARY["OBS_TRICKS_WON"].start
+OBS_BANKER_AT = _SUMMARY["OBS_BANKER"].start
+OBS_FIRST_AT = _SUMMARY["OBS_FIRST"].start
+OBS_TRICK_NUMBER_AT = _SUMMARY["OBS_TRICK_NUMBER"].start
+OBS_PHASE_AT = _SUMMARY["OBS_PHASE"].start
+OBS_BEEN_BANKER_AT = _SUMMARY["OBS_BEEN_BANKER"].start
+OBS_REDEAL_PASSED_AT = _SUMMARY["OBS_REDEAL_PASSED"].start
+SUMMARY_SIZE = layout.SUMMARY_SIZE
 
-# History observation (int8): perfect recall of the current deal from the observer's seat.
-HIST_HAND_DEALT_AT = 0  # 40 the observer's cards as dealt
-HIST_HAND_AT = 40  # 40 cards held now
-HIST_UPCARD_AT = 80  # 40
-HIST_BANKER_AT = 120  # 4
-HIST_FIRST_AT = 124  # 4
-HIST_REDEAL_PASSED_AT = 128  # 4
-HIST_BEEN_BANKER_AT = 132  # 4
-HIST_PHASE_AT = 136  # 3
-HIST_PLAYS_AT = 139  # 32 slots x 45: relative seat one-hot (4), card one-hot (40), face down (1)
-HIST_SLOT_SIZE = 45
-HISTORY_SIZE = HIST_PLAYS_AT + MAX_PLAYS * HIST_SLOT_SIZE  # 1579
+HIST_HAND_DEALT_AT = _HISTORY["HIST_HAND_DEALT"].start
+HIST_HAND_AT = _HISTORY["HIST_HAND"].start
+HIST_UPCARD_AT = _HISTORY["HIST_UPCARD"].start
+HIST_BANKER_AT = _HISTORY["HIST_BANKER"].start
+HIST_FIRST_AT = _HISTORY["HIST_FIRST"].start
+HIST_REDEAL_PASSED_AT = _HISTORY["HIST_REDEAL_PASSED"].start
+HIST_BEEN_BANKER_AT = _HISTORY["HIST_BEEN_BANKER"].start
+HIST_PHASE_AT = _HISTORY["HIST_PHASE"].start
+HIST_PLAYS_AT = _HISTORY["HIST_PLAYS"].start
+HIST_SLOT_SIZE = layout.HIST_SLOT_SIZE
+HISTORY_SIZE = layout.HISTORY_SIZE
 
 _XOR_MULTIPLIER = np.uint64(0x2545F4914F6CDD1D)
 # _BYTE_BITS[v, k] = bit k of the byte v, as 0/1 (the observation encoder's table).
@@ -305,15 +302,19 @@ def _flush_pending(ints, pending, settled, g):
 def meld_stakes(hand):
     """Stakes of the highest meld in an 8-card hand, 0 if none."""
     has_hundred = (hand & HUNDRED_BIT) != np.uint64(0)
-    if hand == MELD_EXACT_EIGHT:
-        return 8
+    if hand == MELD_EXACT_EIGHT_CARDS:
+        return payments.MELD_EXACT_EIGHT
     if popcount(hand & RED_MASK) == 8:
-        return 7 if has_hundred else 6
+        return payments.MELD_EIGHT_RED_WITH_HUNDRED if has_hundred else payments.MELD_EIGHT_RED
     for suit in range(4):
         if popcount(hand & SUIT_MASK[suit]) == 8:
-            return 5 if (suit == SUIT_TENS and has_hundred) else 4
-    if (hand & MELD_TOPS) == MELD_TOPS:
-        return 5 if has_hundred else 4
+            return (
+                payments.MELD_TENS_FLUSH_WITH_HUNDRED
+                if (suit == SUIT_TENS and has_hundred)
+                else payments.MELD_FLUSH
+            )
+    if (hand & MELD_TOPS_CARDS) == MELD_TOPS_CARDS:
+        return payments.MELD_FOUR_TOPS_WITH_HUNDRED if has_hundred else payments.MELD_FOUR_TOPS
     return 0
 
 
@@ -425,7 +426,7 @@ def _declare(card_sets, ints, pending, settled, config, g):
         if four >= 0:
             for other in range(4):
                 if other != four:
-                    _add_line(ints, pending, g, RULE_FOUR_LOWEST, other, four, 1)
+                    _add_line(ints, pending, g, RULE_FOUR_LOWEST, other, four, payments.FOUR_LOWEST)
             ints[g, I_BANKER] = _random_below(card_sets, g, 4)  # the banker is drawn again
             _deal_random(card_sets, ints, g)
             continue
@@ -463,7 +464,8 @@ def _ask_next_or_play(ints, g):
 
 @njit
 def _settle_play(card_sets, ints, pending, g):
-    """Settlement lines after the eighth trick; returns the next banker."""
+    """Settlement lines after the eighth trick, in the rules doc's order; returns the next banker.
+    (Amounts and the rules they pay: ``madiao_env.payments``.)"""
     banker = ints[g, I_BANKER]
     # Tricks won are read from ``ints`` where needed: a scratch array here cost an allocation per
     # hand, a sizeable part of a play-out.
@@ -473,54 +475,63 @@ def _settle_play(card_sets, ints, pending, g):
             slam_seat = seat
     # Trick count, or slam instead.
     if slam_seat == banker:
-        _seat_earns(ints, pending, g, banker, 8, RULE_SLAM)
+        _seat_earns(ints, pending, g, banker, payments.SLAM, RULE_SLAM)
     else:
         for seat in range(4):
             if seat == banker:
                 continue
             if seat == slam_seat:
-                _add_line(ints, pending, g, RULE_SLAM, banker, seat, 8)
-            elif ints[g, I_TRICKS_WON + seat] <= 1:
-                _add_line(ints, pending, g, RULE_TRICK_COUNT, seat, banker, 1)
-            elif ints[g, I_TRICKS_WON + seat] >= 3:
-                _add_line(ints, pending, g, RULE_TRICK_COUNT, banker, seat, 1)
+                _add_line(ints, pending, g, RULE_SLAM, banker, seat, payments.SLAM)
+            elif ints[g, I_TRICKS_WON + seat] < payments.MINIMUM_TRICKS:
+                _add_line(ints, pending, g, RULE_TRICK_COUNT, seat, banker, payments.TRICK_COUNT)
+            elif ints[g, I_TRICKS_WON + seat] > payments.MINIMUM_TRICKS:
+                _add_line(ints, pending, g, RULE_TRICK_COUNT, banker, seat, payments.TRICK_COUNT)
     # Boss card: the upcard being a top card promotes the next card of its suit.
     upcard = ints[g, I_STOCK]
     boss = TOP_MASK
     if (TOP_MASK & bit(upcard)) != np.uint64(0):
         boss = (boss & ~bit(upcard)) | bit(upcard - 1)
     for seat in range(4):
-        if ints[g, I_TRICKS_WON + seat] >= 2:
+        if ints[g, I_TRICKS_WON + seat] >= payments.MINIMUM_TRICKS:
             count = popcount(card_sets[g, C_WON_WITH + seat] & boss)
-            _seat_earns(ints, pending, g, seat, count, RULE_BOSS_CARD)
+            _seat_earns(ints, pending, g, seat, count * payments.BOSS_CARD_PER_TRICK, RULE_BOSS_CARD)
     # Hundred Myriad, one tier for the seat dealt it.
     holder = ints[g, I_HUNDRED_HOLDER]
     if holder >= 0:
         won_with_hundred = (card_sets[g, C_WON_WITH + holder] & HUNDRED_BIT) != np.uint64(0)
-        if ints[g, I_TRICKS_WON + holder] < 2:
-            tier = 1
+        if ints[g, I_TRICKS_WON + holder] < payments.MINIMUM_TRICKS:
+            tier = payments.HUNDRED_MYRIAD_CONSOLATION
         elif won_with_hundred:
-            tier = 3
+            tier = payments.HUNDRED_MYRIAD_WON_WITH_IT
         else:
-            tier = 2
+            tier = payments.HUNDRED_MYRIAD_MINIMUM
         _seat_earns(ints, pending, g, holder, tier, RULE_HUNDRED_MYRIAD)
     # Honours.
     for seat in range(4):
         won = card_sets[g, C_WON_WITH + seat]
-        if (won & HONOURS_FOUR) == HONOURS_FOUR:
-            _seat_earns(ints, pending, g, seat, 4, RULE_HONOURS)
-        elif (won & HONOURS_THREE) == HONOURS_THREE:
-            _seat_earns(ints, pending, g, seat, 3, RULE_HONOURS)
+        if (won & HONOURS_FOUR_CARDS) == HONOURS_FOUR_CARDS:
+            _seat_earns(ints, pending, g, seat, payments.HONOURS_FOUR, RULE_HONOURS)
+        elif (won & HONOURS_THREE_CARDS) == HONOURS_THREE_CARDS:
+            _seat_earns(ints, pending, g, seat, payments.HONOURS_THREE, RULE_HONOURS)
     # Two tricks with the Hundred Myriad.
     next_banker = (banker + 1) % 4
     for seat in range(4):
-        if ints[g, I_TRICKS_WON + seat] == 2 and (card_sets[g, C_WON_WITH + seat] & HUNDRED_BIT):
+        won_two = ints[g, I_TRICKS_WON + seat] == payments.MINIMUM_TRICKS
+        if won_two and (card_sets[g, C_WON_WITH + seat] & HUNDRED_BIT):
             if seat == banker:
                 next_banker = banker
             else:
                 for other in range(4):
                     if other != banker and other != seat:
-                        _add_line(ints, pending, g, RULE_TWO_TRICKS_HUNDRED_MYRIAD, other, seat, 1)
+                        _add_line(
+                            ints,
+                            pending,
+                            g,
+                            RULE_TWO_TRICKS_HUNDRED_MYRIAD,
+                            other,
+                            seat,
+                            payments.TWO_TRICKS_HUNDRED_MYRIAD,
+                        )
     # Stock check: the card under the upcard, as named (no promotion).
     exposed = ints[g, I_STOCK + 1]
     if (TOP_MASK & bit(exposed)) != np.uint64(0):
@@ -529,7 +540,7 @@ def _settle_play(card_sets, ints, pending, g):
             if card_sets[g, C_FACE_UP + seat] & second:
                 for other in range(4):
                     if other != seat:
-                        _add_line(ints, pending, g, RULE_STOCK_CHECK, seat, other, 1)
+                        _add_line(ints, pending, g, RULE_STOCK_CHECK, seat, other, payments.STOCK_CHECK)
     return next_banker
 
 
@@ -592,7 +603,7 @@ def _play_card(card_sets, ints, pending, g, seat, card, face_up, takes_lead):
     if face_up:
         card_sets[g, C_FACE_UP + seat] |= card_bit
         if not takes_lead:
-            _seat_pays(ints, pending, g, seat, 2, RULE_FACE_UP_DISCARD)
+            _seat_pays(ints, pending, g, seat, payments.FACE_UP_DISCARD, RULE_FACE_UP_DISCARD)
     else:
         card_sets[g, C_SLOUGHED + seat] |= card_bit
 

@@ -52,9 +52,9 @@ seat to act after it, and so on. Card planes are indexed by card id.
 
 ``obs_type="summary"`` (default), 484 entries:
 
-========= ========================== ==============================================================
+========= ========================== ==================================================================
 index     name                       content
-========= ========================== ==============================================================
+========= ========================== ==================================================================
 0..39     OBS_HAND                   cards held
 40..79    OBS_UPCARD                 the upcard (one-hot)
 80..119   OBS_SEEN_FACE_UP           every card played face up this hand (current trick too)
@@ -71,28 +71,29 @@ index     name                       content
 473..475  OBS_PHASE                  redeal offer / play / over (one-hot)
 476..479  OBS_BEEN_BANKER            relative seats that have been banker in this match
 480..483  OBS_REDEAL_PASSED          relative seats that passed a redeal offer on this deal
-========= ========================== ==============================================================
+========= ========================== ==================================================================
 
-(The name column is the ``slice`` constant this module exports, e.g. ``OBS_HAND``.)
+(The name column is the ``slice`` constant this module exports, e.g. ``OBS_HAND``; both tables are
+generated from the pieces in ``madiao_env.layout``.)
 
 ``obs_type="history"``, 1579 entries: a perfect-recall information state of the current deal.
 
-============ ==================== ==============================================================
-index        name                 content
-============ ==================== ==============================================================
-0..39        HIST_HAND_DEALT      the observer's 8 cards as dealt
-40..79       HIST_HAND            cards held now
-80..119      HIST_UPCARD          the upcard (one-hot)
-120..123     HIST_BANKER          banker's relative seat
-124..127     HIST_FIRST           relative seat dealt first
-128..131     HIST_REDEAL_PASSED   relative seats that passed a redeal offer on this deal
-132..135     HIST_BEEN_BANKER     relative seats that have been banker in this match
-136..138     HIST_PHASE           redeal offer / play / over
-139..1578    HIST_PLAYS           32 play slots in order (slot k = trick k // 4), 45 each:
-                                  relative seat one-hot (4), card one-hot (40), face down (1).
-                                  Another seat's face-down card is only "a face-down card": its
-                                  card one-hot is all zeros; the observer's own sloughs are shown.
-============ ==================== ==============================================================
+========== =================== ==================================================================
+index      name                content
+========== =================== ==================================================================
+0..39      HIST_HAND_DEALT     the observer's 8 cards as dealt
+40..79     HIST_HAND           cards held now
+80..119    HIST_UPCARD         the upcard (one-hot)
+120..123   HIST_BANKER         banker's relative seat
+124..127   HIST_FIRST          relative seat dealt first
+128..131   HIST_REDEAL_PASSED  relative seats that passed a redeal offer on this deal
+132..135   HIST_BEEN_BANKER    relative seats that have been banker in this match
+136..138   HIST_PHASE          redeal offer / play / over
+139..1578  HIST_PLAYS          32 play slots in order (slot k = trick k // 4), 45 each: relative
+                               seat one-hot (4), card one-hot (40), face down (1). Another seat's
+                               face-down card is only "a face-down card": its card one-hot is all
+                               zeros; the observer's own sloughs are shown.
+========== =================== ==================================================================
 
 Rewards
 -------
@@ -108,9 +109,10 @@ After a settlement every agent's ``infos[agent]`` holds ``"settlement"`` (list o
 ``{"rule", "payer", "payee", "stakes"}``, stakes times ``stake``), ``"payoffs"`` (4 floats by seat,
 the sum of those lines) and ``"hand_number"`` (the hand settled); they stay until the next
 settlement. Rule names: meld, four_lowest, trick_count, slam, boss_card, hundred_myriad, honours,
-two_tricks_hundred_myriad, stock_check, face_up_discard. Lines come in the order they arose
-(declarations and face-up discards during the hand, then the end-of-hand lines in the design doc's
-order); a line between the banker and the players is one line per payer/payee pair.
+two_tricks_hundred_myriad, stock_check, face_up_discard (each rule with its amounts:
+``madiao_env.payments``). Lines come in the order they arose (declarations and face-up discards
+during the hand, then the end-of-hand lines in the design doc's order); a line between the banker
+and the players is one line per payer/payee pair.
 
 Readings of the design doc's open points: a banker holding a meld is paid like anyone else; the
 Hundred Myriad holder's exemption applies to melds only (the four lowest are paid by everyone); a
@@ -127,7 +129,9 @@ as "(face down)"; ``render()`` shows the full table.
 (number in (0, 1e12], default 1), ``max_redeals`` (None = unlimited, or int 0..2**31-1: once that
 many redeals happened in a hand nobody is asked), ``face_up_discard`` (bool, default False; True:
 a face-up play that does not capture is legal and costs 2 stakes to the banker, or a banker 2 to
-each player). A bad option raises ``TypeError`` (wrong type) or ``ValueError`` naming it.
+each player). A bad option raises ``TypeError`` (wrong type) or ``ValueError`` naming it. The
+options are checked by ``madiao_env.options.MadiaoOptions`` (``env.unwrapped.options``), which
+the batched env and the play-outs build from as well.
 
 ``reset(seed, options)``: options ``{"hands": [[8 names] x 4 by seat], "stock": [8 names, upcard
 first], "banker": seat, "first": seat}`` sets the deal exactly ("banker" and "first" optional:
@@ -162,45 +166,46 @@ from gymnasium.utils import EzPickle
 from pettingzoo.utils import wrappers
 
 from cardgame_core.aec import CardGameAECEnv, check_action, seed_sequence
-from madiao_env import cards, core, state
+from madiao_env import cards, core, layout, state
 
-OBS_HAND = slice(core.OBS_HAND_AT, core.OBS_HAND_AT + 40)
-OBS_UPCARD = slice(core.OBS_UPCARD_AT, core.OBS_UPCARD_AT + 40)
-OBS_SEEN_FACE_UP = slice(core.OBS_SEEN_FACE_UP_AT, core.OBS_SEEN_FACE_UP_AT + 40)
-OBS_OWN_SLOUGHED = slice(core.OBS_OWN_SLOUGHED_AT, core.OBS_OWN_SLOUGHED_AT + 40)
-OBS_TRICK_FACE_UP = slice(core.OBS_TRICK_FACE_UP_AT, core.OBS_TRICK_FACE_UP_AT + 160)
-OBS_TRICK_FACE_DOWN = slice(core.OBS_TRICK_FACE_DOWN_AT, core.OBS_TRICK_FACE_DOWN_AT + 4)
-OBS_TRICK_FACE_DOWN_COUNT = slice(core.OBS_TRICK_FACE_DOWN_COUNT_AT, core.OBS_TRICK_FACE_DOWN_COUNT_AT + 1)
-OBS_TRICK_LEADER = slice(core.OBS_TRICK_LEADER_AT, core.OBS_TRICK_LEADER_AT + 4)
-OBS_TRICK_PLAYS = slice(core.OBS_TRICK_PLAYS_AT, core.OBS_TRICK_PLAYS_AT + 3 * 41)
-OBS_TRICKS_WON = slice(core.OBS_TRICKS_WON_AT, core.OBS_TRICKS_WON_AT + 4)
-OBS_BANKER = slice(core.OBS_BANKER_AT, core.OBS_BANKER_AT + 4)
-OBS_FIRST = slice(core.OBS_FIRST_AT, core.OBS_FIRST_AT + 4)
-OBS_TRICK_NUMBER = slice(core.OBS_TRICK_NUMBER_AT, core.OBS_TRICK_NUMBER_AT + 9)
-OBS_PHASE = slice(core.OBS_PHASE_AT, core.OBS_PHASE_AT + 3)
-OBS_BEEN_BANKER = slice(core.OBS_BEEN_BANKER_AT, core.OBS_BEEN_BANKER_AT + 4)
-OBS_REDEAL_PASSED = slice(core.OBS_REDEAL_PASSED_AT, core.OBS_REDEAL_PASSED_AT + 4)
+# The option limits live in madiao_env.options; re-exported here, where they used to be defined.
+from madiao_env.options import EPISODES as EPISODES
+from madiao_env.options import MAX_REDEALS_CAP as MAX_REDEALS_CAP
+from madiao_env.options import MAX_STAKE as MAX_STAKE
+from madiao_env.options import OBS_TYPES as OBS_TYPES
+from madiao_env.options import MadiaoOptions
 
-HIST_HAND_DEALT = slice(core.HIST_HAND_DEALT_AT, core.HIST_HAND_DEALT_AT + 40)
-HIST_HAND = slice(core.HIST_HAND_AT, core.HIST_HAND_AT + 40)
-HIST_UPCARD = slice(core.HIST_UPCARD_AT, core.HIST_UPCARD_AT + 40)
-HIST_BANKER = slice(core.HIST_BANKER_AT, core.HIST_BANKER_AT + 4)
-HIST_FIRST = slice(core.HIST_FIRST_AT, core.HIST_FIRST_AT + 4)
-HIST_REDEAL_PASSED = slice(core.HIST_REDEAL_PASSED_AT, core.HIST_REDEAL_PASSED_AT + 4)
-HIST_BEEN_BANKER = slice(core.HIST_BEEN_BANKER_AT, core.HIST_BEEN_BANKER_AT + 4)
-HIST_PHASE = slice(core.HIST_PHASE_AT, core.HIST_PHASE_AT + 3)
-HIST_PLAYS = slice(core.HIST_PLAYS_AT, core.HISTORY_SIZE)
+# The exported slices of the observation pieces (names, sizes and meaning: madiao_env.layout).
+OBS_HAND = layout.SUMMARY_SLICES["OBS_HAND"]
+OBS_UPCARD = layout.SUMMARY_SLICES["OBS_UPCARD"]
+OBS_SEEN_FACE_UP = layout.SUMMARY_SLICES["OBS_SEEN_FACE_UP"]
+OBS_OWN_SLOUGHED = layout.SUMMARY_SLICES["OBS_OWN_SLOUGHED"]
+OBS_TRICK_FACE_UP = layout.SUMMARY_SLICES["OBS_TRICK_FACE_UP"]
+OBS_TRICK_FACE_DOWN = layout.SUMMARY_SLICES["OBS_TRICK_FACE_DOWN"]
+OBS_TRICK_FACE_DOWN_COUNT = layout.SUMMARY_SLICES["OBS_TRICK_FACE_DOWN_COUNT"]
+OBS_TRICK_LEADER = layout.SUMMARY_SLICES["OBS_TRICK_LEADER"]
+OBS_TRICK_PLAYS = layout.SUMMARY_SLICES["OBS_TRICK_PLAYS"]
+OBS_TRICKS_WON = layout.SUMMARY_SLICES["OBS_TRICKS_WON"]
+OBS_BANKER = layout.SUMMARY_SLICES["OBS_BANKER"]
+OBS_FIRST = layout.SUMMARY_SLICES["OBS_FIRST"]
+OBS_TRICK_NUMBER = layout.SUMMARY_SLICES["OBS_TRICK_NUMBER"]
+OBS_PHASE = layout.SUMMARY_SLICES["OBS_PHASE"]
+OBS_BEEN_BANKER = layout.SUMMARY_SLICES["OBS_BEEN_BANKER"]
+OBS_REDEAL_PASSED = layout.SUMMARY_SLICES["OBS_REDEAL_PASSED"]
 
-OBS_TYPES = ("summary", "history")
-EPISODES = ("hand", "match")
+HIST_HAND_DEALT = layout.HISTORY_SLICES["HIST_HAND_DEALT"]
+HIST_HAND = layout.HISTORY_SLICES["HIST_HAND"]
+HIST_UPCARD = layout.HISTORY_SLICES["HIST_UPCARD"]
+HIST_BANKER = layout.HISTORY_SLICES["HIST_BANKER"]
+HIST_FIRST = layout.HISTORY_SLICES["HIST_FIRST"]
+HIST_REDEAL_PASSED = layout.HISTORY_SLICES["HIST_REDEAL_PASSED"]
+HIST_BEEN_BANKER = layout.HISTORY_SLICES["HIST_BEEN_BANKER"]
+HIST_PHASE = layout.HISTORY_SLICES["HIST_PHASE"]
+HIST_PLAYS = layout.HISTORY_SLICES["HIST_PLAYS"]
+
 RENDER_MODES = ("ansi", "human")
 PHASE_NAMES = ("redeal", "play", "over")
 _OPTION_KEYS = {"hands", "stock", "banker", "first", "deck"}
-_OBS_SIZE = {"summary": core.SUMMARY_SIZE, "history": core.HISTORY_SIZE}
-_STATE_VERSION = state.STATE_VERSION  # (the vector env and the rollouts build snapshots too)
-# Rewards stay finite: the largest payoff of a settlement is a few dozen stakes.
-MAX_STAKE = 1e12
-MAX_REDEALS_CAP = 2**31 - 1
 _N_ACTIONS = cards.N_ACTIONS
 _MASK_SHAPE = (1, cards.N_ACTIONS)
 _I_HANDS_SETTLED = core.I_HANDS_SETTLED
@@ -271,31 +276,15 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         max_redeals: int | None = None,
         face_up_discard: bool = False,
     ) -> None:
-        # isinstance first: ``in`` on a tuple of strings compares an array elementwise.
         if render_mode is not None and (not isinstance(render_mode, str) or render_mode not in RENDER_MODES):
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
-        if not isinstance(obs_type, str) or obs_type not in OBS_TYPES:
-            raise ValueError(f"obs_type must be 'summary' or 'history', got {obs_type!r}")
-        if not isinstance(episode, str) or episode not in EPISODES:
-            raise ValueError(f"episode must be 'hand' or 'match', got {episode!r}")
-        if isinstance(stake, bool) or not isinstance(stake, (int, float, np.integer, np.floating)):
-            raise TypeError(f"stake must be a positive number, got {type(stake).__name__} {stake!r}")
-        # Compared before any float(), which raises OverflowError for a huge int; NaN fails both.
-        if not 0 < stake <= MAX_STAKE:
-            raise ValueError(f"stake must be a number in (0, {MAX_STAKE:g}], got {stake!r}")
-        if max_redeals is not None and (
-            isinstance(max_redeals, bool) or not isinstance(max_redeals, (int, np.integer))
-        ):
-            raise TypeError(
-                f"max_redeals must be None or an int >= 0, got {type(max_redeals).__name__} {max_redeals!r}"
-            )
-        # The cap lives in the kernels' int32 config row.
-        if max_redeals is not None and not 0 <= max_redeals <= MAX_REDEALS_CAP:
-            raise ValueError(f"max_redeals must be None or an int 0..{MAX_REDEALS_CAP}, got {max_redeals!r}")
-        if not isinstance(face_up_discard, (bool, np.bool_)):
-            raise TypeError(
-                f"face_up_discard must be a bool, got {type(face_up_discard).__name__} {face_up_discard!r}"
-            )
+        options = MadiaoOptions(
+            obs_type=obs_type,
+            episode=episode,
+            stake=stake,
+            max_redeals=max_redeals,
+            face_up_discard=face_up_discard,
+        )
         EzPickle.__init__(
             self,
             render_mode=render_mode,
@@ -307,31 +296,18 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         )
         super().__init__()
         self.render_mode = render_mode
-        self.obs_type = obs_type
-        self.episode = episode
-        self.stake = float(stake)
-        self.max_redeals = None if max_redeals is None else int(max_redeals)
-        self.face_up_discard = bool(face_up_discard)
-        self.env_kwargs = {
-            "render_mode": render_mode,
-            "obs_type": obs_type,
-            "episode": episode,
-            "stake": self.stake,
-            "max_redeals": self.max_redeals,
-            "face_up_discard": self.face_up_discard,
-        }
-        self.possible_agents = [f"player_{seat}" for seat in range(cards.N_SEATS)]
+        #: The validated rule and observation options (``madiao_env.options``).
+        self.options = options
+        self.obs_type = options.obs_type
+        self.episode = options.episode
+        self.stake = options.stake
+        self.max_redeals = options.max_redeals
+        self.face_up_discard = options.face_up_discard
+        self.env_kwargs = {"render_mode": render_mode, **options.as_kwargs()}
+        self.possible_agents = list(state.AGENTS)
         self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
-        self._config = np.array(
-            [
-                int(self.face_up_discard),
-                -1 if self.max_redeals is None else self.max_redeals,
-                int(episode == "match"),
-                int(obs_type == "history"),
-            ],
-            dtype=np.int32,
-        )
-        size = _OBS_SIZE[obs_type]
+        self._config = options.config_row()
+        size = options.obs_size
         self._card_sets, self._ints, self._history, self._pending, self._settled = core.new_state(1)
         # Buffers the kernels write: the acting seat's view (refreshed by every step) and a scratch
         # pair for observing any other seat.
@@ -581,7 +557,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         """A picklable snapshot of the whole env (game arrays, RNG, PettingZoo bookkeeping)."""
         self._require_reset()
         return {
-            "version": _STATE_VERSION,
+            "version": state.STATE_VERSION,
             "config": self._config.copy(),
             "stake": self.stake,
             "arrays": [

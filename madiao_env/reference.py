@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from madiao_env import payments
 from madiao_env.cards import (
     ACTION_PASS,
     ACTION_PLAY,
@@ -36,12 +37,25 @@ from madiao_env.cards import (
     N_CARDS,
     card_id,
 )
+from madiao_env.payments import (
+    RULE_BOSS_CARD,
+    RULE_FACE_UP_DISCARD,
+    RULE_FOUR_LOWEST,
+    RULE_HONOURS,
+    RULE_HUNDRED_MYRIAD,
+    RULE_MELD,
+    RULE_NAMES,
+    RULE_SLAM,
+    RULE_STOCK_CHECK,
+    RULE_TRICK_COUNT,
+    RULE_TWO_TRICKS_HUNDRED_MYRIAD,
+)
 
 N_SEATS = 4
 HAND_SIZE = 8
 STOCK_SIZE = 8
 N_TRICKS = 8
-MINIMUM_TRICKS = 2
+MINIMUM_TRICKS = payments.MINIMUM_TRICKS
 
 # Suits as id ranges, lowest card first (Cash is stored reversed: 9C is id 0, 0C id 10).
 SUIT_CARDS: tuple[tuple[int, ...], ...] = (
@@ -50,6 +64,11 @@ SUIT_CARDS: tuple[tuple[int, ...], ...] = (
     tuple(range(20, 29)),  # Myriads: 1M .. 9M
     tuple(range(29, 40)),  # Tens: 20T .. 90T 100T 1000T 10000T
 )
+
+
+def _rule(code: int) -> str:
+    """The settlement name of a rule id (``madiao_env.payments`` holds both)."""
+    return RULE_NAMES[code]
 
 
 def _ids(*names: str) -> frozenset[int]:
@@ -193,20 +212,20 @@ def meld_stakes(hand: set[int]) -> int:
     """
     candidates = [0]
     if hand >= MELD_FOUR_TOPS:
-        candidates.append(4)
+        candidates.append(payments.MELD_FOUR_TOPS)
     if hand >= MELD_FOUR_TOPS_AND_HUNDRED:
-        candidates.append(5)
+        candidates.append(payments.MELD_FOUR_TOPS_WITH_HUNDRED)
     suits = {suit_of(card) for card in hand}
     if len(suits) == 1:
-        candidates.append(4)
+        candidates.append(payments.MELD_FLUSH)
         if suits == {3} and HUNDRED_MYRIAD in hand:
-            candidates.append(5)
+            candidates.append(payments.MELD_TENS_FLUSH_WITH_HUNDRED)
     if hand <= RED_CARDS:
-        candidates.append(6)
+        candidates.append(payments.MELD_EIGHT_RED)
         if HUNDRED_MYRIAD in hand:
-            candidates.append(7)
+            candidates.append(payments.MELD_EIGHT_RED_WITH_HUNDRED)
         if hand == MELD_EIGHT_STAKES:
-            candidates.append(8)
+            candidates.append(payments.MELD_EXACT_EIGHT)
     return max(candidates)
 
 
@@ -227,7 +246,7 @@ def meld_payments(hands: Sequence[set[int]], holder: int, stakes: int) -> list[P
     """ "Each other player pays the holder, except the player who holds the Hundred Myriad (if
     that is not the holder) pays nothing." A banker holding a meld is paid like anyone else."""
     return [
-        Payment("meld", seat, holder, float(stakes))
+        Payment(_rule(RULE_MELD), seat, holder, float(stakes))
         for seat in range(N_SEATS)
         if seat != holder and HUNDRED_MYRIAD not in hands[seat]
     ]
@@ -243,7 +262,11 @@ def four_lowest_holder(hands: Sequence[set[int]]) -> int | None:
 
 def four_lowest_payments(holder: int) -> list[Payment]:
     """ "The holder wins 1 stake from each other player" (no Hundred Myriad exemption)."""
-    return [Payment("four_lowest", seat, holder, 1.0) for seat in range(N_SEATS) if seat != holder]
+    return [
+        Payment(_rule(RULE_FOUR_LOWEST), seat, holder, float(payments.FOUR_LOWEST))
+        for seat in range(N_SEATS)
+        if seat != holder
+    ]
 
 
 def may_force_redeal(hand: set[int]) -> bool:
@@ -324,17 +347,17 @@ def trick_count_and_slam_lines(record: HandRecord) -> list[Payment]:
     banker = record.banker
     won = tricks_won(record)
     if won[banker] == N_TRICKS:
-        return banker_line("slam", record, banker, 8.0)
+        return banker_line(_rule(RULE_SLAM), record, banker, float(payments.SLAM))
     lines: list[Payment] = []
     for seat in range(N_SEATS):
         if seat == banker:
             continue
         if won[seat] == N_TRICKS:
-            lines.append(Payment("slam", banker, seat, 8.0))
-        elif won[seat] <= 1:
-            lines.append(Payment("trick_count", seat, banker, 1.0))
-        elif won[seat] >= 3:
-            lines.append(Payment("trick_count", banker, seat, 1.0))
+            lines.append(Payment(_rule(RULE_SLAM), banker, seat, float(payments.SLAM)))
+        elif won[seat] < MINIMUM_TRICKS:
+            lines.append(Payment(_rule(RULE_TRICK_COUNT), seat, banker, float(payments.TRICK_COUNT)))
+        elif won[seat] > MINIMUM_TRICKS:
+            lines.append(Payment(_rule(RULE_TRICK_COUNT), banker, seat, float(payments.TRICK_COUNT)))
     return lines
 
 
@@ -359,7 +382,7 @@ def boss_card_lines(record: HandRecord) -> list[Payment]:
             continue
         for card in winning_cards(record, seat):
             if card in tops:
-                lines += banker_line("boss_card", record, seat, 1.0)
+                lines += banker_line(_rule(RULE_BOSS_CARD), record, seat, float(payments.BOSS_CARD_PER_TRICK))
     return lines
 
 
@@ -379,12 +402,12 @@ def hundred_myriad_lines(record: HandRecord) -> list[Payment]:
     if holder is None:
         return []
     if tricks_won(record)[holder] < MINIMUM_TRICKS:
-        stakes = 1.0
+        stakes = payments.HUNDRED_MYRIAD_CONSOLATION
     elif HUNDRED_MYRIAD in winning_cards(record, holder):
-        stakes = 3.0
+        stakes = payments.HUNDRED_MYRIAD_WON_WITH_IT
     else:
-        stakes = 2.0
-    return banker_line("hundred_myriad", record, holder, stakes)
+        stakes = payments.HUNDRED_MYRIAD_MINIMUM
+    return banker_line(_rule(RULE_HUNDRED_MYRIAD), record, holder, float(stakes))
 
 
 def honours_lines(record: HandRecord) -> list[Payment]:
@@ -394,14 +417,14 @@ def honours_lines(record: HandRecord) -> list[Payment]:
     for seat in range(N_SEATS):
         cards = set(winning_cards(record, seat))
         if {MYRIAD_MYRIAD, THOUSAND_MYRIAD, HUNDRED_MYRIAD} <= cards:
-            stakes = 4.0 if ZERO_CASH in cards else 3.0
-            lines += banker_line("honours", record, seat, stakes)
+            stakes = payments.HONOURS_FOUR if ZERO_CASH in cards else payments.HONOURS_THREE
+            lines += banker_line(_rule(RULE_HONOURS), record, seat, float(stakes))
     return lines
 
 
 def won_two_with_hundred_myriad(record: HandRecord, seat: int) -> bool:
     """ "wins a trick with 100T and makes exactly two tricks"."""
-    return tricks_won(record)[seat] == 2 and HUNDRED_MYRIAD in winning_cards(record, seat)
+    return tricks_won(record)[seat] == MINIMUM_TRICKS and HUNDRED_MYRIAD in winning_cards(record, seat)
 
 
 def two_tricks_hundred_myriad_lines(record: HandRecord) -> list[Payment]:
@@ -413,7 +436,12 @@ def two_tricks_hundred_myriad_lines(record: HandRecord) -> list[Payment]:
     for seat in range(N_SEATS):
         if seat != banker and won_two_with_hundred_myriad(record, seat):
             lines += [
-                Payment("two_tricks_hundred_myriad", other, seat, 1.0)
+                Payment(
+                    _rule(RULE_TWO_TRICKS_HUNDRED_MYRIAD),
+                    other,
+                    seat,
+                    float(payments.TWO_TRICKS_HUNDRED_MYRIAD),
+                )
                 for other in range(N_SEATS)
                 if other not in (seat, banker)
             ]
@@ -433,7 +461,7 @@ def stock_check_lines(record: HandRecord) -> list[Payment]:
         for play in trick:
             if play.card == second_highest and play.face_up:
                 return [
-                    Payment("stock_check", play.seat, other, 1.0)
+                    Payment(_rule(RULE_STOCK_CHECK), play.seat, other, float(payments.STOCK_CHECK))
                     for other in range(N_SEATS)
                     if other != play.seat
                 ]
@@ -447,10 +475,14 @@ def face_up_discard_lines(record: HandRecord) -> list[Payment]:
     for seat in record.face_up_discards:
         if seat == record.banker:
             lines += [
-                Payment("face_up_discard", seat, other, 2.0) for other in range(N_SEATS) if other != seat
+                Payment(_rule(RULE_FACE_UP_DISCARD), seat, other, float(payments.FACE_UP_DISCARD))
+                for other in range(N_SEATS)
+                if other != seat
             ]
         else:
-            lines.append(Payment("face_up_discard", seat, record.banker, 2.0))
+            lines.append(
+                Payment(_rule(RULE_FACE_UP_DISCARD), seat, record.banker, float(payments.FACE_UP_DISCARD))
+            )
     return lines
 
 
@@ -719,10 +751,6 @@ class ReferenceGame:
         self.banker = self.next_banker()
         self.meld, self._stays_banker, self.redeals = None, False, 0
         self.phase, self.needs_deal_reason = PHASE_NEEDS_DEAL, "new_hand"
-
-    def unplayed_cards(self) -> set[int]:
-        """Cards still in hands or the stock."""
-        return set().union(*self.hands, self.stock)
 
     def played(self) -> list[Play]:
         return [play for trick in self.tricks for play in trick]

@@ -22,11 +22,14 @@ from typing import Any
 import numpy as np
 
 from madiao_env import cards, core, state
-from madiao_env.env import raw_env
+from madiao_env.options import MadiaoOptions
 
 
 def new_hand_snapshot(seed: int, **env_kwargs: Any) -> dict[str, Any]:
     """A snapshot of a fresh random deal: ``raw_env(**env_kwargs).reset(seed=seed)``, first decision due."""
+    # The AEC env's own reset is the definition of this snapshot (its RNG draws and bookkeeping).
+    from madiao_env.env import raw_env
+
     env = raw_env(**env_kwargs)
     env.reset(seed=seed)
     return env.get_state()
@@ -47,6 +50,11 @@ def _checked_arrays(snapshot: Any) -> tuple[list[np.ndarray], np.ndarray, float]
         or not (np.isfinite(stake) and stake > 0)
     ):
         raise ValueError(f"snapshot['stake'] must be a positive number, got {stake!r}")
+    try:
+        # Every entry a valid options row could hold (a stray value would run an unknown variant).
+        MadiaoOptions.from_config_row(config, stake)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"snapshot['config'] / snapshot['stake']: {error}") from None
     arrays = state.validate_snapshot(snapshot, config, float(stake))["arrays"]
     ints = arrays[1]
     if ints[0, core.I_EPISODE_OVER] or ints[0, core.I_TO_ACT] < 0:

@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from madiao_env import cards, core
+from madiao_env import cards, core, payments
 
 STATE_VERSION = 1
 
@@ -58,7 +58,7 @@ AGENTS = tuple(f"player_{seat}" for seat in range(cards.N_SEATS))
 FULL_DECK = (1 << cards.N_CARDS) - 1
 _CARD_SUIT = tuple(cards.CARD_SUIT.tolist())
 # The largest stakes of one settlement line (a meld of eight, a slam).
-MAX_LINE_STAKES = 8
+MAX_LINE_STAKES = payments.MAX_LINE_STAKES
 
 # Names of the ints columns for messages: "I_TRICKS_WON+2" for the third seat's count.
 _INT_NAMES: dict[int, str] = {}

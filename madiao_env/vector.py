@@ -4,9 +4,9 @@
 :class:`cardgame_core.vector.VectorCardEnv` (``reset``, ``step(actions)`` with ``-1`` to skip a
 game, ``observe(seats)``, auto-reset with ``final_payoffs``/``final_observation``). The rule and
 observation options are the AEC env's (``obs_type``, ``episode``, ``stake``, ``max_redeals``,
-``face_up_discard``), checked by the same code, and the games run on the same kernels of
-:mod:`madiao_env.core`, observation encoder included: a game and an AEC env in the same state
-produce the same observation, mask and rewards.
+``face_up_discard``), checked by the same code (:class:`madiao_env.options.MadiaoOptions`), and
+the games run on the same kernels of :mod:`madiao_env.core`, observation encoder included: a
+game and an AEC env in the same state produce the same observation, mask and rewards.
 
 Seeding: ``reset(seed)`` draws one 63-bit *game seed* per game (``game_seeds``); game ``i``'s
 first episode is then exactly the AEC env's ``reset(seed=game_seeds[i])`` deal. Later episodes
@@ -27,7 +27,7 @@ import numpy as np
 
 from cardgame_core.vector import VectorCardEnv
 from madiao_env import cards, core, state
-from madiao_env.env import raw_env
+from madiao_env.options import MadiaoOptions
 
 
 class MadiaoVectorEnv(VectorCardEnv):
@@ -49,15 +49,15 @@ class MadiaoVectorEnv(VectorCardEnv):
     def __init__(self, n_envs: int, seed: int | None = None, *, copy: bool = True, **env_kwargs: Any) -> None:
         if "render_mode" in env_kwargs:
             raise TypeError("MadiaoVectorEnv has no render_mode: render a game through the AEC env")
-        # The AEC env validates the options and builds the kernels' config row: one source of
-        # truth for both envs. It is kept as the template of get_game_state() snapshots.
-        self._template = raw_env(**env_kwargs)
-        self.env_kwargs = {k: v for k, v in self._template.env_kwargs.items() if k != "render_mode"}
-        self.obs_type = self._template.obs_type
-        self.episode = self._template.episode
-        self.stake = self._template.stake
-        self._config = self._template._config.copy()
-        self.obs_dim = core.HISTORY_SIZE if self.obs_type == "history" else core.SUMMARY_SIZE
+        # The same options object as the AEC env's: same checks, same kernel config row.
+        #: The validated rule and observation options (``madiao_env.options``).
+        self.options = MadiaoOptions(**env_kwargs)
+        self.env_kwargs = self.options.as_kwargs()
+        self.obs_type = self.options.obs_type
+        self.episode = self.options.episode
+        self.stake = self.options.stake
+        self._config = self.options.config_row()
+        self.obs_dim = self.options.obs_size
         super().__init__(n_envs, seed, copy=copy)
         self._card_sets, self._ints, self._history, self._pending, self._settled = core.new_state(self.n_envs)
         # Settled stakes of the running episode by seat (integer units; final_payoffs = this x stake).
@@ -137,7 +137,7 @@ class MadiaoVectorEnv(VectorCardEnv):
         if not 0 <= game < self.n_envs:
             raise ValueError(f"game {game} is out of range 0..{self.n_envs - 1}")
         row = slice(int(game), int(game) + 1)
-        agents = list(self._template.possible_agents)
+        agents = list(state.AGENTS)
         return {
             "version": state.STATE_VERSION,
             "config": self._config.copy(),

@@ -103,7 +103,6 @@ N_PHRASES = len(PHRASES)
 NICE_DAY, PENALTY_CARD, THANK_YOU, CARD_NAME, BADGER, LAST_CARD, MAO = range(7)
 SUIT_PHRASE_0 = 7  # phrases 7..10 name the suits clubs..spades
 RABBIT, HEDGEHOG, FOX, CHAIRMAN = 11, 12, 13, 14
-SUIT_PHRASES_BITS = 0b1111 << SUIT_PHRASE_0
 PHRASE_KEYS: tuple[str, ...] = (
     "nice-day",
     "penalty-card",
@@ -170,11 +169,6 @@ def phrase_id(text: str) -> int:
 def n_decks_for(n_players: int) -> int:
     """One deck per three players, rounded up."""
     return (n_players + 2) // 3
-
-
-def cards_from_mask(mask: int) -> list[str]:
-    """Short names of the card types in a 53-bit set, lowest bit first."""
-    return [CARD_NAMES[i] for i in range(N_CARD_TYPES) if (int(mask) >> i) & 1]
 
 
 def n_actions(n_rules: int) -> int:

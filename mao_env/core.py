@@ -15,8 +15,8 @@ State (see :func:`new_state`)::
 The secret-rule library arrives as the argument ``library`` (``mao_env.rules.LIBRARY``: one
 ``(family, kind, set_a, set_b, param)`` row per rule, card sets as 53-bit masks), never as a global,
 so editing the library cannot leave a stale cached kernel. Every kernel takes the game index
-``b``; :func:`step_batch` loops a batch. No checking happens
-here: the env layer masks and validates actions before they reach a kernel.
+``b``; :func:`vector_reset`, :func:`vector_step` and :func:`observe_games` loop a batch. No
+checking happens here: the env layer masks and validates actions before they reach a kernel.
 """
 
 from __future__ import annotations
@@ -28,6 +28,55 @@ from cardgame_core.jit import njit
 from cardgame_core.rng import next_u64, random_below, shuffle_prefix
 from mao_env import cards
 from mao_env import rules as rule_library
+from mao_env.layout import (  # the observation layout's offsets and event numbering (one table)
+    CALL_BIT_BAD_CARD,
+    CALL_BIT_MAO,
+    CALL_BIT_TALKING,
+    EV_CALLS,
+    EV_CARD,
+    EV_CHAIN_CARDS,
+    EV_FORCED_DRAW,
+    EV_FORCED_SEAT,
+    EV_KIND,
+    EV_N_CALLS,
+    EV_NAMED_SUIT,
+    EV_PENALTY_CARDS,
+    EV_PHRASES,
+    EV_PRESENT,
+    EV_RULES,
+    EV_SEAT,
+    EV_WON,
+    EVENT_FEATURES,
+    KIND_BAD_CARD,
+    KIND_DRAW,
+    KIND_PLAY,
+    KIND_RULE_ADDED,
+    N_CALL_BITS,  # noqa: F401 (re-exported: the event records' numbering)
+    N_EVENT_KINDS,  # noqa: F401
+    OFF_AUTHORED,
+    OFF_DIRECTION,
+    OFF_DREW,
+    OFF_EVENTS,
+    OFF_HAND,
+    OFF_HAND_SIZES,
+    OFF_N_RULES,
+    OFF_NAMED,
+    OFF_PENDING_SEVEN,
+    OFF_PHASE,
+    OFF_PILE,
+    OFF_PLAYED,
+    OFF_ROUND,
+    OFF_SAID,
+    OFF_STACK,
+    OFF_TOOK_SEVEN,
+    OFF_TOP,
+    OFF_VALID_SUIT,
+    event_width,
+)
+
+# ``mao_env.rules`` defines what each rule family, kind and library column means (``rule_library.
+# SKIP``, ``R_KIND``, ...); Numba freezes those ints into the cached kernels, so renumbering them
+# there needs the on-disk cache cleared (the library rows themselves arrive as an argument).
 
 # ---- array geometry ------------------------------------------------------------------------
 STACK, PILE = 0, 1
@@ -88,13 +137,9 @@ E_NAMED_SUIT = 10
 E_WON = 11
 E_RULE_BITS = 12  # library rules behind the calls (shown only with reasons="revealed")
 EVENT_WIDTH = 13
-KIND_PLAY, KIND_BAD_CARD, KIND_DRAW, KIND_RULE_ADDED = 0, 1, 2, 3
-N_EVENT_KINDS = 4
-# Call reason bits: 0..N_PHRASES-1 = failure to say phrase p, then:
-CALL_BIT_BAD_CARD = cards.N_PHRASES
-CALL_BIT_TALKING = cards.N_PHRASES + 1
-CALL_BIT_MAO = cards.N_PHRASES + 2
-N_CALL_BITS = cards.N_PHRASES + 3
+# Event kinds (E_KIND) and call reason bits (E_CALLS) are numbered as the observation shows them:
+# KIND_PLAY, KIND_BAD_CARD, KIND_DRAW, KIND_RULE_ADDED, N_EVENT_KINDS, CALL_BIT_BAD_CARD,
+# CALL_BIT_TALKING, CALL_BIT_MAO and N_CALL_BITS come from mao_env.layout (imported above).
 
 # ---- calls ---------------------------------------------------------------------------------
 CALL_BAD_CARD, CALL_FAILURE_TO_SAY, CALL_TALKING, CALL_MAO = 0, 1, 2, 3
@@ -106,7 +151,6 @@ _SUIT = cards.CARD_SUIT
 _RANK_ABOVE = cards.RANK_ABOVE
 _RANK_BELOW = cards.RANK_BELOW
 _RED = cards.RED_MASK
-_BLACK = cards.BLACK_MASK
 _N_TYPES = cards.N_CARD_TYPES
 _N_PHRASES = cards.N_PHRASES
 _MAX_ACTIVE = rule_library.MAX_ACTIVE_RULES
@@ -212,24 +256,28 @@ def check_play(scalars, rules, library, b, card, top):
     forbidding = -1
     for slot in range(_MAX_ACTIVE):
         rule = rules[b, ACTIVE, slot]
-        if rule < 0 or library[rule, 0] != 0:
+        if rule < 0 or library[rule, rule_library.R_FAMILY] != rule_library.VALIDITY:
             continue
-        kind = library[rule, 1]
-        set_a = np.uint64(library[rule, 2])
-        set_b = np.uint64(library[rule, 3])
+        kind = library[rule, rule_library.R_KIND]
+        set_a = np.uint64(library[rule, rule_library.R_PRED_A])
+        set_b = np.uint64(library[rule, rule_library.R_PRED_B])
         forbids = False
-        if kind == 0:  # FORBID_ON
+        if kind == rule_library.FORBID_ON:
             forbids = (card_bit & set_a) != _ZERO and (top_bit & set_b) != _ZERO
-        elif kind == 1:  # ONLY_AFTER
+        elif kind == rule_library.ONLY_AFTER:
             forbids = (top_bit & set_b) != _ZERO and (card_bit & set_a) == _ZERO
-        elif kind == 2:  # WILD
+        elif kind == rule_library.WILD:
             if (card_bit & set_a) != _ZERO:
                 wild = True
-        elif kind == 3:  # ALTERNATE_COLOUR: a card off the valid suit must change colour
+        elif kind == rule_library.ALTERNATE_COLOUR:  # a card off the valid suit must change colour
             same_colour = ((card_bit & _RED) != _ZERO) == ((top_bit & _RED) != _ZERO)
             forbids = not suit_match and same_colour
-        else:  # RANK_ORDER replaces "same rank" by "ranks above (param +1) / below (-1) the top"
-            order = _RANK_ABOVE[_RANK[top]] if library[rule, 4] > 0 else _RANK_BELOW[_RANK[top]]
+        elif kind == rule_library.RANK_ORDER:  # replaces "same rank" by "ranks above (param +1) / below (-1)"
+            order = (
+                _RANK_ABOVE[_RANK[top]]
+                if library[rule, rule_library.R_PARAM] > 0
+                else _RANK_BELOW[_RANK[top]]
+            )
             order_rules += 1
             if (card_bit & order) == _ZERO:
                 order_ok = False
@@ -262,14 +310,16 @@ def _card_phrases(rules, library, b, card, top, phrase_rule):
     top_bit = _ONE << np.uint64(top)
     for slot in range(_MAX_ACTIVE):
         rule = rules[b, ACTIVE, slot]
-        if rule < 0 or library[rule, 0] != 2:
+        if rule < 0 or library[rule, rule_library.R_FAMILY] != rule_library.SPEECH:
             continue
-        kind = library[rule, 1]
-        trigger_set = np.uint64(library[rule, 2]) & np.uint64(library[rule, 3])
-        if (kind == 0 and (card_bit & trigger_set) != _ZERO) or (
-            kind == 2 and (top_bit & trigger_set) != _ZERO
+        kind = library[rule, rule_library.R_KIND]
+        trigger_set = np.uint64(library[rule, rule_library.R_PRED_A]) & np.uint64(
+            library[rule, rule_library.R_PRED_B]
+        )
+        if (kind == rule_library.SAY_ON_PLAY and (card_bit & trigger_set) != _ZERO) or (
+            kind == rule_library.SAY_ON_TOP and (top_bit & trigger_set) != _ZERO
         ):
-            phrase = library[rule, 4]
+            phrase = library[rule, rule_library.R_PARAM]
             if not (need >> phrase) & 1:
                 need |= 1 << phrase
                 phrase_rule[phrase] = rule
@@ -317,8 +367,12 @@ def turn_requirements(hands, decks, scalars, rules, library, b, phrase_rule):
     if scalars[b, S_DREW]:
         for slot in range(_MAX_ACTIVE):
             rule = rules[b, ACTIVE, slot]
-            if rule >= 0 and library[rule, 0] == 2 and library[rule, 1] == 1:
-                phrase = library[rule, 4]
+            if (
+                rule >= 0
+                and library[rule, rule_library.R_FAMILY] == rule_library.SPEECH
+                and library[rule, rule_library.R_KIND] == rule_library.SAY_ON_DRAW
+            ):
+                phrase = library[rule, rule_library.R_PARAM]
                 if not (required >> phrase) & 1:
                     required |= 1 << phrase
                     phrase_rule[phrase] = rule
@@ -575,18 +629,22 @@ def _end_turn(hands, hand_bits, decks, scalars, rules, library, events, calls, r
         card_bit = _ONE << np.uint64(played)
         for rule_slot in range(_MAX_ACTIVE):
             rule = rules[b, ACTIVE, rule_slot]
-            if rule < 0 or library[rule, 0] != 1:
+            if rule < 0 or library[rule, rule_library.R_FAMILY] != rule_library.DYNAMICS:
                 continue
-            if (card_bit & np.uint64(library[rule, 2]) & np.uint64(library[rule, 3])) == _ZERO:
+            if (
+                card_bit
+                & np.uint64(library[rule, rule_library.R_PRED_A])
+                & np.uint64(library[rule, rule_library.R_PRED_B])
+            ) == _ZERO:
                 continue
-            effect = library[rule, 1]
-            if effect == 0:
+            effect = library[rule, rule_library.R_KIND]
+            if effect == rule_library.SKIP:
                 skips += 1
-            elif effect == 1:
+            elif effect == rule_library.REVERSE:
                 reverse = not reverse
-            elif effect == 2:
-                forced += library[rule, 4]
-            else:
+            elif effect == rule_library.DRAW:
+                forced += library[rule, rule_library.R_PARAM]
+            elif effect == rule_library.AGAIN:
                 again = True
     penalty_drawn = _draw_cards(hands, hand_bits, decks, scalars, rng, b, seat, chain + penalty)
     scalars[b, S_PENALTY_TAKEN_0 + seat] += penalty_drawn
@@ -657,14 +715,6 @@ def apply_action(hands, hand_bits, decks, scalars, rules, library, events, calls
         _next_round(hands, hand_bits, decks, scalars, rng, b, seat)
 
 
-@njit
-def step_batch(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, actions):
-    """Apply ``actions[b]`` to every game ``b`` with ``actions[b] >= 0``."""
-    for b in range(actions.shape[0]):
-        if actions[b] >= 0:
-            apply_action(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, b, actions[b])
-
-
 # ---- masks -----------------------------------------------------------------------------------
 @njit
 def action_mask(hands, decks, scalars, rules, library, b, by_rules, out):
@@ -714,35 +764,13 @@ def action_mask(hands, decks, scalars, rules, library, b, by_rules, out):
 
 
 # ---- observation -----------------------------------------------------------------------------
-#: Features per event in the observation (without the revealed-rule block).
-EVENT_FEATURES = (
-    1 + cards.MAX_PLAYERS + N_EVENT_KINDS + cards.N_CARD_TYPES + cards.N_PHRASES + N_CALL_BITS + 6 + 4
-)
-OFF_HAND = 0
-OFF_TOP = OFF_HAND + cards.N_CARD_TYPES
-OFF_VALID_SUIT = OFF_TOP + cards.N_CARD_TYPES
-OFF_NAMED = OFF_VALID_SUIT + 4
-OFF_DIRECTION = OFF_NAMED + 1
-OFF_PENDING_SEVEN = OFF_DIRECTION + 1
-OFF_PHASE = OFF_PENDING_SEVEN + 1
-OFF_PLAYED = OFF_PHASE + 3
-OFF_DREW = OFF_PLAYED + cards.N_CARD_TYPES
-OFF_TOOK_SEVEN = OFF_DREW + 1
-OFF_SAID = OFF_TOOK_SEVEN + 1
-OFF_HAND_SIZES = OFF_SAID + cards.N_PHRASES
-OFF_STACK = OFF_HAND_SIZES + cards.MAX_PLAYERS
-OFF_PILE = OFF_STACK + 1
-OFF_ROUND = OFF_PILE + 1
-OFF_N_RULES = OFF_ROUND + 1
-OFF_AUTHORED = OFF_N_RULES + 1
-OFF_EVENTS = OFF_AUTHORED + rule_library.N_RULES
+# The offsets (OFF_*, EV_*) and EVENT_FEATURES come from mao_env.layout's table of named pieces.
 REASONS_CALLS, REASONS_HIDDEN, REASONS_REVEALED = 0, 1, 2
 
 
 def obs_size(n_events: int, reasons: int) -> int:
     """Length of the observation vector for ``n_events`` events and a reasons mode."""
-    per_event = EVENT_FEATURES + (rule_library.N_RULES if reasons == REASONS_REVEALED else 0)
-    return OFF_EVENTS + n_events * per_event
+    return OFF_EVENTS + n_events * event_width(reasons == REASONS_REVEALED)
 
 
 @njit
@@ -834,44 +862,30 @@ def _observe_events(scalars, library, events, b, seat, n_events, reasons, out):
     for i in range(o, out.shape[0]):
         out[i] = 0.0
     total = scalars[b, S_N_EVENTS]
+    width = EVENT_FEATURES + (library.shape[0] if reasons == REASONS_REVEALED else 0)
     for k in range(min(n_events, total, EVENT_SLOTS)):
         event = events[b, (total - 1 - k) % EVENT_SLOTS]
-        out[o] = 1.0
-        out[o + 1 + _relative_seat(event[E_SEAT], seat, n_players)] = 1.0
-        out[o + 1 + cards.MAX_PLAYERS + event[E_KIND]] = 1.0
-        o += 1 + cards.MAX_PLAYERS + N_EVENT_KINDS
+        o = OFF_AUTHORED + library.shape[0] + k * width
+        out[o + EV_PRESENT] = 1.0
+        out[o + EV_SEAT + _relative_seat(event[E_SEAT], seat, n_players)] = 1.0
+        out[o + EV_KIND + event[E_KIND]] = 1.0
         if event[E_CARD] >= 0:
-            out[o + event[E_CARD]] = 1.0
-        o += _N_TYPES
+            out[o + EV_CARD + event[E_CARD]] = 1.0
         if event[E_PHRASES]:
-            _write_bits(out, o, event[E_PHRASES])
-        o += _N_PHRASES
+            _write_bits(out, o + EV_PHRASES, event[E_PHRASES])
         if reasons != REASONS_HIDDEN and event[E_CALLS]:
-            _write_bits(out, o, event[E_CALLS])
-        o += N_CALL_BITS
-        out[o] = event[E_N_CALLS]
-        out[o + 1] = event[E_PENALTY_CARDS]
-        out[o + 2] = event[E_CHAIN_CARDS]
-        out[o + 3] = event[E_FORCED_DRAW]
-        out[o + 4] = event[E_WON]
+            _write_bits(out, o + EV_CALLS, event[E_CALLS])
+        out[o + EV_N_CALLS] = event[E_N_CALLS]
+        out[o + EV_PENALTY_CARDS] = event[E_PENALTY_CARDS]
+        out[o + EV_CHAIN_CARDS] = event[E_CHAIN_CARDS]
+        out[o + EV_FORCED_DRAW] = event[E_FORCED_DRAW]
+        out[o + EV_WON] = event[E_WON]
         if event[E_FORCED_DRAW]:
-            out[o + 5] = _relative_seat(event[E_FORCED_SEAT], seat, n_players)
-        o += 6
+            out[o + EV_FORCED_SEAT] = _relative_seat(event[E_FORCED_SEAT], seat, n_players)
         if event[E_NAMED_SUIT] >= 0:
-            out[o + event[E_NAMED_SUIT]] = 1.0
-        o += 4
+            out[o + EV_NAMED_SUIT + event[E_NAMED_SUIT]] = 1.0
         if reasons == REASONS_REVEALED:
-            _write_bits(out, o, event[E_RULE_BITS])
-            o += library.shape[0]
-
-
-@njit
-def hand_sizes_total(hands, decks, scalars, b):
-    """Cards in hands + stack + pile (conservation checks)."""
-    total = scalars[b, S_STACK_SIZE] + scalars[b, S_PILE_SIZE]
-    for seat in range(scalars[b, S_N_PLAYERS]):
-        total += _hand_size(hands, b, seat)
-    return total
+            _write_bits(out, o + EV_RULES, event[E_RULE_BITS])
 
 
 # ---- whole env steps (the AEC env's one call per step, and the batched env's) -----------------

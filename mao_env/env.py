@@ -28,7 +28,8 @@ allows (it leaks the secret rules: for curricula, debugging and the oracle agent
 
 Observation ``{"observation": float32[obs_dim], "action_mask": int8[n_actions]}``; index table
 (``K = n_events``, ``R = 45`` library rules, ``E = 109`` features per event, ``E + R`` with
-``reasons="revealed"``)::
+``reasons="revealed"``; generated from the named pieces of :mod:`mao_env.layout`, where agents
+read them by name: ``obs[SLICES["hand"]]``, ``event_row[EVENT_SLICES["card"]]``)::
 
     0..52        own hand: cards held of each type
     53..105      top card of the pile (one-hot)
@@ -38,10 +39,14 @@ Observation ``{"observation": float32[obs_dim], "action_mask": int8[n_actions]}`
     112          pending seven chain: cards the acting seat takes unless it plays a seven
     113..115     phase: turn start, speaking, choosing a rule (one-hot)
     116..168     this turn (own turn only): the card played (one-hot)
-    169          ... 1 if drew a card         170  ... seven-chain cards taken
+    169          ... 1 if drew a card
+    170          ... seven-chain cards taken
     171..185     ... phrases said
     186..193     hand sizes by relative seat (0 = self), zero beyond n_players
-    194          stack size      195  pile size      196  rounds finished      197  active rules
+    194          stack size
+    195          pile size
+    196          rounds finished
+    197          active rules
     198..242     rules this player authored (multi-hot over the library)
     243..        the last K public events, most recent first, E (+R) features each:
       +0         1 if the slot holds an event
@@ -49,11 +54,14 @@ Observation ``{"observation": float32[obs_dim], "action_mask": int8[n_actions]}`
       +9..12     kind: valid play, bad card (taken back), draw, new rule introduced
       +13..65    card played (valid or bad), none for draws (drawn cards are private)
       +66..80    phrases said
-      +81..98    call reasons: failure to say phrase p (81+p), bad card, talking, Mao in vain
-                 (all zero with reasons="hidden")
-      +99        number of calls   +100 penalty cards for calls   +101 seven-chain cards taken
-      +102       cards a rule made the next seat take   +103 1 if this turn won the round (Mao)
-      +104       relative seat that took those cards     +105..108 suit named with a Jack
+      +81..98    call reasons: failure to say phrase p, bad card, talking, Mao in vain (0: reasons="hidden")
+      +99        number of calls
+      +100       penalty cards for calls
+      +101       seven-chain cards taken
+      +102       cards a rule made the next seat take
+      +103       1 if this turn won the round (Mao)
+      +104       relative seat that took those cards
+      +105..108  suit named with a Jack (one-hot)
       +109..     (reasons="revealed") the library rules behind the calls (multi-hot)
 
 Nothing of other hands and nothing of secret rules a player did not author is observed (default
@@ -81,7 +89,9 @@ cards), ``rule_choice`` ("agent", "sampled", "fixed": the list ``options["fixed_
 reset), ``reasons`` ("calls", "hidden", "revealed"), ``mask`` ("physical", "rules"),
 ``n_events`` (K, default 8, at most 16), ``obs_type`` ("history": with the K events, default;
 "summary": without them), ``win_reward``, ``penalty_card_reward``, ``render_mode`` ("ansi",
-"human": the table and every call as the Mao Master says it).
+"human": the table and every call as the Mao Master says it). Every option but ``render_mode``
+is a field of :class:`mao_env.options.MaoOptions` (checked there, kept as ``env.options``), which
+also builds the kernels' config row; the batched env builds from it too.
 
 Scenario API: ``reset(options={...})`` with ``hands`` ({seat: ["9D", ...]}), ``pile`` (bottom to
 top), ``stack`` (next card drawn first), ``rules`` ([rule id] or [(rule id, author)]),
@@ -112,7 +122,6 @@ Version history: v0 — first release.
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -124,26 +133,29 @@ from cardgame_core.aec import CardGameAECEnv, IllegalActionError, check_action, 
 from mao_env import cards, core
 from mao_env import rules as rule_library
 from mao_env import state as snapshots
+from mao_env.options import (  # noqa: F401 (the option tables are re-exported from here, as before)
+    MASKS,
+    MAX_COUNT_OPTION,
+    OBS_TYPES,
+    REASONS,
+    ROUND_STYLES,
+    RULE_CHOICES,
+    SEVEN_PHRASES,
+    MaoOptions,
+    parse_fixed_rules,
+    parse_rules,
+)
+from mao_env.options import check_int as _check_int
 from mao_env.state import STATE_KEYS
 
 __all__ = ["IllegalActionError", "allowed_actions", "env", "raw_env"]
 
-RULE_CHOICES = {
-    "agent": core.RULE_CHOICE_AGENT,
-    "sampled": core.RULE_CHOICE_SAMPLED,
-    "fixed": core.RULE_CHOICE_FIXED,
-}
-REASONS = {"calls": core.REASONS_CALLS, "hidden": core.REASONS_HIDDEN, "revealed": core.REASONS_REVEALED}
-MASKS = ("physical", "rules")
 CALL_REASONS = {
     core.CALL_BAD_CARD: "bad card",
     core.CALL_FAILURE_TO_SAY: "failure to say",
     core.CALL_TALKING: "talking",
     core.CALL_MAO: "mao",
 }
-SEVEN_PHRASES = ("penalty card", "thank you")
-ROUND_STYLES = ("plain", "cambridge")
-OBS_TYPES = ("history", "summary")
 _SCENARIO_KEYS = (
     "hands",
     "pile",
@@ -155,44 +167,6 @@ _SCENARIO_KEYS = (
     "pending_seven",
     "named_suit",
 )
-
-
-#: Upper bound of the count options (``num_rounds``, ``max_steps``, ``max_sub_actions``): the
-#: kernels keep counts in int64 and far larger values would only overflow, never mean anything.
-MAX_COUNT_OPTION = 2**31 - 1
-
-
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
-    if value < low or (high is not None and value > high):
-        raise ValueError(f"{name} must be in {low}..{high if high is not None else 'inf'}, got {value}")
-    return int(value)
-
-
-def _check_choice(name: str, value: Any, choices) -> Any:
-    # A plain-string test first: an unhashable value (a list, a dict) cannot be looked up in a dict.
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
-    return str(value)
-
-
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
-    return bool(value)
-
-
-def _check_float(name: str, value: Any) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
-    try:
-        number = float(value)
-    except OverflowError:  # an int too large for a float
-        number = math.inf
-    if not math.isfinite(number):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return number
 
 
 def describe_call(code: int, phrase: int, reasons: str = "calls", rule: int = -1) -> str:
@@ -271,36 +245,44 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             penalty_card_reward=penalty_card_reward, render_mode=render_mode,
         )  # fmt: skip
         super().__init__()
-        self.n_players = _check_int("n_players", n_players, 2, cards.MAX_PLAYERS)
-        self.num_rounds = _check_int("num_rounds", num_rounds, 1, MAX_COUNT_OPTION)
-        self.max_steps = _check_int("max_steps", max_steps, 1, MAX_COUNT_OPTION)
-        self.mask_mode = _check_choice("mask", mask, MASKS)
-        self.reasons = _check_choice("reasons", reasons, REASONS)
-        self.rule_choice = _check_choice("rule_choice", rule_choice, RULE_CHOICES)
-        self.rounds = _check_choice("rounds", rounds, ROUND_STYLES)
-        self.seven_turn_ends = _check_bool("seven_turn_ends", seven_turn_ends)
-        self.seven_phrase = _check_choice("seven_phrase", seven_phrase, SEVEN_PHRASES)
-        self.talking = _check_bool("talking", talking)
-        self.max_sub_actions = _check_int("max_sub_actions", max_sub_actions, 3, MAX_COUNT_OPTION)
-        self.n_events = _check_int("n_events", n_events, 0, core.EVENT_SLOTS)
-        self.obs_type = _check_choice("obs_type", obs_type, OBS_TYPES)
-        if self.obs_type == "summary":
-            self.n_events = 0  # the table only: no public-event history
-        self.win_reward = _check_float("win_reward", win_reward)
-        self.penalty_card_reward = _check_float("penalty_card_reward", penalty_card_reward)
+        #: The validated options (:class:`mao_env.options.MaoOptions`); the attributes below are
+        #: their values under the names the env has always had.
+        self.options = MaoOptions(
+            n_players=n_players, num_rounds=num_rounds, max_steps=max_steps, mask=mask, reasons=reasons,
+            rule_choice=rule_choice, rounds=rounds, seven_turn_ends=seven_turn_ends,
+            seven_phrase=seven_phrase, talking=talking, max_sub_actions=max_sub_actions,
+            n_events=n_events, obs_type=obs_type, win_reward=win_reward,
+            penalty_card_reward=penalty_card_reward,
+        )  # fmt: skip
+        options = self.options
+        self.n_players = options.n_players
+        self.num_rounds = options.num_rounds
+        self.max_steps = options.max_steps
+        self.mask_mode = options.mask
+        self.reasons = options.reasons
+        self.rule_choice = options.rule_choice
+        self.rounds = options.rounds
+        self.seven_turn_ends = options.seven_turn_ends
+        self.seven_phrase = options.seven_phrase
+        self.talking = options.talking
+        self.max_sub_actions = options.max_sub_actions
+        self.n_events = options.n_events
+        self.obs_type = options.obs_type
+        self.win_reward = options.win_reward
+        self.penalty_card_reward = options.penalty_card_reward
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
             )
         self.render_mode = render_mode
-        self.n_decks = cards.n_decks_for(self.n_players)
-        self.possible_agents = [f"player_{i}" for i in range(self.n_players)]
+        self.n_decks = options.n_decks
+        self.possible_agents = options.possible_agents
         self.n_actions = cards.n_actions(rule_library.N_RULES)
         # Counts (cards, rounds, calls) never exceed the cards in play or the rounds played.
         self._observation_high = float(
             max(self.n_decks * cards.CARDS_PER_DECK, self.num_rounds, core.MAX_CALLS)
         )
-        self.obs_dim = core.obs_size(self.n_events, REASONS[self.reasons])
+        self.obs_dim = options.obs_dim
         self._state = core.new_state(1)
         self._spec = self.game_spec()
         self._mask = np.zeros(self.n_actions, dtype=np.int8)
@@ -312,8 +294,8 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         self._has_reset = False
         # Step-path helpers: the seat of each agent, reward buffers, and whether the current
         # rewards / infos already hold what a quiet step (no penalty, no call) would write.
-        self._by_rules = self.mask_mode == "rules"
-        self._reasons_code = REASONS[self.reasons]
+        self._by_rules = options.by_rules
+        self._reasons_code = options.reasons_code
         hands, _, decks, scalars, rules, events = self._state[:6]
         self._observe_state = (hands, decks, scalars, rules, rule_library.LIBRARY, events, 0)
         self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
@@ -360,18 +342,9 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         self._after_step()
 
     def write_options(self, scalars: np.ndarray) -> None:
-        """Clear the ``scalars`` rows (``[B, N_SCALARS]``) and write this env's options into them,
-        as :func:`mao_env.core.reset_game` expects (the batched env shares this)."""
-        scalars[:] = 0
-        scalars[:, core.S_N_PLAYERS] = self.n_players
-        scalars[:, core.C_SEVEN_TURN_ENDS] = self.seven_turn_ends
-        scalars[:, core.C_THANK_YOU] = self.seven_phrase == "thank you"
-        scalars[:, core.C_TALKING] = self.talking
-        scalars[:, core.C_CAMBRIDGE] = self.rounds == "cambridge"
-        scalars[:, core.C_N_ROUNDS] = self.num_rounds
-        scalars[:, core.C_MAX_SUB_ACTIONS] = self.max_sub_actions
-        scalars[:, core.C_RULE_CHOICE] = RULE_CHOICES[self.rule_choice]
-        scalars[:, core.C_N_DECKS] = self.n_decks
+        """Clear the ``scalars`` rows (``[B, N_SCALARS]``) and write this env's options into them
+        (:meth:`mao_env.options.MaoOptions.write_config`)."""
+        self.options.write_config(scalars)
 
     def step(self, action: Any) -> None:
         try:
@@ -574,14 +547,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
     # -- clone and restore --------------------------------------------------------------------------
     def game_spec(self) -> snapshots.GameSpec:
         """What a snapshot must agree with to be set into this env (see :mod:`mao_env.state`)."""
-        config = np.zeros((1, core.N_SCALARS), dtype=np.int64)
-        self.write_options(config)
-        return snapshots.GameSpec(
-            options={name: getattr(self, name) for name in snapshots.GAME_OPTIONS},
-            config_row=config[0],
-            n_decks=self.n_decks,
-            possible_agents=tuple(self.possible_agents),
-        )
+        return self.options.game_spec()
 
     def get_state(self) -> dict[str, Any]:
         """Everything needed to continue identically (picklable; the format is
@@ -589,7 +555,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         self._require_reset()
         return {
             "version": snapshots.SNAPSHOT_VERSION,
-            "options": {name: getattr(self, name) for name in snapshots.GAME_OPTIONS},
+            "options": self.options.game_options(),
             "arrays": {key: array.copy() for key, array in zip(STATE_KEYS, self._state, strict=True)},
             "agents": list(self.agents),
             "rewards": dict(self.rewards),
@@ -675,37 +641,9 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
                 raise ValueError("the scenario places every card: no card is left for the pile")
             parsed.update(hands=hand_lists, pile=pile, stack=stack, remaining=remaining)
         if "rules" in options:
-            entries = options["rules"]
-            if not isinstance(entries, (list, tuple)) or len(entries) > rule_library.MAX_ACTIVE_RULES:
-                raise ValueError(
-                    f"rules must be a list of at most {rule_library.MAX_ACTIVE_RULES} rule ids "
-                    "or (rule, author) pairs"
-                )
-            seen: list[tuple[int, int]] = []
-            for entry in entries:
-                if isinstance(entry, (tuple, list)):
-                    if len(entry) != 2:
-                        raise ValueError(f"rules entry {entry!r} must be a rule id or a (rule, author) pair")
-                    rule, author = entry
-                else:
-                    rule, author = entry, -1
-                rule = _check_int("rule id", rule, 0, rule_library.N_RULES - 1)
-                author = _check_int("rule author", author, -1, self.n_players - 1)
-                if rule in (r for r, _ in seen):
-                    raise ValueError(f"rule {rule} is listed twice")
-                seen.append((rule, author))
-            parsed["rules"] = seen
+            parsed["rules"] = parse_rules(options["rules"], self.n_players)
         if "fixed_rules" in options:
-            if self.rule_choice != "fixed":
-                raise ValueError("fixed_rules needs rule_choice='fixed'")
-            fixed = options["fixed_rules"]
-            if not isinstance(fixed, (list, tuple)) or len(fixed) > rule_library.MAX_ACTIVE_RULES:
-                raise ValueError(
-                    f"fixed_rules must be a list of at most {rule_library.MAX_ACTIVE_RULES} rule ids"
-                )
-            parsed["fixed_rules"] = [
-                _check_int("fixed rule id", r, 0, rule_library.N_RULES - 1) for r in fixed
-            ]
+            parsed["fixed_rules"] = parse_fixed_rules(options["fixed_rules"], self.rule_choice)
         if "current" in options:
             parsed["current"] = _check_int("current", options["current"], 0, self.n_players - 1)
         if "direction" in options:

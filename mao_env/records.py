@@ -17,7 +17,9 @@ puts it raises ``ValueError`` naming its index (the record does not belong to th
 
 ``record_game(agent_specs, seed=..., **env_kwargs)`` plays a game between registered agents and
 returns its record; ``write_record``/``read_record`` store and load one (``madiao-mao serve``
-writes one for every game played in the browser: ``/api/games/<id>/record``).
+writes one for every game played in the browser: ``/api/games/<id>/record``; ``madiao-mao match
+--game mao``, ``play --game mao`` and ``evaluate --game mao`` write one with ``--record FILE``, and
+``madiao-mao replay FILE`` prints one move by move).
 """
 
 from __future__ import annotations

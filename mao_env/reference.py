@@ -5,11 +5,18 @@ arrays; :meth:`RefGame.apply` plays one action id and :meth:`RefGame.legal` give
 rules mask. ``tests/mao/test_mao_reference.py`` plays random games with both and compares everything
 after every step (hands, stack and pile order, turn state, calls), secret rules included. The
 random stream is the same SplitMix64 (``cardgame_core.rng``), so reshuffles agree card for card.
+
+The Mao Master's judgement of a turn's phrases is written once, here, on phrase bit sets
+(:func:`base_card_phrases`, :func:`judge_phrases`, :func:`mao_is_due`, :func:`missing_phrases`,
+:func:`talking_phrases`): :meth:`RefGame.requirements` and :meth:`RefGame.judge` use it, and so
+does the Bayesian player's judge over many hypothetical rule sets
+(``agents.mao_beliefs.judge_turn``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from cardgame_core.rng import random_below_py, shuffle_prefix_py
 from mao_env import cards
@@ -24,6 +31,103 @@ RED = int(cards.RED_MASK)
 
 def _in(card: int, pred: int) -> bool:
     return bool((PRED[pred] >> card) & 1)
+
+
+def _bits(phrases) -> int:
+    return sum(1 << p for p in phrases)
+
+
+def _phrases(bits: int) -> list[int]:
+    return [p for p in range(cards.N_PHRASES) if (bits >> p) & 1]
+
+
+_MAO_BIT = 1 << cards.MAO
+
+
+# ---- the Mao Master's judgement of a turn's phrases (shared with agents.mao_beliefs) ------------
+def base_card_phrases(card: int) -> int:
+    """Bit set of the phrases the base rules require for a good play of ``card``: "Have a nice
+    day" for a seven, the card's name for a spade, "Badger" for the joker and the nine of diamonds."""
+    bits = 0
+    if RANK[card] == cards.SEVEN:
+        bits |= 1 << cards.NICE_DAY
+    if card != cards.JOKER and SUIT[card] == cards.SPADES:
+        bits |= 1 << cards.CARD_NAME
+    if card in (cards.JOKER, cards.NINE_OF_DIAMONDS):
+        bits |= 1 << cards.BADGER
+    return bits
+
+
+class TurnPhrases(NamedTuple):
+    """Phrase bit sets of a judged turn (Mao aside: see :func:`mao_is_due`)."""
+
+    required: int  # must be said (a missing one is "failure to say")
+    excused: int  # belong to a bad card: not required, not talking either
+    allowed: int  # optional (the suit named with a Jack)
+    seven_due: bool  # the seven chain's phrase is required ("penalty card" / "thank you")
+
+
+def judge_phrases(
+    *,
+    played: int,
+    valid: bool,
+    card_phrases: int,
+    first_suit: int,
+    took_seven: int,
+    pending_seven: int,
+    thank_you: bool,
+    drew: bool,
+    draw_phrases: int,
+    hand_after: int | None,
+) -> TurnPhrases:
+    """Which phrases a turn requires, excuses and allows. ``card_phrases``: what a good play of
+    ``played`` calls for (:func:`base_card_phrases` plus the speech rules); ``draw_phrases``: what
+    the speech rules ask of a seat that drew; ``hand_after``: cards held at the end of the turn
+    (``None``: unknown, then "Last card" is neither required nor excused)."""
+    required = excused = allowed = 0
+    if played >= 0:
+        jack_suit = (
+            1 << (cards.SUIT_PHRASE_0 + first_suit) if RANK[played] == cards.JACK and first_suit >= 0 else 0
+        )
+        if valid:
+            required |= card_phrases
+            allowed |= jack_suit
+        else:
+            excused |= card_phrases | jack_suit
+            # The bad card goes back to the hand (then a penalty card follows), so the hand never
+            # drops to one card: "Last card" is not due, but saying it is not talking either.
+            if hand_after == 1:
+                excused |= 1 << cards.LAST_CARD
+    seven_due = bool(took_seven or (pending_seven and not valid))
+    if seven_due:
+        required |= 1 << (cards.THANK_YOU if thank_you else cards.PENALTY_CARD)
+    if drew:
+        required |= draw_phrases
+    if hand_after == 1 and (played < 0 or valid):
+        required |= 1 << cards.LAST_CARD
+    return TurnPhrases(required, excused, allowed, seven_due)
+
+
+def missing_phrases(required, said):
+    """Required phrases not said, Mao aside (each one is a "failure to say"). Bit sets: Python
+    ints, or numpy int64 arrays of them (one per hypothesis)."""
+    return required & ~said & ~_MAO_BIT
+
+
+def talking_phrases(said, required, excused, allowed):
+    """Phrases said that nothing required, excused or allowed, Mao aside (each one is "talking"
+    when the talking rule is on). Bit sets as in :func:`missing_phrases`."""
+    return said & ~required & ~excused & ~allowed & ~_MAO_BIT
+
+
+def mao_is_due(*, valid, hand_after, required, allowed, said, talking: bool):
+    """ "Mao" is due only for a flawless winning turn: a good card that empties the hand, every
+    required phrase said and (with the talking rule) nothing extra. One turn (a bool and ints), or
+    elementwise over numpy arrays of them (one per hypothesis)."""
+    flawless = missing_phrases(required, said) == 0
+    if talking:
+        flawless = flawless & ((said & ~required & ~allowed & ~_MAO_BIT) == 0)
+    return valid & flawless & (hand_after == 0)
 
 
 @dataclass
@@ -129,13 +233,7 @@ class RefGame:
     def card_phrases(self, card: int) -> dict[int, int]:
         """Phrase -> rule (-1 base) required by a valid play of ``card``."""
         top = self.pile[-1]
-        need: dict[int, int] = {}
-        if RANK[card] == 7:
-            need[cards.NICE_DAY] = -1
-        if card != cards.JOKER and SUIT[card] == cards.SPADES:
-            need[cards.CARD_NAME] = -1
-        if card in (cards.JOKER, cards.NINE_OF_DIAMONDS):
-            need[cards.BADGER] = -1
+        need: dict[int, int] = dict.fromkeys(_phrases(base_card_phrases(card)), -1)
         for rule, _ in self.rules:
             family, kind, a, b, param = TABLE[rule]
             if family != rule_library.SPEECH:
@@ -147,41 +245,54 @@ class RefGame:
                 need.setdefault(param, rule)
         return need
 
+    def draw_phrases(self) -> dict[int, int]:
+        """Phrase -> rule required by the speech rules of a seat that drew a card."""
+        need: dict[int, int] = {}
+        for rule, _ in self.rules:
+            family, kind, _a, _b, param = TABLE[rule]
+            if family == rule_library.SPEECH and kind == rule_library.SAY_ON_DRAW:
+                need.setdefault(param, rule)
+        return need
+
     def requirements(self):
-        """(valid, bad_rule, required {phrase: rule}, excused set, allowed set)."""
-        valid, bad_rule = False, -1
-        required: dict[int, int] = {}
-        excused, allowed = set(), set()
+        """(valid, bad_rule, required {phrase: rule}, excused set, allowed set), judged by
+        :func:`judge_phrases` and :func:`mao_is_due`; the rule behind each required phrase is the
+        first source's that asks for it: the card, then the seven chain (a base rule), then drawing."""
+        valid, bad_rule = self.validity(self.played) if self.played >= 0 else (False, -1)
+        card_rules = self.card_phrases(self.played) if self.played >= 0 else {}
+        draw_rules = self.draw_phrases() if self.drew else {}
         hand_after = sum(self.hands[self.current])
-        if self.played >= 0:
-            valid, bad_rule = self.validity(self.played)
-            phrases = self.card_phrases(self.played)
-            jack_suit = (
-                {cards.SUIT_PHRASE_0 + self.first_suit}
-                if RANK[self.played] == cards.JACK and self.first_suit >= 0
-                else set()
-            )
-            if valid:
-                required.update(phrases)
-                allowed |= jack_suit
-            else:
-                excused |= set(phrases) | jack_suit
-                if hand_after == 1:  # the card comes back: "Last card" would have been due
-                    excused.add(cards.LAST_CARD)
-        if self.took_seven or (self.pending_seven and not valid):
-            required.setdefault(cards.THANK_YOU if self.options["thank_you"] else cards.PENALTY_CARD, -1)
-        if self.drew:
-            for rule, _ in self.rules:
-                family, kind, _a, _b, param = TABLE[rule]
-                if family == rule_library.SPEECH and kind == rule_library.SAY_ON_DRAW:
-                    required.setdefault(param, rule)
-        if hand_after == 1 and (self.played < 0 or valid):
-            required.setdefault(cards.LAST_CARD, -1)
-        if valid and hand_after == 0:
-            extra = self.said - set(required) - allowed - {cards.MAO} if self.options["talking"] else set()
-            if set(required) <= self.said and not extra:
-                required[cards.MAO] = -1
-        return valid, bad_rule, required, excused, allowed
+        verdict = judge_phrases(
+            played=self.played,
+            valid=valid,
+            card_phrases=_bits(card_rules),
+            first_suit=self.first_suit,
+            took_seven=self.took_seven,
+            pending_seven=self.pending_seven,
+            thank_you=self.options["thank_you"],
+            drew=self.drew,
+            draw_phrases=_bits(draw_rules),
+            hand_after=hand_after,
+        )
+        required_bits = verdict.required
+        if mao_is_due(
+            valid=valid,
+            hand_after=hand_after,
+            required=required_bits,
+            allowed=verdict.allowed,
+            said=_bits(self.said),
+            talking=self.options["talking"],
+        ):
+            required_bits |= _MAO_BIT
+        seven_rules = {cards.THANK_YOU if self.options["thank_you"] else cards.PENALTY_CARD: -1}
+        required: dict[int, int] = {}
+        for source in (card_rules if valid else {}, seven_rules if verdict.seven_due else {}, draw_rules):
+            for phrase, rule in source.items():
+                if (required_bits >> phrase) & 1:
+                    required.setdefault(phrase, rule)
+        for phrase in _phrases(required_bits):
+            required.setdefault(phrase, -1)
+        return valid, bad_rule, required, set(_phrases(verdict.excused)), set(_phrases(verdict.allowed))
 
     # ---- actions -------------------------------------------------------------------------
     def legal(self, by_rules: bool) -> list[int]:
@@ -247,11 +358,12 @@ class RefGame:
             self.hands[seat][played] += 1
             self.calls.append(("bad card", -1, 1, bad_rule))
             penalty += 1
-        for p in sorted(set(required) - self.said - {cards.MAO}):
+        said = _bits(self.said)
+        for p in _phrases(missing_phrases(_bits(required), said)):
             self.calls.append(("failure to say", p, 1, required[p]))
             penalty += 1
         if self.options["talking"]:
-            for p in sorted(self.said - set(required) - excused - allowed - {cards.MAO}):
+            for p in _phrases(talking_phrases(said, _bits(required), _bits(excused), _bits(allowed))):
                 self.calls.append(("talking", p, 1, -1))
                 penalty += 1
         won = False

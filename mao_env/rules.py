@@ -1,4 +1,8 @@
-"""The secret-rule library: every rule a round winner can add, as a row of small integers.
+"""The secret-rule library: every rule a round winner can add, as a row of small integers, and
+what each rule family and kind means (the named constants below are the one definition: the
+kernel ``core.check_play``/``_end_turn``, the reference ``reference.RefGame``, the descriptions
+:func:`describe_rule` and the Bayesian player's tables in ``agents.mao_beliefs`` all use them).
+The train/held-out split of the library (``HELD_OUT_RULES``, ``TRAINING_RULES``) is at the end.
 
 A rule is ``(family, kind, pred_a, pred_b, param)``; ``pred_a``/``pred_b`` index ``PREDICATES``,
 53-bit card-type masks (the joker is in every mask that holds the nine of diamonds). The core
@@ -38,7 +42,6 @@ import numpy as np
 from mao_env import cards
 
 VALIDITY, DYNAMICS, SPEECH = 0, 1, 2
-FAMILY_NAMES = ("validity", "dynamics", "speech")
 FORBID_ON, ONLY_AFTER, WILD, ALTERNATE_COLOUR, RANK_ORDER = 0, 1, 2, 3, 4
 SKIP, REVERSE, DRAW, AGAIN = 0, 1, 2, 3
 SAY_ON_PLAY, SAY_ON_DRAW, SAY_ON_TOP = 0, 1, 2
@@ -193,3 +196,12 @@ RULE_FAMILY = RULE_TABLE[:, R_FAMILY].copy()
 def rules_of_family(family: int) -> list[int]:
     """Library ids of one family (``VALIDITY``, ``DYNAMICS`` or ``SPEECH``)."""
     return [int(r) for r in np.flatnonzero(family == RULE_FAMILY)]
+
+
+#: Rules whose violation draws a call (validity and speech); dynamics rules never do.
+DISCOVERABLE_RULES: tuple[int, ...] = tuple(rules_of_family(VALIDITY) + rules_of_family(SPEECH))
+#: Rules a learned Mao policy never meets in training (every fourth violable rule: validity and
+#: speech rules of several kinds), to measure what it learned about learning rules.
+HELD_OUT_RULES: tuple[int, ...] = DISCOVERABLE_RULES[1::4]
+#: The rules training episodes start with (one drawn per episode): the rest of the library.
+TRAINING_RULES: tuple[int, ...] = tuple(r for r in range(N_RULES) if r not in HELD_OUT_RULES)

@@ -7,7 +7,8 @@ to skip a game, ``observe(seats)``, auto-reset with ``final_payoffs``/``final_ob
 ``env_kwargs`` are the AEC env's options (``n_players``, ``num_rounds``, ``max_steps``, ``mask``,
 ``reasons``, ``rule_choice``, ``rounds``, ``seven_turn_ends``, ``seven_phrase``, ``talking``,
 ``max_sub_actions``, ``n_events``, ``obs_type``, ``win_reward``, ``penalty_card_reward``), checked
-by the same code with the same messages, and the games run on the same kernels of
+by the same code with the same messages (:class:`mao_env.options.MaoOptions`, kept as
+``venv.options``; no AEC env is built), and the games run on the same kernels of
 :mod:`mao_env.core`, observation encoder included: a game and an AEC env in the same state produce
 the same observation, mask and rewards.
 
@@ -51,7 +52,7 @@ from cardgame_core.vector import VectorCardEnv
 from mao_env import cards, core
 from mao_env import rules as rule_library
 from mao_env import state as snapshots
-from mao_env.env import REASONS, raw_env
+from mao_env.options import MaoOptions, starting_rules
 from mao_env.state import STATE_KEYS
 
 
@@ -67,7 +68,8 @@ class MaoVectorEnv(VectorCardEnv):
         fixed_rules: the rule queue of ``rule_choice="fixed"``.
         rule_pool: library ids; each episode starts with ``pool_draws`` of them active (drawn).
         pool_draws: rules drawn from ``rule_pool`` per episode (ignored without a pool).
-        **env_kwargs: the AEC env's options (same defaults, same checks and error messages).
+        **env_kwargs: the AEC env's options (same defaults, same checks and error messages:
+            :class:`mao_env.options.MaoOptions`).
     """
 
     n_actions = cards.n_actions(rule_library.N_RULES)
@@ -87,37 +89,29 @@ class MaoVectorEnv(VectorCardEnv):
     ) -> None:
         if "render_mode" in env_kwargs:
             raise TypeError("MaoVectorEnv has no render_mode: render a game through the AEC env")
-        # The AEC env checks the options and is the template of every game: one source of truth.
-        template = raw_env(**env_kwargs)
-        self._template = template
+        # The options object checks the options with the AEC env's own code and messages, and
+        # makes the kernels' config rows and the starting rules: no AEC env is built.
+        options = MaoOptions(**env_kwargs)
+        self.options = options
         self.env_kwargs = dict(env_kwargs)
-        self.n_players = template.n_players
-        self.obs_dim = template.obs_dim
-        self.max_steps = template.max_steps
-        self.n_events = template.n_events
-        self.win_reward = template.win_reward
-        self.penalty_card_reward = template.penalty_card_reward
-        self._by_rules = template.mask_mode == "rules"
-        self._reasons = REASONS[template.reasons]
-        # The starting rule rows, checked by the AEC env's own scenario code.
-        for name, value in (("rules", rules), ("fixed_rules", fixed_rules)):
-            if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-                raise TypeError(f"{name} must be a sequence of library rule ids, got {value!r}")
-        options: dict[str, Any] = {}
-        if rules:
-            options["rules"] = list(rules)
-        if fixed_rules:
-            options["fixed_rules"] = list(fixed_rules)
-        template.reset(seed=0, options=options)
-        self._start_rules = template._state[4][0].copy()
-        self.rules = tuple(options.get("rules", ()))
-        self.fixed_rules = tuple(options.get("fixed_rules", ()))
+        self.n_players = options.n_players
+        self.n_decks = options.n_decks
+        self.obs_dim = options.obs_dim
+        self.max_steps = options.max_steps
+        self.n_events = options.n_events
+        self.win_reward = options.win_reward
+        self.penalty_card_reward = options.penalty_card_reward
+        self._by_rules = options.by_rules
+        self._reasons = options.reasons_code
+        self._start_rules = starting_rules(options, rules, fixed_rules)
+        self.rules = tuple(rules) if rules else ()
+        self.fixed_rules = tuple(fixed_rules) if fixed_rules else ()
         self.rule_pool, self.pool_draws = _check_rule_pool(rule_pool, pool_draws, self.rules)
         self._rule_pool = np.array(self.rule_pool, dtype=np.int64)
         self._pool_draws = self.pool_draws if self.rule_pool else 0
         super().__init__(n_envs, seed, copy=copy)
         self._state = core.new_state(self.n_envs)
-        template.write_options(self._state[3])
+        options.write_config(self._state[3])
         self._episode_payoffs = np.zeros((self.n_envs, self.n_players), dtype=np.float64)
         # The kernels write masks as 0/1 bytes: an int8 view of the bool buffer costs no copy.
         self._mask_bytes = self._action_mask.view(np.int8)
@@ -136,7 +130,7 @@ class MaoVectorEnv(VectorCardEnv):
             [np.random.default_rng(s).integers(0, 2**63 - 1) for s in game_seeds.tolist()], dtype=np.uint64
         )
         hands, hand_bits, decks, scalars, rules, events, calls, rng = self._state
-        self._template.write_options(scalars)
+        self.options.write_config(scalars)
         self._episode_payoffs[:] = 0
         core.vector_reset(
             hands, hand_bits, decks, scalars, rules, rule_library.LIBRARY, events, calls, rng, deal_seeds,
@@ -198,12 +192,12 @@ class MaoVectorEnv(VectorCardEnv):
         if not 0 <= game < self.n_envs:
             raise ValueError(f"game {game} is out of range 0..{self.n_envs - 1}")
         row = slice(int(game), int(game) + 1)
-        agents = list(self._template.possible_agents)
+        agents = self.options.possible_agents
         # An AEC reset() without a seed after set_state draws from this generator.
         reset_rng = np.random.default_rng(int(self._state[7][game])).bit_generator.state
         return {
             "version": snapshots.SNAPSHOT_VERSION,
-            "options": {name: getattr(self._template, name) for name in snapshots.GAME_OPTIONS},
+            "options": self.options.game_options(),
             "arrays": {key: array[row].copy() for key, array in zip(STATE_KEYS, self._state, strict=True)},
             "agents": agents,
             "rewards": dict.fromkeys(agents, 0.0),
@@ -226,7 +220,7 @@ class MaoVectorEnv(VectorCardEnv):
         if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < self.n_envs:
             raise ValueError(f"game must be an int in 0..{self.n_envs - 1}, got {game!r}")
         # Checked completely before anything is written: a rejected snapshot changes nothing.
-        snapshot = snapshots.validate_snapshot(state, self._template.game_spec(), caller="set_game_state")
+        snapshot = snapshots.validate_snapshot(state, self.options.game_spec(), caller="set_game_state")
         scalars = snapshot.scalars
         if scalars[core.S_DONE] or scalars[core.S_STEP] >= self.max_steps:
             raise ValueError(

@@ -2,10 +2,11 @@
 
 madiao-mao train                      # the main job: short self-play run + evaluation report
 madiao-mao match                      # one full Madiao match between baseline agents, printed
+madiao-mao match --game mao --record mao.json   # a Mao game between agents, printed and recorded
 madiao-mao play --seat 0              # you against three heuristic players in the terminal
 madiao-mao play --game mao            # Mao: you against three Bayesian rule-learning players
 madiao-mao evaluate --agents heuristic greedy random --deals 200 --out results/
-madiao-mao replay game.json           # a recorded game, move by move, with the settlement
+madiao-mao replay game.json           # a recorded game (either game), move by move, with the result
 madiao-mao bench                      # python -m benchmarks
 madiao-mao serve                      # play and replay both games in the browser (127.0.0.1:8000)
 
@@ -17,7 +18,9 @@ the problem and exit status 2.
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import secrets
 import subprocess
 import sys
 from collections.abc import Callable
@@ -25,6 +28,9 @@ from pathlib import Path
 from typing import NoReturn
 
 DEFAULT_MATCH_AGENTS = ("heuristic", "greedy", "heuristic", "greedy")
+#: A Mao match's seats, repeated around the table: a rule learner against base-rules players.
+DEFAULT_MAO_MATCH_AGENTS = ("bayes", "base")
+DEFAULT_MAO_MATCH_ROUNDS = 3
 #: What a user can get wrong (bad values, paths, a missing extra); anything else is a bug and
 #: keeps its traceback.
 USER_ERRORS = (ValueError, OSError, ImportError)
@@ -269,8 +275,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--seed", type=non_negative_int, default=0)
     evaluate.add_argument("--out", help="folder for the markdown report and PNG plots")
-    evaluate.add_argument("--record", help="write the first hands played as a JSON game record")
-    evaluate.add_argument("--record-hands", type=_positive_int, default=8, help="hands kept in --record")
+    evaluate.add_argument(
+        "--record",
+        help="write the first hands played as a JSON game record (Mao: the first game, the first "
+        "agent's; a Mao record holds one game, replayed from its seed)",
+    )
+    evaluate.add_argument(
+        "--record-hands", type=_positive_int, default=None, help="Madiao: hands kept in --record (default 8)"
+    )
 
     play = commands.add_parser("play", help="play Madiao or Mao in the terminal against agents")
     play.add_argument("--game", choices=("madiao", "mao"), default="madiao", help="game to play")
@@ -301,18 +313,35 @@ def build_parser() -> argparse.ArgumentParser:
         help="Madiao: hands to play (default 1; not with --match)",
     )
     play.add_argument("--seed", type=non_negative_int, default=None)
-    play.add_argument("--record", help="Madiao: write the game as JSON (for 'replay')")
+    play.add_argument("--record", help="write the game as JSON (for 'replay' and the web app's replay)")
 
-    replay = commands.add_parser("replay", help="print a recorded game move by move")
-    replay.add_argument("record", help="a JSON game record written by play/evaluate --record")
+    replay = commands.add_parser("replay", help="print a recorded game (Madiao or Mao) move by move")
+    replay.add_argument("record", help="a JSON game record written by match/play/evaluate --record")
 
-    match = commands.add_parser("match", help="play and print one full Madiao match between baseline agents")
+    match = commands.add_parser(
+        "match", help="play and print one full Madiao match (or Mao game) between baseline agents"
+    )
+    match.add_argument("--game", choices=("madiao", "mao"), default="madiao", help="game to play")
     match.add_argument(
-        "--agents", nargs=4, default=list(DEFAULT_MATCH_AGENTS), metavar="AGENT", help="agents of seats 0..3"
+        "--agents",
+        nargs="+",
+        default=None,
+        metavar="AGENT",
+        help=f"agents by seat. Madiao: four (default {' '.join(DEFAULT_MATCH_AGENTS)}); Mao: one per "
+        f"seat, or one for every seat (default {' '.join(DEFAULT_MAO_MATCH_AGENTS)} repeated)",
+    )
+    match.add_argument(
+        "--players", type=positive_int, default=None, help="Mao: players at the table (2..8, default 4)"
+    )
+    match.add_argument(
+        "--rounds",
+        type=positive_int,
+        default=None,
+        help=f"Mao: rounds to play (default {DEFAULT_MAO_MATCH_ROUNDS}; each winner adds a secret rule)",
     )
     match.add_argument("--seed", type=non_negative_int, default=0)
     match.add_argument("--model", help="a saved MaskablePPO model; 'model' in --agents refers to it")
-    match.add_argument("--record", help="write the match as JSON (for 'replay')")
+    match.add_argument("--record", help="write the match as JSON (for 'replay' and the web app's replay)")
 
     serve = commands.add_parser(
         "serve", help="a local web app to play and replay both games in the browser (extra: web)"
@@ -401,9 +430,10 @@ def command_evaluate(args: argparse.Namespace) -> int:
         for i, name in enumerate(names)
     }
     recorded = []
+    record_hands = 8 if args.record_hands is None else args.record_hands
 
     def keep(episode) -> None:
-        if len(recorded) < args.record_hands:
+        if len(recorded) < record_hands:
             recorded.append(episode)
 
     report = run_tournament(
@@ -517,11 +547,18 @@ def _command_play_mao(args: argparse.Namespace) -> int:
     """``play --game mao``: the person in ``--seat``, agents in the other seats."""
     from agents.human import HumanQuit, MaoHumanAgent
     from mao_env import rules
-    from training.mao_play import DEFAULT_MAO_OPPONENT, build_mao_seats, make_mao_env, play_mao_game
+    from training.mao_play import (
+        DEFAULT_MAO_OPPONENT,
+        MaoGameLog,
+        build_mao_seats,
+        make_mao_env,
+        play_mao_game,
+    )
 
-    for option, value in (("--match", args.match), ("--hands", args.hands), ("--record", args.record)):
+    for option, value in (("--match", args.match), ("--hands", args.hands)):
         if value:
             raise ValueError(f"{option} is a Madiao option; a Mao game is --rounds rounds")
+    check_output_file(args.record, "--record")
     players = 4 if args.players is None else args.players
     if not 2 <= players <= 8:
         raise ValueError(f"--players: Mao is played by 2 to 8 players, got {players}")
@@ -543,22 +580,49 @@ def _command_play_mao(args: argparse.Namespace) -> int:
         + ", ".join(f"{env.unwrapped.possible_agents[s]} {n}" for s, n in enumerate(names) if s != args.seat)
         + ". Type 'help' at the prompt for how to enter moves."
     )
+    # A record replays from its seed: a game without --seed gets one drawn here.
+    seed = args.seed if args.seed is not None or not args.record else secrets.randbelow(2**31)
+    log = MaoGameLog(seed)
     try:
-        returns = play_mao_game(env, seat_agents, args.seat, seed=args.seed)
+        returns = play_mao_game(env, seat_agents, args.seat, log=log)
     except HumanQuit:
         print("Game left. Goodbye.")
         return 0
-    agents = env.unwrapped.possible_agents
-    print(
-        "Game over. Rewards: "
-        + "  ".join(
-            f"{agents[s]} ({n}) {r:+.1f}" for s, (n, r) in enumerate(zip(names, returns, strict=True))
-        )
-    )
+    finally:  # the moves made so far are kept, also when the person leaves early
+        if args.record and log.actions:
+            from mao_env.records import write_record
+
+            write_record(args.record, log.record(env, names))
+            print(f"game record written to {args.record}")
+    print("Game over. Rewards: " + _mao_rewards_text(env, names, returns))
     return 0
 
 
+def _mao_rewards_text(env, names: list[str], returns) -> str:
+    agents = env.unwrapped.possible_agents
+    return "  ".join(f"{agents[s]} ({n}) {r:+g}" for s, (n, r) in enumerate(zip(names, returns, strict=True)))
+
+
+def record_game_name(path: str | Path) -> str:
+    """Which game a record file holds, from its "game" key (a file that cannot be read as JSON is
+    left to the Madiao reader, whose errors name what is wrong)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return "madiao"
+    game = data.get("game") if isinstance(data, dict) else None
+    if game not in ("madiao", "mao"):
+        raise ValueError(f'{path} is not a game record ("game" is neither "madiao" nor "mao")')
+    return game
+
+
 def command_replay(args: argparse.Namespace) -> int:
+    if record_game_name(args.record) == "mao":
+        from mao_env.records import read_record as read_mao_record
+        from training.mao_play import print_mao_record
+
+        print_mao_record(read_mao_record(args.record))
+        return 0
     from training.madiao_games import print_record, read_record
 
     print_record(read_record(args.record))
@@ -566,8 +630,17 @@ def command_replay(args: argparse.Namespace) -> int:
 
 
 def command_match(args: argparse.Namespace) -> int:
+    if args.game == "mao":
+        return _command_match_mao(args)
     from training.madiao_games import EventPrinter, make_env, make_record, play_episode, write_record
 
+    for option, value in (("--players", args.players), ("--rounds", args.rounds)):
+        if value is not None:
+            raise ValueError(f"{option} is a Mao option (with --game mao)")
+    if args.agents is None:
+        args.agents = list(DEFAULT_MATCH_AGENTS)
+    if len(args.agents) != 4:
+        raise ValueError(f"--agents: a Madiao match needs 4 agents (seats 0..3), got {len(args.agents)}")
     check_output_file(args.record, "--record")
     env = make_env(episode="match")
     seat_agents = [
@@ -585,6 +658,47 @@ def command_match(args: argparse.Namespace) -> int:
     if args.record:
         write_record(args.record, make_record(names, {"episode": "match"}, args.seed, [result]))
         print(f"match record written to {args.record}")
+    return 0
+
+
+def _command_match_mao(args: argparse.Namespace) -> int:
+    """``match --game mao``: one game of ``--rounds`` rounds between agents, printed for a
+    spectator (every hand at each deal, every move, call and new rule) and recorded."""
+    from training.mao_play import MaoGameLog, make_mao_env, play_mao_game
+
+    players = 4 if args.players is None else args.players
+    if not 2 <= players <= 8:
+        raise ValueError(f"--players: Mao is played by 2 to 8 players, got {players}")
+    if args.agents is None:
+        specs = [DEFAULT_MAO_MATCH_AGENTS[seat % len(DEFAULT_MAO_MATCH_AGENTS)] for seat in range(players)]
+    else:
+        specs = list(args.agents)
+    if len(specs) == 1:
+        specs = specs * players
+    if len(specs) != players:
+        raise ValueError(
+            f"--agents: name one agent for every seat or one per seat ({players}), got {len(specs)}"
+        )
+    if "model" in specs and args.model is None:
+        raise ValueError("--agents: 'model' needs --model PATH (Mao has no pretrained policy)")
+    specs = [f"model:{args.model}" if spec == "model" else spec for spec in specs]
+    check_output_file(args.record, "--record")
+    env = make_mao_env(players, args.rounds or DEFAULT_MAO_MATCH_ROUNDS)
+    seat_agents = [load_agent(spec, "mao", seed=args.seed + seat, env=env) for seat, spec in enumerate(specs)]
+    names = [spec if not spec.startswith("model:") else "model" for spec in specs]
+    unwrapped = env.unwrapped
+    print(
+        f"Mao game, seed {args.seed}, {unwrapped.num_rounds} round(s): "
+        + ", ".join(f"{agent} {name}" for agent, name in zip(unwrapped.possible_agents, names, strict=True))
+    )
+    log = MaoGameLog(args.seed)
+    returns = play_mao_game(env, seat_agents, None, log=log, names=names)
+    print("Game over. Rewards: " + _mao_rewards_text(env, names, returns))
+    if args.record:
+        from mao_env.records import write_record
+
+        write_record(args.record, log.record(env, names))
+        print(f"game record written to {args.record}")
     return 0
 
 

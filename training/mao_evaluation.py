@@ -11,7 +11,8 @@ from). Every agent meets the same episodes: the same env seeds and the same list
 
 - ``evaluate_mao``: episodes of ``rounds_per_episode`` rounds starting without secret rules; each
   round won adds the next rule of a seeded list (``rule_choice="fixed"``), drawn from the validity
-  and speech families — the rules that can be violated (dynamics rules draw no call).
+  and speech families — the rules that can be violated (dynamics rules draw no call). Its first
+  episode can be kept as a game record (``on_record``; ``evaluate --game mao --record FILE``).
 - ``rule_discovery_experiment``: the controlled experiment: one library rule active from the start
   (the ``rules`` reset option; nobody at the table authored it) and no rule added later, played
   until the agent under test has taken ``turns`` turns.
@@ -33,7 +34,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,17 +51,13 @@ from agents.mao_beliefs import (
 )
 from mao_env import cards
 from mao_env import rules as library
+from training.mao_play import MaoGameLog
 from training.stats import BinnedRate, MeanCI, binned_rate, markdown_table, mean_ci
 
-#: Rules whose violation draws a call (validity and speech); dynamics rules never do.
-DISCOVERABLE_RULES: tuple[int, ...] = tuple(
-    library.rules_of_family(library.VALIDITY) + library.rules_of_family(library.SPEECH)
-)
-#: Rules a learned Mao policy never meets in training (every fourth violable rule: validity and
-#: speech rules of several kinds), to measure what it learned about learning rules.
-HELD_OUT_RULES: tuple[int, ...] = DISCOVERABLE_RULES[1::4]
-#: The rules training episodes start with (one drawn per episode): the rest of the library.
-TRAINING_RULES: tuple[int, ...] = tuple(r for r in range(library.N_RULES) if r not in HELD_OUT_RULES)
+# The train/held-out rule split lives with the library (mao_env.rules); re-exported here.
+DISCOVERABLE_RULES = library.DISCOVERABLE_RULES
+HELD_OUT_RULES = library.HELD_OUT_RULES
+TRAINING_RULES = library.TRAINING_RULES
 DISCOVERY_EDGES = (0, 5, 10, 20, 30, 50, 75, 100, 150, 250, 1000)
 DEFAULT_AGENTS = ("random", "base", "bayes", "oracle")
 
@@ -199,9 +196,10 @@ def play_mao_episode(
     seed: int,
     options: dict | None = None,
     max_turns: int | None = None,
+    log: MaoGameLog | None = None,
 ) -> None:
     """Play one episode (or until every tracked seat took ``max_turns`` turns), recording the
-    tracked seats' turns into their stats."""
+    tracked seats' turns into their stats (and, with ``log``, every action for a game record)."""
     table = env.unwrapped
     env.reset(seed=seed, options=options)
     for agent in {id(a): a for a in seat_agents}.values():
@@ -217,6 +215,8 @@ def play_mao_episode(
         seat = table.current_seat
         action = int(seat_agents[seat].act(observation["observation"], observation["action_mask"]))
         env.step(action)
+        if log is not None:
+            log.add(env, action)
         if action == cards.END_TURN:
             event = _turn_event(table)
             if seat in tracked:
@@ -304,10 +304,12 @@ def evaluate_mao(
     n_players: int = 4,
     env_kwargs: Mapping | None = None,
     progress: bool = False,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
 ) -> MaoReport:
     """Each agent in one rotating seat against ``opponent`` players, about ``n_rounds`` rounds in
     episodes of ``rounds_per_episode`` (default ``min(4, n_rounds)``), with a new rule after every
-    round won (the same episodes for every agent)."""
+    round won (the same episodes for every agent). ``on_record`` receives the record
+    (``mao_env.records``) of the first episode played: the first agent's, in seat 0."""
     if rounds_per_episode is None:
         rounds_per_episode = min(4, n_rounds)
     if n_rounds < 1 or rounds_per_episode < 1:
@@ -338,9 +340,11 @@ def evaluate_mao(
         for number, (env_seed, new_rules) in enumerate(episodes):
             seat = number % n_players
             lineup = [agent if s == seat else opponents[s] for s in range(n_players)]
-            play_mao_episode(
-                env, lineup, {seat: stats[name]}, seed=env_seed, options={"fixed_rules": new_rules}
-            )
+            options = {"fixed_rules": new_rules}
+            log = MaoGameLog(env_seed, options) if on_record is not None and index == number == 0 else None
+            play_mao_episode(env, lineup, {seat: stats[name]}, seed=env_seed, options=options, log=log)
+            if log is not None:
+                on_record(log.record(env, [name if s == seat else opponent for s in range(n_players)]))
     return MaoReport(
         stats,
         f"Mao evaluation ({n_episodes} episodes x {rounds_per_episode} rounds per agent)",
@@ -546,13 +550,16 @@ def held_out_verdicts(report: MaoReport, reference: str = "base") -> str:
 
 def command_evaluate_mao(args: argparse.Namespace) -> int:
     """``madiao-mao evaluate --game mao``: the agents (default random, base, bayes, oracle) one at a
-    time against base players, about ``--deals`` rounds each; ``--out`` writes markdown + PNG."""
+    time against base players, about ``--deals`` rounds each; ``--out`` writes markdown + PNG;
+    ``--record`` the first game played (the first agent's) as a Mao record: a Mao record is one
+    game replayed from its seed, so one game is kept."""
     from agents.registry import agent_names
-    from training.cli import check_model, check_output_folder
+    from training.cli import check_model, check_output_file, check_output_folder
 
-    if args.record:
-        raise ValueError("--record writes Madiao game records; it is not available with --game mao")
+    if args.record_hands is not None:
+        raise ValueError("--record-hands is a Madiao option; a Mao --record holds the first game")
     check_output_folder(args.out, "--out")
+    check_output_file(args.record, "--record")
     names = list(args.agents or DEFAULT_AGENTS)
     if args.model and "model" not in names:
         names.insert(0, "model")
@@ -572,11 +579,19 @@ def command_evaluate_mao(args: argparse.Namespace) -> int:
             )
     for spec in specs.values():
         check_model(spec, "mao")  # a bad model file is named before any game is played
-    report = evaluate_mao(specs, n_rounds=args.deals, seed=args.seed)
+    records: list[dict[str, Any]] = []
+    report = evaluate_mao(
+        specs, n_rounds=args.deals, seed=args.seed, on_record=records.append if args.record else None
+    )
     print(report.markdown())
     if args.out:
         paths = write_mao_report(report, Path(args.out))
         print("wrote " + ", ".join(str(p) for p in paths))
+    if args.record:
+        from mao_env.records import write_record
+
+        write_record(args.record, records[0])
+        print(f"wrote the first game of {names[0]} to {args.record} (a Mao record holds one game)")
     return 0
 
 

@@ -375,9 +375,8 @@ def make_vector_env(config: TrainConfig, n_envs: int, seed: int | None):
         return MadiaoVectorEnv(n_envs, seed=seed, **kwargs)
     from mao_env import rules as rule_library
     from mao_env.vector import MaoVectorEnv
-    from training.mao_evaluation import TRAINING_RULES
 
-    pools = {"train": TRAINING_RULES, "all": tuple(range(rule_library.N_RULES)), "none": ()}
+    pools = {"train": rule_library.TRAINING_RULES, "all": tuple(range(rule_library.N_RULES)), "none": ()}
     kwargs.setdefault("penalty_card_reward", config.mao_penalty_card_reward)
     return MaoVectorEnv(n_envs, seed=seed, rule_pool=pools[config.mao_rule_pool], **kwargs)
 

@@ -186,7 +186,7 @@ BAD_INVOCATIONS = [
     (_cli_main, ["evaluate", "--model", "CORRUPT"], "cannot load the model"),
     (_cli_main, ["evaluate", "--game", "mao", "--agents", "base", "model:CORRUPT"], "cannot load the model"),
     (_cli_main, ["evaluate", "--game", "mao", "--agents", "base", "bayes", "--out", "FILE"], "--out"),
-    (_cli_main, ["evaluate", "--game", "mao", "--record", "FOLDER/r.json"], "--record"),
+    (_cli_main, ["evaluate", "--game", "mao", "--record", "FOLDER"], "--record"),
     (_cli_main, ["play", "--seat", "7"], "a seat is 0, 1, 2 or 3"),
     (_cli_main, ["play", "--seat", "-1"], "--seat"),
     (_cli_main, ["play", "--hands", "0"], "--hands"),

@@ -63,7 +63,7 @@ def mao_cards_conserved(venv: MaoVectorEnv, game: int) -> bool:
     hands, scalars = venv._state[0], venv._state[3]
     on_table = 1 if scalars[game, mao_core.S_PLAYED] >= 0 else 0
     held = int(hands[game, : venv.n_players].sum()) + int(scalars[game, mao_core.S_STACK_SIZE])
-    return held + int(scalars[game, mao_core.S_PILE_SIZE]) + on_table == 54 * venv._template.n_decks
+    return held + int(scalars[game, mao_core.S_PILE_SIZE]) + on_table == 54 * venv.n_decks
 
 
 CONSERVED = {"madiao": madiao_cards_conserved, "mao": mao_cards_conserved}

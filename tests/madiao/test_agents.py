@@ -174,7 +174,7 @@ def test_observation_decoder_reads_the_layout_slices(monkeypatch):
 def test_batch_kernel_decodes_observations_like_the_python_decoder():
     # Real positions from heuristic self-play in the batched env: the compiled batch path (which
     # decodes the observation rows itself) and the Python decoder + decide agree on every row.
-    from agents.madiao_view import view_from_observation
+    from agents.madiao_obs_layout import view_from_observation
     from madiao_env.vector import MadiaoVectorEnv
 
     env = MadiaoVectorEnv(32, seed=11)

@@ -263,7 +263,7 @@ _FUZZ_SCRIPT = textwrap.dedent(
             step = venv.step(actions)
             masks = step.action_mask
             for b in range(2):
-                assert conserved(venv._state[0], venv._state[3], venv.n_players, venv._template.n_decks, b)
+                assert conserved(venv._state[0], venv._state[3], venv.n_players, venv.n_decks, b)
 
     test_aec()
     test_vector()
