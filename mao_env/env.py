@@ -440,13 +440,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
                 self._announcements.append(f'{name}: "Introducing a new rule."')
                 continue
             card = int(event[core.E_CARD])
-            said = [
-                cards.long_card_name(card).capitalize()
-                if p == cards.CARD_NAME and card >= 0
-                else cards.PHRASES[p]
-                for p in range(cards.N_PHRASES)
-                if (int(event[core.E_PHRASES]) >> p) & 1
-            ]
+            said = _phrases_said(event)
             action = f"plays {cards.CARD_NAMES[card]}" if card >= 0 else "draws"
             if event[core.E_CHAIN_CARDS]:
                 action = f"takes {int(event[core.E_CHAIN_CARDS])} for the sevens, " + action
@@ -834,13 +828,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         elif kind == core.KIND_DRAW and not (event[core.E_CHAIN_CARDS] and self.seven_turn_ends):
             parts.append("draws")
         text = f"{name} {', '.join(parts) or 'ends the turn'}"
-        said = [
-            cards.long_card_name(card).capitalize()
-            if p == cards.CARD_NAME and card >= 0
-            else cards.PHRASES[p]
-            for p in range(cards.N_PHRASES)
-            if (int(event[core.E_PHRASES]) >> p) & 1
-        ]
+        said = _phrases_said(event)
         if said:
             text += ", saying " + ", ".join(repr(p) for p in said)
         calls = self._event_calls(event)
@@ -882,3 +870,13 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
 
     def close(self) -> None:
         pass
+
+
+def _phrases_said(event: np.ndarray) -> list[str]:
+    """The phrases of a public event as spoken ("the name of the card" spoken as the card's name)."""
+    card = int(event[core.E_CARD])
+    return [
+        cards.long_card_name(card).capitalize() if p == cards.CARD_NAME and card >= 0 else cards.PHRASES[p]
+        for p in range(cards.N_PHRASES)
+        if (int(event[core.E_PHRASES]) >> p) & 1
+    ]

@@ -24,33 +24,19 @@ writes one for every game played in the browser: ``/api/games/<id>/record``; ``m
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from cardgame_core.files import atomic_write_json
 from mao_env.env import raw_env
+from mao_env.options import MaoOptions
 
 RECORD_FORMAT = 1
-#: raw_env options a record may carry (render_mode is a display choice, not part of the game).
-ENV_OPTION_KEYS = (
-    "n_players",
-    "num_rounds",
-    "max_steps",
-    "mask",
-    "reasons",
-    "rule_choice",
-    "rounds",
-    "seven_turn_ends",
-    "seven_phrase",
-    "talking",
-    "max_sub_actions",
-    "n_events",
-    "obs_type",
-    "win_reward",
-    "penalty_card_reward",
-)
+#: raw_env options a record carries: every game option (render_mode is a display choice, not one).
+ENV_OPTION_KEYS = tuple(option.name for option in dataclasses.fields(MaoOptions))
 
 
 def make_record(
@@ -63,7 +49,7 @@ def make_record(
     returns: Sequence[float] | None = None,
 ) -> dict[str, Any]:
     """The record of a game played on ``env`` from ``reset(seed=seed, options=options)``."""
-    env_kwargs = {key: getattr(env, _ATTRIBUTE.get(key, key)) for key in ENV_OPTION_KEYS}
+    env_kwargs = {key: getattr(env.options, key) for key in ENV_OPTION_KEYS}
     if len(seats) != env.n_players:
         raise ValueError(f"seats must name {env.n_players} players, got {len(seats)}")
     return {
@@ -79,7 +65,6 @@ def make_record(
 
 
 # raw_env stores a few options under other attribute names.
-_ATTRIBUTE = {"mask": "mask_mode"}
 
 
 def _json_options(options: dict | None) -> dict | None:
@@ -205,9 +190,7 @@ def write_record(path: str | Path, record: dict[str, Any]) -> Path:
     check_record(record)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(record, indent=1))
-    os.replace(temporary, path)
+    atomic_write_json(path, record)
     return path
 
 

@@ -13,7 +13,6 @@ run appends to its ``progress.csv`` (``make_logger(folder, resume_step=...)``).
 from __future__ import annotations
 
 import csv
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -106,25 +105,6 @@ def make_logger(folder: Path, resume_step: int | None = None) -> Logger:
         str(folder),
         [NamespacedTensorBoard(str(folder)), NamespacedCSV(folder / "progress.csv", resume_step)],
     )
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so a crash leaves either the old or the new file, never half."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text)
-    os.replace(temporary, path)
-
-
-def atomic_write_json(path: Path, data: Any) -> None:
-    atomic_write_text(path, json.dumps(data, indent=1, default=_json_default))
-
-
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
 def atomic_save_model(model, path: Path) -> None:

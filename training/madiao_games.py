@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
+from cardgame_core.files import atomic_write_json
 from madiao_env import cards, reference
 
 RECORD_FORMAT = 2
@@ -216,13 +217,9 @@ def play_episode(
 
 def write_record(path: str | Path, record: dict) -> Path:
     """Write a game record as JSON (atomically: temp file then rename)."""
-    import os
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(record, indent=1))
-    os.replace(temporary, path)
+    atomic_write_json(path, record)
     return path
 
 

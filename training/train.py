@@ -44,8 +44,9 @@ from typing import Any
 
 import numpy as np
 
+from cardgame_core.files import atomic_write_json
 from training.league import PFSP_WEIGHTINGS
-from training.logging_utils import atomic_save_model, atomic_write_json
+from training.logging_utils import atomic_save_model
 
 GAMES = ("madiao", "mao")
 #: The league saved beside every checkpoint of a league run.
@@ -960,7 +961,7 @@ def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = T
     learning curves and ratings as PNGs, and a markdown report written to ``run_dir``."""
     from agents.learned import LearnedPolicyAgent
     from agents.registry import make_agent
-    from training.logging_utils import atomic_write_text
+    from cardgame_core.files import atomic_write_text
     from training.stats import plot_curves
 
     config = TrainConfig.from_json(json.loads((run_dir / "config.json").read_text()))

@@ -1,0 +1,33 @@
+"""Writing files so that a crash leaves either the old file or the new one, never half of one.
+
+Run folders (checkpoints, ``state.json``, ``league.json``) and game records of both games are
+written this way; the module needs nothing beyond the standard library so that the game packages
+can use it without the training extra.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder, then rename."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
+def atomic_write_json(path: Path, data: Any) -> None:
+    """``data`` as indented JSON (numpy values and paths as plain lists and strings), atomically."""
+    atomic_write_text(path, json.dumps(data, indent=1, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
