@@ -1,6 +1,8 @@
 """Madiao rules as Numba kernels over a batch of games (numpy + numba + cardgame_core only).
 
-State of N games, a struct of arrays with a leading batch axis (the AEC env uses N = 1)::
+State of N games: one ``madiao_env.state.MadiaoState``, a named tuple of arrays with a leading
+batch axis (the AEC env uses N = 1), made by ``madiao_env.state.new_state``. The public kernels
+take it as one argument ``state`` and pass its fields by name to the rule helpers below::
 
     card_sets uint64[N, N_CARD_COLS]  hands, face-up plays, sloughs and trick-winning cards by seat,
                                       plus the game's xorshift64* RNG state (column C_RNG)
@@ -14,17 +16,19 @@ State of N games, a struct of arrays with a leading batch axis (the AEC env uses
                                       made by ``madiao_env.options.MadiaoOptions.config_row``)
 
 Stakes are integer units here (the amounts and rule ids: ``madiao_env.payments``); the env layer
-multiplies them by the ``stake`` option. The observation offsets come from ``madiao_env.layout``.
+multiplies them by the ``stake`` option (through ``payments.stakes_to_rewards``, nowhere else).
+The observation offsets come from ``madiao_env.layout``.
 Kernels never check their inputs: the env layer validates actions against ``legal mask`` first.
 
-Batch kernels: ``reset_games``/``step_games``/``observe_games`` (the AEC env, N = 1),
-``vector_step_games`` (the vector env: step, rewards, auto-reset and observation in one call) and
-``random_playouts_from`` (``madiao_env.rollout``). All of them use the same rule functions and
-the same observation encoder (``_encode``).
+Batch kernels, each taking ``state, config`` first: ``reset_games``/``step_games``/``observe_games``
+(the AEC env, N = 1), ``vector_step_games`` (the vector env: step, rewards, auto-reset and
+observation in one call) and ``random_playouts_from`` (``madiao_env.rollout``). All of them use
+the same rule functions and the same observation encoder (``_encode``).
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from cardgame_core.bits import bit, bits_above, nth_set_bit, popcount
@@ -162,15 +166,18 @@ _XOR_MULTIPLIER = np.uint64(0x2545F4914F6CDD1D)
 _BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.int8)
 
 
-def new_state(n_games: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Zeroed state arrays for ``n_games`` games: (card_sets, ints, history, pending, settled)."""
-    return (
-        np.zeros((n_games, N_CARD_COLS), dtype=np.uint64),
-        np.zeros((n_games, N_INTS), dtype=np.int32),
-        np.zeros((n_games, MAX_PLAYS, 3), dtype=np.int8),
-        np.zeros((n_games, MAX_PENDING, 5), dtype=np.int32),
-        np.zeros((n_games, MAX_SETTLED, 5), dtype=np.int32),
-    )
+def compiled_for(kernel, *args):
+    """``kernel`` compiled (or loaded from the cache) for the types of ``args``: its entry point.
+
+    A call through the entry point skips Numba's per-call type dispatch, which for a named tuple
+    such as the state costs about 1.5 us (arrays alone are typed in C): a tenth of an AEC step.
+    The entry point does not check its arguments, so the caller must always pass these types
+    (the envs pass their own buffers). Without the JIT (``NUMBA_DISABLE_JIT=1``): ``kernel``.
+    """
+    compile_for_types = getattr(kernel, "compile", None)
+    if compile_for_types is None:
+        return kernel
+    return compile_for_types(tuple(numba.typeof(arg) for arg in args))
 
 
 # ----------------------------------------------------------------------------- per-game helpers
@@ -804,25 +811,27 @@ def _observe(card_sets, ints, history, config, g, seat, obs, masks, r):
 
 
 @njit
-def _encode_out_of_line(card_sets, ints, history, config, g, seat, obs, r):
+def _encode_out_of_line(state, config, g, seat, obs, r):
     """:func:`_encode` as a function of its own (for rare calls: fewer inlined copies to compile)."""
-    _encode(card_sets, ints, history, config, g, seat, obs, r)
+    _encode(state.card_sets, state.ints, state.history, config, g, seat, obs, r)
 
 
 @njit
-def _observe_out_of_line(card_sets, ints, history, config, g, seat, obs, masks, r):
+def _observe_out_of_line(state, config, g, seat, obs, masks, r):
     """:func:`_observe` compiled once as a function of its own, for the AEC env's kernels: the
     inlined encoder is what makes the vector kernel fast, but inlining it into every kernel
     would add seconds to the first (cold) compile."""
-    _observe(card_sets, ints, history, config, g, seat, obs, masks, r)
+    _observe(state.card_sets, state.ints, state.history, config, g, seat, obs, masks, r)
 
 
 # ----------------------------------------------------------------------------- batch kernels
 
 
 @njit
-def _reset_game(card_sets, ints, history, config, pending, settled, g, rng_seed, banker, deck, first):
+def _reset_game(state, config, g, rng_seed, banker, deck, first):
     """Start an episode in game ``g`` (``deck[0] < 0``: a random deal) up to its first decision."""
+    card_sets, ints, history = state.card_sets, state.ints, state.history
+    pending, settled = state.pending, state.settled
     ints[g, :] = 0
     card_sets[g, :] = np.uint64(0)
     history[g, :, :] = 0
@@ -837,38 +846,27 @@ def _reset_game(card_sets, ints, history, config, pending, settled, g, rng_seed,
 
 
 @njit
-def reset_games(
-    card_sets, ints, history, pending, settled, config, rng_seeds, bankers, decks, firsts, obs, masks
-):
+def reset_games(state, config, rng_seeds, bankers, decks, firsts, obs, masks):
     """Start an episode in every game: seed, banker, deal (``decks[g, 0] < 0``: random), declare.
 
     ``firsts[g] >= 0`` overrides the seat dealt first (a scenario that sets the hands directly).
     Writes the observation and mask of the seat to act into ``obs[g]``/``masks[g]``.
     """
+    ints = state.ints
     for g in range(ints.shape[0]):
-        _reset_game(
-            card_sets,
-            ints,
-            history,
-            config,
-            pending,
-            settled,
-            g,
-            rng_seeds[g],
-            bankers[g],
-            decks[g],
-            firsts[g],
-        )
+        _reset_game(state, config, g, rng_seeds[g], bankers[g], decks[g], firsts[g])
         seat = ints[g, I_TO_ACT]
-        _observe_out_of_line(card_sets, ints, history, config, g, np.int64(max(seat, 0)), obs, masks, g)
+        _observe_out_of_line(state, config, g, np.int64(max(seat, 0)), obs, masks, g)
 
 
 @njit
-def step_games(card_sets, ints, history, pending, settled, config, actions, obs, masks):
+def step_games(state, config, actions, obs, masks):
     """Apply ``actions[g]`` (skip games with -1); refresh the acting seat's observation and mask.
 
     The settled buffer and the hands-settled count of a stepped game start empty at each call.
     """
+    card_sets, ints, history = state.card_sets, state.ints, state.history
+    pending, settled = state.pending, state.settled
     for g in range(ints.shape[0]):
         action = actions[g]
         if action < 0:
@@ -877,14 +875,14 @@ def step_games(card_sets, ints, history, pending, settled, config, actions, obs,
         ints[g, I_HANDS_SETTLED] = 0
         _apply(card_sets, ints, history, pending, settled, config, g, action)
         seat = ints[g, I_TO_ACT]
-        _observe_out_of_line(card_sets, ints, history, config, g, np.int64(max(seat, 0)), obs, masks, g)
+        _observe_out_of_line(state, config, g, np.int64(max(seat, 0)), obs, masks, g)
 
 
 @njit
-def observe_games(card_sets, ints, history, config, seats, obs, masks):
+def observe_games(state, config, seats, obs, masks):
     """Observation and legal mask of ``seats[g]`` in every game."""
-    for g in range(ints.shape[0]):
-        _observe_out_of_line(card_sets, ints, history, config, g, np.int64(seats[g]), obs, masks, g)
+    for g in range(state.ints.shape[0]):
+        _observe_out_of_line(state, config, g, np.int64(seats[g]), obs, masks, g)
 
 
 # ----------------------------------------------------------------------------- vector env kernel
@@ -901,14 +899,9 @@ def _net_settled(ints, settled, g, net):
 
 @njit
 def vector_step_games(
-    card_sets,
-    ints,
-    history,
-    pending,
-    settled,
+    state,
     config,
     actions,
-    stake,
     episode_stakes,
     obs,
     masks,
@@ -921,15 +914,18 @@ def vector_step_games(
     """The vector env's whole step in one call: apply, reward, auto-reset, observe.
 
     For every game with ``actions[g] >= 0``: apply the action; ``rewards[g]`` = this call's
-    settled stakes times ``stake`` for every seat; ``episode_stakes[g]`` (int64[N, 4]) sums them
-    over the episode. When the episode ends: ``final_obs[g, s]`` = every seat's last observation,
-    ``final_payoffs[g]`` = the episode's payoffs, ``terminated[g]`` set, and a new episode starts
+    settled whole stakes for every seat (the vector env applies the ``stake`` option);
+    ``episode_stakes[g]`` (int64[N, 4]) sums them over the episode. When the episode ends:
+    ``final_obs[g, s]`` = every seat's last observation, ``final_payoffs[g]`` = the episode's
+    whole stakes, ``terminated[g]`` set, and a new episode starts
     with a banker and a seed drawn from the game's own RNG (so a game's future depends only on
     its own state). A meld paid while dealing that new episode stays pending and is paid with its
     first settlement, never in this call. Then ``obs[g]``/``masks[g]`` = the view of the seat to
     act. Skipped games keep their state and buffers; their rewards and flags are cleared.
     Returns the first game whose line buffer overflowed, or -1 (the env raises).
     """
+    card_sets, ints, history = state.card_sets, state.ints, state.history
+    pending, settled = state.pending, state.settled
     net = np.zeros(4, dtype=np.int64)
     overflowed = -1
     # Every seat's final view as rows g * 4 + seat of a 2-D view (see the encoder's note).
@@ -949,34 +945,20 @@ def vector_step_games(
             net[:] = 0
             _net_settled(ints, settled, g, net)
             for seat in range(4):
-                rewards[g, seat] = net[seat] * stake
+                rewards[g, seat] = net[seat]
                 episode_stakes[g, seat] += net[seat]
         if ints[g, I_EPISODE_OVER] == 1:
             for seat in range(4):
-                _encode_out_of_line(
-                    card_sets, ints, history, config, g, np.int64(seat), final_rows, 4 * g + seat
-                )
-                final_payoffs[g, seat] = episode_stakes[g, seat] * stake
+                _encode_out_of_line(state, config, g, np.int64(seat), final_rows, 4 * g + seat)
+                final_payoffs[g, seat] = episode_stakes[g, seat]
                 episode_stakes[g, seat] = 0
             terminated[g] = True
             banker = _random_below(card_sets, g, 4)
             rng_seed = _next_random(card_sets, g)
-            _reset_game(
-                card_sets,
-                ints,
-                history,
-                config,
-                pending,
-                settled,
-                g,
-                rng_seed,
-                np.int64(banker),
-                no_deck,
-                np.int64(-1),
-            )
+            _reset_game(state, config, g, rng_seed, np.int64(banker), no_deck, np.int64(-1))
         seat = ints[g, I_TO_ACT]
         to_act[g] = seat
-        _observe_out_of_line(card_sets, ints, history, config, g, np.int64(seat), obs, masks, g)
+        _observe_out_of_line(state, config, g, np.int64(seat), obs, masks, g)
         if ints[g, I_OVERFLOW] == 1 and overflowed < 0:
             overflowed = g
     return overflowed
@@ -1039,16 +1021,17 @@ def _play_out_tricks(card_sets, ints, pending, config, g):
 
 
 @njit
-def random_playouts_from(card_sets, ints, history, pending, config, seed, net):
-    """Play ``net.shape[0]`` random continuations of game 0 of the given state to the episode's end.
+def random_playouts_from(state, config, seed, net):
+    """Play ``net.shape[0]`` random continuations of game 0 of ``state`` to the episode's end.
 
     Every play-out copies the state into scratch arrays, reseeds the game's RNG from ``seed`` and
     the play-out index (redeals and new deals then differ between play-outs), and plays uniformly
     random legal actions with the full rules: the trick phase through ``_play_out_tricks``, the
     rest through ``_apply``. ``net[k]`` gets play-out ``k``'s stakes by seat from the state on:
     every line settled after it, pending lines included. Returns True if a line buffer overflowed
-    (the caller raises). ``history`` is not read: no rule depends on the play history.
+    (the caller raises). ``state.history`` is not read: no rule depends on the play history.
     """
+    card_sets, ints, pending = state.card_sets, state.ints, state.pending
     sim_cards = np.empty((1, N_CARD_COLS), dtype=np.uint64)
     sim_ints = np.empty((1, N_INTS), dtype=np.int32)
     sim_history = np.empty((1, MAX_PLAYS, 3), dtype=np.int8)

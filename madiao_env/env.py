@@ -141,11 +141,12 @@ Any other key raises ``ValueError``, except ``"options"``, which is ignored beca
 ``api_test`` calls ``reset(options={"options": 1})``.
 A reset that raises (bad seed or options) changes nothing, not even the RNG.
 ``table()`` gives the full true state in plain Python; ``get_state()``/``set_state()`` snapshot
-and restore it (RNG included, so a continuation replays exactly). The snapshot format and its
-validation live in ``madiao_env.state``: ``set_state`` checks every field (shapes, dtypes, every
-seat, index and count in range, the cards partitioning the deck and agreeing with the play
-history, the options, the PettingZoo bookkeeping) and raises one ``ValueError`` naming the field,
-leaving the env exactly as it was.
+and restore it (RNG included, so a continuation replays exactly). The game's arrays, the snapshot
+format and its validation live in ``madiao_env.state`` (a ``MadiaoState`` named tuple; the
+snapshot's ``arrays`` are its fields, in order, for one game): ``set_state`` checks every field
+(shapes, dtypes, every seat, index and count in range, the cards partitioning the deck and
+agreeing with the play history, the options, the PettingZoo bookkeeping) and raises one
+``ValueError`` naming the field, leaving the env exactly as it was.
 
 Once the episode is over, each agent is stepped with ``None`` (PettingZoo's dead step) until
 ``agents`` is empty; stepping after that raises ``RuntimeError`` ("the episode is over; call
@@ -166,7 +167,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo.utils import wrappers
 
 from cardgame_core.aec import CardGameAECEnv, check_action, seed_sequence
-from madiao_env import cards, core, layout, state
+from madiao_env import cards, core, layout, payments, state
 
 # The option limits live in madiao_env.options; re-exported here, where they used to be defined.
 from madiao_env.options import EPISODES as EPISODES
@@ -210,6 +211,9 @@ _N_ACTIONS = cards.N_ACTIONS
 _MASK_SHAPE = (1, cards.N_ACTIONS)
 _I_HANDS_SETTLED = core.I_HANDS_SETTLED
 _I_TO_ACT = core.I_TO_ACT
+# core.step_games compiled for the AEC env's argument types (the same for every env: its own
+# buffers), made by the first step; see core.compiled_for.
+_step_games = None
 
 
 def env(**kwargs: Any):
@@ -308,13 +312,14 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         self._config = options.config_row()
         size = options.obs_size
-        self._card_sets, self._ints, self._history, self._pending, self._settled = core.new_state(1)
+        #: The game's arrays (one game), written in place by the kernels.
+        self._state = state.new_state(1)
         # Buffers the kernels write: the acting seat's view (refreshed by every step) and a scratch
         # pair for observing any other seat.
         self._obs_shape = (1, size)
         self._obs_row = np.zeros(size, dtype=np.int8)
         self._mask_row = np.zeros(cards.N_ACTIONS, dtype=np.int8)
-        self._ints_row = self._ints[0]
+        self._ints_row = self._state.ints[0]  # the scalars, read after every kernel call
         self._actions = np.zeros(1, dtype=np.int64)
         self._seats = np.zeros(1, dtype=np.int64)
         self._obs_seat = -1
@@ -365,11 +370,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         obs = np.empty(self._obs_shape, dtype=np.int8)
         masks = np.empty(_MASK_SHAPE, dtype=np.int8)
         core.reset_games(
-            self._card_sets,
-            self._ints,
-            self._history,
-            self._pending,
-            self._settled,
+            self._state,
             self._config,
             np.array([rng_seed], dtype=np.uint64),
             np.array([banker], dtype=np.int64),
@@ -436,17 +437,12 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         # Fresh output arrays every step: observations already handed out are never overwritten.
         obs = np.empty(self._obs_shape, dtype=np.int8)
         masks = np.empty(_MASK_SHAPE, dtype=np.int8)
-        core.step_games(
-            self._card_sets,
-            self._ints,
-            self._history,
-            self._pending,
-            self._settled,
-            self._config,
-            self._actions,
-            obs,
-            masks,
-        )
+        global _step_games
+        if _step_games is None:
+            _step_games = core.compiled_for(
+                core.step_games, self._state, self._config, self._actions, obs, masks
+            )
+        _step_games(self._state, self._config, self._actions, obs, masks)
         self._obs_row = obs[0]
         self._mask_row = masks[0]
         ints = self._ints_row
@@ -471,7 +467,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         """Adopt the kernel's output buffers and the seat to act (after reset/set_state)."""
         self._obs_row = obs[0]
         self._mask_row = masks[0]
-        to_act = int(self._ints[0, core.I_TO_ACT])
+        to_act = int(self._ints_row[core.I_TO_ACT])
         self._obs_seat = to_act if to_act >= 0 else 0
         if to_act < 0:
             self._end_episode()
@@ -479,7 +475,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             self.agent_selection = self.possible_agents[to_act]
 
     def _check_overflow(self) -> None:
-        if self._ints[0, core.I_OVERFLOW]:
+        if self._ints_row[core.I_OVERFLOW]:
             raise RuntimeError("Madiao settlement line buffer overflowed (more lines than the kernel holds)")
 
     def _settle(self) -> None:
@@ -489,7 +485,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         info = {
             "settlement": lines,
             "payoffs": payoffs,
-            "hand_number": int(self._ints[0, core.I_LAST_SETTLED_HAND]),
+            "hand_number": int(self._ints_row[core.I_LAST_SETTLED_HAND]),
         }
         for name in self.agents:
             self.infos[name] = {
@@ -502,9 +498,9 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         """Lines settled by the last step (stakes times ``stake``) and the payoffs by seat."""
         payoffs = [0.0] * cards.N_SEATS
         lines = []
-        for row in self._settled[0, : self._ints[0, core.I_N_SETTLED]]:
+        for row in self._state.settled[0, : self._ints_row[core.I_N_SETTLED]]:
             _, rule, payer, payee, stakes = (int(v) for v in row)
-            amount = stakes * self.stake
+            amount = payments.stakes_to_rewards(stakes, self.stake)
             lines.append({"rule": core.RULE_NAMES[rule], "payer": payer, "payee": payee, "stakes": amount})
             payoffs[payer] -= amount
             payoffs[payee] += amount
@@ -519,7 +515,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self._seats[0] = seat
         obs = np.empty(self._obs_shape, dtype=np.int8)
         masks = np.empty(_MASK_SHAPE, dtype=np.int8)
-        core.observe_games(self._card_sets, self._ints, self._history, self._config, self._seats, obs, masks)
+        core.observe_games(self._state, self._config, self._seats, obs, masks)
         return {"observation": obs[0], "action_mask": masks[0]}
 
     def describe_action(self, action: int) -> str:
@@ -530,7 +526,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
     def table(self) -> dict[str, Any]:
         """The full true state in plain Python (for tests, rendering and tools)."""
         self._require_reset()
-        card_sets, ints, history = self._card_sets[0], self._ints[0], self._history[0]
+        card_sets, ints, history = self._state.card_sets[0], self._ints_row, self._state.history[0]
         n_plays = int(ints[core.I_N_PLAYS])
         plays = [
             (int(history[k, 0]), cards.CARD_NAMES[history[k, 1]], bool(history[k, 2]), k // 4)
@@ -560,9 +556,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             "version": state.STATE_VERSION,
             "config": self._config.copy(),
             "stake": self.stake,
-            "arrays": [
-                a.copy() for a in (self._card_sets, self._ints, self._history, self._pending, self._settled)
-            ],
+            "arrays": state.game_arrays(self._state, 0),
             "rng": None if self._rng is None else self._rng.bit_generator.state,
             "agents": list(self.agents),
             "agent_selection": self.agent_selection,
@@ -581,19 +575,14 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         one raises ``ValueError`` naming the field and leaves this env exactly as it was.
         """
         valid = state.validate_snapshot(snapshot, self._config, self.stake)
-        to_act = int(valid["arrays"][1][0, core.I_TO_ACT])
+        restored = state.MadiaoState(*valid["arrays"])
+        to_act = int(restored.ints[0, core.I_TO_ACT])
         seats = np.array([max(to_act, 0)], dtype=np.int64)
         obs = np.empty(self._obs_shape, dtype=np.int8)
         masks = np.empty(_MASK_SHAPE, dtype=np.int8)
-        card_sets, ints, history, _pending, _settled = valid["arrays"]
-        core.observe_games(card_sets, ints, history, self._config, seats, obs, masks)
+        core.observe_games(restored, self._config, seats, obs, masks)
         # Nothing above wrote to the env: from here on only assignments that cannot fail.
-        for target, source in zip(
-            (self._card_sets, self._ints, self._history, self._pending, self._settled),
-            valid["arrays"],
-            strict=True,
-        ):
-            target[...] = source
+        state.write_game(self._state, 0, valid["arrays"])
         if valid["rng"] is None:
             self._rng = None
         elif self._rng is None:

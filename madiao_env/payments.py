@@ -20,6 +20,8 @@ reference replay in the test suite would then fail).
 
 from __future__ import annotations
 
+from typing import Any
+
 # ----------------------------------------------------------------------------- rule ids and names
 RULE_MELD = 0
 RULE_FOUR_LOWEST = 1
@@ -111,3 +113,15 @@ STOCK_CHECK = 1
 #: The largest stakes one settlement line can carry (a meld of eight, a slam); snapshots are
 #: checked against it.
 MAX_LINE_STAKES = max(MELD_EXACT_EIGHT, SLAM, 4 * BOSS_CARD_PER_TRICK, HONOURS_FOUR)
+
+
+# ----------------------------------------------------------------------------- the stake option
+def stakes_to_rewards(stakes: Any, stake: float) -> Any:
+    """Whole stakes (an int, or an array of them) as rewards: times the ``stake`` option.
+
+    The one place the option is applied: the kernels count whole stakes, and the AEC env's
+    settlement lines, the vector env's rewards and final payoffs and the play-outs are converted
+    here (in float64; the vector env then stores float32, rounding once as it always did). Nothing
+    divides by it again: duplicate tournaments play with ``stake`` 1 and score whole stakes.
+    """
+    return stakes * stake

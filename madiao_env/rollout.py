@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from madiao_env import cards, core, state
+from madiao_env import cards, core, payments, state
 from madiao_env.options import MadiaoOptions
 
 
@@ -35,7 +35,7 @@ def new_hand_snapshot(seed: int, **env_kwargs: Any) -> dict[str, Any]:
     return env.get_state()
 
 
-def _checked_arrays(snapshot: Any) -> tuple[list[np.ndarray], np.ndarray, float]:
+def _checked_state(snapshot: Any) -> tuple[state.MadiaoState, np.ndarray, float]:
     # The kernels index arrays by the snapshot's counts and seats, so the snapshot is validated as
     # completely as set_state does (a corrupt one would crash the play-out kernel, not raise).
     if not isinstance(snapshot, dict) or "config" not in snapshot or "stake" not in snapshot:
@@ -55,11 +55,11 @@ def _checked_arrays(snapshot: Any) -> tuple[list[np.ndarray], np.ndarray, float]
         MadiaoOptions.from_config_row(config, stake)
     except (TypeError, ValueError) as error:
         raise ValueError(f"snapshot['config'] / snapshot['stake']: {error}") from None
-    arrays = state.validate_snapshot(snapshot, config, float(stake))["arrays"]
-    ints = arrays[1]
+    game_state = state.MadiaoState(*state.validate_snapshot(snapshot, config, float(stake))["arrays"])
+    ints = game_state.ints
     if ints[0, core.I_EPISODE_OVER] or ints[0, core.I_TO_ACT] < 0:
         raise ValueError("the snapshot's episode is over: there is nothing left to play out")
-    return [np.ascontiguousarray(a) for a in arrays], np.ascontiguousarray(config), float(stake)
+    return game_state, np.ascontiguousarray(config), float(stake)
 
 
 def random_playouts(snapshot: dict[str, Any], n: int, seed: int) -> np.ndarray:
@@ -70,11 +70,9 @@ def random_playouts(snapshot: dict[str, Any], n: int, seed: int) -> np.ndarray:
         raise ValueError(f"n must be a positive int, got {n}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
-    (card_sets, ints, history, pending, _settled), config, stake = _checked_arrays(snapshot)
+    game_state, config, stake = _checked_state(snapshot)
     net_stakes = np.empty((int(n), cards.N_SEATS), dtype=np.int64)
-    overflowed = core.random_playouts_from(
-        card_sets, ints, history, pending, config, np.uint64(int(seed) % 2**64), net_stakes
-    )
+    overflowed = core.random_playouts_from(game_state, config, np.uint64(int(seed) % 2**64), net_stakes)
     if overflowed:
         raise RuntimeError("Madiao settlement line buffer overflowed during a play-out")
-    return net_stakes * stake
+    return payments.stakes_to_rewards(net_stakes, stake)

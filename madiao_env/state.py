@@ -1,13 +1,20 @@
-"""The Madiao snapshot format (``raw_env.get_state()``) and its complete validation.
+"""The Madiao game state: its arrays (:class:`MadiaoState`, what every kernel takes), their
+creation (:func:`new_state`), and the snapshot format (``raw_env.get_state()``) with its complete
+validation.
+
+The state of N games is one :class:`MadiaoState`, a named tuple of five arrays with a leading
+batch axis (the AEC env uses N = 1; their columns are in the class docstring and the ``C_*`` /
+``I_*`` constants of ``madiao_env.core``). Numba compiles a named tuple of arrays like separate
+array arguments, so the kernels take ``state`` and read ``state.card_sets`` etc. by name.
 
 A snapshot is a plain, picklable dict::
 
     version              STATE_VERSION (an int)
     config               int32[N_CONFIG]: the rule options' kernel row (must equal the env's)
     stake                float: the ``stake`` option (must equal the env's)
-    arrays               [card_sets, ints, history, pending, settled], one game (leading axis 1),
-                         shapes and dtypes in ARRAY_LAYOUT (the columns are described in
-                         ``madiao_env.core``)
+    arrays               [card_sets, ints, history, pending, settled], one game (leading axis 1):
+                         the fields of a MadiaoState as a list, in field order, shapes and
+                         dtypes in ARRAY_LAYOUT
     rng                  None or the numpy PCG64 ``bit_generator.state`` dict the next reset
                          draws from
     agents, agent_selection, rewards, cumulative_rewards, terminations, truncations, infos,
@@ -24,7 +31,7 @@ anything. Each failure is one ``ValueError`` naming the field, e.g.
 from __future__ import annotations
 
 import math
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
@@ -32,12 +39,61 @@ from madiao_env import cards, core, payments
 
 STATE_VERSION = 1
 
-ARRAY_LAYOUT = (
-    ("card_sets", (1, core.N_CARD_COLS), np.dtype(np.uint64)),
-    ("ints", (1, core.N_INTS), np.dtype(np.int32)),
-    ("history", (1, core.MAX_PLAYS, 3), np.dtype(np.int8)),
-    ("pending", (1, core.MAX_PENDING, 5), np.dtype(np.int32)),
-    ("settled", (1, core.MAX_SETTLED, 5), np.dtype(np.int32)),
+
+class MadiaoState(NamedTuple):
+    """The arrays of N Madiao games (leading axis: the game), the one argument every kernel takes.
+
+    Kernels write them in place; the rule options are not state (the kernel ``config`` row).
+    """
+
+    #: uint64[N, N_CARD_COLS] card bitmasks (bit k = card id k) by seat: C_HAND+s cards held,
+    #: C_FACE_UP+s played face up this hand, C_SLOUGHED+s sloughed face down this hand,
+    #: C_WON_WITH+s the winning card of every trick won; C_RNG the game's xorshift64* state.
+    card_sets: np.ndarray
+    #: int32[N, N_INTS] the scalars, columns I_* of ``madiao_env.core``: banker, seat dealt first,
+    #: leader, seat to act (-1: episode over), phase, trick, plays so far, best card and seat of
+    #: the trick, redeal offers, hand number, tricks won by seat, the stock (upcard first),
+    #: line counts and the flags of the last kernel call.
+    ints: np.ndarray
+    #: int8[N, MAX_PLAYS, 3] every play of the hand in order: (seat, card, face up 1 / down 0).
+    history: np.ndarray
+    #: int32[N, MAX_PENDING, 5] payment lines of the hand not yet settled:
+    #: (hand number, rule code, payer, payee, stakes in integer units).
+    pending: np.ndarray
+    #: int32[N, MAX_SETTLED, 5] lines settled during the last kernel call (same columns).
+    settled: np.ndarray
+
+
+# Shape of one game's row of each field (without the batch axis) and its dtype, in field order.
+_FIELD_LAYOUT = (
+    ((core.N_CARD_COLS,), np.dtype(np.uint64)),
+    ((core.N_INTS,), np.dtype(np.int32)),
+    ((core.MAX_PLAYS, 3), np.dtype(np.int8)),
+    ((core.MAX_PENDING, 5), np.dtype(np.int32)),
+    ((core.MAX_SETTLED, 5), np.dtype(np.int32)),
+)
+
+
+def new_state(n_games: int) -> MadiaoState:
+    """Zeroed arrays for ``n_games`` games (a game is started by ``core.reset_games``)."""
+    return MadiaoState(*(np.zeros((n_games, *shape), dtype=dtype) for shape, dtype in _FIELD_LAYOUT))
+
+
+def game_arrays(game_state: MadiaoState, game: int) -> list[np.ndarray]:
+    """Copies of game ``game``'s rows of every field (batch axis 1): a snapshot's ``arrays``."""
+    return [field[game : game + 1].copy() for field in game_state]
+
+
+def write_game(game_state: MadiaoState, game: int, arrays: list[np.ndarray]) -> None:
+    """Write a validated snapshot's ``arrays`` (see :func:`validate_snapshot`) into game ``game``."""
+    for field, source in zip(game_state, arrays, strict=True):
+        field[game : game + 1] = source
+
+
+# A snapshot holds one game: (field name, shape with a batch axis of 1, dtype), in field order.
+ARRAY_LAYOUT = tuple(
+    (name, (1, *shape), dtype)
+    for name, (shape, dtype) in zip(MadiaoState._fields, _FIELD_LAYOUT, strict=True)
 )
 SNAPSHOT_KEYS = (
     "version",

@@ -26,8 +26,13 @@ from typing import Any
 import numpy as np
 
 from cardgame_core.vector import VectorCardEnv
-from madiao_env import cards, core, state
+from madiao_env import cards, core, payments, state
 from madiao_env.options import MadiaoOptions
+
+# core.vector_step_games compiled for the vector env's argument types (the same for every env: its
+# own buffers, and actions as int64 [N] from the base class's checks), made by the first step; see
+# core.compiled_for.
+_vector_step_games = None
 
 
 class MadiaoVectorEnv(VectorCardEnv):
@@ -59,7 +64,8 @@ class MadiaoVectorEnv(VectorCardEnv):
         self._config = self.options.config_row()
         self.obs_dim = self.options.obs_size
         super().__init__(n_envs, seed, copy=copy)
-        self._card_sets, self._ints, self._history, self._pending, self._settled = core.new_state(self.n_envs)
+        #: The games' arrays (``madiao_env.state.MadiaoState``), written in place by the kernels.
+        self._state = state.new_state(self.n_envs)
         # Settled stakes of the running episode by seat (integer units; final_payoffs = this x stake).
         self._episode_stakes = np.zeros((self.n_envs, self.n_players), dtype=np.int64)
         # The kernels write the masks through ``self._mask_bytes`` (set up by the base class, which
@@ -80,11 +86,7 @@ class MadiaoVectorEnv(VectorCardEnv):
             bankers[game] = generator.integers(cards.N_SEATS)
             rng_seeds[game] = generator.integers(1, 2**63, dtype=np.uint64)
         core.reset_games(
-            self._card_sets,
-            self._ints,
-            self._history,
-            self._pending,
-            self._settled,
+            self._state,
             self._config,
             rng_seeds,
             bankers,
@@ -94,19 +96,15 @@ class MadiaoVectorEnv(VectorCardEnv):
             self._mask_bytes,
         )
         self._check_overflow()
-        self._to_act[:] = self._ints[:, core.I_TO_ACT]
+        self._to_act[:] = self._state.ints[:, core.I_TO_ACT]
         self._episode_stakes[:] = 0
 
     def _step_games(self, actions: np.ndarray) -> None:
-        overflowed = core.vector_step_games(
-            self._card_sets,
-            self._ints,
-            self._history,
-            self._pending,
-            self._settled,
+        global _vector_step_games
+        arguments = (
+            self._state,
             self._config,
             actions,
-            self.stake,
             self._episode_stakes,
             self._observation,
             self._mask_bytes,
@@ -116,12 +114,23 @@ class MadiaoVectorEnv(VectorCardEnv):
             self._final_payoffs,
             self._final_observation,
         )
+        if _vector_step_games is None:
+            _vector_step_games = core.compiled_for(core.vector_step_games, *arguments)
+        overflowed = _vector_step_games(*arguments)
         if overflowed >= 0:
             self._check_overflow()
+        # The kernel counts whole stakes; the option is applied here (times 1 changes nothing).
+        if self.stake != 1.0:
+            self._rewards[:] = payments.stakes_to_rewards(self._rewards.astype(np.float64), self.stake)
+            ended = np.flatnonzero(self._terminated)
+            if ended.size:
+                self._final_payoffs[ended] = payments.stakes_to_rewards(
+                    self._final_payoffs[ended].astype(np.float64), self.stake
+                )
 
     def _observe_games(self, seats: np.ndarray, out: np.ndarray) -> None:
         masks = np.empty((self.n_envs, self.n_actions), dtype=np.int8)
-        core.observe_games(self._card_sets, self._ints, self._history, self._config, seats, out, masks)
+        core.observe_games(self._state, self._config, seats, out, masks)
 
     # -- extras --------------------------------------------------------------------------------
     def describe_action(self, action: int) -> str:
@@ -136,16 +145,12 @@ class MadiaoVectorEnv(VectorCardEnv):
             raise TypeError(f"game must be an int, got {type(game).__name__} {game!r}")
         if not 0 <= game < self.n_envs:
             raise ValueError(f"game {game} is out of range 0..{self.n_envs - 1}")
-        row = slice(int(game), int(game) + 1)
         agents = list(state.AGENTS)
         return {
             "version": state.STATE_VERSION,
             "config": self._config.copy(),
             "stake": self.stake,
-            "arrays": [
-                a[row].copy()
-                for a in (self._card_sets, self._ints, self._history, self._pending, self._settled)
-            ],
+            "arrays": state.game_arrays(self._state, int(game)),
             "rng": None,
             "agents": agents,
             "agent_selection": agents[int(self._to_act[game])],
@@ -158,7 +163,7 @@ class MadiaoVectorEnv(VectorCardEnv):
         }
 
     def _check_overflow(self) -> None:
-        overflowed = np.flatnonzero(self._ints[:, core.I_OVERFLOW])
+        overflowed = np.flatnonzero(self._state.ints[:, core.I_OVERFLOW])
         if overflowed.size:
             raise RuntimeError(
                 f"game {int(overflowed[0])}: Madiao settlement line buffer overflowed "

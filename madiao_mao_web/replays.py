@@ -1,7 +1,7 @@
 """Replays of recorded games, step by step, from one seat's view or with all hands open.
 
 Madiao records (``match --record``, ``evaluate --record``, ``play --record``; read with
-``training.madiao_games.read_record``) are a list of events; step ``k`` is the table after the
+``madiao_env.records.read_record``) are a list of events; step ``k`` is the table after the
 first ``k`` events, rebuilt from the ``deal`` events' hands and the ``move`` events (no env is
 needed: a deal event carries every hand and the stock). Mao records (``mao_env.records``) are
 actions from a seeded reset; step ``k`` is the env after ``k`` actions, replayed through the env.
@@ -44,7 +44,7 @@ def load_record(data: bytes | str) -> dict[str, Any]:
             return check_record(record, "the record")
         except ValueError as error:
             raise RecordError(str(error)) from None
-    from training.madiao_games import read_record
+    from madiao_env.records import read_record
 
     # read_record is the one checker of the Madiao format; it reads from a path.
     with tempfile.TemporaryDirectory() as folder:

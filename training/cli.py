@@ -408,8 +408,8 @@ def command_evaluate(args: argparse.Namespace) -> int:
         from training.mao_evaluation import command_evaluate_mao
 
         return command_evaluate_mao(args)
-    from training.evaluation import run_tournament, write_report
-    from training.madiao_games import make_record, write_record
+    from madiao_env.records import make_record, write_record
+    from training.madiao_evaluation import run_tournament, write_report
 
     check_output_folder(args.out, "--out")
     check_output_file(args.record, "--record")
@@ -459,7 +459,7 @@ def command_evaluate(args: argparse.Namespace) -> int:
 def _table_view(env, seat: int, write) -> None:
     """What one seat can see: own hand, upcard, the trick (others' face-down cards hidden), tricks."""
     from madiao_env import cards
-    from training.madiao_games import format_hand, role_name
+    from madiao_env.records import format_hand, role_name
 
     table = env.unwrapped.table()
     banker = table["banker"]
@@ -490,7 +490,8 @@ def command_play(args: argparse.Namespace) -> int:
     if args.game == "mao":
         return _command_play_mao(args)
     from agents.human import HumanAgent, HumanQuit
-    from training.madiao_games import EventPrinter, make_env, make_record, play_episode, write_record
+    from madiao_env.records import EventPrinter, make_record, write_record
+    from training.madiao_games import make_env, play_episode
 
     for option, value in (("--players", args.players), ("--rounds", args.rounds)):
         if value is not None:
@@ -623,7 +624,7 @@ def command_replay(args: argparse.Namespace) -> int:
 
         print_mao_record(read_mao_record(args.record))
         return 0
-    from training.madiao_games import print_record, read_record
+    from madiao_env.records import print_record, read_record
 
     print_record(read_record(args.record))
     return 0
@@ -632,7 +633,8 @@ def command_replay(args: argparse.Namespace) -> int:
 def command_match(args: argparse.Namespace) -> int:
     if args.game == "mao":
         return _command_match_mao(args)
-    from training.madiao_games import EventPrinter, make_env, make_record, play_episode, write_record
+    from madiao_env.records import EventPrinter, make_record, write_record
+    from training.madiao_games import make_env, play_episode
 
     for option, value in (("--players", args.players), ("--rounds", args.rounds)):
         if value is not None:

@@ -1,6 +1,6 @@
 """The self-play opponent pool and timing probes for the trainer.
 
-The SB3 adapter (``cardgame_core.adapters.LearnerVecEnv``) draws, for every opponent seat of
+The SB3 adapter (``training.sb3_adapter.LearnerVecEnv``) draws, for every opponent seat of
 every new game, one entry of a list uniformly. ``OpponentPool`` turns kind weights into that list:
 it holds ``n_slots`` *slots*, shared out among the kinds by weight (``scripted``: the baselines in
 turn; ``snapshot``: the newest frozen copies of the learner; ``current``: the live policy, i.e.

@@ -4,7 +4,7 @@
 
 One learner policy plays a random seat of every game (so both Madiao roles, banker and player),
 against opponents drawn from a pool of scripted agents, frozen snapshots of itself and its live
-self; it is rewarded with its own seat's payoff (see ``cardgame_core.adapters.LearnerVecEnv``).
+self; it is rewarded with its own seat's payoff (see ``training.sb3_adapter.LearnerVecEnv``).
 With ``imitate`` set (Mao's default), a fresh policy first copies a scripted teacher playing the
 learner's seat (``training.imitation``); PPO then goes on from there.
 Everything a run writes lives in its own folder ``runs_dir/game__exp_name__seed__unixtime`` (made
@@ -27,6 +27,12 @@ An interrupted run continues from its last checkpoint with ``train(resume=run_di
 ``state.json`` or ``checkpoint.zip`` is missing or damaged is refused with an error naming the
 file, before anything in it changes. Ctrl-C saves a checkpoint of what the policy has learned and
 prints the command that resumes the run.
+
+Where things are: the config and its step arithmetic in ``training.config``; what differs by game
+(env, defaults, policy features, evaluation, report) in one spec per game, ``training.games``; the
+SB3 callback (progress, snapshots, evaluations, checkpoints between rollouts) in
+``training.training_callback``. ``train`` reads top to bottom: open the run, build the opponents,
+the env and the model, warm start, learn, finish.
 """
 
 from __future__ import annotations
@@ -38,348 +44,74 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from cardgame_core.files import atomic_write_json
-from training.league import PFSP_WEIGHTINGS
+from training.config import (
+    FEATURES,
+    GAMES,
+    LR_SCHEDULES,
+    MAO_RULE_POOLS,
+    OPPONENT_MODES,
+    TrainConfig,
+    evaluation_interval,
+    rollout_size,
+    steps_at_end,
+)
+from training.games import GAME_DEFAULTS, POLICY_FEATURES, game_spec
 from training.logging_utils import atomic_save_model
 
-GAMES = ("madiao", "mao")
+# Names this module has always offered, now defined in training.config and training.games.
+__all__ = [
+    "FEATURES",
+    "GAMES",
+    "GAME_DEFAULTS",
+    "LEAGUE_FILE",
+    "LR_SCHEDULES",
+    "MAO_RULE_POOLS",
+    "OPPONENT_MODES",
+    "STATE_FIELDS",
+    "TrainConfig",
+    "evaluate_against_baselines",
+    "evaluation_interval",
+    "export_policy",
+    "final_report",
+    "league_report",
+    "learning_rate_schedule",
+    "load_league",
+    "load_run",
+    "make_run_dir",
+    "make_vector_env",
+    "new_league",
+    "policy_class",
+    "policy_kwargs",
+    "rollout_size",
+    "snapshot_agent",
+    "steps_at_end",
+    "train",
+    "warm_start",
+]
+
 #: The league saved beside every checkpoint of a league run.
 LEAGUE_FILE = "league.json"
-FEATURES = ("flat", "cards", "rules")
-LR_SCHEDULES = ("constant", "linear")
-OPPONENT_MODES = ("pool", "league")
-MAO_RULE_POOLS = ("train", "all", "none")
-
-#: The defaults that differ by game (a field left at None takes its game's value).
-#: Madiao: the learner trains against the strongest scripted player, the one it has to beat (the
-#: registry's "heuristic" fills 3 of 4 pool entries, greedy the fourth). Measured at 500k steps
-#: (learned vs heuristic, 1,000 duplicate deals, stakes/hand, 95% CI about +-0.05): a 30%
-#: self-play share -0.12 vs scripted only -0.10; minibatch 512 instead of 2048 -0.02 (four times
-#: the gradient steps for the same compute); the "cards" features +0.03. Final policies (2,500
-#: deals): 2M steps, minibatch 512, constant rate +0.16; 2.5M, linear decay +0.13; 4M, minibatch
-#: 256, linear decay (these defaults) +0.19, in about 11 minutes of training at ~6,000 steps/s.
-#: Mao: PPO from a random policy learns to draw instead of playing (no call, no win) and ended
-#: worse than the base-rules player on the held-out rules; the warm start from the Bayesian player
-#: and the +0.2 per card shed fix that. Held-out penalty cards/turn (80 games, seed 0; base 0.146):
-#: warm start alone 0.105 (24 games), + 400k PPO steps 0.088, + 1M (these defaults) 0.081 with a
-#: round-win rate of 0.20 (base 0.24); without the hand-size reward 0.046 but winning 2% of rounds.
-GAME_DEFAULTS: dict[str, dict[str, Any]] = {
-    "madiao": {
-        "total_timesteps": 4_000_000,
-        "scripted_opponents": ("heuristic", "heuristic", "heuristic", "greedy"),
-        "opponent_weights": {"scripted": 1.0, "snapshot": 0.0, "current": 0.0},
-        "eval_opponents": ("random", "greedy", "heuristic"),
-        "features": "cards",
-        "gamma": 1.0,
-        "ent_coef": 0.01,
-        "imitate": "none",
-        "mao_hand_card_reward": 0.0,
-        "final_eval_deals": 200,
-    },
-    "mao": {
-        "total_timesteps": 1_000_000,
-        "scripted_opponents": ("base",),
-        "opponent_weights": {"scripted": 0.6, "snapshot": 0.2, "current": 0.2},
-        "gamma": 0.99,
-        "ent_coef": 0.005,
-        "eval_opponents": ("base",),
-        "features": "rules",
-        "imitate": "bayes",
-        "mao_hand_card_reward": 0.2,
-        "final_eval_deals": 1000,
-    },
-}
 
 
-@dataclass
-class TrainConfig:
-    """Every knob of a training run; the defaults are the README's main job (Madiao: 11-13
-    minutes on 2 cores, after which the policy beats the strongest scripted player)."""
-
-    game: str = "madiao"
-    """Which game to train on: "madiao" or "mao"."""
-    exp_name: str = "selfplay"
-    """Experiment name, part of the run name."""
-    seed: int = 1
-    """Seed of the env, the policy, the seat draws and the evaluation deals."""
-    total_timesteps: int | None = None
-    """Learner decisions to train on (opponent moves are not counted); None: the game's default
-    (``GAME_DEFAULTS``: 4,000,000 for Madiao, 1,000,000 for Mao)."""
-    n_envs: int = 256
-    """Games stepped together by the batched env (many games amortise every per-call cost)."""
-    n_steps: int = 32
-    """Learner decisions per game per PPO rollout (rollout size = n_envs * n_steps)."""
-    batch_size: int = 256
-    """PPO minibatch size (small minibatches: more gradient steps for the same compute)."""
-    n_epochs: int = 4
-    """PPO epochs over each rollout."""
-    learning_rate: float = 3e-4
-    """Adam learning rate (at the start of the run, see ``lr_schedule``)."""
-    lr_schedule: str = "linear"
-    """"constant", or "linear": decays to 0 at ``total_timesteps`` (steadier final policy)."""
-    gamma: float | None = None
-    """Discount; None: the game's default (Madiao 1, since a hand is short and only its settlement
-    pays; Mao 0.99, since an episode is long and a penalty follows the turn that earned it)."""
-    gae_lambda: float = 0.95
-    """GAE lambda."""
-    clip_range: float = 0.2
-    """PPO clip range."""
-    ent_coef: float | None = None
-    """Entropy bonus (keeps play exploratory against a changing pool); None: the game's default
-    (Madiao 0.01; Mao 0.005, where 115 actions and free speech make random talk costly)."""
-    vf_coef: float = 0.5
-    """Value-loss weight."""
-    net_arch: tuple[int, ...] = (256, 256)
-    """Hidden layer sizes of the policy and value MLPs."""
-    features: str | None = None
-    """What the MLPs read: "flat" (the observation); Madiao summary observations only, "cards"
-    (plus unseen/boss card planes, ``agents.madiao_features``); Mao only, "rules" (plus base-rule
-    and recent-call card planes, which also reach the action layer directly: the policy
-    ``agents.mao_features.MaoRulePolicy``); None: the game's default ("cards" for
-    Madiao, "rules" for Mao)."""
-    obs_type: str = ""
-    """Observation variant; "" picks the game's default ("summary" for Madiao, "history" for Mao:
-    Mao's secret rules can only be inferred from a history of public events)."""
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    """Extra options for the game env (rule variants)."""
-    mao_penalty_card_reward: float = -1.0
-    """Mao: the learner's reward per penalty card in training games (the env's default is -0.1 next
-    to +1 for a round won; a heavier weight teaches a policy to avoid calls, which is what the
-    held-out evaluation measures)."""
-    mao_hand_card_reward: float | None = None
-    """Mao: the learner's reward per card its hand shrinks by (minus per card it grows by) in
-    training games (``training.opponents.HandSizeReward``): without it, drawing instead of playing
-    is a free way to avoid calls. None: the game's default (0.2 for Mao; Madiao has no use for
-    it)."""
-    imitate: str | None = None
-    """Warm start (``training.imitation``): a scripted agent (name as in ``agents.registry``) plays
-    the learner's seat of the training env for ``imitation_decisions`` decisions and the fresh
-    policy is fitted to its moves (and its value head to the returns) before PPO starts; "none":
-    PPO from a random policy. None: the game's default ("none" for Madiao; "bayes", the Bayesian
-    rule-inference player, for Mao, where PPO from scratch learns to draw instead of playing)."""
-    imitation_decisions: int = 200_000
-    """Teacher decisions recorded for the warm start (not counted in ``total_timesteps``)."""
-    imitation_epochs: int = 4
-    """Passes over the teacher's decisions when fitting the policy."""
-    mao_rule_pool: str = "train"
-    """Mao: the secret rule every training episode starts with, drawn per episode: "train" (any
-    library rule but ``training.mao_evaluation.HELD_OUT_RULES``, which the final report then uses
-    to test the policy on rules it never met), "all" (any library rule) or "none" (no secret rule
-    at the start; rules then come only from round winners)."""
-    scripted_opponents: tuple[str, ...] | None = None
-    """Scripted agents in the opponent pool (names as in ``agents.registry``; a name listed twice
-    fills twice the scripted slots); None: the game's default."""
-    opponent_weights: dict[str, float] | None = None
-    """Probability weights of the opponent kinds per opponent seat ("scripted", "snapshot",
-    "current"; kinds without agents skipped); None: the game's default."""
-    snapshot_every: int = 250_000
-    """Learner steps between frozen snapshots added to the pool (kept on disk as well)."""
-    max_snapshots: int = 5
-    """Snapshots kept in the pool (the oldest is replaced)."""
-    opponents: str = "pool"
-    """How the opponents of a training game are chosen (CLI ``--league`` for "league").
-
-    "pool" (default): every opponent seat of every game draws its own agent from the weighted pool
-    of ``scripted_opponents``, snapshots and the live policy (``opponent_weights``).
-
-    "league" (``training.league``, AlphaStar-style): one member of a league plays ALL the opponent
-    seats of a game, so the learner's return in it is a result against exactly that member. The
-    members are the main agent (the live policy: self-play), frozen snapshots of it (one joins every
-    ``snapshot_every`` steps, the oldest leaves past ``max_snapshots``) and the scripted
-    ``league_anchors``. Each new game draws its member by prioritized fictitious self-play from the
-    main agent's payoff table, which every finished training game updates (``pfsp_weighting``,
-    ``pfsp_power``, ``pfsp_floor``); openskill ratings follow the same games. The league is saved
-    beside every checkpoint (``league.json``) and restored on resume; TensorBoard gets
-    ``league/payoff/<member>`` (the learner's mean return against it so far),
-    ``league/rating/<member>`` (openskill mu) and ``league/probability/<member>`` (its PFSP draw
-    probability), and the final report prints the payoff table and plots the payoffs and ratings
-    over training. ``scripted_opponents`` and ``opponent_weights`` are not used.
-    Roles: as in the pool mode, the learner's seat rotates through every seat game by game, so in
-    Madiao it is the banker in a quarter of its games and one of the three players in the rest.
-    The other three seats are copies of the one member drawn for the game, so the learner has no
-    teammate of its own: as banker it faces three copies of the member, and as a player its two
-    partners are copies of the same member that holds the bank (the live policy or a snapshot of
-    it when the member is the main agent or a snapshot, a scripted player when it is an anchor).
-    Only the learner's seat is trained.
-    """
-    league_anchors: tuple[str, ...] | None = None
-    """League mode: the scripted members, by ``agents.registry`` name (Madiao: random, greedy,
-    heuristic, search; Mao: base; agents with a memory per game such as Mao's bayes cannot sit in
-    the SB3 trainer's opponents); None: the distinct names of ``scripted_opponents``."""
-    pfsp_weighting: str = "hard"
-    """League mode: the PFSP weighting of a member the learner scores ``x`` against (x in [0, 1]:
-    the share of games its return was > 0, ties counting half, with a prior of one game at 0.5):
-    "hard", ``(1 - x) ** pfsp_power`` (most often the members it loses to), or "variance",
-    ``x (1 - x)`` (the members it is evenly matched with)."""
-    pfsp_power: float = 2.0
-    """League mode: the exponent of the "hard" weighting."""
-    pfsp_floor: float = 0.05
-    """League mode: the share of draws spread evenly over the members, so that each keeps at least
-    ``pfsp_floor / members`` of the games."""
-    checkpoint_every: int = 250_000
-    """Learner steps between atomic checkpoints (model + optimizer + run state)."""
-    eval_every: int | None = None
-    """Learner steps between evaluations against the baselines, the points of the learning curve
-    (0: none during training, only the final report); None: a tenth of the budget, at least one
-    rollout, so that even a short run draws a curve (``evaluation_interval``). Evaluations happen
-    between rollouts, and once more at the end of the run."""
-    eval_deals: int = 25
-    """Duplicate deals per baseline in periodic evaluations (4 hands each); Mao: own turns of the
-    learner per held-out rule."""
-    eval_opponents: tuple[str, ...] | None = None
-    """Baselines the learner is evaluated against (Mao: the players at its table); None: the
-    game's default."""
-    final_eval_deals: int | None = None
-    """Final evaluation report: Madiao, duplicate deals per pairing (default 200); Mao, own turns of
-    each agent per held-out rule, in games of 100 turns (default 1,000: 10 games per rule, 80 in
-    all, so the paired interval of learned minus base is a few hundredths wide)."""
-    runs_dir: str = "runs"
-    """Folder holding one sub-folder per run."""
-    torch_threads: int = 1
-    """torch CPU threads (1 leaves the second core to the game env and opponents)."""
-    progress_bar: bool = True
-    """Show a tqdm progress bar."""
-    verbose: bool = True
-    """Print steps-per-second and evaluation lines."""
-
-    def __post_init__(self) -> None:
-        if self.game not in GAMES:
-            raise ValueError(f"game must be one of {', '.join(GAMES)}, got {self.game!r}")
-        for name, value in GAME_DEFAULTS[self.game].items():
-            if getattr(self, name) is None:
-                setattr(self, name, dict(value) if isinstance(value, dict) else value)
-        for name in (
-            "total_timesteps",
-            "n_envs",
-            "n_steps",
-            "batch_size",
-            "n_epochs",
-            "eval_deals",
-            "final_eval_deals",
-            "checkpoint_every",
-            "snapshot_every",
-            "torch_threads",
-            "imitation_decisions",
-            "imitation_epochs",
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if self.eval_every is not None and (
-            isinstance(self.eval_every, bool) or not isinstance(self.eval_every, int) or self.eval_every < 0
-        ):
-            raise ValueError(f"eval_every must be an integer >= 0 or None, got {self.eval_every!r}")
-        if not 0 < self.learning_rate < 1:
-            raise ValueError(f"learning_rate must be in (0, 1), got {self.learning_rate!r}")
-        if self.lr_schedule not in LR_SCHEDULES:
-            raise ValueError(
-                f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {self.lr_schedule!r}"
-            )
-        if not 0 <= self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
-            raise ValueError("gamma and gae_lambda must be in [0, 1]")
-        self.net_arch = tuple(int(x) for x in self.net_arch)
-        self.scripted_opponents = tuple(self.scripted_opponents)
-        self.eval_opponents = tuple(self.eval_opponents)
-        self._check_league_options()
-        if not self.obs_type:
-            self.obs_type = "summary" if self.game == "madiao" else "history"
-        if self.features not in FEATURES:
-            raise ValueError(f"features must be one of {', '.join(FEATURES)}, got {self.features!r}")
-        if isinstance(self.mao_penalty_card_reward, bool) or not isinstance(
-            self.mao_penalty_card_reward, (int, float)
-        ):
-            raise ValueError(
-                f"mao_penalty_card_reward must be a number, got {self.mao_penalty_card_reward!r}"
-            )
-        if isinstance(self.mao_hand_card_reward, bool) or not isinstance(
-            self.mao_hand_card_reward, (int, float)
-        ):
-            raise ValueError(f"mao_hand_card_reward must be a number, got {self.mao_hand_card_reward!r}")
-        if self.mao_rule_pool not in MAO_RULE_POOLS:
-            raise ValueError(
-                f"mao_rule_pool must be one of {', '.join(MAO_RULE_POOLS)}, got {self.mao_rule_pool!r}"
-            )
-        if not isinstance(self.imitate, str):
-            raise ValueError(f"imitate must be an agent name or 'none', got {self.imitate!r}")
-        if self.imitate != "none":
-            from agents.registry import agent_names
-
-            if self.imitate not in agent_names(self.game):
-                raise ValueError(
-                    f"imitate must be 'none' or a {self.game} agent ({', '.join(agent_names(self.game))}), "
-                    f"got {self.imitate!r}"
-                )
-        if self.features == "rules" and self.game != "mao":
-            raise ValueError('features="rules" needs game="mao"')
-        if self.features == "cards" and (self.game, self.obs_type) != ("madiao", "summary"):
-            raise ValueError('features="cards" needs game="madiao" with obs_type="summary"')
-
-    def _check_league_options(self) -> None:
-        if self.opponents not in OPPONENT_MODES:
-            raise ValueError(f"opponents must be one of {', '.join(OPPONENT_MODES)}, got {self.opponents!r}")
-        if self.league_anchors is None and self.opponents == "league":
-            self.league_anchors = tuple(dict.fromkeys(self.scripted_opponents))
-        if self.league_anchors is not None:
-            if isinstance(self.league_anchors, str) or not isinstance(self.league_anchors, (tuple, list)):
-                raise ValueError(
-                    f"league_anchors must be a tuple of agent names, got {self.league_anchors!r}"
-                )
-            self.league_anchors = tuple(self.league_anchors)
-            if not self.league_anchors:
-                raise ValueError("league_anchors must name at least one scripted agent")
-            from agents.registry import agent_names
-
-            names = agent_names(self.game)
-            for name in self.league_anchors:
-                if name not in names:
-                    raise ValueError(
-                        f"league_anchors: {name!r} is not a {self.game} agent ({', '.join(names)})"
-                    )
-            if len(set(self.league_anchors)) != len(self.league_anchors):
-                raise ValueError(f"league_anchors names an agent twice: {self.league_anchors!r}")
-        if self.pfsp_weighting not in PFSP_WEIGHTINGS:
-            raise ValueError(
-                f"pfsp_weighting must be one of {', '.join(PFSP_WEIGHTINGS)}, got {self.pfsp_weighting!r}"
-            )
-        for name in ("pfsp_power", "pfsp_floor"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-                raise ValueError(f"{name} must be a number, got {value!r}")
-        if self.pfsp_power <= 0:
-            raise ValueError(f"pfsp_power must be > 0, got {self.pfsp_power!r}")
-        if not 0 <= self.pfsp_floor <= 1:
-            raise ValueError(f"pfsp_floor must be in [0, 1], got {self.pfsp_floor!r}")
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TrainConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown config fields: {', '.join(sorted(unknown))}")
-        return cls(**data)
+# ---- the per-game pieces, from the game's spec (module-level so that tests can replace them)
 
 
 def make_vector_env(config: TrainConfig, n_envs: int, seed: int | None):
-    kwargs = {"obs_type": config.obs_type, **config.env_kwargs}
-    if config.game == "madiao":
-        from madiao_env.vector import MadiaoVectorEnv
+    """The batched env of the training games (``GameSpec.make_vector_env``)."""
+    return game_spec(config.game).make_vector_env(config, n_envs, seed)
 
-        return MadiaoVectorEnv(n_envs, seed=seed, **kwargs)
-    from mao_env import rules as rule_library
-    from mao_env.vector import MaoVectorEnv
 
-    pools = {"train": rule_library.TRAINING_RULES, "all": tuple(range(rule_library.N_RULES)), "none": ()}
-    kwargs.setdefault("penalty_card_reward", config.mao_penalty_card_reward)
-    return MaoVectorEnv(n_envs, seed=seed, rule_pool=pools[config.mao_rule_pool], **kwargs)
+def evaluate_against_baselines(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, dict]:
+    """The results of the learned policy against each of ``config.eval_opponents``, a point of the
+    learning curve (``GameSpec.evaluate``: Madiao duplicate stakes/hand; Mao held-out rules)."""
+    return game_spec(config.game).evaluate(model, config, n_deals, seed)
 
 
 def learning_rate_schedule(config: TrainConfig):
@@ -392,91 +124,19 @@ def learning_rate_schedule(config: TrainConfig):
 
 
 def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
-    """The MaskablePPO ``MlpPolicy`` options of a config (network sizes, features extractor)."""
-    kwargs: dict[str, Any] = {"net_arch": list(config.net_arch)}
-    if config.features == "cards":
-        from agents.madiao_features import MadiaoCardFeatures, summary_layout
-
-        kwargs["features_extractor_class"] = MadiaoCardFeatures
-        kwargs["features_extractor_kwargs"] = summary_layout()
-    return kwargs
+    """The MaskablePPO policy options of a config (network sizes, features extractor)."""
+    _, extra = POLICY_FEATURES[config.features].policy()
+    return {"net_arch": list(config.net_arch), **extra}
 
 
 def policy_class(config: TrainConfig):
-    """The MaskablePPO policy: the MLP policy, or for Mao's "rules" features the policy whose
-    action layer also reads the per-card rule planes (``agents.mao_features.MaoRulePolicy``)."""
-    if config.features == "rules":
-        from agents.mao_features import MaoRulePolicy
-
-        return MaoRulePolicy
-    return "MlpPolicy"
+    """The MaskablePPO policy of a config's features: the MLP policy, or for Mao's "rules"
+    features the policy whose action layer also reads the per-card rule planes."""
+    policy, _ = POLICY_FEATURES[config.features].policy()
+    return policy
 
 
-def evaluate_against_baselines(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, dict]:
-    """Duplicate results of the greedy learned policy against each baseline (Madiao), or the Mao
-    metrics of the learned policy at a table of each baseline, facing the rules held out of its
-    training one at a time (``n_deals`` own turns per rule)."""
-    from agents.learned import LearnedPolicyAgent
-    from agents.registry import make_agent
-
-    learner = LearnedPolicyAgent(model=model, name="learned")
-    results: dict[str, dict] = {}
-    env_kwargs = {"obs_type": config.obs_type, **config.env_kwargs}
-    if config.game == "madiao":
-        from training.evaluation import duplicate_match, make_deals
-
-        deals = make_deals(n_deals, seed)
-        for name in config.eval_opponents:
-            pair = duplicate_match(
-                learner,
-                make_agent(name, "madiao", seed=seed),
-                deals,
-                env_kwargs=env_kwargs,
-                agent_name="learned",
-                opponent_name=name,
-            )
-            results[name] = {
-                "hands": pair.n_hands,
-                **{
-                    key: {"mean": ci.mean, "low": ci.low, "high": ci.high}
-                    for key, ci in (
-                        ("all", pair.overall()),
-                        ("banker", pair.as_banker()),
-                        ("player", pair.as_player()),
-                    )
-                },
-            }
-    else:
-        from training.mao_evaluation import held_out_experiment
-
-        for name in config.eval_opponents:
-            report = held_out_experiment(
-                {"learned": learner}, turns=n_deals, seed=seed, opponent=name, env_kwargs=env_kwargs
-            )
-            results[name] = report.stats["learned"].summary()
-    return results
-
-
-def rollout_size(config: TrainConfig) -> int:
-    """Learner steps per PPO rollout: SB3 collects whole rollouts, so a run's step count is its
-    starting count plus a whole number of these."""
-    return config.n_envs * config.n_steps
-
-
-def steps_at_end(config: TrainConfig, start: int) -> int:
-    """The learner step count a run starting at ``start`` ends at: its budget rounded up to whole
-    rollouts (PPO finishes the rollout it started), or ``start`` if the budget is already met."""
-    remaining = max(config.total_timesteps - start, 0)
-    rollout = rollout_size(config)
-    return start + -(-remaining // rollout) * rollout
-
-
-def evaluation_interval(config: TrainConfig) -> int:
-    """Learner steps between evaluations: ``eval_every``, or by default a tenth of the budget and
-    at least one rollout (evaluations happen between rollouts), so a short run has ~10 points."""
-    if config.eval_every is not None:
-        return config.eval_every
-    return max(rollout_size(config), config.total_timesteps // 10)
+# ---- run folders
 
 
 def make_run_dir(config: TrainConfig, clock: Callable[[], float] | None = None) -> Path:
@@ -562,6 +222,31 @@ def load_run(run_dir: str | Path) -> tuple[TrainConfig, dict[str, Any]]:
     return config, state
 
 
+# ---- training: the steps of train(), in the order it runs them
+
+
+@dataclass
+class Run:
+    """A run this call trains: its config (with this call's display settings) and the config as
+    saved, its ``state.json`` contents, its folder (made once the model is built) and its league
+    (league mode)."""
+
+    config: TrainConfig
+    saved_config: dict[str, Any]
+    state: dict[str, Any]
+    run_dir: Path | None = None
+    league: Any = None
+
+    def save_checkpoint(self, model) -> None:
+        """An atomic checkpoint: the model, the league, then ``state.json`` (which a resume trusts)."""
+        atomic_save_model(model, self.run_dir / "checkpoint.zip")
+        if self.league is not None:
+            # Before state.json, which a resume trusts: the league is never older than it says.
+            atomic_write_json(self.run_dir / LEAGUE_FILE, self.league.to_dict())
+        self.state["num_timesteps"] = int(model.num_timesteps)
+        atomic_write_json(self.run_dir / "state.json", self.state)
+
+
 def train(
     config: TrainConfig | None = None,
     resume: str | Path | None = None,
@@ -578,56 +263,102 @@ def train(
     Ctrl-C (KeyboardInterrupt) during training saves a checkpoint of what was learned, prints how
     to resume, and is raised again."""
     import torch
-    from sb3_contrib import MaskablePPO
 
-    from agents.base import Agent
     from agents.learned import LearnedPolicyAgent
-    from agents.registry import make_agent
-    from cardgame_core.adapters import LearnerVecEnv
     from training.logging_utils import make_logger
-    from training.opponents import HandSizeReward, LeagueOpponents, OpponentPool, TimedVectorEnv
     from training.training_callback import TrainingCallback
 
-    # ---- run folder, config and resume state (a resumed run's files are checked first)
-    league = None
-    if resume is not None:
-        run_dir = Path(resume)
-        config, state = load_run(run_dir)
-        if config.opponents == "league":
-            league = load_league(run_dir)
-        if total_timesteps is not None:
-            config.total_timesteps = total_timesteps
-            config.__post_init__()  # the new budget is checked like any other
-        saved_config = config.to_json()
-        # Display settings belong to this call, not to the run: they are not saved.
-        config = dataclasses.replace(config, progress_bar=not quiet)
-    else:
+    run = open_run(config, resume, total_timesteps=total_timesteps, quiet=quiet)
+    config = run.config
+    torch.set_num_threads(config.torch_threads)
+    say = print if config.verbose else _say_nothing
+    pool = build_opponents(run)
+    vector_env, venv = build_env(run, pool)
+    model = load_model(run, venv) if resume is not None else new_model(run, venv)
+    atomic_write_json(run.run_dir / "config.json", run.saved_config)
+    if resume is None:
+        # A checkpoint from the first moment: a run stopped at any point can be resumed.
+        run.save_checkpoint(model)
+    model.set_logger(
+        make_logger(run.run_dir, resume_step=model.num_timesteps if resume is not None else None)
+    )
+    callback = None
+    try:
+        warm_start_once(model, venv, run, say)
+        # Opponent copies of the policy sample their moves from generators seeded by the run's
+        # seed, so that a run is reproducible when they play.
+        pool.set_current(
+            LearnedPolicyAgent(model=model, deterministic=False, name="current", seed=config.seed)
+        )
+        run.state.setdefault("snapshots", [])
+        run.state.setdefault("eval", [])
+        run.state.setdefault("resumes", [])
+        if resume is not None:
+            run.state["resumes"].append(int(model.num_timesteps))
+        callback = TrainingCallback(
+            config,
+            run.run_dir,
+            run.state,
+            vector_env,
+            pool,
+            save_checkpoint=run.save_checkpoint,
+            evaluate=evaluate_against_baselines,
+            snapshot_agent=snapshot_agent,
+            say=say,
+        )
+        learn(model, run, callback, say)
+        finish(model, run)
+    except KeyboardInterrupt:
+        save_interrupted(model, run, callback)
+        raise
+    finally:
+        venv.close()
+        model.logger.close()
+    return run.run_dir
+
+
+def _say_nothing(*args: Any, **kwargs: Any) -> None:
+    """``print``'s stand-in for a run that is not verbose."""
+
+
+def open_run(
+    config: TrainConfig | None, resume: str | Path | None, *, total_timesteps: int | None, quiet: bool
+) -> Run:
+    """The run to train: a new one from ``config`` (its folder is made later, once nothing can
+    fail), or the one in folder ``resume``, whose files are all checked before anything runs."""
+    if resume is None:
         if config is None:
             raise ValueError("give a TrainConfig for a new run, or resume=RUN_DIR")
         saved_config = config.to_json()
         if quiet:
             config = dataclasses.replace(config, progress_bar=False)
-        run_dir = None
-        state = {}
-    torch.set_num_threads(config.torch_threads)
-    say = print if config.verbose else (lambda *a, **k: None)
+        return Run(config, saved_config, state={})
+    run_dir = Path(resume)
+    config, state = load_run(run_dir)
+    league = load_league(run_dir) if config.opponents == "league" else None
+    if total_timesteps is not None:
+        config.total_timesteps = total_timesteps
+        config.__post_init__()  # the new budget is checked like any other
+    saved_config = config.to_json()
+    # Display settings belong to this call, not to the run: they are not saved.
+    config = dataclasses.replace(config, progress_bar=not quiet)
+    return Run(config, saved_config, state, run_dir=run_dir, league=league)
 
-    # ---- env, opponent pool (or league)
-    if config.opponents == "league":
-        league = league or new_league(config)
-        scripted_names = tuple(league.members[name].agent for name in league.names("anchor"))
-        what = "league anchor"
-    else:
-        scripted_names = config.scripted_opponents
-        what = "scripted opponent"
-    scripted = []
-    for number, name in enumerate(scripted_names):
+
+def scripted_agents(config: TrainConfig, names: tuple[str, ...], what: str) -> list:
+    """The scripted opponents ``names``, each seeded by its place; an agent that cannot sit in the
+    training games is a ValueError naming it (``what`` says what it was to be)."""
+    from agents.base import Agent
+    from agents.registry import make_agent
+
+    agents = []
+    for number, name in enumerate(names):
         try:
-            scripted.append(make_agent(name, config.game, seed=config.seed + number))
+            agents.append(make_agent(name, config.game, seed=config.seed + number))
         except ValueError as error:
             # e.g. Madiao's search player, which needs a whole env of its own per game.
             raise ValueError(f"{what} {name!r} cannot sit in the training pool: {error}") from None
-    for name, agent in zip(scripted_names, scripted, strict=True):
+    for name, agent in zip(names, agents, strict=True):
         if type(agent).reset_rows is not Agent.reset_rows:
             # The pool hands an opponent a different subset of games (and seats) at every call, so
             # an agent that remembers each batch row's game would mix games up.
@@ -636,33 +367,56 @@ def train(
                 "pool; choose memoryless agents (Mao: base; the Bayesian player can be the teacher, "
                 "imitate='bayes')"
             )
-    if league is not None:
-        pool = LeagueOpponents(
-            league,
-            dict(zip(league.names("anchor"), scripted, strict=True)),
+    return agents
+
+
+def build_opponents(run: Run):
+    """The opponents of the training games: the weighted pool of scripted agents, snapshots and the
+    live policy, or in league mode the league's members (``run.league``, made here for a new run),
+    with the snapshots a resumed run had."""
+    from training.opponents import LeagueOpponents, OpponentPool
+
+    config = run.config
+    if config.opponents != "league":
+        pool = OpponentPool(
+            scripted_agents(config, config.scripted_opponents, "scripted opponent"),
+            weights=config.opponent_weights,
             max_snapshots=config.max_snapshots,
         )
-        for name in league.names("snapshot"):
-            path = run_dir / league.members[name].path
-            try:
-                agent = snapshot_agent(path, config.seed)
-            except Exception as error:  # a damaged zip fails in zipfile, torch or pickle, each its own way
-                raise ValueError(
-                    f"{path}, snapshot {name!r} of {LEAGUE_FILE}, is damaged "
-                    f"({type(error).__name__}: {error})"
-                ) from None
-            pool.bind_snapshot(name, agent)
-    else:
-        pool = OpponentPool(scripted, weights=config.opponent_weights, max_snapshots=config.max_snapshots)
-        for path in state.get("snapshots", []):
+        for path in run.state.get("snapshots", []):
             if Path(path).is_file():
                 pool.add_snapshot(snapshot_agent(Path(path), config.seed))
-    # A resumed run continues with a fresh deal stream (a new seed per resume).
-    vector_env = TimedVectorEnv(
-        make_vector_env(config, config.n_envs, seed=config.seed + 1000 * len(state.get("resumes", [])))
+        return pool
+    league = run.league = run.league or new_league(config)
+    anchors = league.names("anchor")
+    scripted = scripted_agents(config, tuple(league.members[name].agent for name in anchors), "league anchor")
+    pool = LeagueOpponents(
+        league, dict(zip(anchors, scripted, strict=True)), max_snapshots=config.max_snapshots
     )
-    # The learner seat rotates per finished game, so it plays every seat (both Madiao roles).
-    if league is not None:
+    for name in league.names("snapshot"):
+        path = run.run_dir / league.members[name].path
+        try:
+            agent = snapshot_agent(path, config.seed)
+        except Exception as error:  # a damaged zip fails in zipfile, torch or pickle, each its own way
+            raise ValueError(
+                f"{path}, snapshot {name!r} of {LEAGUE_FILE}, is damaged ({type(error).__name__}: {error})"
+            ) from None
+        pool.bind_snapshot(name, agent)
+    return pool
+
+
+def build_env(run: Run, pool) -> tuple[Any, Any]:
+    """The timed batched env of the training games and the learner's SB3 view of it (the learner
+    seat rotates per finished game, so it plays every seat: both Madiao roles), with the game's
+    reward shaping (``GameSpec.shape_reward``)."""
+    from training.opponents import TimedVectorEnv
+    from training.sb3_adapter import LearnerVecEnv
+
+    config = run.config
+    # A resumed run continues with a fresh deal stream (a new seed per resume).
+    seed = config.seed + 1000 * len(run.state.get("resumes", []))
+    vector_env = TimedVectorEnv(make_vector_env(config, config.n_envs, seed=seed))
+    if run.league is not None:
         # One member per game, drawn by PFSP, plays every opponent seat of it.
         venv = LearnerVecEnv(
             vector_env,
@@ -675,131 +429,115 @@ def train(
         pool.attach(venv)
     else:
         venv = LearnerVecEnv(vector_env, pool.slots, learner_seat="rotate", seed=config.seed)
-    if config.game == "mao" and config.mao_hand_card_reward:
-        from mao_env import cards, core
+    return vector_env, game_spec(config.game).shape_reward(venv, config)
 
-        hand = slice(core.OFF_HAND, core.OFF_HAND + cards.N_CARD_TYPES)
-        venv = HandSizeReward(venv, config.mao_hand_card_reward, hand)
 
-    # ---- model (fresh or from the checkpoint)
-    if resume is not None:
-        checkpoint = run_dir / "checkpoint.zip"
-        try:
-            model = MaskablePPO.load(str(checkpoint), env=venv, device="cpu")
-        except Exception as error:  # a damaged zip fails in zipfile, torch or pickle, each its own way
-            venv.close()
-            raise ValueError(
-                f"{checkpoint} is damaged or does not fit this run ({type(error).__name__}: {error})"
-            ) from None
-        print(
-            f"resumed {run_dir} at step {model.num_timesteps} (budget {config.total_timesteps} learner steps)"
-        )
-    else:
-        model = MaskablePPO(
-            policy_class(config),
-            venv,
-            learning_rate=learning_rate_schedule(config),
-            n_steps=config.n_steps,
-            batch_size=config.batch_size,
-            n_epochs=config.n_epochs,
-            gamma=config.gamma,
-            gae_lambda=config.gae_lambda,
-            clip_range=config.clip_range,
-            ent_coef=config.ent_coef,
-            vf_coef=config.vf_coef,
-            policy_kwargs=policy_kwargs(config),
-            seed=config.seed,
-            device="cpu",
-            verbose=0,
-        )
-        # The folder is made only now that the run can start: a bad option leaves no empty folder.
-        run_dir = make_run_dir(config)
-        checkpoint = run_dir / "checkpoint.zip"
-    atomic_write_json(run_dir / "config.json", saved_config)
+def new_model(run: Run, venv):
+    """A fresh MaskablePPO model of the config; the run's folder is made now that it can start
+    (a bad option leaves no empty folder)."""
+    from sb3_contrib import MaskablePPO
 
-    def save_checkpoint(model) -> None:
-        atomic_save_model(model, checkpoint)
-        if league is not None:
-            # Before state.json, which a resume trusts: the league is never older than it says.
-            atomic_write_json(run_dir / LEAGUE_FILE, league.to_dict())
-        state["num_timesteps"] = int(model.num_timesteps)
-        atomic_write_json(run_dir / "state.json", state)
+    config = run.config
+    model = MaskablePPO(
+        policy_class(config),
+        venv,
+        learning_rate=learning_rate_schedule(config),
+        n_steps=config.n_steps,
+        batch_size=config.batch_size,
+        n_epochs=config.n_epochs,
+        gamma=config.gamma,
+        gae_lambda=config.gae_lambda,
+        clip_range=config.clip_range,
+        ent_coef=config.ent_coef,
+        vf_coef=config.vf_coef,
+        policy_kwargs=policy_kwargs(config),
+        seed=config.seed,
+        device="cpu",
+        verbose=0,
+    )
+    run.run_dir = make_run_dir(config)
+    return model
 
-    if resume is None:
-        # A checkpoint from the first moment: a run stopped at any point can be resumed.
-        save_checkpoint(model)
-    model.set_logger(make_logger(run_dir, resume_step=model.num_timesteps if resume is not None else None))
-    callback = None
+
+def load_model(run: Run, venv):
+    """The model of a resumed run's checkpoint; a checkpoint that does not load is a ValueError
+    naming it (the env is closed first)."""
+    from sb3_contrib import MaskablePPO
+
+    checkpoint = run.run_dir / "checkpoint.zip"
     try:
-        if config.imitate != "none" and "imitation" not in state and model.num_timesteps == 0:
-            state["imitation"] = warm_start(model, venv, config, say)
-            for key, value in state["imitation"].items():
-                model.logger.record(f"imitation/{key}", value)
-            model.logger.dump(0)
-            save_checkpoint(model)
-        # Opponent copies of the policy sample their moves from generators seeded by the run's
-        # seed, so that a run is reproducible when they play.
-        pool.set_current(
-            LearnedPolicyAgent(model=model, deterministic=False, name="current", seed=config.seed)
-        )
-        state.setdefault("snapshots", [])
-        state.setdefault("eval", [])
-        state.setdefault("resumes", [])
-        if resume is not None:
-            state["resumes"].append(int(model.num_timesteps))
-
-        # ---- learn
-        start = model.num_timesteps
-        callback = TrainingCallback(
-            config,
-            run_dir,
-            state,
-            vector_env,
-            pool,
-            save_checkpoint=save_checkpoint,
-            evaluate=evaluate_against_baselines,
-            snapshot_agent=snapshot_agent,
-            say=say,
-        )
-        if config.total_timesteps > start:
-            end = steps_at_end(config, start)
-            if end != config.total_timesteps:
-                say(
-                    f"training to step {end}: the budget of {config.total_timesteps} learner steps "
-                    f"rounded up to whole rollouts of {rollout_size(config)} (n_envs * n_steps)"
-                )
-            model.learn(config.total_timesteps - start, callback=callback, reset_num_timesteps=False)
-            speed = callback.speed()
-            say(
-                f"trained {model.num_timesteps - start} learner steps in {speed['seconds']:.1f} s "
-                f"({speed['sps']:,.0f} learner steps/s, env + learner + opponents): game env "
-                f"{100 * speed['env_time_fraction']:.0f}%, opponent policies "
-                f"{100 * speed['opponent_time_fraction']:.0f}%, PPO updates "
-                f"{100 * speed['update_time_fraction']:.0f}% of the time"
-            )
-            state["final_speed"] = speed
-        save_checkpoint(model)
-        atomic_save_model(model, run_dir / "final_model.zip")
-        atomic_write_json(run_dir / "eval.json", state["eval"])
-        atomic_write_json(run_dir / "state.json", state)
-    except KeyboardInterrupt:
-        if callback is not None:
-            callback.close_bar()
-            if callback.collecting:
-                # The steps of an unfinished rollout were never learned from: not counted.
-                model.num_timesteps = callback.learned_steps
-            save_checkpoint(model)
-        # (Interrupted in the warm start, the step-0 checkpoint of the fresh policy stands.)
-        print(
-            f"interrupted at step {model.num_timesteps}; resume with: "
-            f"madiao-mao train --resume {shlex.quote(str(run_dir))}",
-            file=sys.stderr,
-        )
-        raise
-    finally:
+        model = MaskablePPO.load(str(checkpoint), env=venv, device="cpu")
+    except Exception as error:  # a damaged zip fails in zipfile, torch or pickle, each its own way
         venv.close()
-        model.logger.close()
-    return run_dir
+        raise ValueError(
+            f"{checkpoint} is damaged or does not fit this run ({type(error).__name__}: {error})"
+        ) from None
+    budget = run.config.total_timesteps
+    print(f"resumed {run.run_dir} at step {model.num_timesteps} (budget {budget} learner steps)")
+    return model
+
+
+def warm_start_once(model, venv, run: Run, say: Callable[..., None]) -> None:
+    """The warm start (``config.imitate``) of a fresh policy, once per run: a run resumed after it
+    does not repeat it. What it measured is logged (``imitation/``) and checkpointed."""
+    config, state = run.config, run.state
+    if config.imitate == "none" or "imitation" in state or model.num_timesteps != 0:
+        return
+    state["imitation"] = warm_start(model, venv, config, say)
+    for key, value in state["imitation"].items():
+        model.logger.record(f"imitation/{key}", value)
+    model.logger.dump(0)
+    run.save_checkpoint(model)
+
+
+def learn(model, run: Run, callback, say: Callable[..., None]) -> None:
+    """PPO up to the budget (rounded up to whole rollouts), then the speed summary."""
+    config, start = run.config, model.num_timesteps
+    if config.total_timesteps <= start:
+        return
+    end = steps_at_end(config, start)
+    if end != config.total_timesteps:
+        say(
+            f"training to step {end}: the budget of {config.total_timesteps} learner steps "
+            f"rounded up to whole rollouts of {rollout_size(config)} (n_envs * n_steps)"
+        )
+    model.learn(config.total_timesteps - start, callback=callback, reset_num_timesteps=False)
+    speed = callback.speed()
+    say(
+        f"trained {model.num_timesteps - start} learner steps in {speed['seconds']:.1f} s "
+        f"({speed['sps']:,.0f} learner steps/s, env + learner + opponents): game env "
+        f"{100 * speed['env_time_fraction']:.0f}%, opponent policies "
+        f"{100 * speed['opponent_time_fraction']:.0f}%, PPO updates "
+        f"{100 * speed['update_time_fraction']:.0f}% of the time"
+    )
+    run.state["final_speed"] = speed
+
+
+def finish(model, run: Run) -> None:
+    """The run's last checkpoint, its final model and its learning curve (``eval.json``)."""
+    run.save_checkpoint(model)
+    atomic_save_model(model, run.run_dir / "final_model.zip")
+    atomic_write_json(run.run_dir / "eval.json", run.state["eval"])
+    atomic_write_json(run.run_dir / "state.json", run.state)
+
+
+def save_interrupted(model, run: Run, callback) -> None:
+    """After Ctrl-C: checkpoint what the policy has learned and say how to resume."""
+    if callback is not None:
+        callback.close_bar()
+        if callback.collecting:
+            # The steps of an unfinished rollout were never learned from: not counted.
+            model.num_timesteps = callback.learned_steps
+        run.save_checkpoint(model)
+    # (Interrupted in the warm start, the step-0 checkpoint of the fresh policy stands.)
+    print(
+        f"interrupted at step {model.num_timesteps}; resume with: "
+        f"madiao-mao train --resume {shlex.quote(str(run.run_dir))}",
+        file=sys.stderr,
+    )
+
+
+# ---- the league (league mode)
 
 
 def new_league(config: TrainConfig):
@@ -957,17 +695,16 @@ def export_policy(model_path: str | Path, destination: str | Path) -> Path:
 
 
 def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = True) -> str:
-    """The end-of-training evaluation: a tournament of the final model and the baselines,
-    learning curves and ratings as PNGs, and a markdown report written to ``run_dir``."""
+    """The end-of-training evaluation: the run's speed, its league (league mode) and the game's
+    sections (``GameSpec.report``: Madiao, a tournament of the final model and the baselines with
+    learning curves and ratings as PNGs; Mao, the held-out rules), written to ``report.md``."""
     from agents.learned import LearnedPolicyAgent
-    from agents.registry import make_agent
     from cardgame_core.files import atomic_write_text
-    from training.stats import plot_curves
 
+    run_dir = Path(run_dir)
     config = TrainConfig.from_json(json.loads((run_dir / "config.json").read_text()))
     n_deals = n_deals or config.final_eval_deals
     learner = LearnedPolicyAgent(run_dir / "final_model.zip", name="learned")
-    env_kwargs = {"obs_type": config.obs_type, **config.env_kwargs}
     sections = [f"# Training report: {run_dir.name}\n"]
     state = json.loads((run_dir / "state.json").read_text())
     if "final_speed" in state:
@@ -982,53 +719,7 @@ def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = T
     league_section = league_report(run_dir)
     if league_section:
         sections.append(league_section)
-    if config.game == "madiao":
-        from training.evaluation import run_tournament, write_report
-
-        agents = {
-            "learned": learner,
-            **{n: make_agent(n, "madiao", seed=config.seed) for n in config.eval_opponents},
-        }
-        pairings = [(a, b) for a in agents for b in agents if a != b and "learned" in (a, b)]
-        report = run_tournament(
-            agents, n_deals=n_deals, seed=config.seed + 99, env_kwargs=env_kwargs, pairings=pairings
-        )
-        write_report(report, run_dir, "final_evaluation")
-        sections.append(report.markdown())
-        history = state.get("eval", [])
-        if history:
-            curves, bands = {}, {}
-            for name in config.eval_opponents:
-                xs = [h["timesteps"] for h in history if name in h["results"]]
-                ys = [h["results"][name]["all"]["mean"] for h in history if name in h["results"]]
-                lows = [h["results"][name]["all"]["low"] for h in history if name in h["results"]]
-                highs = [h["results"][name]["all"]["high"] for h in history if name in h["results"]]
-                curves[f"vs {name}"] = (xs, ys)
-                bands[f"vs {name}"] = (lows, highs)
-            plot_curves(
-                curves,
-                run_dir / "learning_curves.png",
-                xlabel="learner steps",
-                ylabel="stakes/hand (1 seat vs 3)",
-                title="Learned policy vs baselines (duplicate)",
-                bands=bands,
-            )
-            sections.append(
-                "Learning curves: `learning_curves.png`; ratings: `final_evaluation_ratings.png`.\n"
-            )
-    else:
-        from training.mao_evaluation import mao_report
-
-        # Mao: n_deals = own turns of each agent per held-out rule, in games of 100 turns.
-        sections.append(
-            mao_report(
-                {"learned": learner},
-                config,
-                run_dir,
-                turns=min(n_deals, 100),
-                replicates=max(1, round(n_deals / 100)),
-            )
-        )
+    sections += game_spec(config.game).report(learner, config, run_dir, n_deals, state)
     text = "\n".join(sections)
     atomic_write_text(run_dir / "report.md", text)
     if verbose:
@@ -1036,14 +727,10 @@ def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = T
     return text
 
 
-def main(argv: list[str] | None = None) -> None:
-    """``python -m training.train`` = ``madiao-mao train`` with the same flags."""
+if __name__ == "__main__":
+    # ``python -m training.train [FLAGS]`` is ``madiao-mao train [FLAGS]``. The command line sits
+    # above the trainer (training.cli imports this module, never the reverse): only this script
+    # entry, which never runs on import, reaches up to it.
     from training.cli import main as cli_main
 
-    cli_main(["train", *(argv or [])])
-
-
-if __name__ == "__main__":
-    import sys
-
-    main(sys.argv[1:])
+    sys.exit(cli_main(["train", *sys.argv[1:]]))

@@ -1,7 +1,7 @@
 """The trainer's SB3 callback (``training.train.train``): what a run shows and saves as it goes.
 
 The progress bar ends where PPO does: SB3 collects whole rollouts, so a run ends at its budget
-rounded up to whole rollouts (``training.train.steps_at_end``), and the bar's total is that count.
+rounded up to whole rollouts (``training.config.steps_at_end``), and the bar's total is that count.
 It shows one speed, the run's learner steps/s over ``learn()`` (with the game env's share of the
 time). Snapshots, evaluations and checkpoints are taken between rollouts, where the step count is
 exactly what the policy has learned from (an unfinished rollout's steps are not), and once more
@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from training.config import TrainConfig, evaluation_interval, steps_at_end
+from training.games import game_spec
 from training.logging_utils import atomic_save_model
-from training.train import TrainConfig, evaluation_interval, steps_at_end
 
 
 class TrainingCallback(BaseCallback):
@@ -53,16 +54,10 @@ class TrainingCallback(BaseCallback):
         self.evaluate_model = evaluate
         self.snapshot_agent = snapshot_agent
         self.say = say
-        self.role_returns: dict[str, list[float]] = {"banker": [], "player": []}
-        self.role_of = None
-        if config.game == "madiao":
-            from madiao_env.env import OBS_BANKER
-
-            def role_of(observation: np.ndarray) -> str:
-                # The banker's relative seat is one-hot; relative seat 0 is the learner itself.
-                return "banker" if observation[OBS_BANKER.start] > 0.5 else "player"
-
-            self.role_of = role_of
+        #: What differs by game: the learner's roles and how its terminal observation tells
+        #: them apart, and how an evaluation result is summed up in one line.
+        self.spec = game_spec(config.game)
+        self.role_returns: dict[str, list[float]] = {role: [] for role in self.spec.roles}
         self.bar = None
         #: True while a rollout is being collected (its steps are not learned from yet).
         self.collecting = False
@@ -104,7 +99,8 @@ class TrainingCallback(BaseCallback):
         steps = self.model.num_timesteps
         for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
             if done and "episode" in info:
-                role = self.role_of(info["terminal_observation"]) if self.role_of else "player"
+                learner_role = self.spec.learner_role
+                role = learner_role(info["terminal_observation"]) if learner_role else self.spec.roles[0]
                 self.role_returns[role].append(info["episode"]["r"])
         record_games = getattr(self.pool, "record_games", None)
         if record_games is not None:
@@ -149,14 +145,7 @@ class TrainingCallback(BaseCallback):
                     self.logger.record(f"eval/{name}_{key}", value["mean"])
                 elif isinstance(value, (int, float)) and key != "hands":
                     self.logger.record(f"eval/{name}_{key}", value)
-        # Madiao: stakes/hand of the learner against each baseline; Mao: the learner's own
-        # penalty cards per turn on the held-out rules at a table of each baseline.
-        summary = ", ".join(
-            f"vs {n} {r['all']['mean']:+.3f}"
-            if "all" in r
-            else f"at a {n} table {r.get('penalties_per_turn', float('nan')):.3f} pen/turn"
-            for n, r in results.items()
-        )
+        summary = ", ".join(self.spec.describe_result(name, result) for name, result in results.items())
         (self.bar.write if self.bar is not None else self.say)(f"[eval @ {steps}] learned {summary}")
 
     def speed(self) -> dict[str, float]:

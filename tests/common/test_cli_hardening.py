@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("madiao_env.madiao_v0")
 
 from agents.base import RandomAgent
+from madiao_env import records
 from training import madiao_games
 from training.cli import main
 
@@ -50,7 +51,7 @@ def test_match_prints_each_settlement_once_and_totals_that_add_up(tmp_path, caps
     record_path = tmp_path / "match.json"
     assert main(["match", "--seed", "3", "--record", str(record_path)]) == 0
     out = capsys.readouterr().out
-    record = madiao_games.read_record(record_path)
+    record = records.read_record(record_path)
     events = record["events"]
     settlements = [e for e in events if e["type"] == "settlement"]
     dealt = {e["hand_number"] for e in events if e["type"] == "deal"}
@@ -71,7 +72,7 @@ def test_recorded_matches_have_one_settlement_per_hand_and_the_returns_of_the_en
     seats = [RandomAgent(seed=s) for s in range(4)]
     for seed in range(30):
         printed: list[str] = []
-        printer = madiao_games.EventPrinter(["a", "b", "c", "d"], printed.append)
+        printer = records.EventPrinter(["a", "b", "c", "d"], printed.append)
         result = madiao_games.play_episode(env, seats, seed=seed, on_event=printer)
         settlements = result.hands()
         settled = [h for e in settlements for h in _hands_settled(e)]
@@ -88,7 +89,7 @@ def test_evaluate_record_numbers_its_hands_and_names_each_rotation(tmp_path, cap
     argv = ["evaluate", "--agents", "greedy", "random", "--deals", "1", "--record", str(record_path)]
     assert main([*argv, "--record-hands", "3"]) == 0
     capsys.readouterr()
-    record = madiao_games.read_record(record_path)
+    record = records.read_record(record_path)
     deals = [e for e in record["events"] if e["type"] == "deal"]
     assert [e["hand_number"] for e in deals if not e.get("redeals")] == [0, 1, 2]
     # The agent under test moves seat by seat through the rotations.
@@ -119,7 +120,7 @@ def paths(tmp_path):
         json.dumps(
             {
                 "game": "madiao",
-                "format": madiao_games.RECORD_FORMAT,
+                "format": records.RECORD_FORMAT,
                 "seats": ["a", "b", "c", "d"],
                 "events": [{"type": "move", "seat": 9}],
                 "returns": [0, 0, 0, 0],

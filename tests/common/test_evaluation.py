@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from training.evaluation import PairResult, make_deals
+from training.madiao_evaluation import PairResult, make_deals
 from training.stats import (
     block_means,
     markdown_table,

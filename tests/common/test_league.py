@@ -222,8 +222,8 @@ class _Tagged:
 
 
 def test_learner_vec_env_draws_one_pool_entry_per_game_for_all_opponent_seats():
-    from cardgame_core.adapters import LearnerVecEnv
     from tests.common.test_training import ToyVectorEnv
+    from training.sb3_adapter import LearnerVecEnv
 
     pool = [_Tagged() for _ in range(5)]
     draws: list[int] = []
@@ -257,8 +257,8 @@ def test_learner_vec_env_draws_one_pool_entry_per_game_for_all_opponent_seats():
 
 
 def test_learner_vec_env_checks_the_opponent_draw_options():
-    from cardgame_core.adapters import LearnerVecEnv
     from tests.common.test_training import ToyVectorEnv
+    from training.sb3_adapter import LearnerVecEnv
 
     with pytest.raises(ValueError, match="opponent_draw must be one of"):
         LearnerVecEnv(ToyVectorEnv(4, seed=0), [_Tagged()], opponent_draw="per_team")
@@ -275,9 +275,9 @@ def test_learner_vec_env_checks_the_opponent_draw_options():
 
 def test_league_opponents_record_each_game_against_the_member_that_played_it():
     from agents.base import RandomAgent
-    from cardgame_core.adapters import LearnerVecEnv
     from tests.common.test_training import ToyVectorEnv
     from training.opponents import LeagueOpponents
+    from training.sb3_adapter import LearnerVecEnv
 
     league = League(max_snapshots=1)
     league.add_anchor("random")

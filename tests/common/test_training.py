@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from agents.base import Agent, RandomAgent
-from cardgame_core.adapters import LearnerVecEnv
 from training.opponents import OpponentPool, TimedVectorEnv, share_slots
+from training.sb3_adapter import LearnerVecEnv
 
 N_PLAYERS = 4
 N_ACTIONS = 3

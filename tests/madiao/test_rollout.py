@@ -159,7 +159,7 @@ def test_playouts_take_exactly_the_env_steps_of_the_same_draws(plays, env_kwargs
         env.set_state(state)
         total = np.zeros(4)
         while not all(env.terminations.values()):
-            card_sets = env.unwrapped._card_sets
+            card_sets = env.unwrapped._state.card_sets
             rng_state = int(card_sets[0, core.C_RNG])
             mask = env.observe(env.agent_selection)["action_mask"]
             legal = np.flatnonzero(mask)  # face up 0..39, face down 40..79, then the redeal pair

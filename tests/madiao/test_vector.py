@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from agents.base import RandomAgent
-from cardgame_core.adapters import LearnerVecEnv
 from cardgame_core.aec import IllegalActionError
 from madiao_env import cards, core, madiao_v0
 from madiao_env.vector import MadiaoVectorEnv
+from training.sb3_adapter import LearnerVecEnv
 
 AGENTS = [f"player_{seat}" for seat in range(4)]
 

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from agents.base import RandomAgent
-from cardgame_core.adapters import LearnerVecEnv
 from cardgame_core.aec import IllegalActionError
 from cardgame_core.vector import NO_ACTION
 from mao_env import cards, core
@@ -15,6 +14,7 @@ from mao_env import rules as rule_library
 from mao_env.env import raw_env
 from mao_env.vector import MaoVectorEnv
 from tests.mao.mao_helpers import scenario
+from training.sb3_adapter import LearnerVecEnv
 
 
 def _random_actions(rng: np.random.Generator, masks: np.ndarray, skip: float = 0.0) -> np.ndarray:

@@ -1,0 +1,70 @@
+"""Modules where they belong (issue 10): the SB3 adapter under ``training``, Madiao evaluation and
+records named as such, and the old import paths still working.
+
+The import checks run in a child process: this test session has long since imported
+stable-baselines3 and torch, so only a fresh interpreter shows what an import pulls in.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def _modules_loaded_by(statement: str) -> set[str]:
+    """The top-level packages a fresh interpreter holds after running ``statement``."""
+    packages = "sorted({name.split('.')[0] for name in sys.modules})"
+    script = f"import json, sys\n{statement}\nprint(json.dumps({packages}))"
+    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr
+    return set(json.loads(finished.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["import cardgame_core.adapters", "import madiao_env, mao_env", "from madiao_env import records"],
+)
+def test_core_and_game_packages_do_not_import_the_training_extra(statement):
+    loaded = _modules_loaded_by(statement)
+    assert {"stable_baselines3", "torch", "sb3_contrib"}.isdisjoint(loaded), statement
+    # The game packages sit below agents/ and training/ and never import them.
+    if "madiao_env" in statement or "cardgame_core" in statement:
+        assert {"agents", "training"}.isdisjoint(loaded), statement
+
+
+def test_learner_vec_env_still_importable_from_its_old_home():
+    from cardgame_core import adapters
+    from training import sb3_adapter
+
+    assert adapters.LearnerVecEnv is sb3_adapter.LearnerVecEnv
+    assert adapters.OPPONENT_DRAWS is sb3_adapter.OPPONENT_DRAWS
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchAdapter'"):
+        _ = adapters.NoSuchAdapter
+
+
+def test_madiao_evaluation_under_its_new_name_and_the_old_one():
+    from training import evaluation, madiao_evaluation
+
+    for name in ("Deal", "make_deals", "PairResult", "duplicate_match", "run_tournament", "write_report"):
+        assert getattr(evaluation, name) is getattr(madiao_evaluation, name), name
+
+
+def test_madiao_records_next_to_the_game_and_re_exported_by_the_play_loop():
+    from madiao_env import records
+    from training import madiao_games
+
+    for name in (
+        "RECORD_FORMAT",
+        "make_record",
+        "write_record",
+        "read_record",
+        "EventPrinter",
+        "print_record",
+        "format_hand",
+        "role_name",
+        "sort_hand",
+    ):
+        assert getattr(madiao_games, name) is getattr(records, name), name

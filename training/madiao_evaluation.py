@@ -1,0 +1,255 @@
+"""Duplicate-deal tournaments for Madiao: mean stakes per hand with block CIs, ratings, report.
+
+Duplicate deals cut the luck of the cards: every deal (a deck order and a banker) is replayed four
+times, with the agent under test in each seat in turn and the opponent in the other three. The
+four hands of a deal form one *block*; confidence intervals are computed over block means, so the
+strong correlation inside a block is handled (see ``training.stats``). The agent's score in a
+hand is its own seat's payoff in whole stakes (the hands are played with ``stake`` 1: that option
+only scales rewards); ``as banker`` uses the rotation in which it held the bank and ``as player``
+the three others.
+
+(Formerly ``training.evaluation``, which still re-exports these names.)
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from agents.base import Agent
+from madiao_env import cards
+from madiao_env.options import MadiaoOptions
+from training.madiao_games import EpisodeResult, make_env, play_episode
+from training.stats import (
+    MeanCI,
+    markdown_table,
+    mean_ci,
+    openskill_ratings,
+    plot_ratings,
+)
+
+
+@dataclass(frozen=True)
+class Deal:
+    """One duplicate deal: a deck order (top to bottom), the banker, and the env's reset seed
+    (the same seed makes redeals and four-lowest re-deals identical across the rotations)."""
+
+    deck: tuple[str, ...]
+    banker: int
+    env_seed: int
+
+    def options(self) -> dict:
+        return {"deck": list(self.deck), "banker": self.banker}
+
+
+def make_deals(n_deals: int, seed: int) -> list[Deal]:
+    """``n_deals`` seeded uniform deals (the same seed gives the same deals for every pairing)."""
+    if n_deals < 1:
+        raise ValueError(f"n_deals must be at least 1, got {n_deals}")
+    rng = np.random.default_rng(seed)
+    deals = []
+    for _ in range(n_deals):
+        deck = tuple(cards.CARD_NAMES[i] for i in rng.permutation(cards.N_CARDS))
+        deals.append(Deal(deck, int(rng.integers(cards.N_SEATS)), int(rng.integers(2**31 - 1))))
+    return deals
+
+
+@dataclass
+class PairResult:
+    """An agent's duplicate results against one opponent (the opponent fills the other seats)."""
+
+    agent: str
+    opponent: str
+    deal_index: list[int] = field(default_factory=list)
+    score: list[float] = field(default_factory=list)
+    """The agent's payoff in stakes, one entry per hand."""
+    banker: list[bool] = field(default_factory=list)
+    """Whether the agent was the banker of that hand."""
+
+    @property
+    def n_hands(self) -> int:
+        return len(self.score)
+
+    def _ci(self, select: np.ndarray) -> MeanCI:
+        deals = np.asarray(self.deal_index)[select]
+        scores = np.asarray(self.score, dtype=np.float64)[select]
+        if scores.size == 0:
+            return mean_ci([])
+        order = np.unique(deals)
+        sums = np.bincount(np.searchsorted(order, deals), weights=scores)
+        counts = np.bincount(np.searchsorted(order, deals))
+        return mean_ci(sums / counts)
+
+    def overall(self) -> MeanCI:
+        return self._ci(np.ones(self.n_hands, dtype=bool))
+
+    def as_banker(self) -> MeanCI:
+        return self._ci(np.asarray(self.banker, dtype=bool))
+
+    def as_player(self) -> MeanCI:
+        return self._ci(~np.asarray(self.banker, dtype=bool))
+
+    def block_scores(self) -> np.ndarray:
+        """Mean score of each deal block (the unit the ratings are updated with)."""
+        deals = np.asarray(self.deal_index)
+        order = np.unique(deals)
+        index = np.searchsorted(order, deals)
+        return np.bincount(index, weights=np.asarray(self.score)) / np.bincount(index)
+
+
+def duplicate_match(
+    agent: Agent,
+    opponent: Agent,
+    deals: Sequence[Deal],
+    *,
+    env_kwargs: Mapping | None = None,
+    agent_name: str | None = None,
+    opponent_name: str | None = None,
+    on_hand: Callable[[EpisodeResult], None] | None = None,
+    env=None,
+) -> PairResult:
+    """Play every deal four times, ``agent`` in seat 0..3 in turn and ``opponent`` elsewhere.
+
+    ``env``: the env to play in (built from ``env_kwargs`` when None; its ``stake`` must be 1, as
+    scores are whole stakes). Give it when an agent reads the env it plays in, as the search player
+    does; it is then left open. ``on_hand`` receives
+    each hand played, its ``seats`` naming the agent in each seat of that rotation."""
+    env_kwargs = dict(env_kwargs or {})
+    if env is not None and env_kwargs:
+        raise ValueError("give either env or env_kwargs, not both")
+    episode = env.unwrapped.episode if env is not None else env_kwargs.get("episode", "hand")
+    if episode != "hand":
+        raise ValueError("duplicate tournaments play single hands: env option episode must be 'hand'")
+    if env is not None and env.unwrapped.stake != 1.0:
+        raise ValueError(
+            "duplicate tournaments score hands in whole stakes: give an env with stake 1 "
+            f"(the option only scales rewards), got stake {env.unwrapped.stake!r}"
+        )
+    own_env = env is None
+    if own_env:
+        # Scores are whole stakes, so the hands are played unscaled: the stake option only
+        # multiplies rewards (the game is the same), and is checked here like any other option.
+        MadiaoOptions(stake=env_kwargs.get("stake", 1.0))
+        env = make_env(**{**env_kwargs, "stake": 1.0})
+    result = PairResult(agent_name or agent.name, opponent_name or opponent.name)
+    for deal_number, deal in enumerate(deals):
+        for agent_seat in range(cards.N_SEATS):
+            lineup = [agent if seat == agent_seat else opponent for seat in range(cards.N_SEATS)]
+            episode = play_episode(
+                env, lineup, seed=deal.env_seed, options=deal.options(), record=on_hand is not None
+            )
+            result.deal_index.append(deal_number)
+            result.score.append(float(episode.returns[agent_seat]))
+            result.banker.append(episode.banker == agent_seat)
+            if on_hand is not None:
+                episode.seats = [
+                    result.agent if seat == agent_seat else result.opponent for seat in range(cards.N_SEATS)
+                ]
+                on_hand(episode)
+    if own_env:
+        env.close()
+    return result
+
+
+@dataclass
+class TournamentReport:
+    """All pairings of a tournament, openskill ratings and the markdown report."""
+
+    pairs: list[PairResult]
+    ratings: dict[str, tuple[float, float, float]]
+    n_deals: int
+
+    def markdown(self) -> str:
+        rows = []
+        for pair in self.pairs:
+            rows.append(
+                [
+                    pair.agent,
+                    pair.opponent,
+                    pair.n_hands,
+                    str(pair.overall()),
+                    str(pair.as_banker()),
+                    str(pair.as_player()),
+                ]
+            )
+        table = markdown_table(
+            [
+                "agent (1 seat)",
+                "opponent (3 seats)",
+                "hands",
+                "stakes/hand [95% CI]",
+                "as banker",
+                "as player",
+            ],
+            rows,
+        )
+        rating_rows = [
+            [name, f"{mu:.2f}", f"{sigma:.2f}", f"{ordinal:.2f}"]
+            for name, (mu, sigma, ordinal) in sorted(self.ratings.items(), key=lambda kv: -kv[1][2])
+        ]
+        ratings = markdown_table(["agent", "mu", "sigma", "ordinal (mu-3σ)"], rating_rows)
+        return (
+            f"## Madiao duplicate tournament ({self.n_deals} deals x 4 seat rotations per pairing)\n\n"
+            "Stakes per hand of the agent in one seat against the opponent in the other three; "
+            "95% t intervals over deal blocks.\n\n"
+            f"{table}\n\n### Ratings (openskill Plackett-Luce, one match per deal block)\n\n{ratings}\n"
+        )
+
+
+def run_tournament(
+    agents: Mapping[str, Agent],
+    *,
+    n_deals: int,
+    seed: int = 0,
+    env_kwargs: Mapping | None = None,
+    pairings: Sequence[tuple[str, str]] | None = None,
+    on_hand: Callable[[EpisodeResult], None] | None = None,
+    progress: bool = False,
+    env=None,
+) -> TournamentReport:
+    """Every ordered pairing (or the given ones) on the same duplicate deals, then ratings.
+    ``env``: one env for every hand (needed when an agent reads it, like the search player)."""
+    if len(agents) < 2:
+        raise ValueError("a tournament needs at least two agents")
+    names = list(agents)
+    if pairings is None:
+        pairings = list(itertools.permutations(names, 2))
+    for first, second in pairings:
+        for name in (first, second):
+            if name not in agents:
+                raise ValueError(f"pairing names unknown agent {name!r}; agents: {', '.join(names)}")
+    deals = make_deals(n_deals, seed)
+    pairs = []
+    iterator = pairings
+    if progress:
+        from tqdm import tqdm
+
+        iterator = tqdm(pairings, desc="pairings", unit="pair")
+    for first, second in iterator:
+        pairs.append(
+            duplicate_match(
+                agents[first],
+                agents[second],
+                deals,
+                env_kwargs=env_kwargs,
+                agent_name=first,
+                opponent_name=second,
+                on_hand=on_hand,
+                env=env,
+            )
+        )
+    matches = [(pair.agent, pair.opponent, float(score)) for pair in pairs for score in pair.block_scores()]
+    ratings = openskill_ratings(matches, names)
+    return TournamentReport(pairs, ratings, n_deals)
+
+
+def write_report(report: TournamentReport, folder: Path, stem: str = "evaluation") -> list[Path]:
+    """The markdown report and a ratings PNG in ``folder``; returns the written paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    markdown_path = folder / f"{stem}.md"
+    markdown_path.write_text(report.markdown())
+    return [markdown_path, plot_ratings(report.ratings, folder / f"{stem}_ratings.png")]
