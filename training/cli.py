@@ -163,7 +163,8 @@ def load_agent(spec: str, game: str, *, seed: int | None = None, env=None):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from training.train import GAME_DEFAULTS, TrainConfig
+    from training.config import TrainConfig
+    from training.games import GAME_DEFAULTS
 
     parser = OneLineArgumentParser(
         prog="madiao-mao",
@@ -377,7 +378,7 @@ def command_train(args: argparse.Namespace) -> int:
 
 
 def _config_from_args(args: argparse.Namespace):
-    from training.train import TrainConfig
+    from training.config import TrainConfig
 
     return TrainConfig(
         game=args.game,

@@ -35,6 +35,16 @@ def test_core_and_game_packages_do_not_import_the_training_extra(statement):
         assert {"agents", "training"}.isdisjoint(loaded), statement
 
 
+def test_the_cli_parser_and_the_web_app_need_no_torch():
+    # `madiao-mao serve` with the web extra alone: building the CLI and the app imports no SB3.
+    loaded = _modules_loaded_by(
+        "import training.cli, madiao_mao_web.app\n"
+        "training.cli.build_parser()\n"
+        "madiao_mao_web.app.create_app()"
+    )
+    assert {"stable_baselines3", "torch", "sb3_contrib"}.isdisjoint(loaded)
+
+
 def test_learner_vec_env_still_importable_from_its_old_home():
     from cardgame_core import adapters
     from training import sb3_adapter
