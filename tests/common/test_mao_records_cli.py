@@ -236,21 +236,6 @@ BAD_INVOCATIONS = [
 ]
 
 
-@pytest.fixture()
-def paths(tmp_path):
-    corrupt_model = tmp_path / "corrupt.zip"
-    corrupt_model.write_text("not a zip file")
-    a_file = tmp_path / "a_file"
-    a_file.write_text("x")
-    folder = tmp_path / "folder"
-    folder.mkdir()
-    return {
-        "CORRUPT": str(corrupt_model),
-        "UNDER_FILE": str(a_file / "inside.json"),
-        "FOLDER": str(folder),
-    }
-
-
 @pytest.mark.parametrize(("argv", "named"), BAD_INVOCATIONS, ids=[" ".join(a) for a, _ in BAD_INVOCATIONS])
 def test_a_bad_mao_record_invocation_is_one_line_and_status_2(argv, named, paths, capsys, monkeypatch):
     monkeypatch.setattr("builtins.input", lambda prompt="": pytest.fail("the game started"))
