@@ -29,7 +29,7 @@ import time
 from benchmarks import aec, batched, memory, peers, rollout, startup, timing
 from benchmarks.targets import evaluate
 from benchmarks.timing import Result
-from training.cli import OneLineArgumentParser, check_output_file, run_reporting_user_errors
+from training.cli_args import OneLineArgumentParser, check_output_file, run_reporting_user_errors
 
 SUITES = ("aec", "batched", "rollout", "memory", "startup", "peers")
 DEFAULT_OUTPUT = pathlib.Path(__file__).with_name("results") / "latest.md"

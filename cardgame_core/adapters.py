@@ -1,4 +1,4 @@
-"""Single-learner view of a card game for Gymnasium (and the old home of the SB3 adapter).
+"""Single-learner view of a card game for Gymnasium.
 
 The adapter gives one *learner seat* per game to the RL algorithm and drives every other seat
 with opponent agents, and hands the learner ITS OWN seat's reward, accumulated over everything
@@ -10,9 +10,8 @@ PettingZoo issue 1147; ``tests/common/test_adapters.py`` checks this case explic
   one-decision call shape ``act(observation, action_mask) -> int``. It exposes
   ``action_masks()`` for sb3-contrib's MaskablePPO.
 - ``LearnerVecEnv``, the SB3 ``VecEnv`` over a batched env, lives in :mod:`training.sb3_adapter`
-  (it needs stable-baselines3, the ``train`` extra); ``cardgame_core.adapters.LearnerVecEnv``
-  still works, imported on first use, so that importing this module (or a game package) never
-  imports stable-baselines3 or torch.
+  (it needs stable-baselines3, the ``train`` extra); this package sits below ``training`` and
+  never imports it, stable-baselines3 or torch.
 """
 
 from __future__ import annotations
@@ -219,16 +218,3 @@ class SingleAgentCardEnv(gym.Env):
                 return None
             seat = self.agent_names.index(agent)
             env.step(int(self._opponents[seat](observed["observation"], observed["action_mask"])))
-
-
-#: Names that moved to :mod:`training.sb3_adapter`, still importable from here (on first use).
-_MOVED_TO_SB3_ADAPTER = ("LearnerVecEnv", "OPPONENT_DRAWS", "BatchOpponent")
-
-
-def __getattr__(name: str) -> Any:
-    # Lazy: stable-baselines3 (and torch) load only when the SB3 adapter is asked for.
-    if name in _MOVED_TO_SB3_ADAPTER:
-        from training import sb3_adapter
-
-        return getattr(sb3_adapter, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -554,7 +554,7 @@ def command_evaluate_mao(args: argparse.Namespace) -> int:
     ``--record`` the first game played (the first agent's) as a Mao record: a Mao record is one
     game replayed from its seed, so one game is kept."""
     from agents.registry import agent_names
-    from training.cli import check_model, check_output_file, check_output_folder
+    from training.cli_args import check_model, check_output_file, check_output_folder
 
     if args.record_hands is not None:
         raise ValueError("--record-hands is a Madiao option; a Mao --record holds the first game")
@@ -599,7 +599,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The rule-discovery measurement: base, bayes and oracle on every violable library rule (or,
     with --model, a learned policy against base and bayes on the rules held out of training).
     A bad argument or model ends it before any game, with one line on stderr and status 2."""
-    from training.cli import (
+    from training.cli_args import (
         OneLineArgumentParser,
         non_negative_int,
         positive_int,
@@ -624,7 +624,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_main(args: argparse.Namespace) -> int:
-    from training.cli import check_model, check_output_folder
+    from training.cli_args import check_model, check_output_folder
 
     check_output_folder(args.out, "--out")
     if args.model:

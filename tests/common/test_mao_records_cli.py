@@ -201,11 +201,11 @@ BAD_REPLAYS = [
     ({"actions": ["play KS"] * 3}, "action 0"),
     ({"env_kwargs": {"n_players": 12}}, "n_players"),
     ({"format": 99}, "format"),
-    ({"game": "chess"}, "neither"),
+    ({"game": "chess"}, "not one of madiao, mao"),
 ]
 
 
-@pytest.mark.parametrize(("changes", "named"), BAD_REPLAYS, ids=[n for _, n in BAD_REPLAYS])
+@pytest.mark.parametrize(("changes", "named"), BAD_REPLAYS, ids=[n.split()[0] for _, n in BAD_REPLAYS])
 def test_replay_of_a_bad_mao_record_is_one_line_and_status_2(tmp_path, capsys, changes, named):
     status = main(["replay", _mao_record_file(tmp_path, **changes)])
     captured = capsys.readouterr()

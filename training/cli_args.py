@@ -1,0 +1,143 @@
+"""The command line's shared pieces: argparse types, output-path checks, agent loading and the
+one-line user-error contract (``run_reporting_user_errors``).
+
+Every entry point (``madiao-mao``, ``python -m training.mao_evaluation``, ``python -m benchmarks``)
+uses these, so they live apart from ``training.cli``, which imports the trainer and the games.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn
+
+#: What a user can get wrong (bad values, paths, a missing extra); anything else is a bug and
+#: keeps its traceback.
+USER_ERRORS = (ValueError, OSError, ImportError)
+
+
+class OneLineArgumentParser(argparse.ArgumentParser):
+    """argparse with its usage errors on one line (the problem, then where to read more)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def one_line(error: BaseException) -> str:
+    """An exception's message on one line, without a leading "Error: " (some libraries put one
+    there, and the caller already says "error:")."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    while text.lower().startswith("error:"):
+        text = text[len("error:") :].lstrip()
+    return text
+
+
+def run_reporting_user_errors(prog: str, body: Callable[[], int]) -> int:
+    """``body()``, with a user error turned into one line on stderr and status 2 (130 on Ctrl-C)."""
+    try:
+        return body()
+    except USER_ERRORS as error:
+        print(f"{prog}: error: {one_line(error)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _integer(text: str, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    value = _integer(text, "a positive integer")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0 (seeds: numpy refuses negative ones)."""
+    value = _integer(text, "an integer >= 0")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """argparse type: a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def seat_number(text: str) -> int:
+    """argparse type: a seat, 0 or more."""
+    # The game's own range (Madiao 0..3, Mao 0..players-1) is checked once the game is known.
+    value = _integer(text, "a seat number")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a seat is 0 or more, got {value}")
+    return value
+
+
+def check_output_folder(path: str | None, option: str) -> None:
+    """A folder to write into: it may exist (as a folder) or be created (no file in the way)."""
+    if path is None:
+        return
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{option} {path} is an existing file, not a folder")
+    _check_creatable(folder.parent, option, path)
+
+
+def check_output_file(path: str | None, option: str) -> None:
+    """A file to write: not a folder, and its folder exists or can be created."""
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise ValueError(f"{option} {path} is a folder; give a file name")
+    _check_creatable(target.parent, option, path)
+
+
+def _check_creatable(folder: Path, option: str, path: str) -> None:
+    for ancestor in (folder, *folder.parents):
+        if ancestor.exists():
+            if not ancestor.is_dir():
+                raise ValueError(f"{option} {path}: {ancestor} is a file, not a folder")
+            return
+
+
+def check_model(spec: str, game: str) -> None:
+    """Load a ``model:PATH`` spec once (nothing for other specs), so that a missing or corrupt
+    model is reported before any game is played by code that loads its agents later."""
+    from agents.registry import MODEL_PREFIX
+
+    if spec.startswith(MODEL_PREFIX):
+        load_agent(spec, game)
+
+
+def load_agent(spec: str, game: str, *, seed: int | None = None, env=None):
+    """``agents.registry.make_agent`` with a model that cannot be loaded reported as one
+    ValueError naming the file (SB3 raises many kinds of errors for a corrupt zip)."""
+    from agents.registry import MODEL_PREFIX, make_agent
+
+    if not spec.startswith(MODEL_PREFIX):
+        return make_agent(spec, game, seed=seed, env=env)
+    path = spec[len(MODEL_PREFIX) :]
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"no saved model at {path}")
+    try:
+        return make_agent(spec, game, seed=seed, env=env)
+    except Exception as error:
+        raise ValueError(f"cannot load the model {path}: {one_line(error)}") from error
