@@ -49,6 +49,16 @@ def _madiao_batched(values: dict[str, float]):
     return text, met
 
 
+UPDATE, CEILING = "sb3 PPO update", "learner ceiling (matmul GFLOP/s / FLOP per sample)"
+
+
+def _learner_update(values: dict[str, float]):
+    if UPDATE not in values or CEILING not in values:
+        return None
+    ratio = values[UPDATE] / values[CEILING]
+    return f"{values[UPDATE]:,.0f} samples/s = {ratio:.2f}× ceiling", values[UPDATE] >= 1e4 and ratio >= 0.65
+
+
 EMPTY = "empty AEC env (wrapped)"
 TARGETS = [
     Target(
@@ -93,6 +103,11 @@ TARGETS = [
         "Mao import + first steps, warm",
         "≤ 2 s",
         lambda v: _at_most(v, "mao import + first steps, warm cache", 2),
+    ),
+    Target(
+        "SB3 PPO update, default network",
+        "≥ 10k samples/s and ≥ 0.65× the learner ceiling",
+        _learner_update,
     ),
 ]
 

@@ -123,10 +123,16 @@ def learning_rate_schedule(config: TrainConfig):
     return lambda progress_remaining: start * max(progress_remaining, 0.0)
 
 
+#: Adam as SB3 sets it up for PPO (eps 1e-5), with torch's fused CPU kernel: one kernel over all
+#: parameters instead of a Python loop over them; the same update rule, and the update is
+#: compute-bound (benchmarks/learner.py).
+ADAM_OPTIONS = {"eps": 1e-5, "fused": True}
+
+
 def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
-    """The MaskablePPO policy options of a config (network sizes, features extractor)."""
+    """The MaskablePPO policy options of a config (network sizes, features extractor, optimizer)."""
     _, extra = POLICY_FEATURES[config.features].policy()
-    return {"net_arch": list(config.net_arch), **extra}
+    return {"net_arch": list(config.net_arch), "optimizer_kwargs": dict(ADAM_OPTIONS), **extra}
 
 
 def policy_class(config: TrainConfig):
@@ -432,13 +438,12 @@ def build_env(run: Run, pool) -> tuple[Any, Any]:
     return vector_env, game_spec(config.game).shape_reward(venv, config)
 
 
-def new_model(run: Run, venv):
-    """A fresh MaskablePPO model of the config; the run's folder is made now that it can start
-    (a bad option leaves no empty folder)."""
+def make_model(config: TrainConfig, venv):
+    """A fresh MaskablePPO model of ``config`` on ``venv`` (what a run trains; the learner
+    benchmark builds the same model)."""
     from sb3_contrib import MaskablePPO
 
-    config = run.config
-    model = MaskablePPO(
+    return MaskablePPO(
         policy_class(config),
         venv,
         learning_rate=learning_rate_schedule(config),
@@ -455,7 +460,13 @@ def new_model(run: Run, venv):
         device="cpu",
         verbose=0,
     )
-    run.run_dir = make_run_dir(config)
+
+
+def new_model(run: Run, venv):
+    """A fresh MaskablePPO model of the run's config; the run's folder is made now that it can
+    start (a bad option leaves no empty folder)."""
+    model = make_model(run.config, venv)
+    run.run_dir = make_run_dir(run.config)
     return model
 
 

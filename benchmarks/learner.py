@@ -1,0 +1,166 @@
+"""The learner suite: how fast the SB3 engine learns, next to what this machine's matrix multiply
+allows.
+
+PPO on a CPU is compute-bound: nearly all of a training run is the update's matrix multiplies.
+So the update is measured against a ceiling taken in the same run: the policy's own layer shapes
+(every ``nn.Linear`` of the default Madiao policy, policy and value networks) multiplied at a
+large batch, forward only, on every core (the machine's limit, whatever thread count the trainer
+is configured with). A learner sample costs
+``3 x n_epochs x`` the forward FLOPs of those layers (a backward pass is about twice a forward
+one), so ``ceiling = GFLOP/s / FLOP per sample`` and the target is a ratio of it.
+
+Measured (the default Madiao run's model, scripted heuristic opponents, as the trainer builds it):
+
+- "sb3 PPO update": learner samples per second through ``model.train()`` (each sample is used
+  ``n_epochs`` times), the rollout buffer filled once beforehand;
+- "sb3 rollout collection": learner steps per second through ``collect_rollouts`` (policy
+  inference for the learner, the opponents and the batched env);
+- "sb3 training": both together, what a run's progress line shows;
+- "matmul ceiling": the GFLOP/s described above, and "learner ceiling" in samples/s.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from benchmarks.timing import Result
+
+#: Rows of the matrices that measure the ceiling: large enough that per-call overhead vanishes.
+CEILING_BATCH = 8192
+
+
+def default_model(seed: int = 0):
+    """The default Madiao training run's model, on its batched env with heuristic opponents."""
+    from training.config import TrainConfig
+    from training.sb3_adapter import LearnerVecEnv
+    from training.train import make_model, make_vector_env, scripted_agents
+
+    config = TrainConfig(seed=seed)
+    vector_env = make_vector_env(config, config.n_envs, seed=seed)
+    opponents = scripted_agents(config, ("heuristic",), "benchmark opponent")
+    venv = LearnerVecEnv(vector_env, opponents, learner_seat="rotate", seed=seed)
+    return make_model(config, venv), config
+
+
+def linear_shapes(policy) -> list[tuple[int, int]]:
+    """(inputs, outputs) of every ``nn.Linear`` in ``policy``, the matrix multiplies of a forward pass."""
+    import torch
+
+    return [(m.in_features, m.out_features) for m in policy.modules() if isinstance(m, torch.nn.Linear)]
+
+
+def flop_per_sample(shapes: list[tuple[int, int]], n_epochs: int) -> float:
+    """Matrix-multiply FLOPs one learner sample costs in a PPO update: forward + backward (twice
+    the forward) in each of ``n_epochs`` epochs."""
+    forward = sum(2.0 * n_in * n_out for n_in, n_out in shapes)
+    return 3.0 * n_epochs * forward
+
+
+def matmul_gflops(shapes: list[tuple[int, int]], seconds: float, batch: int = CEILING_BATCH) -> float:
+    """GFLOP/s of torch multiplying ``batch`` rows through each layer shape in turn (float32)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    inputs = [torch.randn(batch, n_in, generator=generator) for n_in, _ in shapes]
+    weights = [torch.randn(n_in, n_out, generator=generator) for n_in, n_out in shapes]
+    flop = sum(2.0 * batch * n_in * n_out for n_in, n_out in shapes)
+    with torch.no_grad():
+        for x, w in zip(inputs, weights, strict=True):  # warm-up: allocations, thread pool
+            torch.mm(x, w)
+        calls, started = 0, time.perf_counter()
+        while True:
+            for x, w in zip(inputs, weights, strict=True):
+                torch.mm(x, w)
+            calls += 1
+            elapsed = time.perf_counter() - started
+            if elapsed >= seconds:
+                return calls * flop / elapsed / 1e9
+
+
+class _Continue:
+    """The smallest SB3 callback ``collect_rollouts`` accepts (it only asks to go on)."""
+
+    def __init__(self, model) -> None:
+        from stable_baselines3.common.callbacks import BaseCallback
+
+        class Nothing(BaseCallback):
+            def _on_step(self) -> bool:
+                return True
+
+        self.callback = Nothing()
+        self.callback.init_callback(model)
+
+
+def _time_until(body, seconds: float) -> float:
+    """Seconds per call of ``body`` (at least two calls, at least ``seconds`` in all)."""
+    calls, started = 0, time.perf_counter()
+    while True:
+        body()
+        calls += 1
+        elapsed = time.perf_counter() - started
+        if calls >= 2 and elapsed >= seconds:
+            return elapsed / calls
+
+
+def run(seconds: float) -> list[Result]:
+    import torch
+
+    model, config = default_model()
+    torch.set_num_threads(config.torch_threads)
+    rollout_size = config.n_envs * config.n_steps
+    model.learn(rollout_size)  # the first rollout and update: warm-up, and a full buffer
+    callback = _Continue(model).callback
+    update = _time_until(model.train, seconds)
+    collect = _time_until(
+        lambda: model.collect_rollouts(
+            model.env, callback, model.rollout_buffer, n_rollout_steps=model.n_steps
+        ),
+        seconds,
+    )
+    shapes = linear_shapes(model.policy)
+    torch.set_num_threads(os.cpu_count() or 1)
+    gflops = matmul_gflops(shapes, seconds)
+    ceiling_threads = torch.get_num_threads()
+    torch.set_num_threads(config.torch_threads)
+    ceiling = gflops * 1e9 / flop_per_sample(shapes, config.n_epochs)
+    threads = f"{torch.get_num_threads()} torch thread(s)"
+    network = f"{len(shapes)} linear layers, {flop_per_sample(shapes, 1) / 3e6:.2f} MFLOP forward per sample"
+    return [
+        Result(
+            "learner",
+            "matmul ceiling (the policy's layer shapes)",
+            gflops,
+            "GFLOP/s",
+            f"{threads}; {network}",
+        ),
+        Result(
+            "learner",
+            "learner ceiling (matmul GFLOP/s / FLOP per sample)",
+            ceiling,
+            "samples/s",
+            f"{config.n_epochs} epochs, forward + backward",
+        ),
+        Result(
+            "learner",
+            "sb3 PPO update",
+            rollout_size / update,
+            "samples/s",
+            f"minibatch {config.batch_size}, {config.n_epochs} epochs, {threads}; "
+            f"{rollout_size / update / ceiling:.2f} of the ceiling",
+        ),
+        Result(
+            "learner",
+            "sb3 rollout collection",
+            rollout_size / collect,
+            "learner steps/s",
+            f"{config.n_envs} games, heuristic opponents, policy inference included",
+        ),
+        Result(
+            "learner",
+            "sb3 training (collection + update)",
+            rollout_size / (update + collect),
+            "learner steps/s",
+            f"rollout of {rollout_size} learner steps",
+        ),
+    ]

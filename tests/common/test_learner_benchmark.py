@@ -1,0 +1,48 @@
+"""The learner benchmark (``benchmarks.learner``): its FLOP count, its ceiling and its rows."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+
+def test_flop_per_sample_counts_forward_and_backward_of_every_epoch():
+    from benchmarks.learner import flop_per_sample
+
+    # One 10 -> 4 layer: 80 FLOP forward; backward twice that; 3 epochs.
+    assert flop_per_sample([(10, 4)], n_epochs=3) == 3 * 3 * 80
+    assert flop_per_sample([(10, 4), (4, 2)], n_epochs=1) == 3 * (80 + 16)
+
+
+def test_linear_shapes_are_the_policys_layers():
+    import torch
+
+    from benchmarks.learner import linear_shapes
+
+    net = torch.nn.Sequential(torch.nn.Linear(7, 5), torch.nn.Tanh(), torch.nn.Linear(5, 3))
+    assert linear_shapes(net) == [(7, 5), (5, 3)]
+
+
+def test_the_ceiling_is_a_plausible_rate():
+    from benchmarks.learner import matmul_gflops
+
+    gflops = matmul_gflops([(64, 64)], seconds=0.05, batch=256)
+    assert math.isfinite(gflops) and 0 < gflops < 1e5
+
+
+@pytest.mark.slow
+def test_the_learner_suite_measures_the_default_model_and_its_target_is_checked():
+    from benchmarks.learner import run
+    from benchmarks.targets import evaluate
+
+    results = {r.system: r for r in run(seconds=0.01)}
+    update = results["sb3 PPO update"].value
+    ceiling = results["learner ceiling (matmul GFLOP/s / FLOP per sample)"].value
+    assert update > 0 and ceiling > 0 and results["sb3 rollout collection"].value > 0
+    # The two together are slower than either alone.
+    training = results["sb3 training (collection + update)"].value
+    assert training < update and training < results["sb3 rollout collection"].value
+    row = {name: (achieved, status) for name, _, achieved, status in evaluate(list(results.values()))}
+    achieved, status = row["SB3 PPO update, default network"]
+    assert f"{update / ceiling:.2f}× ceiling" in achieved and status in ("met", "MISSED")
