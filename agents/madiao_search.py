@@ -1,4 +1,4 @@
-"""A Madiao search player: determinized Monte Carlo over the cards it cannot see.
+"""A Madiao search player: determinized Monte Carlo (PIMC) over the cards it cannot see.
 
 At each decision the player samples complete deals consistent with everything its seat has seen
 (its own cards and face-down sloughs, every card played face up and by whom, the upcard, how many
@@ -9,8 +9,16 @@ with the best mean payoff for its seat over the samples.
 Only public information and the seat's own cards are read from the live env (``table()`` is the
 full truth, so the face-down cards of other seats are masked out before sampling). A sampled
 deal that would have ended the hand before play (a meld or the four lowest in a hidden hand)
-contradicts what happened and is rejected. Play-outs use the rollout kernel of
-``madiao_env.rollout`` when it is available, else the role-aware heuristic for every seat.
+contradicts what happened and is rejected.
+
+The budget (``SearchBudget``, written ``search:samples=32,sloughs=3,policy=PATH`` as an agent
+spec, or ``--search-budget`` on the command line) is a count, so a seeded search is reproducible:
+``samples`` deals per decision, every candidate (each face-up play, at most ``sloughs``
+face-down sloughs) played out once in each. All ``samples x candidates`` play-outs of a decision
+run together in one batched env (``madiao_env.vector``), every seat played by the play-out
+``policy``: the role-aware heuristic (default), uniform random moves (the Numba rollout kernel of
+``madiao_env.rollout``), or a learned MaskablePPO policy, which then evaluates one batch per move
+of all the play-outs at once. Decisions per second and strength per budget: docs/results.md.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import numpy as np
 from agents.base import Agent, legal_actions
 from agents.madiao_heuristic import RoleAwareHeuristicAgent, _PlayBook
 from agents.madiao_obs_layout import view_from_observation
+from cardgame_core.aec import IllegalActionError
 from madiao_env import cards
 
 
@@ -94,43 +103,193 @@ def sample_deal(knowledge: PublicHand, rng: np.random.Generator) -> tuple[list[l
     return hands, stock, sloughs
 
 
-class MadiaoSearchAgent(Agent):
-    """Determinized Monte Carlo player (see module doc); ``env`` is the env it sits in.
+#: Determinizations per decision when no budget is given (measured: docs/results.md, search budgets).
+DEFAULT_SAMPLES = 16
+#: Slough candidates searched (the least useful cards) besides every face-up play.
+DEFAULT_SLOUGHS = 3
+SEARCH_OPTIONS = ("samples", "sloughs", "policy")
 
-    ``n_samples`` deals are sampled per decision; at most ``max_sloughs`` slough candidates (the
-    least useful cards) are searched besides every face-up play.
+
+@dataclass(frozen=True)
+class SearchBudget:
+    """What one search decision may spend: ``samples`` determinizations, each candidate move played
+    out once in each (so ``samples x candidates`` play-outs), and how the play-outs are played.
+
+    The budget is a count, not a time, so that a search is reproducible from its seed whatever the
+    machine's load; the decisions per second each budget runs at are measured in docs/results.md.
+    """
+
+    samples: int = DEFAULT_SAMPLES
+    """Deals sampled per decision (consistent with what the seat has seen)."""
+    sloughs: int = DEFAULT_SLOUGHS
+    """At most this many face-down sloughs are searched (the heuristic's least useful cards)."""
+    policy: str = "heuristic"
+    """Who plays every seat in the play-outs: "heuristic" (the role-aware scripted player),
+    "random" (uniform legal moves, in the Numba rollout kernel), "model" (the shipped policy) or
+    the path of a saved MaskablePPO model."""
+
+    def __post_init__(self) -> None:
+        for name in ("samples", "sloughs"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"search option {name} must be a positive integer, got {value!r}")
+        if not isinstance(self.policy, str) or not self.policy:
+            raise ValueError(f"search option policy must be a name or a model path, got {self.policy!r}")
+
+    def label(self) -> str:
+        """The options as written in an agent spec (``samples=8,sloughs=3,policy=heuristic``)."""
+        return f"samples={self.samples},sloughs={self.sloughs},policy={self.policy}"
+
+
+def parse_search_options(text: str) -> SearchBudget:
+    """A budget from ``key=value`` pairs separated by commas (``samples=32,policy=PATH``); an
+    empty text is the default budget. A bad pair is a ValueError naming it."""
+    values: dict[str, object] = {}
+    for pair in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, value = pair.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not value:
+            raise ValueError(
+                f"search option {pair!r} must be written key=value ({', '.join(SEARCH_OPTIONS)})"
+            )
+        if key not in SEARCH_OPTIONS:
+            raise ValueError(f"unknown search option {key!r}; options are {', '.join(SEARCH_OPTIONS)}")
+        if key in values:
+            raise ValueError(f"search option {key!r} is given twice")
+        if key in ("samples", "sloughs"):
+            try:
+                values[key] = int(value)
+            except ValueError:
+                raise ValueError(f"search option {key} must be a positive integer, got {value!r}") from None
+        else:
+            values[key] = value
+    return SearchBudget(**values)
+
+
+def _playout_policy(policy: str) -> Agent | None:
+    """The agent of a play-out policy name or model path (None: uniform random, in Numba)."""
+    if policy == "random":
+        return None
+    if policy == "heuristic":
+        return RoleAwareHeuristicAgent()
+    from agents.learned import LearnedPolicyAgent, pretrained_madiao_agent
+
+    if policy == "model":
+        return pretrained_madiao_agent()
+    from pathlib import Path
+
+    if not Path(policy).is_file():
+        raise FileNotFoundError(f"search option policy: no saved model at {policy}")
+    return LearnedPolicyAgent(policy, name="playout")
+
+
+class _PlayoutTable:
+    """The batched env of one decision's play-outs: a game per (sample, candidate), all stepped
+    together, so that a learned play-out policy evaluates one batch per move."""
+
+    def __init__(self, n_games: int, env_kwargs: dict) -> None:
+        from madiao_env.vector import MadiaoVectorEnv
+
+        self.env = MadiaoVectorEnv(n_games, seed=0, copy=False, **env_kwargs)
+        self.env.reset()
+
+    def load(self, snapshots: list[dict], copies: int):
+        """Game ``k * copies + c`` set to snapshot ``k`` (each validated once, like ``set_state``
+        does), the seat to act observed."""
+        from madiao_env import core, state
+
+        # MadiaoVectorEnv offers get_game_state but no setter: this writes what the AEC env's
+        # set_state writes, then refreshes the buffers a step would have filled.
+        env = self.env
+        for index, snapshot in enumerate(snapshots):
+            arrays = state.validate_snapshot(snapshot, env._config, env.stake)["arrays"]
+            for game in range(index * copies, (index + 1) * copies):
+                state.write_game(env._state, game, arrays)
+        env._to_act[:] = env._state.ints[:, core.I_TO_ACT]
+        env._episode_stakes[:] = 0
+        core.observe_games(env._state, env._config, env._to_act, env._observation, env._mask_bytes)
+        env._rewards[:] = 0
+        env._terminated[:] = False
+        env._truncated[:] = False
+        return env._output()
+
+
+class MadiaoSearchAgent(Agent):
+    """Determinized Monte Carlo (PIMC) player (see module doc); ``env`` is the env it sits in.
+
+    ``budget`` (a ``SearchBudget``; default ``SearchBudget()``) sets the samples per decision, the
+    slough candidates and the play-out policy. ``n_samples``/``max_sloughs`` are the older names of
+    ``budget.samples``/``budget.sloughs``.
     """
 
     def __init__(
         self,
         env,
         *,
-        n_samples: int = 12,
-        max_sloughs: int = 3,
+        budget: SearchBudget | None = None,
+        n_samples: int | None = None,
+        max_sloughs: int | None = None,
         seed: int | None = None,
         name: str = "search",
     ) -> None:
-        if n_samples < 1:
-            raise ValueError(f"n_samples must be at least 1, got {n_samples}")
+        budget = budget or SearchBudget()
+        overrides = {
+            key: value
+            for key, value in (("samples", n_samples), ("sloughs", max_sloughs))
+            if value is not None
+        }
+        if overrides:
+            budget = SearchBudget(**{**budget.__dict__, **overrides})
         self.env = env
-        self.n_samples = n_samples
-        self.max_sloughs = max_sloughs
+        self.budget = budget
+        self.n_samples = budget.samples
+        self.max_sloughs = budget.sloughs
         self.name = name
         self.rng = np.random.default_rng(seed)
-        self.rollout_policy = RoleAwareHeuristicAgent()
+        self.heuristic = RoleAwareHeuristicAgent()
+        self.playout_policy = _playout_policy(budget.policy)
         self._sim = None
+        self._tables: dict[int, _PlayoutTable] = {}
+
+    def seed(self, seed: int | None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def _sim_options(self) -> dict:
+        return {
+            k: v
+            for k, v in getattr(self.env.unwrapped, "env_kwargs", {}).items()
+            if k not in ("episode", "render_mode")
+        }
 
     def _simulator(self):
         if self._sim is None:
             from madiao_env import madiao_v0
 
-            options = {
-                k: v
-                for k, v in getattr(self.env.unwrapped, "env_kwargs", {}).items()
-                if k not in ("episode", "render_mode")
-            }
+            # The play-out table loads the simulator's snapshots: the same options, observation
+            # variant included.
+            options = {**self._sim_options(), "obs_type": self._playout_obs_type()}
             self._sim = madiao_v0.raw_env(episode="hand", **options)
         return self._sim
+
+    def _playout_obs_type(self) -> str:
+        """The observation variant the play-out policy reads, whatever the live env's is: the
+        heuristic decodes the summary; a model reads the variant it was trained on."""
+        from madiao_env.options import MadiaoOptions
+
+        obs_dim = getattr(self.playout_policy, "obs_dim", None)
+        for obs_type in ("summary", "history"):
+            if obs_dim is None or MadiaoOptions(obs_type=obs_type).obs_size == obs_dim:
+                return obs_type
+        raise ValueError(
+            f"search option policy: the model reads observations of length {obs_dim}, which no "
+            "Madiao observation variant has"
+        )
+
+    def _table(self, n_games: int) -> _PlayoutTable:
+        if n_games not in self._tables:
+            options = {**self._sim_options(), "episode": "hand", "obs_type": self._playout_obs_type()}
+            self._tables[n_games] = _PlayoutTable(n_games, options)
+        return self._tables[n_games]
 
     def candidates(self, observation: np.ndarray, action_mask: np.ndarray) -> list[int]:
         legal = [int(a) for a in legal_actions(action_mask)]
@@ -152,24 +311,49 @@ class MadiaoSearchAgent(Agent):
         seat = table["to_act"]
         if table["phase"] != "play":
             # Redeal decisions come before any card is seen: the heuristic's judgement is used.
-            return self.rollout_policy.act(observation, action_mask)
+            return self.heuristic.act(observation, action_mask)
         knowledge = public_hand(table, seat)
-        totals = np.zeros(len(candidates))
-        counts = np.zeros(len(candidates))
         sim = self._simulator()
+        snapshots = []
         attempts = 0
-        while counts.min() < self.n_samples and attempts < 20 * self.n_samples:
+        while len(snapshots) < self.n_samples and attempts < 20 * self.n_samples:
             attempts += 1
             snapshot = self._determinize(sim, knowledge)
-            if snapshot is None:
-                continue
-            for index, action in enumerate(candidates):
-                sim.set_state(snapshot)
-                totals[index] += self._play_out(sim, action, seat)
-                counts[index] += 1
-        if counts.min() == 0:
-            return self.rollout_policy.act(observation, action_mask)
-        return candidates[int(np.argmax(totals / counts))]
+            if snapshot is not None:
+                snapshots.append(snapshot)
+        if not snapshots:
+            return self.heuristic.act(observation, action_mask)
+        payoffs = self._play_outs(snapshots, candidates, seat)
+        return candidates[int(np.argmax(payoffs.mean(axis=0)))]
+
+    def _play_outs(self, snapshots: list[dict], candidates: list[int], seat: int) -> np.ndarray:
+        """The seat's payoff ``[samples, candidates]`` of every candidate played out in every sample."""
+        from madiao_env.rollout import random_playouts
+
+        n_candidates = len(candidates)
+        table = self._table(len(snapshots) * n_candidates)
+        table.load(snapshots, n_candidates)
+        env = table.env
+        step = env.step(np.tile(np.asarray(candidates, dtype=np.int64), len(snapshots)))
+        totals = np.zeros(env.n_envs)
+        done = np.zeros(env.n_envs, dtype=bool)
+        while True:
+            totals += np.where(done, 0.0, step.rewards[:, seat])
+            done |= step.terminated | step.truncated
+            if done.all():
+                break
+            playing = np.flatnonzero(~done)
+            if self.playout_policy is None:
+                for game in playing.tolist():
+                    seed = int(self.rng.integers(2**62))
+                    totals[game] += random_playouts(env.get_game_state(game), 1, seed)[0, seat]
+                break
+            actions = np.full(env.n_envs, -1, dtype=np.int64)
+            actions[playing] = self.playout_policy.act_batch(
+                step.observation[playing], step.action_mask[playing]
+            )
+            step = env.step(actions)
+        return totals.reshape(len(snapshots), n_candidates)
 
     def _determinize(self, sim, knowledge: PublicHand):
         """Set ``sim`` to a sampled deal replayed up to now; its snapshot, or None if rejected."""
@@ -183,32 +367,22 @@ class MadiaoSearchAgent(Agent):
             sorted(table["hands"][seat]) != sorted(hands[seat]) for seat in range(cards.N_SEATS)
         ):
             return None
+        # Every redeal offer was passed (the hand was played): redeals come before any card.
+        while sim.table()["phase"] == "redeal":
+            sim.step(cards.ACTION_PASS)
         pending = {seat: list(cards_) for seat, cards_ in sloughs.items()}
         for seat, name, face_up in knowledge.moves:
-            while sim.table()["phase"] == "redeal":
-                sim.step(cards.ACTION_PASS)
-            if sim.table()["to_act"] != seat:
+            # The seat to act is read from agent_selection: table() builds the whole table in
+            # Python, which made it the largest cost of a decision.
+            if sim.agent_selection != sim.possible_agents[seat]:
                 return None
             if name is None:
                 name = pending[seat].pop(0)
             action = cards.card_id(name) + (cards.ACTION_PLAY if face_up else cards.ACTION_SLOUGH)
-            if not sim.observe(sim.agent_selection)["action_mask"][action]:
-                return None
-            sim.step(action)
-        while sim.table()["phase"] == "redeal":
-            sim.step(cards.ACTION_PASS)
-        if sim.table()["to_act"] != knowledge.seat:
+            try:
+                sim.step(action)
+            except IllegalActionError:
+                return None  # the sampled cards cannot explain a move that was made
+        if not sim.agents or sim.agent_selection != sim.possible_agents[knowledge.seat]:
             return None
         return sim.get_state()
-
-    def _play_out(self, sim, action: int, seat: int) -> float:
-        agent_name = sim.possible_agents[seat]
-        total = 0.0
-        sim.step(action)
-        total += sim.rewards[agent_name]
-        while sim.agents and not all(sim.terminations[a] or sim.truncations[a] for a in sim.agents):
-            acting = sim.agent_selection
-            observation = sim.observe(acting)
-            sim.step(self.rollout_policy.act(observation["observation"], observation["action_mask"]))
-            total += sim.rewards[agent_name]
-        return total

@@ -7,7 +7,10 @@ rule-set hypotheses with weights, see ``agents.mao_beliefs``):
   chance is at least ``play_threshold``, else draw (with a seven chain pending, drawing takes it);
 - then say each phrase more likely required than "talking" (a Jack's player first names the
   suit it holds most of), "Mao" last when a flawless winning turn is likely, and end the turn;
-- as a round winner choosing a rule, pick one at random.
+- as a round winner choosing a rule, pick one at random;
+- in a call window (``calls="players"``), call the fault of the turn under judgement most likely
+  committed if that chance is at least ``call_threshold``, one call per decision, and pass
+  (``NO_CALL``) when no fault is that likely.
 
 The belief is what differs:
 
@@ -18,7 +21,10 @@ The belief is what differs:
   from the public events in its own observation: for every new event it checks each hypothesis
   against the judge's verdict (good play or "bad card", the "failure to say 'P'" calls, the number
   of "talking" calls, cards a rule made the next seat take). It knows how many rules are active
-  (observed), which ones it authored, and when another seat introduced one; nothing else.
+  (observed), which ones it authored, and when another seat introduced one; nothing else. With
+  players' calls an uncalled fault is no evidence: only the calls made are (a correct call says
+  the fault happened, a bad call that it did not), and it calls when its posterior that a fault
+  happened is at least ``call_threshold``.
 """
 
 from __future__ import annotations
@@ -31,8 +37,10 @@ from agents.base import Agent, legal_actions
 from agents.mao_beliefs import (
     HAND_SIZE_PHRASES,
     KIND_BAD_CARD,
+    KIND_CALL,
     KIND_DRAW,
     KIND_PLAY,
+    KIND_POINT_OF_ORDER,
     KIND_RULE_ADDED,
     N_RULES,
     PHASE_CHOOSE,
@@ -50,12 +58,14 @@ from agents.mao_beliefs import (
     parse_event,
     parse_observation,
     play_validity,
+    turn_faults,
 )
 from mao_env import cards
 
 SEVEN_PHRASES = ("penalty card", "thank you")
 ROUND_STYLES = ("plain", "cambridge")
 REASON_MODES = ("calls", "hidden", "revealed")
+CALL_MODES = ("master", "players")
 
 
 def table_variants(env, *, posterior: bool = False) -> dict[str, Any]:
@@ -64,7 +74,12 @@ def table_variants(env, *, posterior: bool = False) -> dict[str, Any]:
     table = getattr(env, "unwrapped", env)
     variants: dict[str, Any] = {"talking": table.talking, "seven_phrase": table.seven_phrase}
     if posterior:
-        variants.update(rounds=table.rounds, seven_turn_ends=table.seven_turn_ends, reasons=table.reasons)
+        variants.update(
+            rounds=table.rounds,
+            seven_turn_ends=table.seven_turn_ends,
+            reasons=table.reasons,
+            calls=table.options.calls,
+        )
     return variants
 
 
@@ -85,6 +100,7 @@ class RuleBeliefAgent(Agent):
 
     ``talking`` and ``seven_phrase`` are the table's public variants (``mao_v0`` options of the
     same names): whether unrequired phrases are penalised and what the seven chain's victim says.
+    ``call_threshold``: in a call window, the least belief that a fault happened for calling it.
     """
 
     name = "rule-belief"
@@ -95,6 +111,7 @@ class RuleBeliefAgent(Agent):
         *,
         play_threshold: float = 0.5,
         mao_threshold: float = 0.5,
+        call_threshold: float = 0.8,
         talking: bool = True,
         seven_phrase: str = "penalty card",
         name: str | None = None,
@@ -105,6 +122,7 @@ class RuleBeliefAgent(Agent):
             raise TypeError(f"talking must be a bool, got {type(talking).__name__} {talking!r}")
         self.play_threshold = _check_probability("play_threshold", play_threshold)
         self.mao_threshold = _check_probability("mao_threshold", mao_threshold)
+        self.call_threshold = _check_probability("call_threshold", call_threshold)
         self.talking = bool(talking)
         self.thank_you = seven_phrase == "thank you"
         self.rng = np.random.default_rng(seed)
@@ -136,6 +154,8 @@ class RuleBeliefAgent(Agent):
         rule_choices = legal[legal >= cards.CHOOSE_RULE_0]
         if rule_choices.size:
             return int(self.rng.choice(rule_choices))
+        if mask[cards.NO_CALL]:
+            return self._call(view, mask, hypotheses, weights)
         if mask[cards.DRAW]:
             return self._start_of_turn(view, mask, hypotheses, weights)
         return self._speak(view, mask, legal, hypotheses, weights)
@@ -160,6 +180,16 @@ class RuleBeliefAgent(Agent):
             return cards.DRAW
         candidates = [card for card, p in zip(held, chance, strict=True) if p >= best - 1e-9]
         return int(self.rng.choice(candidates))
+
+    def _call(self, view: SeatView, mask: np.ndarray, hypotheses: np.ndarray, weights: np.ndarray) -> int:
+        """In a call window: the call most likely right, if likely enough; else no (more) call."""
+        chance = weights @ turn_faults(hypotheses, view, talking=self.talking, thank_you=self.thank_you)
+        offered = mask[cards.CALL_0 : cards.NO_CALL] > 0
+        chance = np.where(offered, chance, -1.0)
+        best = int(np.argmax(chance))
+        if chance[best] > 0.0 and chance[best] >= self.call_threshold:
+            return cards.CALL_0 + best
+        return cards.NO_CALL
 
     def _jack_suit(self, view: SeatView) -> int:
         """The suit to name with a Jack: the one held most (the Jack itself is already played)."""
@@ -257,6 +287,7 @@ class RulePosterior:
         reasons: str = "calls",
         talking: bool = True,
         thank_you: bool = False,
+        calls: str = "master",
     ) -> None:
         if not 0.0 < eps < 1.0:
             raise ValueError(f"eps must be in (0, 1), got {eps!r}")
@@ -270,6 +301,8 @@ class RulePosterior:
             raise ValueError(f"rounds must be one of {ROUND_STYLES}, got {rounds!r}")
         if reasons not in REASON_MODES:
             raise ValueError(f"reasons must be one of {REASON_MODES}, got {reasons!r}")
+        if calls not in CALL_MODES:
+            raise ValueError(f"calls must be one of {CALL_MODES}, got {calls!r}")
         self.eps = float(eps)
         self.max_hypotheses = max_hypotheses
         self.plain_rounds = rounds == "plain"
@@ -277,6 +310,7 @@ class RulePosterior:
         self.hidden_reasons = reasons == "hidden"
         self.talking = bool(talking)
         self.thank_you = bool(thank_you)
+        self.players_call = calls == "players"
         self.reset()
 
     def reset(self) -> None:
@@ -343,7 +377,9 @@ class RulePosterior:
 
     def note_action(self, action: int) -> None:
         """Tell the posterior which action the seat took (ending a turn creates an event)."""
-        self.expect_event = action == cards.END_TURN or action >= cards.CHOOSE_RULE_0
+        # Every action from END_TURN on makes an event before the seat's next decision (a turn
+        # event, a call, a point of order, a new rule), except passing in a call window.
+        self.expect_event = action >= cards.END_TURN and action != cards.NO_CALL
 
     def _new_rows(self, rows: list[np.ndarray]) -> list[np.ndarray]:
         """The events since the last observation, oldest first: the smallest shift that lines the
@@ -398,7 +434,11 @@ class RulePosterior:
         (top card, suit to follow) after the event."""
         hypotheses = self.hypotheses
         consistent = None
-        if event.kind in (KIND_PLAY, KIND_BAD_CARD) and top >= 0 and event.card >= 0:
+        if event.kind in (KIND_CALL, KIND_POINT_OF_ORDER):
+            return top, suit  # weighed with the event of the turn they judged, which follows them
+        if self.players_call:
+            consistent = self._calls_consistent(event, top, suit)
+        elif event.kind in (KIND_PLAY, KIND_BAD_CARD) and top >= 0 and event.card >= 0:
             card = event.card
             good = event.kind == KIND_PLAY
             consistent = np.ones(hypotheses.shape[0], dtype=bool)
@@ -448,6 +488,55 @@ class RulePosterior:
             top, suit = -1, -1
         return top, suit
 
+    def _calls_consistent(self, event: PublicEvent, top: int, suit: int) -> np.ndarray | None:
+        """Players' calls: which hypotheses agree with the calls made on a turn. A correct call
+        says its fault happened, a bad call that it did not; a fault nobody called says nothing.
+        (Whether "Last card" or "Mao" was due depends on a hand size the seat did not follow.)"""
+        hypotheses = self.hypotheses
+        if event.kind in (KIND_PLAY, KIND_BAD_CARD) and top >= 0 and event.card >= 0:
+            card = event.card
+            # Chain cards taken after a non-seven: the chain was pending when it was played.
+            pending = 1 if event.chain_cards > 0 and RANK[card] != cards.SEVEN else 0
+            first_suit = event.named_suit if event.named_suit >= 0 else first_suit_said(event.phrases, card)
+            judgement = judge_turn(
+                hypotheses, top=top, suit_to_follow=suit, pending_seven=pending, played=card,
+                drew=False, took_seven=event.chain_cards, first_suit=first_suit, hand_after=None,
+                thank_you=self.thank_you,
+            )  # fmt: skip
+            consistent = np.ones(hypotheses.shape[0], dtype=bool)
+            if event.kind == KIND_BAD_CARD:
+                consistent &= ~judgement.valid
+            elif (event.bad_call_bits >> cards.CALL_REASON_BAD_CARD) & 1:
+                consistent &= judgement.valid
+            if event.kind == KIND_PLAY:
+                consistent &= np.isclose(forced_cards(hypotheses, card), event.forced_draw)
+        elif event.kind == KIND_DRAW:
+            judgement = judge_turn(
+                hypotheses, top=max(top, 0), suit_to_follow=max(suit, 0), pending_seven=0, played=-1,
+                drew=not (self.seven_turn_ends and event.chain_cards > 0), took_seven=event.chain_cards,
+                first_suit=-1, hand_after=None, thank_you=self.thank_you,
+            )  # fmt: skip
+            consistent = np.ones(hypotheses.shape[0], dtype=bool)
+        else:
+            return None
+        said = event.phrases
+        missing = judgement.missing(said)
+        for phrase in range(cards.N_PHRASES):
+            if (1 << phrase) & HAND_SIZE_PHRASES:
+                continue
+            if (event.call_bits >> phrase) & 1:
+                consistent &= missing[:, phrase]
+            elif (event.bad_call_bits >> phrase) & 1:
+                consistent &= ~missing[:, phrase]
+        if self.talking:
+            talking = judgement.talking(said)
+            talking[:, cards.LAST_CARD] = False  # "Last card" may have been due: not followed
+            if (event.call_bits >> cards.CALL_REASON_TALKING) & 1 and not (said >> cards.LAST_CARD) & 1:
+                consistent &= talking.any(axis=1)
+            elif (event.bad_call_bits >> cards.CALL_REASON_TALKING) & 1:
+                consistent &= ~talking.any(axis=1)
+        return consistent
+
     def _speech_consistent(self, judgement, event: PublicEvent, *, bad_card: bool) -> np.ndarray:
         said = event.phrases
         missing = judgement.missing(said)
@@ -491,6 +580,7 @@ class BayesianRuleAgent(RuleBeliefAgent):
         rounds: str = "plain",
         seven_turn_ends: bool = False,
         reasons: str = "calls",
+        calls: str = "master",
         **kwargs: Any,
     ) -> None:
         super().__init__(seed, **kwargs)
@@ -500,6 +590,7 @@ class BayesianRuleAgent(RuleBeliefAgent):
             "rounds": rounds,
             "seven_turn_ends": seven_turn_ends,
             "reasons": reasons,
+            "calls": calls,
             "talking": self.talking,
             "thank_you": self.thank_you,
         }

@@ -204,7 +204,7 @@ def judge_turn(
     thank_you: bool = False,
 ) -> Judgement:
     """Valid / required / excused / allowed phrases of a turn under each hypothesis, judged by the
-    reference's :func:`~mao_env.reference.judge_phrases` (the core's ``turn_requirements``).
+    reference's :func:`~mao_env.reference.judge_phrases` (the core's ``_turn_requirements``).
     ``hand_after`` None: unknown (no "Last card"/"Mao" is derived); ``valid`` overrides the
     validity (a judged event's observed verdict)."""
     n = hypotheses.shape[0]
@@ -280,13 +280,20 @@ def mao_due(judgement: Judgement, said: int, hand_after: int, talking: bool = Tr
 
 
 # ---- observation parsing (pieces read by name from mao_env.layout) ------------------------------
-KIND_PLAY, KIND_BAD_CARD, KIND_DRAW, KIND_RULE_ADDED = (
+KIND_PLAY, KIND_BAD_CARD, KIND_DRAW, KIND_RULE_ADDED, KIND_CALL, KIND_POINT_OF_ORDER = (
     layout.KIND_PLAY,
     layout.KIND_BAD_CARD,
     layout.KIND_DRAW,
     layout.KIND_RULE_ADDED,
+    layout.KIND_CALL,
+    layout.KIND_POINT_OF_ORDER,
 )
-PHASE_START, PHASE_SPEAK, PHASE_CHOOSE = core.PH_START, core.PH_SPEAK, core.PH_CHOOSE_RULE
+PHASE_START, PHASE_SPEAK, PHASE_CHOOSE, PHASE_CALL = (
+    core.PH_START,
+    core.PH_SPEAK,
+    core.PH_CHOOSE_RULE,
+    core.PH_CALL,
+)
 _STATE = layout.SLICES
 _EVENT = layout.EVENT_SLICES
 
@@ -304,6 +311,7 @@ class PublicEvent:
     card: int  # -1 for draws and new rules
     phrases: int  # bit set
     call_bits: int  # failure to say p (bit p), then bad card, talking, Mao in vain
+    bad_call_bits: int  # (players' calls) the reasons called wrongly, same numbering
     n_calls: int
     penalty_cards: int
     chain_cards: int
@@ -340,6 +348,7 @@ def parse_event(row: np.ndarray) -> PublicEvent:
         card=_one_hot(row[_EVENT["card"]]),
         phrases=_bits(row[_EVENT["phrases"]]),
         call_bits=_bits(row[_EVENT["calls"]]),
+        bad_call_bits=_bits(row[_EVENT["bad_calls"]]),
         n_calls=_count(row[_EVENT["n_calls"]]),
         penalty_cards=_count(row[_EVENT["penalty_cards"]]),
         chain_cards=_count(row[_EVENT["chain_cards"]]),
@@ -375,6 +384,7 @@ class SeatView:
     drew: bool
     took_seven: int
     said: int
+    mover: int  # (call window) relative seat whose turn is judged, -1 otherwise
     hand_sizes: np.ndarray  # by relative seat
     rounds: int
     n_active: int
@@ -412,6 +422,7 @@ def parse_observation(observation: np.ndarray) -> SeatView:
         drew=bool(obs[_STATE["drew"]][0] > 0.5),
         took_seven=_count(obs[_STATE["took_seven"]]),
         said=_bits(obs[_STATE["said"]]),
+        mover=_one_hot(obs[_STATE["mover"]]),
         hand_sizes=np.rint(obs[_STATE["hand_sizes"]]).astype(np.int64),
         rounds=_count(obs[_STATE["rounds"]]),
         n_active=_count(obs[_STATE["n_rules"]]),
@@ -461,3 +472,37 @@ def predicted_calls(
     due = mao_due(judgement, said, hand_after, talking)
     said_mao = bool((said >> cards.MAO) & 1)
     return calls + (~due if said_mao else due).astype(np.int64)
+
+
+def turn_faults(
+    hypotheses: np.ndarray, view: SeatView, *, talking: bool = True, thank_you: bool = False
+) -> np.ndarray:
+    """In a call window: which call reasons the turn under judgement (in ``view``) deserves under
+    each hypothesis, bool ``[N, N_CALL_REASONS]`` (the Master's faults: a bad card, each missing
+    phrase, talking, "Mao" in vain or forgotten). The mover's hand size is in the view, so "Last
+    card" and "Mao" are judged too."""
+    hand_after = int(view.hand_sizes[view.mover])
+    judgement = judge_turn(
+        hypotheses,
+        top=view.top,
+        suit_to_follow=view.suit_to_follow,
+        pending_seven=view.pending_seven,
+        played=view.played,
+        drew=view.drew,
+        took_seven=view.took_seven,
+        first_suit=first_suit_said(view.said, view.played),
+        hand_after=hand_after,
+        thank_you=thank_you,
+    )
+    faults = np.zeros((hypotheses.shape[0], cards.N_CALL_REASONS), dtype=bool)
+    faults[:, : cards.N_PHRASES] = judgement.missing(view.said)
+    if view.played >= 0:
+        faults[:, cards.CALL_REASON_BAD_CARD] = ~judgement.valid
+    if talking:
+        faults[:, cards.CALL_REASON_TALKING] = judgement.talking(view.said).any(axis=1)
+    due = mao_due(judgement, view.said, hand_after, talking)
+    if (view.said >> cards.MAO) & 1:
+        faults[:, cards.CALL_REASON_MAO] = ~due
+    else:
+        faults[:, cards.MAO] = due
+    return faults

@@ -12,8 +12,8 @@ is one input next to the action that would play it. ``MaoRuleFeatures`` hands th
     held cards that match under the base rules (53) |
     held cards of a suit or rank called "bad card" in the recent events (53) |
     held cards of a suit or rank played without a call in the recent events (53) |
-    phrases the base rules ask for this turn (the card's, "penalty card", "last card", "Mao") (15) |
-    phrases whose absence drew a call in the recent events (15)
+    phrases the base rules ask for this turn (the card's, "penalty card", "last card", "Mao") (16) |
+    phrases whose absence drew a call in the recent events (16)
 
 It reads only the observation (no rule it was not told) and has no trainable parameters; the
 event layout comes from the observation size (``agents.mao_beliefs.event_layout``); pieces are read

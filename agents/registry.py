@@ -1,7 +1,8 @@
 """Agents by name, for the CLI, the trainer's opponent pool and tournaments.
 
 Madiao: ``random``, ``greedy`` (weak heuristic), ``heuristic`` (the strongest scripted player),
-``search`` (determinized Monte Carlo; needs the env, see ``agents.madiao_search``), ``model``
+``search`` (determinized Monte Carlo; needs the env, see ``agents.madiao_search``; with a
+budget ``search:samples=32,policy=PATH``), ``model``
 (the pretrained policy shipped in ``agents/pretrained``), ``model:PATH``.
 Mao: ``random``, ``base`` (base rules only), ``bayes`` (rule inference), ``oracle`` (knows every
 rule; needs the env), ``model:PATH``.
@@ -14,6 +15,8 @@ from agents.base import Agent, RandomAgent
 MADIAO_AGENTS = ("random", "greedy", "heuristic", "search", "model")
 MAO_AGENTS = ("random", "base", "bayes", "oracle")
 MODEL_PREFIX = "model:"
+#: ``search:OPTIONS`` is the search player with a budget (``agents.madiao_search.parse_search_options``).
+SEARCH_PREFIX = "search:"
 
 
 def agent_names(game: str) -> tuple[str, ...]:
@@ -37,6 +40,11 @@ def make_agent(spec: str, game: str = "madiao", *, seed: int | None = None, env=
     if spec.startswith(MODEL_PREFIX):
         from agents.learned import LearnedPolicyAgent
 
+        if spec.endswith(".pt"):  # a policy exported by the RLlib engine (TorchScript)
+            from agents.exported_policy import exported_policy_agent
+
+            return exported_policy_agent(spec[len(MODEL_PREFIX) :])
+
         return LearnedPolicyAgent(spec[len(MODEL_PREFIX) :])
     if spec == "random":
         return RandomAgent(seed=seed)
@@ -53,12 +61,14 @@ def make_agent(spec: str, game: str = "madiao", *, seed: int | None = None, env=
             from agents.madiao_heuristic import RoleAwareHeuristicAgent
 
             return RoleAwareHeuristicAgent()
-        if spec == "search":
+        if spec == "search" or spec.startswith(SEARCH_PREFIX):
+            from agents.madiao_search import MadiaoSearchAgent, parse_search_options
+
+            # Options are checked before the env is: a bad budget is named whatever else is wrong.
+            budget = parse_search_options(spec[len(SEARCH_PREFIX) :] if spec != "search" else "")
             if env is None:
                 raise ValueError("the 'search' agent needs the env it plays in (it samples hidden cards)")
-            from agents.madiao_search import MadiaoSearchAgent
-
-            return MadiaoSearchAgent(env, seed=seed)
+            return MadiaoSearchAgent(env, budget=budget, seed=seed, name=spec)
     else:
         if spec == "base":
             from agents.mao_agents import BaseRulesAgent, table_variants
@@ -75,4 +85,7 @@ def make_agent(spec: str, game: str = "madiao", *, seed: int | None = None, env=
             from agents.mao_agents import OracleAgent
 
             return OracleAgent(env, seed=seed)
-    raise ValueError(f"unknown {game} agent {spec!r}; choose from {', '.join(names)} or {MODEL_PREFIX}PATH")
+    raise ValueError(
+        f"unknown {game} agent {spec!r}; choose from {', '.join(names)} or {MODEL_PREFIX}PATH"
+        + (f" or {SEARCH_PREFIX}OPTIONS" if game == "madiao" else "")
+    )

@@ -2,7 +2,10 @@
 
 Suites: aec (both games' AEC envs, the empty AEC env, PettingZoo classic), batched (vector envs at
 N = 1, 64, 1024, 4096), rollout (Madiao play-outs, bare trick probe), memory, startup (cold and
-warm import + compile, in child processes), peers (RLCard, OpenSpiel, Pgx when installed).
+warm import + compile, in child processes), peers (RLCard, OpenSpiel, Pgx when installed), learner
+(the SB3 engine's PPO update and rollout collection next to the matmul ceiling of the same run),
+rllib (the RLlib engine beside the SB3 engine, ``benchmarks/rllib.py``; only when ``--only`` names
+it, as it starts Ray).
 
 Before the first timer starts, every timed code path of the selected aec, batched and rollout
 suites runs once (``benchmarks.timing.warm_up``: each game's AEC env, each vector env at each N,
@@ -26,12 +29,15 @@ import platform
 import sys
 import time
 
-from benchmarks import aec, batched, memory, peers, rollout, startup, timing
+from benchmarks import aec, batched, learner, memory, peers, rollout, startup, timing
+from benchmarks import rllib as rllib_suite
 from benchmarks.targets import evaluate
 from benchmarks.timing import Result
 from training.cli_args import OneLineArgumentParser, check_output_file, run_reporting_user_errors
 
-SUITES = ("aec", "batched", "rollout", "memory", "startup", "peers")
+SUITES = ("aec", "batched", "rollout", "memory", "startup", "peers", "learner", "rllib")
+#: Suites only run when --only names them (the RLlib engine starts Ray: benchmarks/rllib.py).
+ON_REQUEST = ("rllib",)
 DEFAULT_OUTPUT = pathlib.Path(__file__).with_name("results") / "latest.md"
 
 
@@ -43,7 +49,8 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="smoke test: 0.1 s budgets, N = 1 and 64, no startup or peers suite unless --only names them",
+        help="smoke test: 0.1 s budgets, N = 1 and 64; no startup, peers or learner suite unless "
+        "--only names them",
     )
     parser.add_argument(
         "--only", default=None, help=f"comma-separated suites to run, from: {', '.join(SUITES)}"
@@ -59,7 +66,11 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--seconds must be a number > 0, got {arguments.seconds}")
     if arguments.only is None:
         # The quick smoke test leaves out the slow child-process suites (compiles, JAX).
-        arguments.suites = [s for s in SUITES if not (arguments.quick and s in ("startup", "peers"))]
+        arguments.suites = [
+            s
+            for s in SUITES
+            if s not in ON_REQUEST and not (arguments.quick and s in ("startup", "peers", "learner"))
+        ]
     else:
         arguments.suites = [s.strip() for s in arguments.only.split(",") if s.strip()]
         unknown = [s for s in arguments.suites if s not in SUITES]
@@ -171,6 +182,10 @@ def _run(arguments: argparse.Namespace, argv: list[str] | None) -> int:
             results += startup.run()
         elif suite == "peers":
             results += peers.run(arguments.seconds)
+        elif suite == "learner":
+            results += learner.run(arguments.seconds)
+        elif suite == "rllib":
+            results += rllib_suite.run(arguments.seconds)
         print(f"  {suite}: done after {time.perf_counter() - started:.0f} s", file=sys.stderr)
     header["load average at end"] = load_average()
     header["wall time"] = f"{time.perf_counter() - started:.0f} s"

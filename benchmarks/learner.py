@@ -132,7 +132,7 @@ def run(seconds: float) -> list[Result]:
             "matmul ceiling (the policy's layer shapes)",
             gflops,
             "GFLOP/s",
-            f"{threads}; {network}",
+            f"{ceiling_threads} torch thread(s); {network}",
         ),
         Result(
             "learner",

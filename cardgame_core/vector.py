@@ -21,7 +21,7 @@ meaningful for games with ``terminated | truncated`` set in that step.
 from __future__ import annotations
 
 import abc
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -84,6 +84,12 @@ class VectorCardEnv(abc.ABC):
     observation_dtype: np.dtype
 
     def __init__(self, n_envs: int, seed: int | None = None, *, copy: bool = True) -> None:
+        """Args:
+        n_envs: number of games.
+        seed: seeds the first ``reset()`` (``None``: OS entropy).
+        copy: ``True`` (default) returns fresh arrays from every call; ``False`` returns the env's
+            own buffers, overwritten by the next call (the fast path).
+        """
         if isinstance(n_envs, bool) or not isinstance(n_envs, (int, np.integer)) or n_envs < 1:
             raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}")
         if not isinstance(copy, bool):
@@ -102,7 +108,28 @@ class VectorCardEnv(abc.ABC):
         self._final_payoffs = np.zeros((n, p), dtype=np.float32)
         self._final_observation = np.zeros((n, p, self.obs_dim), dtype=self.observation_dtype)
         self._rows = np.arange(n)
+        #: The game seeds of the last ``reset`` (uint64 ``[N]``): game ``i``'s first episode is the
+        #: AEC env's ``reset(seed=int(game_seeds[i]))``.
+        self.game_seeds = np.zeros(n, dtype=np.uint64)
         self._link_views()
+
+    @classmethod
+    def _make_options(cls, options_class: type, env_kwargs: dict[str, Any]) -> Any:
+        """The game's options object from the AEC env's keyword options (the same checks and
+        messages); a vector env has no ``render_mode`` (render a game through the AEC env)."""
+        if "render_mode" in env_kwargs:
+            raise TypeError(f"{cls.__name__} has no render_mode: render a game through the AEC env")
+        return options_class(**env_kwargs)
+
+    def _check_game(self, game: Any, caller: str) -> int:
+        """``game`` as an int index after the checks every per-game method makes."""
+        if not self._has_reset:
+            raise RuntimeError(f"call reset() before {caller}()")
+        if isinstance(game, (bool, np.bool_)) or not isinstance(game, (int, np.integer)):
+            raise TypeError(f"game must be an int, got {type(game).__name__} {game!r}")
+        if not 0 <= game < self.n_envs:
+            raise ValueError(f"game {game} is out of range 0..{self.n_envs - 1}")
+        return int(game)
 
     def _link_views(self) -> None:
         # The kernels write masks as 0/1 bytes: an int8 view of the bool buffer costs no copy. A
@@ -148,7 +175,8 @@ class VectorCardEnv(abc.ABC):
         self._rewards[:] = 0
         self._terminated[:] = False
         self._truncated[:] = False
-        self._reset_games(game_seeds.astype(np.uint64))
+        self.game_seeds = game_seeds.astype(np.uint64)
+        self._reset_games(self.game_seeds.copy())
         self._has_reset = True
         return self._output()
 

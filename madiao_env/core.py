@@ -5,7 +5,7 @@ batch axis (the AEC env uses N = 1), made by ``madiao_env.state.new_state``. The
 take it as one argument ``state`` and pass its fields by name to the rule helpers below::
 
     card_sets uint64[N, N_CARD_COLS]  hands, face-up plays, sloughs and trick-winning cards by seat,
-                                      plus the game's xorshift64* RNG state (column C_RNG)
+                                      plus the game's xorshift64* RNG state (column CS_RNG)
     ints      int32[N, N_INTS]        scalars: banker, first seat, leader, seat to act, phase, trick,
                                       plays so far, best card of the trick, tricks won, stock, ...
     history   int8[N, 32, 3]          every play of the hand in order: (seat, card, face up 1/0)
@@ -28,7 +28,6 @@ the same rule functions and the same observation encoder (``_encode``).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from cardgame_core.bits import bit, bits_above, nth_set_bit, popcount
@@ -71,11 +70,11 @@ _HISTORY = layout.HISTORY_SLICES
 # ----------------------------------------------------------------------------- layout constants
 
 # card_sets columns
-C_HAND = 0  # 4 columns: cards held, by seat
-C_FACE_UP = 4  # 4: cards each seat played face up this hand
-C_SLOUGHED = 8  # 4: cards each seat sloughed face down this hand
-C_WON_WITH = 12  # 4: the winning card of every trick each seat won
-C_RNG = 16  # xorshift64* state of this game
+CS_HAND = 0  # 4 columns: cards held, by seat
+CS_FACE_UP = 4  # 4: cards each seat played face up this hand
+CS_SLOUGHED = 8  # 4: cards each seat sloughed face down this hand
+CS_WON_WITH = 12  # 4: the winning card of every trick each seat won
+CS_RNG = 16  # xorshift64* state of this game
 N_CARD_COLS = 17
 
 # ints columns
@@ -166,20 +165,6 @@ _XOR_MULTIPLIER = np.uint64(0x2545F4914F6CDD1D)
 _BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.int8)
 
 
-def compiled_for(kernel, *args):
-    """``kernel`` compiled (or loaded from the cache) for the types of ``args``: its entry point.
-
-    A call through the entry point skips Numba's per-call type dispatch, which for a named tuple
-    such as the state costs about 1.5 us (arrays alone are typed in C): a tenth of an AEC step.
-    The entry point does not check its arguments, so the caller must always pass these types
-    (the envs pass their own buffers). Without the JIT (``NUMBA_DISABLE_JIT=1``): ``kernel``.
-    """
-    compile_for_types = getattr(kernel, "compile", None)
-    if compile_for_types is None:
-        return kernel
-    return compile_for_types(tuple(numba.typeof(arg) for arg in args))
-
-
 # ----------------------------------------------------------------------------- per-game helpers
 
 
@@ -202,8 +187,8 @@ def _below(random_u64, n):
 @njit(inline="always")
 def _next_random(card_sets, g):
     """xorshift64* step of game ``g``'s RNG (state lives in the snapshot, so continuations replay)."""
-    x = _xorshift(card_sets[g, C_RNG])
-    card_sets[g, C_RNG] = x
+    x = _xorshift(card_sets[g, CS_RNG])
+    card_sets[g, CS_RNG] = x
     return x * _XOR_MULTIPLIER
 
 
@@ -240,12 +225,12 @@ def _add_line(ints, pending, g, rule, payer, payee, stakes):
 
 @njit(inline="always")
 def _seat_earns(ints, pending, g, seat, stakes, rule):
-    _seat_earns_int64(ints, pending, np.int64(g), np.int64(seat), np.int64(stakes), np.int64(rule))
+    _banker_line(ints, pending, np.int64(g), np.int64(seat), np.int64(stakes), np.int64(rule), True)
 
 
 @njit(inline="always")
 def _seat_pays(ints, pending, g, seat, stakes, rule):
-    _seat_pays_int64(ints, pending, np.int64(g), np.int64(seat), np.int64(stakes), np.int64(rule))
+    _banker_line(ints, pending, np.int64(g), np.int64(seat), np.int64(stakes), np.int64(rule), False)
 
 
 @njit(inline="always")
@@ -264,28 +249,18 @@ def _append_line(ints, pending, g, rule, payer, payee, stakes):
     ints[g, I_N_PENDING] = n + 1
 
 
-@njit(inline="always")
-def _seat_earns_int64(ints, pending, g, seat, stakes, rule):
-    """A player's gain is paid by the banker; a banker's gain is paid by each player."""
-    banker = ints[g, I_BANKER]
-    if seat == banker:
-        for other in range(4):
-            if other != banker:
-                _append_line(ints, pending, g, rule, np.int64(other), np.int64(banker), stakes)
-    else:
-        _append_line(ints, pending, g, rule, np.int64(banker), seat, stakes)
-
-
 @njit
-def _seat_pays_int64(ints, pending, g, seat, stakes, rule):
-    """A player's loss goes to the banker; a banker's loss goes to each player."""
+def _banker_line(ints, pending, g, seat, stakes, rule, seat_gains):
+    """``seat`` gains (``seat_gains``) or loses ``stakes`` against the other side: a player's line
+    is with the banker, the banker's with each player (the reference's ``banker_line``)."""
     banker = ints[g, I_BANKER]
-    if seat == banker:
-        for other in range(4):
-            if other != banker:
-                _append_line(ints, pending, g, rule, np.int64(banker), np.int64(other), stakes)
-    else:
-        _append_line(ints, pending, g, rule, seat, np.int64(banker), stakes)
+    for other in range(4):
+        if (other == banker) == (seat == banker):
+            continue  # not a counterpart: the seat itself, or another player of the same side
+        if seat_gains:
+            _append_line(ints, pending, g, rule, np.int64(other), seat, stakes)
+        else:
+            _append_line(ints, pending, g, rule, seat, np.int64(other), stakes)
 
 
 @njit(inline="always")
@@ -306,7 +281,7 @@ def _flush_pending(ints, pending, settled, g):
 
 
 @njit
-def meld_stakes(hand):
+def _meld_stakes(hand):
     """Stakes of the highest meld in an 8-card hand, 0 if none."""
     has_hundred = (hand & HUNDRED_BIT) != np.uint64(0)
     if hand == MELD_EXACT_EIGHT_CARDS:
@@ -331,18 +306,18 @@ def _deal_deck(card_sets, ints, g, deck, first_override):
     banker = ints[g, I_BANKER]
     first = first_override if first_override >= 0 else first_seat_from_cut(deck[39], banker)
     for seat in range(4):
-        card_sets[g, C_HAND + seat] = np.uint64(0)
-        card_sets[g, C_FACE_UP + seat] = np.uint64(0)
-        card_sets[g, C_SLOUGHED + seat] = np.uint64(0)
-        card_sets[g, C_WON_WITH + seat] = np.uint64(0)
+        card_sets[g, CS_HAND + seat] = np.uint64(0)
+        card_sets[g, CS_FACE_UP + seat] = np.uint64(0)
+        card_sets[g, CS_SLOUGHED + seat] = np.uint64(0)
+        card_sets[g, CS_WON_WITH + seat] = np.uint64(0)
         ints[g, I_TRICKS_WON + seat] = 0
     for k in range(4):  # a batch of four to each seat in play order from the first seat
         seat = (first + k) % 4
         for j in range(4):
-            card_sets[g, C_HAND + seat] |= bit(deck[4 * k + j])
+            card_sets[g, CS_HAND + seat] |= bit(deck[4 * k + j])
     for j in range(16):  # then single cards round the table
         seat = (first + j) % 4
-        card_sets[g, C_HAND + seat] |= bit(deck[16 + j])
+        card_sets[g, CS_HAND + seat] |= bit(deck[16 + j])
     for i in range(8):
         ints[g, I_STOCK + i] = deck[39 - i]
     ints[g, I_FIRST] = first
@@ -356,7 +331,7 @@ def _deal_deck(card_sets, ints, g, deck, first_override):
     ints[g, I_ASK_POS] = 0
     holder = -1
     for seat in range(4):
-        if card_sets[g, C_HAND + seat] & HUNDRED_BIT:
+        if card_sets[g, CS_HAND + seat] & HUNDRED_BIT:
             holder = seat
     ints[g, I_HUNDRED_HOLDER] = holder
 
@@ -414,7 +389,7 @@ def _declare(card_sets, ints, pending, settled, config, g):
         best = 0
         for k in range(4):  # deal order: the first in deal order wins equal melds
             seat = (first + k) % 4
-            stakes = meld_stakes(card_sets[g, C_HAND + seat])
+            stakes = _meld_stakes(card_sets[g, CS_HAND + seat])
             if stakes > best:
                 best = stakes
                 holder = seat
@@ -428,7 +403,7 @@ def _declare(card_sets, ints, pending, settled, config, g):
             continue
         four = -1
         for seat in range(4):
-            if (card_sets[g, C_HAND + seat] & FOUR_LOWEST_MASK) == FOUR_LOWEST_MASK:
+            if (card_sets[g, CS_HAND + seat] & FOUR_LOWEST_MASK) == FOUR_LOWEST_MASK:
                 four = seat
         if four >= 0:
             for other in range(4):
@@ -439,7 +414,7 @@ def _declare(card_sets, ints, pending, settled, config, g):
             continue
         eligible = 0
         for seat in range(4):
-            hand = card_sets[g, C_HAND + seat]
+            hand = card_sets[g, CS_HAND + seat]
             for suit in range(4):
                 if popcount(hand & SUIT_MASK[suit]) >= 5:
                     eligible |= 1 << seat
@@ -500,12 +475,12 @@ def _settle_play(card_sets, ints, pending, g):
         boss = (boss & ~bit(upcard)) | bit(upcard - 1)
     for seat in range(4):
         if ints[g, I_TRICKS_WON + seat] >= payments.MINIMUM_TRICKS:
-            count = popcount(card_sets[g, C_WON_WITH + seat] & boss)
+            count = popcount(card_sets[g, CS_WON_WITH + seat] & boss)
             _seat_earns(ints, pending, g, seat, count * payments.BOSS_CARD_PER_TRICK, RULE_BOSS_CARD)
     # Hundred Myriad, one tier for the seat dealt it.
     holder = ints[g, I_HUNDRED_HOLDER]
     if holder >= 0:
-        won_with_hundred = (card_sets[g, C_WON_WITH + holder] & HUNDRED_BIT) != np.uint64(0)
+        won_with_hundred = (card_sets[g, CS_WON_WITH + holder] & HUNDRED_BIT) != np.uint64(0)
         if ints[g, I_TRICKS_WON + holder] < payments.MINIMUM_TRICKS:
             tier = payments.HUNDRED_MYRIAD_CONSOLATION
         elif won_with_hundred:
@@ -515,7 +490,7 @@ def _settle_play(card_sets, ints, pending, g):
         _seat_earns(ints, pending, g, holder, tier, RULE_HUNDRED_MYRIAD)
     # Honours.
     for seat in range(4):
-        won = card_sets[g, C_WON_WITH + seat]
+        won = card_sets[g, CS_WON_WITH + seat]
         if (won & HONOURS_FOUR_CARDS) == HONOURS_FOUR_CARDS:
             _seat_earns(ints, pending, g, seat, payments.HONOURS_FOUR, RULE_HONOURS)
         elif (won & HONOURS_THREE_CARDS) == HONOURS_THREE_CARDS:
@@ -524,7 +499,7 @@ def _settle_play(card_sets, ints, pending, g):
     next_banker = (banker + 1) % 4
     for seat in range(4):
         won_two = ints[g, I_TRICKS_WON + seat] == payments.MINIMUM_TRICKS
-        if won_two and (card_sets[g, C_WON_WITH + seat] & HUNDRED_BIT):
+        if won_two and (card_sets[g, CS_WON_WITH + seat] & HUNDRED_BIT):
             if seat == banker:
                 next_banker = banker
             else:
@@ -544,7 +519,7 @@ def _settle_play(card_sets, ints, pending, g):
     if (TOP_MASK & bit(exposed)) != np.uint64(0):
         second = bit(exposed - 1)
         for seat in range(4):
-            if card_sets[g, C_FACE_UP + seat] & second:
+            if card_sets[g, CS_FACE_UP + seat] & second:
                 for other in range(4):
                     if other != seat:
                         _add_line(ints, pending, g, RULE_STOCK_CHECK, seat, other, payments.STOCK_CHECK)
@@ -606,20 +581,20 @@ def _play_card(card_sets, ints, pending, g, seat, card, face_up, takes_lead):
     """``seat`` plays ``card``: out of its hand into its face-up or sloughed set; a face-up card
     that does not take the lead (legal only under the variant) costs two stakes."""
     card_bit = bit(card)
-    card_sets[g, C_HAND + seat] &= ~card_bit
+    card_sets[g, CS_HAND + seat] &= ~card_bit
     if face_up:
-        card_sets[g, C_FACE_UP + seat] |= card_bit
+        card_sets[g, CS_FACE_UP + seat] |= card_bit
         if not takes_lead:
             _seat_pays(ints, pending, g, seat, payments.FACE_UP_DISCARD, RULE_FACE_UP_DISCARD)
     else:
-        card_sets[g, C_SLOUGHED + seat] |= card_bit
+        card_sets[g, CS_SLOUGHED + seat] |= card_bit
 
 
 @njit(inline="always")
 def _win_trick(card_sets, ints, g, winner, best):
     """Close a trick: ``winner`` (who played the ``best`` card) scores it and leads the next."""
     ints[g, I_TRICKS_WON + winner] += 1
-    card_sets[g, C_WON_WITH + winner] |= bit(best)
+    card_sets[g, CS_WON_WITH + winner] |= bit(best)
     ints[g, I_TRICK] += 1
     ints[g, I_LEADER] = winner
     ints[g, I_TO_ACT] = winner
@@ -679,7 +654,7 @@ def _legal_cards(card_sets, ints, config, g, seat):
     """Cards ``seat`` may play now: (face-up set, face-down set), both empty unless it is the seat
     to act in the play phase. The one statement of the play rules, used by the mask and by the
     play-outs (which draw from these sets without building a mask)."""
-    hand = card_sets[g, C_HAND + seat]
+    hand = card_sets[g, CS_HAND + seat]
     if seat != ints[g, I_TO_ACT] or ints[g, I_PHASE] != PHASE_PLAY:
         return np.uint64(0), np.uint64(0)
     leading = ints[g, I_N_PLAYS] % 4 == 0
@@ -732,13 +707,13 @@ def _observe_summary(card_sets, ints, history, g, seat, out, r):
     # The first, third and fourth card planes are written whole by _write_bits: zero the rest.
     _zero(out, r, OBS_UPCARD_AT, OBS_SEEN_FACE_UP_AT)
     _zero(out, r, OBS_TRICK_FACE_UP_AT, SUMMARY_SIZE)
-    _write_bits(out, r, OBS_HAND_AT, card_sets[g, C_HAND + seat])
+    _write_bits(out, r, OBS_HAND_AT, card_sets[g, CS_HAND + seat])
     out[r, OBS_UPCARD_AT + ints[g, I_STOCK]] = 1
     seen = np.uint64(0)
     for other in range(4):
-        seen |= card_sets[g, C_FACE_UP + other]
+        seen |= card_sets[g, CS_FACE_UP + other]
     _write_bits(out, r, OBS_SEEN_FACE_UP_AT, seen)
-    _write_bits(out, r, OBS_OWN_SLOUGHED_AT, card_sets[g, C_SLOUGHED + seat])
+    _write_bits(out, r, OBS_OWN_SLOUGHED_AT, card_sets[g, CS_SLOUGHED + seat])
     n = ints[g, I_N_PLAYS]
     in_trick = n % 4
     if in_trick > 0:
@@ -771,8 +746,8 @@ def _observe_summary(card_sets, ints, history, g, seat, out, r):
 @njit(inline="always")
 def _observe_history(card_sets, ints, history, g, seat, out, r):
     _zero(out, r, HIST_UPCARD_AT, HISTORY_SIZE)  # the first two card planes are written whole
-    hand = card_sets[g, C_HAND + seat]
-    dealt = hand | card_sets[g, C_FACE_UP + seat] | card_sets[g, C_SLOUGHED + seat]
+    hand = card_sets[g, CS_HAND + seat]
+    dealt = hand | card_sets[g, CS_FACE_UP + seat] | card_sets[g, CS_SLOUGHED + seat]
     _write_bits(out, r, HIST_HAND_DEALT_AT, dealt)
     _write_bits(out, r, HIST_HAND_AT, hand)
     out[r, HIST_UPCARD_AT + ints[g, I_STOCK]] = 1
@@ -836,7 +811,7 @@ def _reset_game(state, config, g, rng_seed, banker, deck, first):
     card_sets[g, :] = np.uint64(0)
     history[g, :, :] = 0
     seed = np.uint64(rng_seed)
-    card_sets[g, C_RNG] = seed if seed != np.uint64(0) else np.uint64(0x9E3779B97F4A7C15)
+    card_sets[g, CS_RNG] = seed if seed != np.uint64(0) else np.uint64(0x9E3779B97F4A7C15)
     ints[g, I_BANKER] = banker
     if deck[0] < 0:
         _deal_random(card_sets, ints, g)
@@ -988,7 +963,7 @@ def _play_out_tricks(card_sets, ints, pending, config, g):
     """
     face_up_discard = config[CFG_FACE_UP_DISCARD] == 1
     ints[g, I_DECIDED] = 1
-    x = card_sets[g, C_RNG]
+    x = card_sets[g, CS_RNG]
     n = ints[g, I_N_PLAYS]
     seat = ints[g, I_TO_ACT]
     trick = ints[g, I_TRICK]
@@ -996,7 +971,7 @@ def _play_out_tricks(card_sets, ints, pending, config, g):
     best_seat = ints[g, I_BEST_SEAT]
     while n < 4 * N_TRICKS:
         leading = (n & 3) == 0
-        hand = card_sets[g, C_HAND + seat]
+        hand = card_sets[g, CS_HAND + seat]
         barred = _barred_from_capturing(trick, ints[g, I_TRICKS_WON + seat])
         face_up_cards = _face_up_choices(hand, leading, best, barred, face_up_discard)
         x = _xorshift(x)
@@ -1017,7 +992,7 @@ def _play_out_tricks(card_sets, ints, pending, config, g):
         seat = best_seat
         best = -1
     ints[g, I_N_PLAYS] = n
-    card_sets[g, C_RNG] = x
+    card_sets[g, CS_RNG] = x
 
 
 @njit
@@ -1049,7 +1024,7 @@ def random_playouts_from(state, config, seed, net):
             for c in range(5):
                 sim_pending[0, i, c] = pending[0, i, c]
         rng_state = next_u64(seed_state, 0)
-        sim_cards[0, C_RNG] = rng_state if rng_state != np.uint64(0) else np.uint64(0x9E3779B97F4A7C15)
+        sim_cards[0, CS_RNG] = rng_state if rng_state != np.uint64(0) else np.uint64(0x9E3779B97F4A7C15)
         for seat in range(4):
             net[k, seat] = 0
         while sim_ints[0, I_EPISODE_OVER] == 0:

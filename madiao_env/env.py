@@ -167,6 +167,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo.utils import wrappers
 
 from cardgame_core.aec import CardGameAECEnv, check_action, seed_sequence
+from cardgame_core.jit import compiled_for
 from madiao_env import cards, core, layout, payments, state
 
 # The option limits live in madiao_env.options; re-exported here, where they used to be defined.
@@ -212,7 +213,7 @@ _MASK_SHAPE = (1, cards.N_ACTIONS)
 _I_HANDS_SETTLED = core.I_HANDS_SETTLED
 _I_TO_ACT = core.I_TO_ACT
 # core.step_games compiled for the AEC env's argument types (the same for every env: its own
-# buffers), made by the first step; see core.compiled_for.
+# buffers), made by the first step; see cardgame_core.jit.compiled_for.
 _step_games = None
 
 
@@ -439,9 +440,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         masks = np.empty(_MASK_SHAPE, dtype=np.int8)
         global _step_games
         if _step_games is None:
-            _step_games = core.compiled_for(
-                core.step_games, self._state, self._config, self._actions, obs, masks
-            )
+            _step_games = compiled_for(core.step_games, self._state, self._config, self._actions, obs, masks)
         _step_games(self._state, self._config, self._actions, obs, masks)
         self._obs_row = obs[0]
         self._mask_row = masks[0]
@@ -535,7 +534,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         in_trick = n_plays % 4
         to_act = int(ints[core.I_TO_ACT])
         return {
-            "hands": [cards.names_of(card_sets[core.C_HAND + seat]) for seat in range(4)],
+            "hands": [cards.names_of(card_sets[core.CS_HAND + seat]) for seat in range(4)],
             "stock": [cards.CARD_NAMES[c] for c in ints[core.I_STOCK : core.I_STOCK + 8]],
             "banker": int(ints[core.I_BANKER]),
             "first": int(ints[core.I_FIRST]),

@@ -46,9 +46,9 @@ class MadiaoState(NamedTuple):
     Kernels write them in place; the rule options are not state (the kernel ``config`` row).
     """
 
-    #: uint64[N, N_CARD_COLS] card bitmasks (bit k = card id k) by seat: C_HAND+s cards held,
-    #: C_FACE_UP+s played face up this hand, C_SLOUGHED+s sloughed face down this hand,
-    #: C_WON_WITH+s the winning card of every trick won; C_RNG the game's xorshift64* state.
+    #: uint64[N, N_CARD_COLS] card bitmasks (bit k = card id k) by seat: CS_HAND+s cards held,
+    #: CS_FACE_UP+s played face up this hand, CS_SLOUGHED+s sloughed face down this hand,
+    #: CS_WON_WITH+s the winning card of every trick won; CS_RNG the game's xorshift64* state.
     card_sets: np.ndarray
     #: int32[N, N_INTS] the scalars, columns I_* of ``madiao_env.core``: banker, seat dealt first,
     #: leader, seat to act (-1: episode over), phase, trick, plays so far, best card and seat of
@@ -126,11 +126,11 @@ for _k in range(1, cards.N_SEATS):
 for _k in range(1, cards.STOCK_SIZE):
     _INT_NAMES[core.I_STOCK + _k] = f"I_STOCK+{_k}"
 _CARD_SET_NAMES = {
-    **{core.C_HAND + s: f"C_HAND+{s}" for s in range(4)},
-    **{core.C_FACE_UP + s: f"C_FACE_UP+{s}" for s in range(4)},
-    **{core.C_SLOUGHED + s: f"C_SLOUGHED+{s}" for s in range(4)},
-    **{core.C_WON_WITH + s: f"C_WON_WITH+{s}" for s in range(4)},
-    core.C_RNG: "C_RNG",
+    **{core.CS_HAND + s: f"CS_HAND+{s}" for s in range(4)},
+    **{core.CS_FACE_UP + s: f"CS_FACE_UP+{s}" for s in range(4)},
+    **{core.CS_SLOUGHED + s: f"CS_SLOUGHED+{s}" for s in range(4)},
+    **{core.CS_WON_WITH + s: f"CS_WON_WITH+{s}" for s in range(4)},
+    core.CS_RNG: "CS_RNG",
 }
 
 
@@ -279,10 +279,10 @@ def _check_game(
     redeal_cap = int(config[core.CFG_MAX_REDEALS])
     sets = card_sets.tolist()
     for column, value in enumerate(sets):
-        if column != core.C_RNG and value & ~FULL_DECK:
+        if column != core.CS_RNG and value & ~FULL_DECK:
             _fail(f"card_sets[{_CARD_SET_NAMES[column]}]", hex(value), "holds bits beyond the 40 cards")
-    if sets[core.C_RNG] == 0:
-        _fail("card_sets[C_RNG]", 0, "the xorshift random state must be nonzero (zero stays zero)")
+    if sets[core.CS_RNG] == 0:
+        _fail("card_sets[CS_RNG]", 0, "the xorshift random state must be nonzero (zero stays zero)")
 
     # Scalars used as seats, phases and counts.
     banker = ints.check(core.I_BANKER, 0, 3, "banker")
@@ -330,15 +330,15 @@ def _check_game(
     )
 
     # The cards: 12 disjoint sets and the stock make the deck.
-    hands = [sets[core.C_HAND + s] for s in range(4)]
-    face_up = [sets[core.C_FACE_UP + s] for s in range(4)]
-    sloughed = [sets[core.C_SLOUGHED + s] for s in range(4)]
-    won_with = [sets[core.C_WON_WITH + s] for s in range(4)]
+    hands = [sets[core.CS_HAND + s] for s in range(4)]
+    face_up = [sets[core.CS_FACE_UP + s] for s in range(4)]
+    sloughed = [sets[core.CS_SLOUGHED + s] for s in range(4)]
+    won_with = [sets[core.CS_WON_WITH + s] for s in range(4)]
     if len(set(stock)) != len(stock):
         _fail("ints[I_STOCK..I_STOCK+7]", stock, "the stock cards must be distinct")
     stock_mask = sum(1 << card for card in stock)
     seen = stock_mask
-    for column in (*range(core.C_HAND, core.C_HAND + 4), *range(core.C_FACE_UP, core.C_SLOUGHED + 4)):
+    for column in (*range(core.CS_HAND, core.CS_HAND + 4), *range(core.CS_FACE_UP, core.CS_SLOUGHED + 4)):
         if sets[column] & seen:
             _fail(
                 f"card_sets[{_CARD_SET_NAMES[column]}]",
@@ -356,7 +356,7 @@ def _check_game(
         dealt = hands[seat] | face_up[seat] | sloughed[seat]
         if _popcount(dealt) != cards.HAND_SIZE:
             _fail(
-                f"card_sets[C_HAND+{seat}]",
+                f"card_sets[CS_HAND+{seat}]",
                 cards.names_of(hands[seat]),
                 f"seat {seat} holds and played {_popcount(dealt)} cards, not {cards.HAND_SIZE}",
             )
@@ -479,24 +479,17 @@ def _check_history(
             won_cards[winner] |= 1 << best_card
             leader = winner
     for seat in range(4):
-        if played_up[seat] != face_up[seat]:
-            _fail(
-                f"card_sets[C_FACE_UP+{seat}]",
-                cards.names_of(face_up[seat]),
-                f"history has seat {seat} playing face up {cards.names_of(played_up[seat])}",
-            )
-        if played_down[seat] != sloughed[seat]:
-            _fail(
-                f"card_sets[C_SLOUGHED+{seat}]",
-                cards.names_of(sloughed[seat]),
-                f"history has seat {seat} sloughing {cards.names_of(played_down[seat])}",
-            )
-        if won_cards[seat] != won_with[seat]:
-            _fail(
-                f"card_sets[C_WON_WITH+{seat}]",
-                cards.names_of(won_with[seat]),
-                f"history has seat {seat} winning tricks with {cards.names_of(won_cards[seat])}",
-            )
+        for column, stored, replayed, what in (
+            ("CS_FACE_UP", face_up, played_up, "playing face up"),
+            ("CS_SLOUGHED", sloughed, played_down, "sloughing"),
+            ("CS_WON_WITH", won_with, won_cards, "winning tricks with"),
+        ):
+            if replayed[seat] != stored[seat]:
+                _fail(
+                    f"card_sets[{column}+{seat}]",
+                    cards.names_of(stored[seat]),
+                    f"history has seat {seat} {what} {cards.names_of(replayed[seat])}",
+                )
         if won[seat] != tricks_won[seat]:
             _fail(
                 f"ints[{_INT_NAMES[core.I_TRICKS_WON + seat]}]",

@@ -25,24 +25,21 @@ from typing import Any
 
 import numpy as np
 
+from cardgame_core.jit import compiled_for
 from cardgame_core.vector import VectorCardEnv
 from madiao_env import cards, core, payments, state
 from madiao_env.options import MadiaoOptions
 
 # core.vector_step_games compiled for the vector env's argument types (the same for every env: its
 # own buffers, and actions as int64 [N] from the base class's checks), made by the first step; see
-# core.compiled_for.
+# cardgame_core.jit.compiled_for.
 _vector_step_games = None
 
 
 class MadiaoVectorEnv(VectorCardEnv):
     """N Madiao games behind the batched contract (documentation: the module docstring).
 
-    Args:
-        n_envs: number of games.
-        seed: seeds the first ``reset()`` (``None``: OS entropy).
-        copy: ``True`` (default) returns fresh arrays from every call; ``False`` returns the env's
-            own buffers, overwritten by the next call (the fast path).
+    Args (``n_envs``, ``seed``, ``copy``: as :class:`cardgame_core.vector.VectorCardEnv`):
         **env_kwargs: the AEC env's options ``obs_type``, ``episode``, ``stake``, ``max_redeals``,
             ``face_up_discard`` (same defaults, same checks and error messages).
     """
@@ -52,11 +49,9 @@ class MadiaoVectorEnv(VectorCardEnv):
     observation_dtype = np.dtype(np.int8)
 
     def __init__(self, n_envs: int, seed: int | None = None, *, copy: bool = True, **env_kwargs: Any) -> None:
-        if "render_mode" in env_kwargs:
-            raise TypeError("MadiaoVectorEnv has no render_mode: render a game through the AEC env")
         # The same options object as the AEC env's: same checks, same kernel config row.
         #: The validated rule and observation options (``madiao_env.options``).
-        self.options = MadiaoOptions(**env_kwargs)
+        self.options = self._make_options(MadiaoOptions, env_kwargs)
         self.env_kwargs = self.options.as_kwargs()
         self.obs_type = self.options.obs_type
         self.episode = self.options.episode
@@ -72,12 +67,9 @@ class MadiaoVectorEnv(VectorCardEnv):
         # rebuilds it in copies and unpickled envs).
         self._no_decks = np.full((self.n_envs, cards.N_CARDS), -1, dtype=np.int8)
         self._no_firsts = np.full(self.n_envs, -1, dtype=np.int64)
-        #: The game seeds of the last ``reset`` (uint64 ``[N]``).
-        self.game_seeds = np.zeros(self.n_envs, dtype=np.uint64)
 
     # -- hooks ---------------------------------------------------------------------------------
     def _reset_games(self, game_seeds: np.ndarray) -> None:
-        self.game_seeds = game_seeds.copy()
         bankers = np.empty(self.n_envs, dtype=np.int64)
         rng_seeds = np.empty(self.n_envs, dtype=np.uint64)
         for game, game_seed in enumerate(game_seeds.tolist()):
@@ -115,7 +107,7 @@ class MadiaoVectorEnv(VectorCardEnv):
             self._final_observation,
         )
         if _vector_step_games is None:
-            _vector_step_games = core.compiled_for(core.vector_step_games, *arguments)
+            _vector_step_games = compiled_for(core.vector_step_games, *arguments)
         overflowed = _vector_step_games(*arguments)
         if overflowed >= 0:
             self._check_overflow()
@@ -139,18 +131,13 @@ class MadiaoVectorEnv(VectorCardEnv):
     def get_game_state(self, game: int) -> dict[str, Any]:
         """Game ``game`` as an AEC ``get_state()`` snapshot (for ``env.unwrapped.set_state`` or
         :func:`madiao_env.rollout.random_playouts`); settlement infos and past rewards are empty."""
-        if not self._has_reset:
-            raise RuntimeError("call reset() before get_game_state()")
-        if isinstance(game, bool) or not isinstance(game, (int, np.integer)):
-            raise TypeError(f"game must be an int, got {type(game).__name__} {game!r}")
-        if not 0 <= game < self.n_envs:
-            raise ValueError(f"game {game} is out of range 0..{self.n_envs - 1}")
+        game = self._check_game(game, "get_game_state")
         agents = list(state.AGENTS)
         return {
             "version": state.STATE_VERSION,
             "config": self._config.copy(),
             "stake": self.stake,
-            "arrays": state.game_arrays(self._state, int(game)),
+            "arrays": state.game_arrays(self._state, game),
             "rng": None,
             "agents": agents,
             "agent_selection": agents[int(self._to_act[game])],

@@ -310,7 +310,7 @@ class MaoGame:
         self.returns = [0.0] * n_players
         self.calls: list[dict[str, Any]] = []
         self.log: list[str] = []
-        self._events_seen = int(self.env._state[3][0, mao_core.S_N_EVENTS])
+        self._events_seen = int(self.env._state.scalars[0, mao_core.S_N_EVENTS])
         self._turn = 0
         self._advance()
 
@@ -354,7 +354,7 @@ class MaoGame:
         self._note_events()
 
     def _note_events(self) -> None:
-        total = int(self.env._state[3][0, mao_core.S_N_EVENTS])
+        total = int(self.env._state.scalars[0, mao_core.S_N_EVENTS])
         new = total - self._events_seen
         self._events_seen = total
         if new <= 0:
@@ -447,7 +447,7 @@ class MaoGame:
 
 def mao_seat_view(env, seat: int, seat_names: Sequence[str]) -> dict[str, Any]:
     """What ``seat`` sees of a Mao table: its own hand, the public table, its own rules."""
-    scalars = env._state[3][0]
+    scalars = env._state.scalars[0]
     named = int(scalars[mao_core.S_NAMED_SUIT])
     top = env.top_card()
     valid_suit = named if named >= 0 else int(mao_cards.CARD_SUIT[mao_cards.CARD_ID[top]])

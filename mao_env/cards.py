@@ -16,8 +16,11 @@ Action layout (``N_ACTIONS`` ids)::
     0..52                play card type i
     53                   draw (with a pending seven chain: take the chain's penalty cards)
     54..54+P-1           say phrase p (P = N_PHRASES)
-    54+P                 end the turn (the Mao Master judges it now)
-    55+P..55+P+R-1       (round winner) add library rule r as the new secret rule
+    54+P                 end the turn (the Mao Master judges it now, or a call window opens)
+    55+P..55+P+C-1       (calls="players", call window) call reason c (C = N_CALL_REASONS)
+    55+P+C               (call window) no more calls
+    56+P+C               (call window) point of order
+    57+P+C..57+P+C+R-1   (round winner) add library rule r as the new secret rule
 """
 
 from __future__ import annotations
@@ -98,11 +101,13 @@ PHRASES: tuple[str, ...] = (
     "That's the hedgehog",
     "That's the fox",
     "All hail the chairman",
+    "Pass",
 )
 N_PHRASES = len(PHRASES)
 NICE_DAY, PENALTY_CARD, THANK_YOU, CARD_NAME, BADGER, LAST_CARD, MAO = range(7)
 SUIT_PHRASE_0 = 7  # phrases 7..10 name the suits clubs..spades
 RABBIT, HEDGEHOG, FOX, CHAIRMAN = 11, 12, 13, 14
+PASS = 15  # allowed after a draw (the seed: "Usually saying 'pass' is allowed at this point")
 PHRASE_KEYS: tuple[str, ...] = (
     "nice-day",
     "penalty-card",
@@ -119,6 +124,7 @@ PHRASE_KEYS: tuple[str, ...] = (
     "hedgehog",
     "fox",
     "chairman",
+    "pass",
 )
 
 # ---- actions -------------------------------------------------------------------------------
@@ -126,7 +132,16 @@ PLAY_0 = 0
 DRAW = N_CARD_TYPES
 SAY_0 = DRAW + 1
 END_TURN = SAY_0 + N_PHRASES
-CHOOSE_RULE_0 = END_TURN + 1
+# Call reasons (the Master's calls, numbered as the observation's ``calls`` bits in mao_env.layout):
+# 0..N_PHRASES-1 failure to say phrase p, then bad card, talking, Mao in vain.
+CALL_REASON_BAD_CARD = N_PHRASES
+CALL_REASON_TALKING = N_PHRASES + 1
+CALL_REASON_MAO = N_PHRASES + 2
+N_CALL_REASONS = N_PHRASES + 3
+CALL_0 = END_TURN + 1
+NO_CALL = CALL_0 + N_CALL_REASONS
+POINT_OF_ORDER = NO_CALL + 1
+CHOOSE_RULE_0 = POINT_OF_ORDER + 1
 
 
 def card_name(card: int) -> str:
@@ -166,6 +181,28 @@ def phrase_id(text: str) -> int:
     raise ValueError(f"unknown phrase {text!r}; known phrases: {', '.join(PHRASE_KEYS)}")
 
 
+def call_reason_key(reason: int) -> str:
+    """Text key of a call reason: ``"failure last-card"``, ``"bad-card"``, ``"talking"``,
+    ``"mao-in-vain"``."""
+    if reason < N_PHRASES:
+        return f"failure {PHRASE_KEYS[reason]}"
+    return ("bad-card", "talking", "mao-in-vain")[reason - N_PHRASES]
+
+
+def call_reason_id(text: str) -> int:
+    """Inverse of :func:`call_reason_key` (case-insensitive; ``"failure Last card"`` is accepted)."""
+    key = text.strip().lower()
+    words = key.split(maxsplit=1)
+    if len(words) == 2 and words[0] == "failure":
+        return phrase_id(words[1])
+    for reason in range(N_PHRASES, N_CALL_REASONS):
+        if key == call_reason_key(reason):
+            return reason
+    raise ValueError(
+        f"unknown call reason {text!r}; expected 'bad-card', 'talking', 'mao-in-vain' or 'failure <phrase>'"
+    )
+
+
 def n_decks_for(n_players: int) -> int:
     """One deck per three players, rounded up."""
     return (n_players + 2) // 3
@@ -189,6 +226,12 @@ def action_to_text(action: int, n_rules: int) -> str:
         return f"say {PHRASE_KEYS[action - SAY_0]}"
     if action == END_TURN:
         return "end"
+    if CALL_0 <= action < NO_CALL:
+        return f"call {call_reason_key(action - CALL_0)}"
+    if action == NO_CALL:
+        return "no call"
+    if action == POINT_OF_ORDER:
+        return "point of order"
     if CHOOSE_RULE_0 <= action < CHOOSE_RULE_0 + n_rules:
         return f"rule {action - CHOOSE_RULE_0}"
     raise ValueError(f"action {action} is out of range 0..{CHOOSE_RULE_0 + n_rules - 1}")
@@ -209,11 +252,18 @@ def text_to_action(text: str, n_rules: int) -> int:
         return SAY_0 + phrase_id(rest)
     if verb == "end" and rest.lower() in ("", "turn"):
         return END_TURN
+    if verb == "call" and rest:
+        return CALL_0 + call_reason_id(rest)
+    if verb == "no" and rest.lower() == "call":
+        return NO_CALL
+    if verb == "point" and rest.lower() == "of order":
+        return POINT_OF_ORDER
     if verb == "rule" and rest.strip().isdigit():
         rule = int(rest)
         if not 0 <= rule < n_rules:
             raise ValueError(f"rule {rule} is out of range 0..{n_rules - 1}")
         return CHOOSE_RULE_0 + rule
     raise ValueError(
-        f"cannot read action {text!r}; expected 'play 9D', 'draw', 'say last-card', 'end' or 'rule 12'"
+        f"cannot read action {text!r}; expected 'play 9D', 'draw', 'say last-card', 'end', "
+        "'call bad-card', 'no call', 'point of order' or 'rule 12'"
     )

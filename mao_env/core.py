@@ -1,22 +1,29 @@
 """Mao rules as Numba kernels over fixed-dtype arrays with a leading batch axis (``B`` games).
 
-State (see :func:`new_state`)::
+State of B games: one ``mao_env.state.MaoState``, a named tuple of arrays made by
+``mao_env.state.new_state``. The public kernels take it as one argument ``state`` and pass its
+fields by name to the rule helpers below (as Madiao's core does; measured faster than passing
+the whole tuple down to every helper)::
 
     hands    int8   [B, 8, 53]        cards of each type held by each seat
     hand_bits uint64 [B, 8]           presence set of each hand (bit i = type i held)
     decks    int8   [B, 2, 162]       row STACK: draw order (top = last), row PILE: face-up pile
-    scalars  int64  [B, N_SCALARS]    turn/round state, options and per-step outputs (S_*, C_*)
-    rules    int64  [B, 3, 32]        row 0 active library ids (-1 = empty), row 1 their authors,
-                                      row 2 the fixed queue of rules to add (rule_choice="fixed")
+    scalars  int64  [B, N_SCALARS]    turn/round state and per-step outputs (S_*), then the
+                                      options (CFG_*, written by ``MaoOptions.write_config``)
+    rules    int64  [B, 3, 32]        row ACTIVE library ids (-1 = empty), row AUTHOR their
+                                      authors, row QUEUE the fixed rules to add (rule_choice="fixed")
     events   int64  [B, 16, EW]       ring buffer of public events (E_* fields)
-    calls    int64  [B, 32, 4]        the penalty calls of the last step (code, phrase, cards, rule)
+    calls    int64  [B, 32, 4]        the penalty calls of the last step (K_* fields)
     rng      uint64 [B]               each game's SplitMix64 state (cardgame_core.rng)
 
-The secret-rule library arrives as the argument ``library`` (``mao_env.rules.LIBRARY``: one
-``(family, kind, set_a, set_b, param)`` row per rule, card sets as 53-bit masks), never as a global,
-so editing the library cannot leave a stale cached kernel. Every kernel takes the game index
-``b``; :func:`vector_reset`, :func:`vector_step` and :func:`observe_games` loop a batch. No
-checking happens here: the env layer masks and validates actions before they reach a kernel.
+The secret-rule library is a constant table, not state: it arrives as the argument ``library``
+(``mao_env.rules.LIBRARY``: one ``(family, kind, set_a, set_b, param)`` row per rule, card sets as
+53-bit masks), never as a global, so editing the library cannot leave a stale cached kernel.
+Every kernel takes the game index ``g``; :func:`vector_reset`, :func:`vector_step` and
+:func:`observe_games` loop a batch. Public kernels (no underscore) are the ones the envs call:
+``reset_game``, ``step_game``, ``step_rewards``, ``action_mask``, ``observe`` and the three batch
+kernels. No checking happens here: the env layer masks and validates actions before they reach
+a kernel. Naming across both games' cores: ``docs/architecture.md``.
 """
 
 from __future__ import annotations
@@ -29,9 +36,10 @@ from cardgame_core.rng import next_u64, random_below, shuffle_prefix
 from mao_env import cards
 from mao_env import rules as rule_library
 from mao_env.layout import (  # the observation layout's offsets and event numbering (one table)
-    CALL_BIT_BAD_CARD,
-    CALL_BIT_MAO,
-    CALL_BIT_TALKING,
+    CALL_BIT_BAD_CARD,  # noqa: F401 (re-exported: the event records' numbering)
+    CALL_BIT_MAO,  # noqa: F401
+    CALL_BIT_TALKING,  # noqa: F401
+    EV_BAD_CALLS,
     EV_CALLS,
     EV_CARD,
     EV_CHAIN_CARDS,
@@ -48,8 +56,10 @@ from mao_env.layout import (  # the observation layout's offsets and event numbe
     EV_WON,
     EVENT_FEATURES,
     KIND_BAD_CARD,
+    KIND_CALL,
     KIND_DRAW,
     KIND_PLAY,
+    KIND_POINT_OF_ORDER,
     KIND_RULE_ADDED,
     N_CALL_BITS,  # noqa: F401 (re-exported: the event records' numbering)
     N_EVENT_KINDS,  # noqa: F401
@@ -59,6 +69,7 @@ from mao_env.layout import (  # the observation layout's offsets and event numbe
     OFF_EVENTS,
     OFF_HAND,
     OFF_HAND_SIZES,
+    OFF_MOVER,
     OFF_N_RULES,
     OFF_NAMED,
     OFF_PENDING_SEVEN,
@@ -109,17 +120,29 @@ S_QUEUE_NEXT = 20  # index into the fixed rule queue
 S_DONE = 21  # 1 when the episode's rounds are all played
 S_PENALTY_TAKEN_0 = 22  # 8 entries: penalty cards each seat received in the last step
 # ---- scalars: options (written by the env before reset) ---------------------------------------
-C_SEVEN_TURN_ENDS = 30
-C_THANK_YOU = 31
-C_TALKING = 32
-C_CAMBRIDGE = 33
-C_N_ROUNDS = 34
-C_MAX_SUB_ACTIONS = 35
-C_RULE_CHOICE = 36
-C_N_DECKS = 37
-N_SCALARS = 40
+CFG_SEVEN_TURN_ENDS = 30
+CFG_THANK_YOU = 31
+CFG_TALKING = 32
+CFG_CAMBRIDGE = 33
+CFG_N_ROUNDS = 34
+CFG_MAX_SUB_ACTIONS = 35
+CFG_RULE_CHOICE = 36
+CFG_N_DECKS = 37
+CFG_PLAYERS_CALL = 38  # 1: calls="players" (a call window follows each turn), 0: the Mao Master
+CFG_FORGOTTEN_MAO_CARDS = 39  # penalty cards for a forgotten "Mao"
+CONFIG_END = 40  # the options are the columns CFG_SEVEN_TURN_ENDS .. CONFIG_END - 1
+# ---- scalars: the call window (calls="players"; the Master uses them within one step) ----------
+S_MOVER = 40  # seat whose turn is judged
+S_VALID = 41  # 1 if its card was good
+S_CALLED = 42  # bit set of the call reasons called so far in the window
+S_CORRECT = 43  # ... of those called correctly
+S_TALKING = 44  # bit set of the phrases that were talking
+S_OWED_0 = 45  # 8 entries: penalty cards each seat takes when the turn is settled
+S_FAULT_CARDS_0 = 53  # N_CALL_REASONS entries: the Master's cards for each fault (0 = no fault)
+S_FAULT_RULE_0 = S_FAULT_CARDS_0 + cards.N_CALL_REASONS  # ... the library rule behind it, -1 base
+N_SCALARS = S_FAULT_RULE_0 + cards.N_CALL_REASONS
 
-PH_START, PH_SPEAK, PH_CHOOSE_RULE, PH_OVER = 0, 1, 2, 3
+PH_START, PH_SPEAK, PH_CHOOSE_RULE, PH_CALL, PH_OVER = 0, 1, 2, 3, 4
 RULE_CHOICE_AGENT, RULE_CHOICE_SAMPLED, RULE_CHOICE_FIXED = 0, 1, 2
 
 # ---- events --------------------------------------------------------------------------------
@@ -136,14 +159,18 @@ E_FORCED_SEAT = 9
 E_NAMED_SUIT = 10
 E_WON = 11
 E_RULE_BITS = 12  # library rules behind the calls (shown only with reasons="revealed")
-EVENT_WIDTH = 13
+E_BAD_CALLS = 13  # bit set of call reasons called wrongly ("Bad call", players' calls)
+EVENT_WIDTH = 14
 # Event kinds (E_KIND) and call reason bits (E_CALLS) are numbered as the observation shows them:
 # KIND_PLAY, KIND_BAD_CARD, KIND_DRAW, KIND_RULE_ADDED, N_EVENT_KINDS, CALL_BIT_BAD_CARD,
 # CALL_BIT_TALKING, CALL_BIT_MAO and N_CALL_BITS come from mao_env.layout (imported above).
 
 # ---- calls ---------------------------------------------------------------------------------
-CALL_BAD_CARD, CALL_FAILURE_TO_SAY, CALL_TALKING, CALL_MAO = 0, 1, 2, 3
-K_CODE, K_PHRASE, K_CARDS, K_RULE = 0, 1, 2, 3
+# A call: its code, the phrase (for a bad call: the reason called), the cards, the rule behind it,
+# the seat that takes the cards and the caller (-1: the Mao Master).
+CALL_BAD_CARD, CALL_FAILURE_TO_SAY, CALL_TALKING, CALL_MAO, CALL_BAD_CALL = 0, 1, 2, 3, 4
+K_CODE, K_PHRASE, K_CARDS, K_RULE, K_PLAYER, K_CALLER = 0, 1, 2, 3, 4, 5
+CALL_WIDTH = 6
 
 # Module-level constants Numba freezes into the kernels.
 _RANK = cards.CARD_RANK
@@ -153,97 +180,84 @@ _RANK_BELOW = cards.RANK_BELOW
 _RED = cards.RED_MASK
 _N_TYPES = cards.N_CARD_TYPES
 _N_PHRASES = cards.N_PHRASES
+_N_REASONS = cards.N_CALL_REASONS
 _MAX_ACTIVE = rule_library.MAX_ACTIVE_RULES
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 
 
-def new_state(batch: int) -> tuple[np.ndarray, ...]:
-    """Zeroed state arrays for ``batch`` games (call :func:`reset_game` before use)."""
-    return (
-        np.zeros((batch, cards.MAX_PLAYERS, cards.N_CARD_TYPES), dtype=np.int8),
-        np.zeros((batch, cards.MAX_PLAYERS), dtype=np.uint64),
-        np.zeros((batch, 2, cards.MAX_CARDS), dtype=np.int8),
-        np.zeros((batch, N_SCALARS), dtype=np.int64),
-        np.full((batch, 3, rule_library.MAX_ACTIVE_RULES), -1, dtype=np.int64),
-        np.zeros((batch, EVENT_SLOTS, EVENT_WIDTH), dtype=np.int64),
-        np.zeros((batch, MAX_CALLS, 4), dtype=np.int64),
-        np.zeros(batch, dtype=np.uint64),
-    )
-
-
 # ---- cards in and out of hands -----------------------------------------------------------------
 @njit
-def _give(hands, hand_bits, b, seat, card):
-    hands[b, seat, card] += 1
-    hand_bits[b, seat] |= _ONE << np.uint64(card)
+def _give(hands, hand_bits, g, seat, card):
+    hands[g, seat, card] += 1
+    hand_bits[g, seat] |= _ONE << np.uint64(card)
 
 
 @njit
-def _take(hands, hand_bits, b, seat, card):
-    hands[b, seat, card] -= 1
-    if hands[b, seat, card] == 0:
-        hand_bits[b, seat] &= ~(_ONE << np.uint64(card))
+def _take(hands, hand_bits, g, seat, card):
+    hands[g, seat, card] -= 1
+    if hands[g, seat, card] == 0:
+        hand_bits[g, seat] &= ~(_ONE << np.uint64(card))
 
 
 @njit
-def _draw_card(hands, hand_bits, decks, scalars, rng, b, seat):
+def _draw_card(hands, hand_bits, decks, scalars, rng, g, seat):
     """Move the stack's top card to ``seat``; rebuild the stack from the pile (all but its top
     card, shuffled) when it is empty. Returns the card, or -1 if no card is left anywhere."""
-    if scalars[b, S_STACK_SIZE] == 0:
-        pile_size = scalars[b, S_PILE_SIZE]
+    if scalars[g, S_STACK_SIZE] == 0:
+        pile_size = scalars[g, S_PILE_SIZE]
         if pile_size <= 1:
             return -1
         moved = pile_size - 1
         for i in range(moved):
-            decks[b, STACK, i] = decks[b, PILE, i]
-        decks[b, PILE, 0] = decks[b, PILE, pile_size - 1]
-        scalars[b, S_PILE_SIZE] = 1
-        scalars[b, S_STACK_SIZE] = moved
-        shuffle_prefix(decks[b, STACK], moved, rng, b)
-    size = scalars[b, S_STACK_SIZE] - 1
-    card = np.int64(decks[b, STACK, size])
-    scalars[b, S_STACK_SIZE] = size
-    _give(hands, hand_bits, b, seat, card)
+            decks[g, STACK, i] = decks[g, PILE, i]
+        decks[g, PILE, 0] = decks[g, PILE, pile_size - 1]
+        scalars[g, S_PILE_SIZE] = 1
+        scalars[g, S_STACK_SIZE] = moved
+        shuffle_prefix(decks[g, STACK], moved, rng, g)
+    size = scalars[g, S_STACK_SIZE] - 1
+    card = np.int64(decks[g, STACK, size])
+    scalars[g, S_STACK_SIZE] = size
+    _give(hands, hand_bits, g, seat, card)
     return card
 
 
 @njit
-def _draw_cards(hands, hand_bits, decks, scalars, rng, b, seat, n):
+def _draw_cards(hands, hand_bits, decks, scalars, rng, g, seat, n):
     """Draw up to ``n`` cards; returns how many were actually drawn."""
     drawn = 0
     for _ in range(n):
-        if _draw_card(hands, hand_bits, decks, scalars, rng, b, seat) < 0:
+        if _draw_card(hands, hand_bits, decks, scalars, rng, g, seat) < 0:
             break
         drawn += 1
     return drawn
 
 
 @njit
-def _hand_size(hands, b, seat):
+def _hand_size(hands, g, seat):
     total = 0
     for card in range(_N_TYPES):
-        total += hands[b, seat, card]
+        total += hands[g, seat, card]
     return total
 
 
 # ---- rules ---------------------------------------------------------------------------------
 @njit
-def _top_card(decks, scalars, b):
-    return np.int64(decks[b, PILE, scalars[b, S_PILE_SIZE] - 1])
+def _top_card(decks, scalars, g):
+    return np.int64(decks[g, PILE, scalars[g, S_PILE_SIZE] - 1])
 
 
 @njit
-def check_play(scalars, rules, library, b, card, top):
+def _check_play(scalars, rules, library, g, card, top):
     """Whether ``card`` may go on ``top`` now: returns (valid, rule) where rule is the library id
     that makes it invalid, -1 when the base rules do (or when the play is valid).
 
     valid = (suit match OR rank clause OR some WILD rule) AND NOT (some forbidding rule); the rank
     clause is "same rank", or with RANK_ORDER rules active "ranks above/below the top card"."""
-    if scalars[b, S_PENDING_SEVEN] > 0 and _RANK[card] != 7:
+    if scalars[g, S_PENDING_SEVEN] > 0 and _RANK[card] != 7:
         # A seven chain is pending and its penalty was not taken: only a seven may be played.
         return False, -1
-    named = scalars[b, S_NAMED_SUIT]
+    named = scalars[g, S_NAMED_SUIT]
     valid_suit = named if named >= 0 else _SUIT[top]
     card_bit = _ONE << np.uint64(card)
     top_bit = _ONE << np.uint64(top)
@@ -255,7 +269,7 @@ def check_play(scalars, rules, library, b, card, top):
     order_breaker = -1  # first RANK_ORDER rule the card fails
     forbidding = -1
     for slot in range(_MAX_ACTIVE):
-        rule = rules[b, ACTIVE, slot]
+        rule = rules[g, ACTIVE, slot]
         if rule < 0 or library[rule, rule_library.R_FAMILY] != rule_library.VALIDITY:
             continue
         kind = library[rule, rule_library.R_KIND]
@@ -296,7 +310,7 @@ def check_play(scalars, rules, library, b, card, top):
 
 
 @njit
-def _card_phrases(rules, library, b, card, top, phrase_rule):
+def _card_phrases(rules, library, g, card, top, phrase_rule):
     """Phrases a valid play of ``card`` on ``top`` requires; fills ``phrase_rule[p]`` with the
     rule behind phrase p (-1 = base rule) for newly required phrases."""
     need = 0
@@ -309,7 +323,7 @@ def _card_phrases(rules, library, b, card, top, phrase_rule):
     card_bit = _ONE << np.uint64(card)
     top_bit = _ONE << np.uint64(top)
     for slot in range(_MAX_ACTIVE):
-        rule = rules[b, ACTIVE, slot]
+        rule = rules[g, ACTIVE, slot]
         if rule < 0 or library[rule, rule_library.R_FAMILY] != rule_library.SPEECH:
             continue
         kind = library[rule, rule_library.R_KIND]
@@ -327,33 +341,33 @@ def _card_phrases(rules, library, b, card, top, phrase_rule):
 
 
 @njit
-def turn_requirements(hands, decks, scalars, rules, library, b, phrase_rule):
+def _turn_requirements(hands, decks, scalars, rules, library, g, phrase_rule):
     """What the current turn requires, judged as at END_TURN: returns
     (valid, bad_rule, required, excused, allowed); ``phrase_rule`` gets the rule behind each
     required phrase. ``excused`` phrases belong to a bad card (not talking); ``allowed`` are
     optional (the suit named with a Jack)."""
     for p in range(_N_PHRASES):
         phrase_rule[p] = -1
-    seat = scalars[b, S_CURRENT]
-    played = scalars[b, S_PLAYED]
-    top = _top_card(decks, scalars, b)
+    seat = scalars[g, S_CURRENT]
+    played = scalars[g, S_PLAYED]
+    top = _top_card(decks, scalars, g)
     valid = False
     bad_rule = -1
     required = 0
     excused = 0
     allowed = 0
-    hand_after = _hand_size(hands, b, seat)
+    hand_after = _hand_size(hands, g, seat)
     if played >= 0:
-        valid, bad_rule = check_play(scalars, rules, library, b, played, top)
-        phrases = _card_phrases(rules, library, b, played, top, phrase_rule)
+        valid, bad_rule = _check_play(scalars, rules, library, g, played, top)
+        phrases = _card_phrases(rules, library, g, played, top, phrase_rule)
         if valid:
             required |= phrases
-            if _RANK[played] == cards.JACK and scalars[b, S_FIRST_SUIT] >= 0:
-                allowed |= 1 << (cards.SUIT_PHRASE_0 + scalars[b, S_FIRST_SUIT])
+            if _RANK[played] == cards.JACK and scalars[g, S_FIRST_SUIT] >= 0:
+                allowed |= 1 << (cards.SUIT_PHRASE_0 + scalars[g, S_FIRST_SUIT])
         else:
             excused |= phrases
-            if _RANK[played] == cards.JACK and scalars[b, S_FIRST_SUIT] >= 0:
-                excused |= 1 << (cards.SUIT_PHRASE_0 + scalars[b, S_FIRST_SUIT])
+            if _RANK[played] == cards.JACK and scalars[g, S_FIRST_SUIT] >= 0:
+                excused |= 1 << (cards.SUIT_PHRASE_0 + scalars[g, S_FIRST_SUIT])
             for p in range(_N_PHRASES):
                 phrase_rule[p] = -1
             # The bad card goes back to the hand (then a penalty card follows), so the hand never
@@ -361,12 +375,12 @@ def turn_requirements(hands, decks, scalars, rules, library, b, phrase_rule):
             # is not talking either.
             if hand_after == 1:
                 excused |= 1 << cards.LAST_CARD
-    took_seven = scalars[b, S_TOOK_SEVEN] > 0 or (scalars[b, S_PENDING_SEVEN] > 0 and not valid)
+    took_seven = scalars[g, S_TOOK_SEVEN] > 0 or (scalars[g, S_PENDING_SEVEN] > 0 and not valid)
     if took_seven:
-        required |= 1 << (cards.THANK_YOU if scalars[b, C_THANK_YOU] else cards.PENALTY_CARD)
-    if scalars[b, S_DREW]:
+        required |= 1 << (cards.THANK_YOU if scalars[g, CFG_THANK_YOU] else cards.PENALTY_CARD)
+    if scalars[g, S_DREW]:
         for slot in range(_MAX_ACTIVE):
-            rule = rules[b, ACTIVE, slot]
+            rule = rules[g, ACTIVE, slot]
             if (
                 rule >= 0
                 and library[rule, rule_library.R_FAMILY] == rule_library.SPEECH
@@ -376,13 +390,15 @@ def turn_requirements(hands, decks, scalars, rules, library, b, phrase_rule):
                 if not (required >> phrase) & 1:
                     required |= 1 << phrase
                     phrase_rule[phrase] = rule
+    if scalars[g, S_DREW]:
+        allowed |= 1 << cards.PASS  # "pass" after a draw is not talking
     if hand_after == 1 and (played < 0 or valid):
         required |= 1 << cards.LAST_CARD
     if valid and hand_after == 0:
         # Mao is due only for a flawless winning turn: every other phrase said, none extra.
-        said = scalars[b, S_SAID]
+        said = scalars[g, S_SAID]
         extra = said & ~required & ~allowed & ~(1 << cards.MAO)
-        if scalars[b, C_TALKING] == 0:
+        if scalars[g, CFG_TALKING] == 0:
             extra = 0
         if (required & ~said) == 0 and extra == 0:
             required |= 1 << cards.MAO
@@ -391,244 +407,346 @@ def turn_requirements(hands, decks, scalars, rules, library, b, phrase_rule):
 
 # ---- events and calls ------------------------------------------------------------------------
 @njit
-def _new_event(scalars, events, b, seat, kind, card):
-    slot = scalars[b, S_N_EVENTS] % EVENT_SLOTS
-    scalars[b, S_N_EVENTS] += 1
+def _new_event(scalars, events, g, seat, kind, card):
+    slot = scalars[g, S_N_EVENTS] % EVENT_SLOTS
+    scalars[g, S_N_EVENTS] += 1
     for f in range(EVENT_WIDTH):
-        events[b, slot, f] = 0
-    events[b, slot, E_SEAT] = seat
-    events[b, slot, E_KIND] = kind
-    events[b, slot, E_CARD] = card
-    events[b, slot, E_FORCED_SEAT] = -1
-    events[b, slot, E_NAMED_SUIT] = -1
+        events[g, slot, f] = 0
+    events[g, slot, E_SEAT] = seat
+    events[g, slot, E_KIND] = kind
+    events[g, slot, E_CARD] = card
+    events[g, slot, E_FORCED_SEAT] = -1
+    events[g, slot, E_NAMED_SUIT] = -1
     return slot
 
 
 @njit
-def _call(scalars, calls, b, code, phrase, n_cards, rule):
-    k = scalars[b, S_N_CALLS]
-    calls[b, k, K_CODE] = code
-    calls[b, k, K_PHRASE] = phrase
-    calls[b, k, K_CARDS] = n_cards
-    calls[b, k, K_RULE] = rule
-    scalars[b, S_N_CALLS] = k + 1
+def _call(scalars, calls, g, code, phrase, n_cards, rule, player, caller):
+    k = scalars[g, S_N_CALLS]
+    calls[g, k, K_CODE] = code
+    calls[g, k, K_PHRASE] = phrase
+    calls[g, k, K_CARDS] = n_cards
+    calls[g, k, K_RULE] = rule
+    calls[g, k, K_PLAYER] = player
+    calls[g, k, K_CALLER] = caller
+    scalars[g, S_N_CALLS] = k + 1
 
 
 # ---- rounds --------------------------------------------------------------------------------
 @njit
-def _start_turn(scalars, b, seat):
-    scalars[b, S_CURRENT] = seat
-    scalars[b, S_PHASE] = PH_START
-    scalars[b, S_PLAYED] = -1
-    scalars[b, S_DREW] = 0
-    scalars[b, S_TOOK_SEVEN] = 0
-    scalars[b, S_SAID] = 0
-    scalars[b, S_FIRST_SUIT] = -1
-    scalars[b, S_SUB_ACTIONS] = 0
+def _start_turn(scalars, g, seat):
+    scalars[g, S_CURRENT] = seat
+    scalars[g, S_PHASE] = PH_START
+    scalars[g, S_PLAYED] = -1
+    scalars[g, S_DREW] = 0
+    scalars[g, S_TOOK_SEVEN] = 0
+    scalars[g, S_SAID] = 0
+    scalars[g, S_FIRST_SUIT] = -1
+    scalars[g, S_SUB_ACTIONS] = 0
 
 
 @njit
-def deal_round(hands, hand_bits, decks, scalars, rng, b, starter):
+def _deal_round(hands, hand_bits, decks, scalars, rng, g, starter):
     """Collect every card, shuffle, deal five to each seat and turn one card face up."""
-    n_players = scalars[b, S_N_PLAYERS]
+    n_players = scalars[g, S_N_PLAYERS]
     for seat in range(cards.MAX_PLAYERS):
-        hand_bits[b, seat] = _ZERO
+        hand_bits[g, seat] = _ZERO
         for card in range(_N_TYPES):
-            hands[b, seat, card] = 0
+            hands[g, seat, card] = 0
     n = 0
-    for _ in range(scalars[b, C_N_DECKS]):
+    for _ in range(scalars[g, CFG_N_DECKS]):
         for card in range(_N_TYPES):
-            decks[b, STACK, n] = card
+            decks[g, STACK, n] = card
             n += 1
-        decks[b, STACK, n] = cards.JOKER  # a deck's second joker
+        decks[g, STACK, n] = cards.JOKER  # a deck's second joker
         n += 1
-    shuffle_prefix(decks[b, STACK], n, rng, b)
-    scalars[b, S_STACK_SIZE] = n
-    scalars[b, S_PILE_SIZE] = 0
+    shuffle_prefix(decks[g, STACK], n, rng, g)
+    scalars[g, S_STACK_SIZE] = n
+    scalars[g, S_PILE_SIZE] = 0
     for seat in range(n_players):
-        _draw_cards(hands, hand_bits, decks, scalars, rng, b, seat, cards.HAND_SIZE)
+        _draw_cards(hands, hand_bits, decks, scalars, rng, g, seat, cards.HAND_SIZE)
     n -= n_players * cards.HAND_SIZE
-    decks[b, PILE, 0] = decks[b, STACK, n - 1]
-    scalars[b, S_STACK_SIZE] = n - 1
-    scalars[b, S_PILE_SIZE] = 1
-    scalars[b, S_DIRECTION] = 1
-    scalars[b, S_NAMED_SUIT] = -1
-    scalars[b, S_PENDING_SEVEN] = 0
-    _start_turn(scalars, b, starter)
+    decks[g, PILE, 0] = decks[g, STACK, n - 1]
+    scalars[g, S_STACK_SIZE] = n - 1
+    scalars[g, S_PILE_SIZE] = 1
+    scalars[g, S_DIRECTION] = 1
+    scalars[g, S_NAMED_SUIT] = -1
+    scalars[g, S_PENDING_SEVEN] = 0
+    _start_turn(scalars, g, starter)
 
 
 @njit
-def reset_game(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seed):
-    """New episode for game ``b``; the options (C_*, S_N_PLAYERS) and the fixed rule queue must
+def reset_game(state, g, seed):
+    """New episode for game ``g``; the options (CFG_*, S_N_PLAYERS) and the fixed rule queue must
     already be written. Clears the active rules."""
-    rng[b] = np.uint64(seed)
+    hands, hand_bits, decks, scalars, rules, events, _, rng = state
+    rng[g] = np.uint64(seed)
     for slot in range(_MAX_ACTIVE):
-        rules[b, ACTIVE, slot] = -1
-        rules[b, AUTHOR, slot] = -1
-    for s in range(C_SEVEN_TURN_ENDS):
+        rules[g, ACTIVE, slot] = -1
+        rules[g, AUTHOR, slot] = -1
+    for s in range(CFG_SEVEN_TURN_ENDS):
         if s != S_N_PLAYERS:
-            scalars[b, s] = 0
-    scalars[b, S_ROUND_WON] = -1
-    scalars[b, S_NEXT_SEAT] = -1
-    for f in range(EVENT_SLOTS):
-        for g in range(EVENT_WIDTH):
-            events[b, f, g] = 0
-    deal_round(hands, hand_bits, decks, scalars, rng, b, 0)
+            scalars[g, s] = 0
+    scalars[g, S_ROUND_WON] = -1
+    scalars[g, S_NEXT_SEAT] = -1
+    _close_window(scalars, g)
+    for slot in range(EVENT_SLOTS):
+        for field in range(EVENT_WIDTH):
+            events[g, slot, field] = 0
+    _deal_round(hands, hand_bits, decks, scalars, rng, g, 0)
 
 
 @njit
-def _add_rule(scalars, rules, events, b, rule, author):
+def _add_rule(scalars, rules, events, g, rule, author):
     for slot in range(_MAX_ACTIVE):
-        if rules[b, ACTIVE, slot] < 0:
-            rules[b, ACTIVE, slot] = rule
-            rules[b, AUTHOR, slot] = author
-            _new_event(scalars, events, b, author, KIND_RULE_ADDED, -1)
+        if rules[g, ACTIVE, slot] < 0:
+            rules[g, ACTIVE, slot] = rule
+            rules[g, AUTHOR, slot] = author
+            _new_event(scalars, events, g, author, KIND_RULE_ADDED, -1)
             return
 
 
 @njit
-def _n_active(rules, b):
+def _n_active(rules, g):
     n = 0
     for slot in range(_MAX_ACTIVE):
-        if rules[b, ACTIVE, slot] >= 0:
+        if rules[g, ACTIVE, slot] >= 0:
             n += 1
     return n
 
 
 @njit
-def _is_active(rules, b, rule):
+def _is_active(rules, g, rule):
     for slot in range(_MAX_ACTIVE):  # noqa: SIM110 (a plain loop compiles best in Numba)
-        if rules[b, ACTIVE, slot] == rule:
+        if rules[g, ACTIVE, slot] == rule:
             return True
     return False
 
 
 @njit
-def _next_round(hands, hand_bits, decks, scalars, rng, b, winner):
+def _next_round(hands, hand_bits, decks, scalars, rng, g, winner):
     """After the rule choice: plain rounds re-deal everyone; Cambridge re-enters the winner."""
-    if scalars[b, C_CAMBRIDGE]:
-        _draw_cards(hands, hand_bits, decks, scalars, rng, b, winner, cards.HAND_SIZE)
-        _start_turn(scalars, b, scalars[b, S_NEXT_SEAT])
+    if scalars[g, CFG_CAMBRIDGE]:
+        _draw_cards(hands, hand_bits, decks, scalars, rng, g, winner, cards.HAND_SIZE)
+        _start_turn(scalars, g, scalars[g, S_NEXT_SEAT])
     else:
-        deal_round(hands, hand_bits, decks, scalars, rng, b, scalars[b, S_ROUND] % scalars[b, S_N_PLAYERS])
+        _deal_round(hands, hand_bits, decks, scalars, rng, g, scalars[g, S_ROUND] % scalars[g, S_N_PLAYERS])
 
 
 @njit
-def _round_won(hands, hand_bits, decks, scalars, rules, library, events, rng, b, winner):
-    scalars[b, S_ROUND] += 1
-    scalars[b, S_ROUND_WON] = winner
-    if scalars[b, S_ROUND] >= scalars[b, C_N_ROUNDS]:
-        scalars[b, S_PHASE] = PH_OVER
-        scalars[b, S_DONE] = 1
+def _round_won(hands, hand_bits, decks, scalars, rules, library, events, rng, g, winner):
+    scalars[g, S_ROUND] += 1
+    scalars[g, S_ROUND_WON] = winner
+    if scalars[g, S_ROUND] >= scalars[g, CFG_N_ROUNDS]:
+        scalars[g, S_PHASE] = PH_OVER
+        scalars[g, S_DONE] = 1
         return
-    if _n_active(rules, b) < _MAX_ACTIVE:
-        mode = scalars[b, C_RULE_CHOICE]
+    if _n_active(rules, g) < _MAX_ACTIVE:
+        mode = scalars[g, CFG_RULE_CHOICE]
         if mode == RULE_CHOICE_AGENT:
-            _start_turn(scalars, b, winner)
-            scalars[b, S_PHASE] = PH_CHOOSE_RULE
+            _start_turn(scalars, g, winner)
+            scalars[g, S_PHASE] = PH_CHOOSE_RULE
             return
         if mode == RULE_CHOICE_SAMPLED:
-            n_free = library.shape[0] - _n_active(rules, b)
-            pick = random_below(rng, b, n_free)
+            n_free = library.shape[0] - _n_active(rules, g)
+            pick = random_below(rng, g, n_free)
             for rule in range(library.shape[0]):
-                if not _is_active(rules, b, rule):
+                if not _is_active(rules, g, rule):
                     if pick == 0:
-                        _add_rule(scalars, rules, events, b, rule, winner)
+                        _add_rule(scalars, rules, events, g, rule, winner)
                         break
                     pick -= 1
         else:
-            index = scalars[b, S_QUEUE_NEXT]
-            if index < _MAX_ACTIVE and rules[b, QUEUE, index] >= 0:
-                scalars[b, S_QUEUE_NEXT] = index + 1
-                rule = rules[b, QUEUE, index]
-                if not _is_active(rules, b, rule):
-                    _add_rule(scalars, rules, events, b, rule, winner)
-    _next_round(hands, hand_bits, decks, scalars, rng, b, winner)
+            index = scalars[g, S_QUEUE_NEXT]
+            if index < _MAX_ACTIVE and rules[g, QUEUE, index] >= 0:
+                scalars[g, S_QUEUE_NEXT] = index + 1
+                rule = rules[g, QUEUE, index]
+                if not _is_active(rules, g, rule):
+                    _add_rule(scalars, rules, events, g, rule, winner)
+    _next_round(hands, hand_bits, decks, scalars, rng, g, winner)
 
 
 # ---- the judge -------------------------------------------------------------------------------
 @njit
-def _end_turn(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, b):
-    """The Mao Master judges the turn: calls, penalties, card effects, the next seat."""
-    seat = scalars[b, S_CURRENT]
-    n_players = scalars[b, S_N_PLAYERS]
-    played = scalars[b, S_PLAYED]
-    said = scalars[b, S_SAID]
+def _close_window(scalars, g):
+    """The window columns as they are outside a call window."""
+    scalars[g, S_MOVER] = -1
+    for column in range(S_VALID, S_FAULT_RULE_0):
+        scalars[g, column] = 0
+    for reason in range(_N_REASONS):
+        scalars[g, S_FAULT_RULE_0 + reason] = -1
+
+
+@njit
+def _judge_faults(hands, decks, scalars, rules, library, g):
+    """The truth of the turn that just ended, as the Mao Master sees it, into the window columns:
+    the mover, the card's verdict, and per call reason the Master's cards for the fault (0: no
+    fault) and the library rule behind it (-1: a base rule)."""
+    said = scalars[g, S_SAID]
     phrase_rule = np.empty(_N_PHRASES, dtype=np.int64)
-    valid, bad_rule, required, excused, allowed = turn_requirements(
-        hands, decks, scalars, rules, library, b, phrase_rule
+    valid, bad_rule, required, excused, allowed = _turn_requirements(
+        hands, decks, scalars, rules, library, g, phrase_rule
     )
-    kind = KIND_DRAW
-    if played >= 0:
-        kind = KIND_PLAY if valid else KIND_BAD_CARD
-    slot = _new_event(scalars, events, b, seat, kind, played)
-    events[b, slot, E_PHRASES] = said
-    call_bits = 0
-    rule_bits = 0
-    penalty = 0
-    if played >= 0 and not valid:
-        _give(hands, hand_bits, b, seat, played)  # the bad card is taken back
-        _call(scalars, calls, b, CALL_BAD_CARD, -1, cards.PENALTY_CARDS, bad_rule)
-        call_bits |= 1 << CALL_BIT_BAD_CARD
-        penalty += cards.PENALTY_CARDS
-        if bad_rule >= 0:
-            rule_bits |= 1 << bad_rule
+    _close_window(scalars, g)
+    scalars[g, S_MOVER] = scalars[g, S_CURRENT]
+    scalars[g, S_VALID] = valid
+    if scalars[g, S_PLAYED] >= 0 and not valid:
+        scalars[g, S_FAULT_CARDS_0 + cards.CALL_REASON_BAD_CARD] = cards.PENALTY_CARDS
+        scalars[g, S_FAULT_RULE_0 + cards.CALL_REASON_BAD_CARD] = bad_rule
     missing = required & ~said & ~(1 << cards.MAO)
     for p in range(_N_PHRASES):
         if (missing >> p) & 1:
-            _call(scalars, calls, b, CALL_FAILURE_TO_SAY, p, cards.PENALTY_CARDS, phrase_rule[p])
-            call_bits |= 1 << p
-            penalty += cards.PENALTY_CARDS
-            if phrase_rule[p] >= 0:
-                rule_bits |= 1 << phrase_rule[p]
-    if scalars[b, C_TALKING]:
+            scalars[g, S_FAULT_CARDS_0 + p] = cards.PENALTY_CARDS
+            scalars[g, S_FAULT_RULE_0 + p] = phrase_rule[p]
+    if scalars[g, CFG_TALKING]:
         talking = said & ~required & ~excused & ~allowed & ~(1 << cards.MAO)
-        for p in range(_N_PHRASES):
-            if (talking >> p) & 1:
-                _call(scalars, calls, b, CALL_TALKING, p, cards.PENALTY_CARDS, -1)
-                call_bits |= 1 << CALL_BIT_TALKING
-                penalty += cards.PENALTY_CARDS
-    won = False
+        scalars[g, S_TALKING] = talking
+        scalars[g, S_FAULT_CARDS_0 + cards.CALL_REASON_TALKING] = (
+            popcount(np.uint64(talking)) * cards.PENALTY_CARDS
+        )
     mao_due = (required >> cards.MAO) & 1
     if (said >> cards.MAO) & 1:
-        if mao_due:
-            won = True
-        else:
-            _call(scalars, calls, b, CALL_MAO, cards.MAO, cards.MAO_PENALTY_CARDS, -1)
-            call_bits |= 1 << CALL_BIT_MAO
-            penalty += cards.MAO_PENALTY_CARDS
+        if not mao_due:
+            scalars[g, S_FAULT_CARDS_0 + cards.CALL_REASON_MAO] = cards.MAO_PENALTY_CARDS
     elif mao_due:
-        _call(scalars, calls, b, CALL_FAILURE_TO_SAY, cards.MAO, cards.PENALTY_CARDS, -1)
-        call_bits |= 1 << cards.MAO
-        penalty += cards.PENALTY_CARDS
-    # The seven chain: a pending chain not answered with a valid seven is taken now.
+        scalars[g, S_FAULT_CARDS_0 + cards.MAO] = scalars[g, CFG_FORGOTTEN_MAO_CARDS]
+
+
+@njit
+def _announce(scalars, calls, g, reason, caller):
+    """The Master's calls for the fault ``reason`` of the turn under judgement (talking: one per
+    phrase), on the mover, made by ``caller`` (-1: the Master); returns the number of calls."""
+    mover = scalars[g, S_MOVER]
+    n_cards = scalars[g, S_FAULT_CARDS_0 + reason]
+    rule = scalars[g, S_FAULT_RULE_0 + reason]
+    if reason == cards.CALL_REASON_TALKING:
+        talking = scalars[g, S_TALKING]
+        n = 0
+        for p in range(_N_PHRASES):
+            if (talking >> p) & 1:
+                _call(scalars, calls, g, CALL_TALKING, p, cards.PENALTY_CARDS, -1, mover, caller)
+                n += 1
+        return n
+    if reason == cards.CALL_REASON_BAD_CARD:
+        _call(scalars, calls, g, CALL_BAD_CARD, -1, n_cards, rule, mover, caller)
+    elif reason == cards.CALL_REASON_MAO:
+        _call(scalars, calls, g, CALL_MAO, cards.MAO, n_cards, -1, mover, caller)
+    else:
+        _call(scalars, calls, g, CALL_FAILURE_TO_SAY, reason, n_cards, rule, mover, caller)
+    return 1
+
+
+@njit
+def _master_calls(scalars, calls, g):
+    """The Mao Master calls every fault, in its order: bad card, each missing phrase but "Mao",
+    talking, then "Mao" in vain or forgotten."""
+    for k in range(_N_REASONS):
+        if k == 0:
+            reason = cards.CALL_REASON_BAD_CARD
+        elif k <= _N_PHRASES - 1:
+            reason = k - 1 if k - 1 < cards.MAO else k  # the phrases, "Mao" left for last
+        elif k == _N_PHRASES:
+            reason = cards.CALL_REASON_TALKING
+        elif k == _N_PHRASES + 1:
+            reason = cards.CALL_REASON_MAO
+        else:
+            reason = cards.MAO  # forgotten
+        if scalars[g, S_FAULT_CARDS_0 + reason] > 0:
+            scalars[g, S_CORRECT] |= np.int64(1) << reason
+            _announce(scalars, calls, g, reason, -1)
+            scalars[g, S_OWED_0 + scalars[g, S_MOVER]] += scalars[g, S_FAULT_CARDS_0 + reason]
+
+
+@njit
+def _player_call(scalars, events, calls, g, reason):
+    """The acting seat calls ``reason`` on the mover: the verdict is announced now (a call
+    event), the cards change hands when the turn is settled."""
+    caller = scalars[g, S_CURRENT]
+    bit = np.int64(1) << reason
+    scalars[g, S_CALLED] |= bit
+    slot = _new_event(scalars, events, g, caller, KIND_CALL, -1)
+    events[g, slot, E_CALLS] = bit
+    if scalars[g, S_FAULT_CARDS_0 + reason] > 0:
+        scalars[g, S_CORRECT] |= bit
+        n_cards = scalars[g, S_FAULT_CARDS_0 + reason]
+        events[g, slot, E_N_CALLS] = _announce(scalars, calls, g, reason, caller)
+        scalars[g, S_OWED_0 + scalars[g, S_MOVER]] += n_cards
+        if scalars[g, S_FAULT_RULE_0 + reason] >= 0:
+            events[g, slot, E_RULE_BITS] = np.int64(1) << scalars[g, S_FAULT_RULE_0 + reason]
+    else:
+        # A bad call: the caller takes the card(s) it meant to give.
+        n_cards = cards.PENALTY_CARDS
+        if reason == cards.CALL_REASON_MAO:
+            n_cards = cards.MAO_PENALTY_CARDS
+        elif reason == cards.MAO:
+            n_cards = scalars[g, CFG_FORGOTTEN_MAO_CARDS]
+        _call(scalars, calls, g, CALL_BAD_CALL, reason, n_cards, -1, caller, caller)
+        scalars[g, S_OWED_0 + caller] += n_cards
+        events[g, slot, E_N_CALLS] = 1
+        events[g, slot, E_BAD_CALLS] = bit
+    events[g, slot, E_PENALTY_CARDS] = n_cards
+
+
+@njit
+def _end_turn(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, g):
+    """``END_TURN``: the Mao Master calls every fault and the turn is settled, or (players' calls)
+    the call window opens at the seat after the mover."""
+    _judge_faults(hands, decks, scalars, rules, library, g)
+    if scalars[g, CFG_PLAYERS_CALL]:
+        scalars[g, S_PHASE] = PH_CALL
+        scalars[g, S_CURRENT] = (scalars[g, S_MOVER] + 1) % scalars[g, S_N_PLAYERS]
+        return
+    _master_calls(scalars, calls, g)
+    _settle(hands, hand_bits, decks, scalars, rules, library, events, rng, g)
+
+
+@njit
+def _settle(hands, hand_bits, decks, scalars, rules, library, events, rng, g):
+    """The turn's outcome from the faults called (S_CORRECT): a called bad card is taken back, an
+    uncalled one stays and acts as a good card; the mover takes the seven chain and the cards of
+    the correct calls, then each bad caller (in window order) its own; the turn's public event;
+    the next seat, or the round won."""
+    seat = scalars[g, S_MOVER]
+    scalars[g, S_CURRENT] = seat
+    n_players = scalars[g, S_N_PLAYERS]
+    played = scalars[g, S_PLAYED]
+    correct = scalars[g, S_CORRECT]
+    kept = played >= 0 and not (correct >> cards.CALL_REASON_BAD_CARD) & 1
+    kind = KIND_DRAW
+    if played >= 0:
+        kind = KIND_PLAY if kept else KIND_BAD_CARD
+    slot = _new_event(scalars, events, g, seat, kind, played)
+    events[g, slot, E_PHRASES] = scalars[g, S_SAID]
+    if played >= 0 and not kept:
+        _give(hands, hand_bits, g, seat, played)  # the bad card is taken back
+    # The seven chain: a pending chain is taken unless a seven stays on it.
     chain = 0
-    if scalars[b, S_PENDING_SEVEN] > 0 and not valid:
-        chain = scalars[b, S_PENDING_SEVEN]
-        scalars[b, S_PENDING_SEVEN] = 0
-    # Effects of a valid card.
+    if scalars[g, S_PENDING_SEVEN] > 0 and not (kept and _RANK[played] == cards.SEVEN):
+        chain = scalars[g, S_PENDING_SEVEN]
+        scalars[g, S_PENDING_SEVEN] = 0
+    # Effects of the card that stays.
     skips = 0
     reverse = False
     again = False
     forced = 0
-    if valid:
-        pile_size = scalars[b, S_PILE_SIZE]
-        decks[b, PILE, pile_size] = played
-        scalars[b, S_PILE_SIZE] = pile_size + 1
-        scalars[b, S_NAMED_SUIT] = -1
+    if kept:
+        pile_size = scalars[g, S_PILE_SIZE]
+        decks[g, PILE, pile_size] = played
+        scalars[g, S_PILE_SIZE] = pile_size + 1
+        scalars[g, S_NAMED_SUIT] = -1
         rank = _RANK[played]
-        if rank == cards.JACK and scalars[b, S_FIRST_SUIT] >= 0:
-            scalars[b, S_NAMED_SUIT] = scalars[b, S_FIRST_SUIT]
-            events[b, slot, E_NAMED_SUIT] = scalars[b, S_FIRST_SUIT]
+        if rank == cards.JACK and scalars[g, S_FIRST_SUIT] >= 0:
+            scalars[g, S_NAMED_SUIT] = scalars[g, S_FIRST_SUIT]
+            events[g, slot, E_NAMED_SUIT] = scalars[g, S_FIRST_SUIT]
         if rank == 7:
-            scalars[b, S_PENDING_SEVEN] += 1
+            scalars[g, S_PENDING_SEVEN] += 1
         elif rank == cards.ACE:
             skips += 1
         elif rank == cards.EIGHT:
             reverse = not reverse
         card_bit = _ONE << np.uint64(played)
         for rule_slot in range(_MAX_ACTIVE):
-            rule = rules[b, ACTIVE, rule_slot]
+            rule = rules[g, ACTIVE, rule_slot]
             if rule < 0 or library[rule, rule_library.R_FAMILY] != rule_library.DYNAMICS:
                 continue
             if (
@@ -646,96 +764,135 @@ def _end_turn(hands, hand_bits, decks, scalars, rules, library, events, calls, r
                 forced += library[rule, rule_library.R_PARAM]
             elif effect == rule_library.AGAIN:
                 again = True
-    penalty_drawn = _draw_cards(hands, hand_bits, decks, scalars, rng, b, seat, chain + penalty)
-    scalars[b, S_PENALTY_TAKEN_0 + seat] += penalty_drawn
-    events[b, slot, E_CALLS] = call_bits
-    events[b, slot, E_N_CALLS] = scalars[b, S_N_CALLS]
-    events[b, slot, E_PENALTY_CARDS] = penalty
-    events[b, slot, E_CHAIN_CARDS] = chain + scalars[b, S_TOOK_SEVEN]
-    events[b, slot, E_RULE_BITS] = rule_bits
+    n_calls = 0
+    penalty = 0
+    rule_bits = 0
+    for reason in range(_N_REASONS):
+        if (correct >> reason) & 1:
+            penalty += scalars[g, S_FAULT_CARDS_0 + reason]
+            if reason == cards.CALL_REASON_TALKING:
+                n_calls += popcount(np.uint64(scalars[g, S_TALKING]))
+            else:
+                n_calls += 1
+            if scalars[g, S_FAULT_RULE_0 + reason] >= 0:
+                rule_bits |= np.int64(1) << scalars[g, S_FAULT_RULE_0 + reason]
+    taken = _draw_cards(hands, hand_bits, decks, scalars, rng, g, seat, chain + scalars[g, S_OWED_0 + seat])
+    scalars[g, S_PENALTY_TAKEN_0 + seat] += taken
+    for k in range(1, n_players):
+        caller = (seat + k) % n_players
+        owed = scalars[g, S_OWED_0 + caller]
+        if owed > 0:
+            scalars[g, S_PENALTY_TAKEN_0 + caller] += _draw_cards(
+                hands, hand_bits, decks, scalars, rng, g, caller, owed
+            )
+    events[g, slot, E_CALLS] = correct
+    events[g, slot, E_BAD_CALLS] = scalars[g, S_CALLED] & ~correct
+    events[g, slot, E_N_CALLS] = n_calls
+    events[g, slot, E_PENALTY_CARDS] = penalty
+    events[g, slot, E_CHAIN_CARDS] = chain + scalars[g, S_TOOK_SEVEN]
+    events[g, slot, E_RULE_BITS] = rule_bits
+    # A win: "Mao" said, the card stayed, the hand empty and no fault called on the turn (with the
+    # Master every fault is called, so that is exactly a flawless winning turn).
+    won = (
+        ((scalars[g, S_SAID] >> cards.MAO) & 1) == 1
+        and kept
+        and correct == 0
+        and _hand_size(hands, g, seat) == 0
+    )
+    _close_window(scalars, g)
     if reverse:
-        scalars[b, S_DIRECTION] = -scalars[b, S_DIRECTION]
-    direction = scalars[b, S_DIRECTION]
+        scalars[g, S_DIRECTION] = -scalars[g, S_DIRECTION]
+    direction = scalars[g, S_DIRECTION]
     if again:
         next_seat = seat
     else:
         next_seat = (seat + direction * (1 + skips)) % n_players
         if forced > 0:
-            events[b, slot, E_FORCED_DRAW] = _draw_cards(
-                hands, hand_bits, decks, scalars, rng, b, next_seat, forced
+            events[g, slot, E_FORCED_DRAW] = _draw_cards(
+                hands, hand_bits, decks, scalars, rng, g, next_seat, forced
             )
-            events[b, slot, E_FORCED_SEAT] = next_seat
+            events[g, slot, E_FORCED_SEAT] = next_seat
     if won:
-        events[b, slot, E_WON] = 1
-        scalars[b, S_NEXT_SEAT] = next_seat
-        _round_won(hands, hand_bits, decks, scalars, rules, library, events, rng, b, seat)
+        events[g, slot, E_WON] = 1
+        scalars[g, S_NEXT_SEAT] = next_seat
+        _round_won(hands, hand_bits, decks, scalars, rules, library, events, rng, g, seat)
     else:
-        _start_turn(scalars, b, next_seat)
+        _start_turn(scalars, g, next_seat)
 
 
 @njit
-def apply_action(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, b, action):
-    """Apply one checked action id to game ``b``."""
-    scalars[b, S_N_CALLS] = 0
-    scalars[b, S_ROUND_WON] = -1
+def _apply_action(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, g, action):
+    """Apply one checked action id to game ``g``."""
+    scalars[g, S_N_CALLS] = 0
+    scalars[g, S_ROUND_WON] = -1
     for seat in range(cards.MAX_PLAYERS):
-        scalars[b, S_PENALTY_TAKEN_0 + seat] = 0
-    scalars[b, S_STEP] += 1
-    scalars[b, S_SUB_ACTIONS] += 1
-    seat = scalars[b, S_CURRENT]
-    phase = scalars[b, S_PHASE]
+        scalars[g, S_PENALTY_TAKEN_0 + seat] = 0
+    scalars[g, S_STEP] += 1
+    scalars[g, S_SUB_ACTIONS] += 1
+    seat = scalars[g, S_CURRENT]
+    phase = scalars[g, S_PHASE]
     if phase == PH_START:
         if action < cards.DRAW:
-            _take(hands, hand_bits, b, seat, action)
-            scalars[b, S_PLAYED] = action
-            scalars[b, S_PHASE] = PH_SPEAK
-        elif scalars[b, S_PENDING_SEVEN] > 0:
-            chain = scalars[b, S_PENDING_SEVEN]
-            scalars[b, S_PENDING_SEVEN] = 0
-            scalars[b, S_TOOK_SEVEN] = chain
-            taken = _draw_cards(hands, hand_bits, decks, scalars, rng, b, seat, chain)
-            scalars[b, S_PENALTY_TAKEN_0 + seat] += taken
-            if scalars[b, C_SEVEN_TURN_ENDS]:
-                scalars[b, S_PHASE] = PH_SPEAK
+            _take(hands, hand_bits, g, seat, action)
+            scalars[g, S_PLAYED] = action
+            scalars[g, S_PHASE] = PH_SPEAK
+        elif scalars[g, S_PENDING_SEVEN] > 0:
+            chain = scalars[g, S_PENDING_SEVEN]
+            scalars[g, S_PENDING_SEVEN] = 0
+            scalars[g, S_TOOK_SEVEN] = chain
+            taken = _draw_cards(hands, hand_bits, decks, scalars, rng, g, seat, chain)
+            scalars[g, S_PENALTY_TAKEN_0 + seat] += taken
+            if scalars[g, CFG_SEVEN_TURN_ENDS]:
+                scalars[g, S_PHASE] = PH_SPEAK
         else:
-            _draw_card(hands, hand_bits, decks, scalars, rng, b, seat)
-            scalars[b, S_DREW] = 1
-            scalars[b, S_PHASE] = PH_SPEAK
+            _draw_card(hands, hand_bits, decks, scalars, rng, g, seat)
+            scalars[g, S_DREW] = 1
+            scalars[g, S_PHASE] = PH_SPEAK
     elif phase == PH_SPEAK:
         if action < cards.END_TURN:
             phrase = action - cards.SAY_0
-            scalars[b, S_SAID] |= 1 << phrase
+            scalars[g, S_SAID] |= 1 << phrase
             suit = phrase - cards.SUIT_PHRASE_0
-            if 0 <= suit < 4 and scalars[b, S_FIRST_SUIT] < 0:
-                scalars[b, S_FIRST_SUIT] = suit
+            if 0 <= suit < 4 and scalars[g, S_FIRST_SUIT] < 0:
+                scalars[g, S_FIRST_SUIT] = suit
         else:
-            _end_turn(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, b)
+            _end_turn(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, g)
+    elif phase == PH_CALL:
+        if action < cards.NO_CALL:
+            _player_call(scalars, events, calls, g, action - cards.CALL_0)
+        elif action == cards.NO_CALL and (seat + 1) % scalars[g, S_N_PLAYERS] != scalars[g, S_MOVER]:
+            scalars[g, S_CURRENT] = (seat + 1) % scalars[g, S_N_PLAYERS]
+        else:  # the last seat passed, or a point of order: the calls are settled now
+            if action == cards.POINT_OF_ORDER:
+                _new_event(scalars, events, g, seat, KIND_POINT_OF_ORDER, -1)
+            _settle(hands, hand_bits, decks, scalars, rules, library, events, rng, g)
     elif phase == PH_CHOOSE_RULE:
-        _add_rule(scalars, rules, events, b, action - cards.CHOOSE_RULE_0, seat)
-        _next_round(hands, hand_bits, decks, scalars, rng, b, seat)
+        _add_rule(scalars, rules, events, g, action - cards.CHOOSE_RULE_0, seat)
+        _next_round(hands, hand_bits, decks, scalars, rng, g, seat)
 
 
 # ---- masks -----------------------------------------------------------------------------------
 @njit
-def action_mask(hands, decks, scalars, rules, library, b, by_rules, out):
+def action_mask(state, library, g, by_rules, out):
     """Write the acting seat's mask into ``out`` (int8). ``by_rules`` False: what a person can do
     (physical); True: what the full current rule set allows (the oracle's choices)."""
+    hands, _, decks, scalars, rules, _, _, _ = state
     out[:] = 0
-    seat = scalars[b, S_CURRENT]
-    phase = scalars[b, S_PHASE]
+    seat = scalars[g, S_CURRENT]
+    phase = scalars[g, S_PHASE]
     if phase == PH_START:
-        top = _top_card(decks, scalars, b)
+        top = _top_card(decks, scalars, g)
         for card in range(_N_TYPES):
-            if hands[b, seat, card] > 0:
+            if hands[g, seat, card] > 0:
                 if by_rules:
-                    valid, _ = check_play(scalars, rules, library, b, card, top)
+                    valid, _ = _check_play(scalars, rules, library, g, card, top)
                     out[card] = valid
                 else:
                     out[card] = 1
         out[cards.DRAW] = 1
     elif phase == PH_SPEAK:
-        said = scalars[b, S_SAID]
-        if scalars[b, S_SUB_ACTIONS] >= scalars[b, C_MAX_SUB_ACTIONS] - 1 or (said >> cards.MAO) & 1:
+        said = scalars[g, S_SAID]
+        if scalars[g, S_SUB_ACTIONS] >= scalars[g, CFG_MAX_SUB_ACTIONS] - 1 or (said >> cards.MAO) & 1:
             out[cards.END_TURN] = 1
             return
         if not by_rules:
@@ -745,7 +902,7 @@ def action_mask(hands, decks, scalars, rules, library, b, by_rules, out):
             out[cards.END_TURN] = 1
             return
         phrase_rule = np.empty(_N_PHRASES, dtype=np.int64)
-        valid, _, required, _, _ = turn_requirements(hands, decks, scalars, rules, library, b, phrase_rule)
+        valid, _, required, _, _ = _turn_requirements(hands, decks, scalars, rules, library, g, phrase_rule)
         missing = required & ~said
         others = missing & ~(1 << cards.MAO)
         for p in range(_N_PHRASES):
@@ -753,14 +910,24 @@ def action_mask(hands, decks, scalars, rules, library, b, by_rules, out):
                 out[cards.SAY_0 + p] = 1
         if others == 0 and missing != 0:
             out[cards.SAY_0 + cards.MAO] = 1
-        if valid and _RANK[scalars[b, S_PLAYED]] == cards.JACK and scalars[b, S_FIRST_SUIT] < 0:
+        if valid and _RANK[scalars[g, S_PLAYED]] == cards.JACK and scalars[g, S_FIRST_SUIT] < 0:
             for suit in range(4):
                 out[cards.SAY_0 + cards.SUIT_PHRASE_0 + suit] = 1
+        if scalars[g, S_DREW] and not (said >> cards.PASS) & 1:
+            out[cards.SAY_0 + cards.PASS] = 1
         if missing == 0:
             out[cards.END_TURN] = 1
+    elif phase == PH_CALL:
+        # Any reason not yet called in this window (by the rules: only the faults), pass, or P-of-O.
+        called = scalars[g, S_CALLED]
+        for reason in range(_N_REASONS):
+            if not (called >> reason) & 1 and (not by_rules or scalars[g, S_FAULT_CARDS_0 + reason] > 0):
+                out[cards.CALL_0 + reason] = 1
+        out[cards.NO_CALL] = 1
+        out[cards.POINT_OF_ORDER] = 1
     elif phase == PH_CHOOSE_RULE:
         for rule in range(library.shape[0]):
-            out[cards.CHOOSE_RULE_0 + rule] = not _is_active(rules, b, rule)
+            out[cards.CHOOSE_RULE_0 + rule] = not _is_active(rules, g, rule)
 
 
 # ---- observation -----------------------------------------------------------------------------
@@ -790,81 +957,84 @@ def _write_bits(out, offset, bits):
 
 
 @njit
-def observe(hands, decks, scalars, rules, library, events, b, seat, n_events, reasons, out):
-    """Write ``seat``'s observation of game ``b`` into ``out`` (float32, zeroed here)."""
-    _observe_state(hands, decks, scalars, rules, library, b, seat, out)
-    _observe_events(scalars, library, events, b, seat, n_events, reasons, out)
+def observe(state, library, g, seat, n_events, reasons, out):
+    """Write ``seat``'s observation of game ``g`` into ``out`` (float32, zeroed here)."""
+    hands, _, decks, scalars, rules, events, _, _ = state
+    _observe_state(hands, decks, scalars, rules, library, g, seat, out)
+    _observe_events(scalars, library, events, g, seat, n_events, reasons, out)
 
 
 @njit
-def _events_key(scalars, b, seat):
+def _events_key(scalars, g, seat):
     """What the event block of ``seat``'s observation depends on, as one int64: the events
     recorded so far in the episode (an event is complete when the step that made it returns)
     and the observing seat."""
-    return np.int64(scalars[b, S_N_EVENTS]) * cards.MAX_PLAYERS + seat
+    return np.int64(scalars[g, S_N_EVENTS]) * cards.MAX_PLAYERS + seat
 
 
 @njit(inline="always")
-def _observe_cached(
-    hands, decks, scalars, rules, library, events, b, seat, n_events, reasons, out, events_key
-):
+def _observe_cached(state, library, g, seat, n_events, reasons, out, events_key):
     """:func:`observe` for the vector env's own buffer row: the event block (most of the row) is
-    rewritten only when ``events_key[b]`` says it holds another seat's view or fewer events. The
+    rewritten only when ``events_key[g]`` says it holds another seat's view or fewer events. The
     row is then byte for byte what :func:`observe` writes, as long as only the kernels write it."""
-    _observe_state(hands, decks, scalars, rules, library, b, seat, out)
-    key = _events_key(scalars, b, seat)
-    if events_key[b] != key:
-        _observe_events(scalars, library, events, b, seat, n_events, reasons, out)
-        events_key[b] = key
+    hands, _, decks, scalars, rules, events, _, _ = state
+    _observe_state(hands, decks, scalars, rules, library, g, seat, out)
+    key = _events_key(scalars, g, seat)
+    if events_key[g] != key:
+        _observe_events(scalars, library, events, g, seat, n_events, reasons, out)
+        events_key[g] = key
 
 
 @njit
-def _observe_state(hands, decks, scalars, rules, library, b, seat, out):
+def _observe_state(hands, decks, scalars, rules, library, g, seat, out):
     """The observation up to the event block (``out[:OFF_EVENTS]``, zeroed here)."""
     for i in range(OFF_AUTHORED + library.shape[0]):
         out[i] = 0.0
-    n_players = scalars[b, S_N_PLAYERS]
+    n_players = scalars[g, S_N_PLAYERS]
     for card in range(_N_TYPES):
-        out[OFF_HAND + card] = hands[b, seat, card]
-    top = _top_card(decks, scalars, b)
+        out[OFF_HAND + card] = hands[g, seat, card]
+    top = _top_card(decks, scalars, g)
     out[OFF_TOP + top] = 1.0
-    named = scalars[b, S_NAMED_SUIT]
+    named = scalars[g, S_NAMED_SUIT]
     out[OFF_VALID_SUIT + (named if named >= 0 else _SUIT[top])] = 1.0
     out[OFF_NAMED] = 1.0 if named >= 0 else 0.0
-    out[OFF_DIRECTION] = 1.0 if scalars[b, S_DIRECTION] > 0 else 0.0
-    out[OFF_PENDING_SEVEN] = scalars[b, S_PENDING_SEVEN]
-    phase = scalars[b, S_PHASE]
-    if phase < 3:
+    out[OFF_DIRECTION] = 1.0 if scalars[g, S_DIRECTION] > 0 else 0.0
+    out[OFF_PENDING_SEVEN] = scalars[g, S_PENDING_SEVEN]
+    phase = scalars[g, S_PHASE]
+    if phase < PH_OVER:
         out[OFF_PHASE + phase] = 1.0
-    if scalars[b, S_CURRENT] == seat and phase < PH_CHOOSE_RULE:
-        if scalars[b, S_PLAYED] >= 0:
-            out[OFF_PLAYED + scalars[b, S_PLAYED]] = 1.0
-        out[OFF_DREW] = scalars[b, S_DREW]
-        out[OFF_TOOK_SEVEN] = scalars[b, S_TOOK_SEVEN]
-        _write_bits(out, OFF_SAID, scalars[b, S_SAID])
+    if phase == PH_CALL:
+        # The turn under judgement is public: every seat sees it, and whose it is.
+        out[OFF_MOVER + _relative_seat(scalars[g, S_MOVER], seat, n_players)] = 1.0
+    if phase == PH_CALL or (scalars[g, S_CURRENT] == seat and phase < PH_CHOOSE_RULE):
+        if scalars[g, S_PLAYED] >= 0:
+            out[OFF_PLAYED + scalars[g, S_PLAYED]] = 1.0
+        out[OFF_DREW] = scalars[g, S_DREW]
+        out[OFF_TOOK_SEVEN] = scalars[g, S_TOOK_SEVEN]
+        _write_bits(out, OFF_SAID, scalars[g, S_SAID])
     for rel in range(n_players):
-        out[OFF_HAND_SIZES + rel] = _hand_size(hands, b, (seat + rel) % n_players)
-    out[OFF_STACK] = scalars[b, S_STACK_SIZE]
-    out[OFF_PILE] = scalars[b, S_PILE_SIZE]
-    out[OFF_ROUND] = scalars[b, S_ROUND]
-    out[OFF_N_RULES] = _n_active(rules, b)
+        out[OFF_HAND_SIZES + rel] = _hand_size(hands, g, (seat + rel) % n_players)
+    out[OFF_STACK] = scalars[g, S_STACK_SIZE]
+    out[OFF_PILE] = scalars[g, S_PILE_SIZE]
+    out[OFF_ROUND] = scalars[g, S_ROUND]
+    out[OFF_N_RULES] = _n_active(rules, g)
     for slot in range(_MAX_ACTIVE):
-        if rules[b, ACTIVE, slot] >= 0 and rules[b, AUTHOR, slot] == seat:
-            out[OFF_AUTHORED + rules[b, ACTIVE, slot]] = 1.0
+        if rules[g, ACTIVE, slot] >= 0 and rules[g, AUTHOR, slot] == seat:
+            out[OFF_AUTHORED + rules[g, ACTIVE, slot]] = 1.0
 
 
 @njit
-def _observe_events(scalars, library, events, b, seat, n_events, reasons, out):
+def _observe_events(scalars, library, events, g, seat, n_events, reasons, out):
     """The event block of the observation (``out[OFF_EVENTS:]``, zeroed here): the last
     ``n_events`` events, most recent first, seats relative to ``seat``."""
-    n_players = scalars[b, S_N_PLAYERS]
+    n_players = scalars[g, S_N_PLAYERS]
     o = OFF_AUTHORED + library.shape[0]
     for i in range(o, out.shape[0]):
         out[i] = 0.0
-    total = scalars[b, S_N_EVENTS]
+    total = scalars[g, S_N_EVENTS]
     width = EVENT_FEATURES + (library.shape[0] if reasons == REASONS_REVEALED else 0)
     for k in range(min(n_events, total, EVENT_SLOTS)):
-        event = events[b, (total - 1 - k) % EVENT_SLOTS]
+        event = events[g, (total - 1 - k) % EVENT_SLOTS]
         o = OFF_AUTHORED + library.shape[0] + k * width
         out[o + EV_PRESENT] = 1.0
         out[o + EV_SEAT + _relative_seat(event[E_SEAT], seat, n_players)] = 1.0
@@ -875,6 +1045,8 @@ def _observe_events(scalars, library, events, b, seat, n_events, reasons, out):
             _write_bits(out, o + EV_PHRASES, event[E_PHRASES])
         if reasons != REASONS_HIDDEN and event[E_CALLS]:
             _write_bits(out, o + EV_CALLS, event[E_CALLS])
+        if reasons != REASONS_HIDDEN and event[E_BAD_CALLS]:
+            _write_bits(out, o + EV_BAD_CALLS, event[E_BAD_CALLS])
         out[o + EV_N_CALLS] = event[E_N_CALLS]
         out[o + EV_PENALTY_CARDS] = event[E_PENALTY_CARDS]
         out[o + EV_CHAIN_CARDS] = event[E_CHAIN_CARDS]
@@ -897,38 +1069,39 @@ STEP_TRUNCATED = 8  # the episode reached ``max_steps`` sub-actions without endi
 
 
 @njit
-def step_game(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, b, action, by_rules,
-              max_steps, mask_out):  # fmt: skip
-    """Apply one checked action to game ``b`` and write the next acting seat's mask into
+def step_game(state, library, g, action, by_rules, max_steps, mask_out):
+    """Apply one checked action to game ``g`` and write the next acting seat's mask into
     ``mask_out`` (all zeros once the episode is over); returns the ``STEP_*`` flags, so the env
     layer touches rewards, calls and terminations only when something happened."""
-    apply_action(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, b, action)
+    hands, hand_bits, decks, scalars, rules, events, calls, rng = state
+    _apply_action(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, g, action)
     flags = 0
-    if scalars[b, S_ROUND_WON] >= 0:
+    if scalars[g, S_ROUND_WON] >= 0:
         flags |= STEP_REWARDS
-    for seat in range(scalars[b, S_N_PLAYERS]):
-        if scalars[b, S_PENALTY_TAKEN_0 + seat] != 0:
+    for seat in range(scalars[g, S_N_PLAYERS]):
+        if scalars[g, S_PENALTY_TAKEN_0 + seat] != 0:
             flags |= STEP_REWARDS
-    if scalars[b, S_N_CALLS] > 0:
+    if scalars[g, S_N_CALLS] > 0:
         flags |= STEP_CALLS
-    if scalars[b, S_DONE]:
+    if scalars[g, S_DONE]:
         flags |= STEP_DONE
-    elif scalars[b, S_STEP] >= max_steps:
+    elif scalars[g, S_STEP] >= max_steps:
         flags |= STEP_TRUNCATED
     if flags & (STEP_DONE | STEP_TRUNCATED):
         mask_out[:] = 0
     else:
-        action_mask(hands, decks, scalars, rules, library, b, by_rules, mask_out)
+        action_mask(state, library, g, by_rules, mask_out)
     return flags
 
 
 @njit
-def step_rewards(scalars, b, win_reward, penalty_card_reward, out):
-    """This step's reward of every seat of game ``b`` into ``out`` (float64 ``[n_players]``):
+def step_rewards(state, g, win_reward, penalty_card_reward, out):
+    """This step's reward of every seat of game ``g`` into ``out`` (float64 ``[n_players]``):
     ``penalty_card_reward`` per penalty card received, plus ``win_reward`` for the round winner."""
-    for seat in range(scalars[b, S_N_PLAYERS]):
-        out[seat] = penalty_card_reward * scalars[b, S_PENALTY_TAKEN_0 + seat]
-    winner = scalars[b, S_ROUND_WON]
+    scalars = state.scalars
+    for seat in range(scalars[g, S_N_PLAYERS]):
+        out[seat] = penalty_card_reward * scalars[g, S_PENALTY_TAKEN_0 + seat]
+    winner = scalars[g, S_ROUND_WON]
     if winner >= 0:
         out[winner] += win_reward
 
@@ -939,107 +1112,105 @@ _POOL_STREAM = np.uint64(0x5DEECE66D2545F49)
 
 
 @njit
-def _start_episode(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seed, start_rules,
-                   rule_pool, pool_draws):  # fmt: skip
+def _start_episode(state, g, seed, start_rules, rule_pool, pool_draws):
     """:func:`reset_game` plus the episode's starting rules: ``start_rules`` (int64 ``[3, 32]``)
     holds the active rules, their authors and the fixed rule queue, as ``reset(options={"rules":
     ..., "fixed_rules": ...})`` of the AEC env writes them after the deal; then ``pool_draws``
     distinct rules of ``rule_pool`` not already active, drawn uniformly, join them (no author)."""
+    rules = state.rules
     for slot in range(_MAX_ACTIVE):
-        rules[b, QUEUE, slot] = start_rules[QUEUE, slot]
-    reset_game(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seed)
+        rules[g, QUEUE, slot] = start_rules[QUEUE, slot]
+    reset_game(state, g, seed)
     for slot in range(_MAX_ACTIVE):
-        rules[b, ACTIVE, slot] = start_rules[ACTIVE, slot]
-        rules[b, AUTHOR, slot] = start_rules[AUTHOR, slot]
+        rules[g, ACTIVE, slot] = start_rules[ACTIVE, slot]
+        rules[g, AUTHOR, slot] = start_rules[AUTHOR, slot]
     if pool_draws > 0:
         stream = np.empty(1, dtype=np.uint64)
         stream[0] = np.uint64(seed) ^ _POOL_STREAM
         for _ in range(pool_draws):
             n_free = 0
             for rule in rule_pool:
-                if not _is_active(rules, b, rule):
+                if not _is_active(rules, g, rule):
                     n_free += 1
-            if n_free == 0 or _n_active(rules, b) >= _MAX_ACTIVE:
+            if n_free == 0 or _n_active(rules, g) >= _MAX_ACTIVE:
                 break
             pick = random_below(stream, 0, n_free)
             for rule in rule_pool:
-                if not _is_active(rules, b, rule):
+                if not _is_active(rules, g, rule):
                     if pick == 0:
                         for slot in range(_MAX_ACTIVE):
-                            if rules[b, ACTIVE, slot] < 0:
-                                rules[b, ACTIVE, slot] = rule
-                                rules[b, AUTHOR, slot] = -1
+                            if rules[g, ACTIVE, slot] < 0:
+                                rules[g, ACTIVE, slot] = rule
+                                rules[g, AUTHOR, slot] = -1
                                 break
                         break
                     pick -= 1
 
 
 @njit
-def vector_reset(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, seeds, start_rules,
-                 rule_pool, pool_draws, by_rules, n_events, reasons, observation, mask, to_act,
-                 events_key):  # fmt: skip
-    """Start an episode in every game ``b`` from ``seeds[b]`` (the options, C_* and S_N_PLAYERS,
-    must already be written) and fill the acting seat's observation and mask and ``to_act``."""
-    for b in range(seeds.shape[0]):
-        _start_episode(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seeds[b], start_rules,
-                       rule_pool, pool_draws)  # fmt: skip
-        seat = scalars[b, S_CURRENT]
-        to_act[b] = seat
-        action_mask(hands, decks, scalars, rules, library, b, by_rules, mask[b])
-        events_key[b] = -1
-        _observe_cached(hands, decks, scalars, rules, library, events, b, seat, n_events, reasons,
-                        observation[b], events_key)  # fmt: skip
+def vector_reset(state, library, seeds, settings, out):
+    """Start an episode in every game ``g`` from ``seeds[g]`` (the options, CFG_* and S_N_PLAYERS,
+    must already be written) and fill the acting seat's observation and mask and ``to_act``.
+    ``settings`` and ``out`` are ``mao_env.vector.VectorSettings`` / ``VectorBuffers``."""
+    scalars = state.scalars
+    for g in range(seeds.shape[0]):
+        _start_episode(state, g, seeds[g], settings.start_rules, settings.rule_pool, settings.pool_draws)
+        seat = scalars[g, S_CURRENT]
+        out.to_act[g] = seat
+        action_mask(state, library, g, settings.by_rules, out.mask[g])
+        out.events_key[g] = -1
+        _observe_cached(state, library, g, seat, settings.n_events, settings.reasons, out.observation[g],
+                        out.events_key)  # fmt: skip
 
 
 @njit
-def vector_step(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, actions, start_rules,
-                rule_pool, pool_draws, by_rules, max_steps, n_events, reasons, win_reward,
-                penalty_card_reward, episode_payoffs, observation, mask, to_act, rewards, terminated,
-                truncated, final_payoffs, final_observation, events_key):  # fmt: skip
-    """One step of every game ``b`` with ``actions[b] >= 0`` (the others keep their state, get zero
+def vector_step(state, library, actions, settings, out):
+    """One step of every game ``g`` with ``actions[g] >= 0`` (the others keep their state, get zero
     rewards and keep their outputs): rewards of every seat, termination (the last round won) or
     truncation (``max_steps`` sub-actions), and then the next acting seat's observation and mask.
     A game that ended keeps its payoffs and every seat's last observation in ``final_payoffs`` /
-    ``final_observation`` and starts a new episode from its own random stream."""
+    ``final_observation`` and starts a new episode from its own random stream. ``settings`` and
+    ``out`` are ``mao_env.vector.VectorSettings`` / ``VectorBuffers``."""
+    scalars = state.scalars
+    n_events = settings.n_events
+    reasons = settings.reasons
+    rewards = out.rewards
+    episode_payoffs = out.episode_payoffs
     step_reward = np.zeros(cards.MAX_PLAYERS, dtype=np.float64)
-    for b in range(actions.shape[0]):
-        n_players = scalars[b, S_N_PLAYERS]
-        terminated[b] = False
-        truncated[b] = False
+    for g in range(actions.shape[0]):
+        n_players = scalars[g, S_N_PLAYERS]
+        out.terminated[g] = False
+        out.truncated[g] = False
         for seat in range(n_players):
-            rewards[b, seat] = 0.0
-        if actions[b] < 0:
+            rewards[g, seat] = 0.0
+        if actions[g] < 0:
             continue
-        flags = step_game(hands, hand_bits, decks, scalars, rules, library, events, calls, rng, b, actions[b],
-                          by_rules, max_steps, mask[b])  # fmt: skip
+        flags = step_game(state, library, g, actions[g], settings.by_rules, settings.max_steps, out.mask[g])
         if flags & STEP_REWARDS:
-            step_rewards(scalars, b, win_reward, penalty_card_reward, step_reward)
+            step_rewards(state, g, settings.win_reward, settings.penalty_card_reward, step_reward)
             for seat in range(n_players):
-                rewards[b, seat] = step_reward[seat]
-                episode_payoffs[b, seat] += step_reward[seat]
+                rewards[g, seat] = step_reward[seat]
+                episode_payoffs[g, seat] += step_reward[seat]
         if flags & (STEP_DONE | STEP_TRUNCATED):
-            terminated[b] = (flags & STEP_DONE) != 0
-            truncated[b] = (flags & STEP_TRUNCATED) != 0
+            out.terminated[g] = (flags & STEP_DONE) != 0
+            out.truncated[g] = (flags & STEP_TRUNCATED) != 0
             for seat in range(n_players):
-                final_payoffs[b, seat] = episode_payoffs[b, seat]
-                episode_payoffs[b, seat] = 0.0
-                observe(hands, decks, scalars, rules, library, events, b, seat, n_events, reasons,
-                        final_observation[b, seat])  # fmt: skip
+                out.final_payoffs[g, seat] = episode_payoffs[g, seat]
+                episode_payoffs[g, seat] = 0.0
+                observe(state, library, g, seat, n_events, reasons, out.final_observation[g, seat])
             # The next episode's seed comes from the game's own stream: a game's future depends
             # only on its own state and actions, whatever the other games do.
-            seed = next_u64(rng, b)
-            _start_episode(hands, hand_bits, decks, scalars, rules, events, calls, rng, b, seed, start_rules,
-                           rule_pool, pool_draws)  # fmt: skip
-            action_mask(hands, decks, scalars, rules, library, b, by_rules, mask[b])
-            events_key[b] = -1  # a new episode: its first events block is written whole
-        seat = scalars[b, S_CURRENT]
-        to_act[b] = seat
-        _observe_cached(hands, decks, scalars, rules, library, events, b, seat, n_events, reasons,
-                        observation[b], events_key)  # fmt: skip
+            seed = next_u64(state.rng, g)
+            _start_episode(state, g, seed, settings.start_rules, settings.rule_pool, settings.pool_draws)
+            action_mask(state, library, g, settings.by_rules, out.mask[g])
+            out.events_key[g] = -1  # a new episode: its first events block is written whole
+        seat = scalars[g, S_CURRENT]
+        out.to_act[g] = seat
+        _observe_cached(state, library, g, seat, n_events, reasons, out.observation[g], out.events_key)
 
 
 @njit
-def observe_games(hands, decks, scalars, rules, library, events, seats, n_events, reasons, out):
-    """``out[b]`` = game ``b``'s observation from ``seats[b]``'s point of view, for every game."""
-    for b in range(seats.shape[0]):
-        observe(hands, decks, scalars, rules, library, events, b, seats[b], n_events, reasons, out[b])
+def observe_games(state, library, seats, n_events, reasons, out):
+    """``out[g]`` = game ``g``'s observation from ``seats[g]``'s point of view, for every game."""
+    for g in range(seats.shape[0]):
+        observe(state, library, g, seats[g], n_events, reasons, out[g])

@@ -9,25 +9,32 @@ one deck per three players, rounded up. The joker is the nine of diamonds for ev
 
 Agents ``player_0 .. player_{n-1}`` (3–8; 2 allowed). One agent acts at a time; a turn is a few
 sub-actions, each one AEC step: ``PLAY(card type)`` or ``DRAW``, then any ``SAY(phrase)``, then
-``END_TURN``, when the Mao Master judges the turn and announces the calls. With a pending seven
-chain, ``DRAW`` takes the chain's penalty cards (the turn then goes on, or ends with
+``END_TURN``, when the Mao Master judges the turn and announces the calls (with
+``calls="players"`` a call window opens instead: see "Players' calls" below). With a pending
+seven chain, ``DRAW`` takes the chain's penalty cards (the turn then goes on, or ends with
 ``seven_turn_ends=True``). The round winner then chooses a rule (its own decision phase).
 
-Action space: ``Discrete(55 + 15 + 45)`` (see ``mao_env.cards``)::
+Action space: ``Discrete(57 + 16 + 19 + 45)`` (see ``mao_env.cards``)::
 
     0..52    play card type (AC..KC, AD..KD, AH..KH, AS..KS, JK)     53  draw
-    54..68   say phrase (nice-day, penalty-card, thank-you, card-name, badger, last-card, mao,
-             clubs, diamonds, hearts, spades, rabbit, hedgehog, fox, chairman)
-    69       end turn                                                  70..114  add library rule
+    54..69   say phrase (nice-day, penalty-card, thank-you, card-name, badger, last-card, mao,
+             clubs, diamonds, hearts, spades, rabbit, hedgehog, fox, chairman, pass)
+    70       end turn
+    71..89   (call window) call reason r: failure to say phrase r (0..15), bad card (16),
+             talking (17), Mao in vain (18)
+    90       (call window) no more calls             91  (call window) point of order
+    92..136  add library rule
 
 Action mask (``int8``, all zeros off turn): ``mask="physical"`` (default) is what a person can do:
 play a held card or draw at the start of a turn; say each phrase at most once, or end the turn,
 afterwards (after "Mao" only the end of the turn; after ``max_sub_actions - 1`` sub-actions only
-the end of the turn); choose a rule not yet active. ``mask="rules"`` is what the full rule set
-allows (it leaks the secret rules: for curricula, debugging and the oracle agent).
+the end of the turn); choose a rule not yet active; in a call window, call any reason not yet
+called in it, pass or say "point of order". ``mask="rules"`` is what the full rule set allows (it
+leaks the secret rules: for curricula, debugging and the oracle agent; in a call window only the
+correct calls).
 
 Observation ``{"observation": float32[obs_dim], "action_mask": int8[n_actions]}``; index table
-(``K = n_events``, ``R = 45`` library rules, ``E = 109`` features per event, ``E + R`` with
+(``K = n_events``, ``R = 45`` library rules, ``E = 132`` features per event, ``E + R`` with
 ``reasons="revealed"``; generated from the named pieces of :mod:`mao_env.layout`, where agents
 read them by name: ``obs[SLICES["hand"]]``, ``event_row[EVENT_SLICES["card"]]``)::
 
@@ -37,44 +44,65 @@ read them by name: ``obs[SLICES["hand"]]``, ``event_row[EVENT_SLICES["card"]]``)
     110          1 if a suit was named
     111          direction: 1 = increasing seat numbers
     112          pending seven chain: cards the acting seat takes unless it plays a seven
-    113..115     phase: turn start, speaking, choosing a rule (one-hot)
-    116..168     this turn (own turn only): the card played (one-hot)
-    169          ... 1 if drew a card
-    170          ... seven-chain cards taken
-    171..185     ... phrases said
-    186..193     hand sizes by relative seat (0 = self), zero beyond n_players
-    194          stack size
-    195          pile size
-    196          rounds finished
-    197          active rules
-    198..242     rules this player authored (multi-hot over the library)
-    243..        the last K public events, most recent first, E (+R) features each:
+    113..116     phase: turn start, speaking, choosing a rule, call window (one-hot)
+    117..169     this turn (own turn, or the one judged in a call window): the card played (one-hot)
+    170          ... 1 if drew a card
+    171          ... seven-chain cards taken
+    172..187     ... phrases said
+    188..195     (call window) relative seat whose turn is judged (one-hot)
+    196..203     hand sizes by relative seat (0 = self), zero beyond n_players
+    204          stack size
+    205          pile size
+    206          rounds finished
+    207          active rules
+    208..252     rules this player authored (multi-hot over the library)
+    253..        the last K public events, most recent first, E (+R) features each:
       +0         1 if the slot holds an event
       +1..8      relative seat of the actor (one-hot)
-      +9..12     kind: valid play, bad card (taken back), draw, new rule introduced
-      +13..65    card played (valid or bad), none for draws (drawn cards are private)
-      +66..80    phrases said
-      +81..98    call reasons: failure to say phrase p, bad card, talking, Mao in vain (0: reasons="hidden")
-      +99        number of calls
-      +100       penalty cards for calls
-      +101       seven-chain cards taken
-      +102       cards a rule made the next seat take
-      +103       1 if this turn won the round (Mao)
-      +104       relative seat that took those cards
-      +105..108  suit named with a Jack (one-hot)
-      +109..     (reasons="revealed") the library rules behind the calls (multi-hot)
+      +9..14     kind: play, bad card (taken back), draw, new rule introduced, call, point of order
+      +15..67    card played (valid or bad), none for draws (drawn cards are private)
+      +68..83    phrases said
+      +84..102   call reasons: failure to say phrase p, bad card, talking, Mao in vain (0: reasons="hidden")
+      +103..121  (players' calls) reasons called wrongly (bad calls)
+      +122       number of calls
+      +123       penalty cards for calls
+      +124       seven-chain cards taken
+      +125       cards a rule made the next seat take
+      +126       1 if this turn won the round (Mao)
+      +127       relative seat that took those cards
+      +128..131  suit named with a Jack (one-hot)
+      +132..     (reasons="revealed") the library rules behind the calls (multi-hot)
 
 Nothing of other hands and nothing of secret rules a player did not author is observed (default
 ``reasons="calls"``: a validity rule shows as "bad card", a speech rule as "failure to say 'P'").
 
 Rewards (per step, every seat): ``win_reward`` (default 1.0) to the round winner, and
-``penalty_card_reward`` (default -0.1) per penalty card received (calls, the seven chain and a
-wrong "Mao"'s three cards; cards a dynamics rule makes a seat take are not penalties).
+``penalty_card_reward`` (default -0.1) per penalty card received (calls, the seven chain, a wrong
+"Mao"'s three cards, a forgotten "Mao"'s ``forgotten_mao_cards``, bad calls; cards a dynamics
+rule makes a seat take are not penalties).
 
 Calls: after every step ``env.last_calls`` and ``infos[agent]["calls"]`` (every agent) list the
-Mao Master's calls of that step: ``{"player", "call", "cards"}`` plus, unless ``reasons="hidden"``,
-``"code"`` (0 bad card, 1 failure to say, 2 talking, 3 Mao in vain), ``"reason"`` and ``"phrase"``,
-and with ``reasons="revealed"`` the library ``"rule"`` behind it (-1 for a base rule).
+calls of that step: ``{"player"`` (who takes the cards), ``"caller"`` (``None`` for the Mao
+Master), ``"bad_call"``, ``"call"``, ``"cards"}`` plus, unless ``reasons="hidden"``, ``"code"``
+(0 bad card, 1 failure to say, 2 talking, 3 Mao in vain, 4 bad call), ``"reason"`` and ``"phrase"``
+(for a bad call ``"called"``: the reason called), and with ``reasons="revealed"`` the library
+``"rule"`` behind it (-1 for a base rule).
+
+Players' calls (``calls="players"``; default ``"master"``; ``docs/mao-rules.md`` has the full
+reading): after ``END_TURN`` nobody is penalised yet; a call window opens on the turn. Every other
+seat, in seat order from the one after the mover (whatever the direction), acts in turn: any number
+of ``CALL(reason)`` (each reason at most once per window) then ``NO_CALL``; or ``POINT_OF_ORDER``,
+which settles the turn at once (the seats after it lose their chance). A correct call (the fault
+happened) gives the mover the Mao Master's penalty for it; a wrong one gives the caller the card(s)
+it meant to give ("Bad call"; three for the two "Mao" reasons); a fault nobody calls is unpunished,
+and an uncalled bad card stays on the pile and acts as a good one. The verdict is public at once,
+the cards move when the turn is settled (the last ``NO_CALL`` or the point of order): rewards come
+then. The turn wins the round if "Mao" was said, the card stayed, the hand is empty and no correct
+call was made. In a window every seat observes the phase "call window", the mover and its turn
+(card, draw, phrases); each call is a public event (kind "call": caller, reason, cards, bad call or
+not), a point of order too, and the settled turn's event lists the reasons that stood and the bad
+calls. ``env.window_faults()`` (Mao Master knowledge, for evaluation) gives the faults of the turn
+under judgement.
 
 Episodes: ``num_rounds`` rounds (default 1) — termination — or ``max_steps`` sub-actions
 (default 3000) — truncation for all agents. ``max_sub_actions`` (default 18) caps one turn.
@@ -84,14 +112,15 @@ episode, ``step`` raises ``RuntimeError`` ("the episode is over: call reset()").
 
 Variants (constructor options): ``seven_turn_ends`` (taking the seven penalty ends the turn),
 ``seven_phrase`` ("penalty card" or "thank you"), ``talking`` (penalise phrases not required,
-default on), ``rounds`` ("plain": everyone re-dealt; "cambridge": the winner re-enters with five
-cards), ``rule_choice`` ("agent", "sampled", "fixed": the list ``options["fixed_rules"]`` at
-reset), ``reasons`` ("calls", "hidden", "revealed"), ``mask`` ("physical", "rules"),
-``n_events`` (K, default 8, at most 16), ``obs_type`` ("history": with the K events, default;
-"summary": without them), ``win_reward``, ``penalty_card_reward``, ``render_mode`` ("ansi",
-"human": the table and every call as the Mao Master says it). Every option but ``render_mode``
-is a field of :class:`mao_env.options.MaoOptions` (checked there, kept as ``env.options``), which
-also builds the kernels' config row; the batched env builds from it too.
+default on; "pass" after a draw is never talking), ``calls`` ("master", "players"),
+``forgotten_mao_cards`` (3, the seed's reading, default; or 1), ``rounds`` ("plain": everyone
+re-dealt; "cambridge": the winner re-enters with five cards), ``rule_choice`` ("agent", "sampled",
+"fixed": the list ``options["fixed_rules"]`` at reset), ``reasons`` ("calls", "hidden", "revealed"),
+``mask`` ("physical", "rules"), ``n_events`` (K, default 8, at most 16), ``obs_type`` ("history":
+with the K events, default; "summary": without them), ``win_reward``, ``penalty_card_reward``,
+``render_mode`` ("ansi", "human": the table and every call as the Mao Master says it). Every option
+but ``render_mode`` is a field of :class:`mao_env.options.MaoOptions` (checked there, kept as
+``env.options``), which also builds the kernels' config row; the batched env builds from it too.
 
 Scenario API: ``reset(options={...})`` with ``hands`` ({seat: ["9D", ...]}), ``pile`` (bottom to
 top), ``stack`` (next card drawn first), ``rules`` ([rule id] or [(rule id, author)]),
@@ -113,10 +142,13 @@ seats' hand sizes, the rounds, the number of active secret rules and the ones th
 calls (as the ``reasons`` mode lets the table hear them; ``"revealed"`` names the rules behind
 calls, for everyone). ``render(seat=k)`` returns it with ``render_mode="ansi"`` (prints it with
 ``"human"``); ``render()`` without a seat is the Mao Master's view with every hand.
-Text helpers: ``env.action_from_text("play 9D" | "draw" | "say last-card" | "end" | "rule 12")``,
+Text helpers: ``env.action_from_text("play 9D" | "draw" | "say last-card" | "end" |
+"call bad-card" | "call failure last-card" | "no call" | "point of order" | "rule 12")``,
 ``env.describe_action(id)``; ``allowed_actions(env.get_state()["arrays"])`` is the rules mask.
 
-Version history: v0 — first release.
+Version history: v0 — first release; then, still v0: players' calls (``calls``), the phrase
+"pass", a forgotten "Mao" costs three cards (``forgotten_mao_cards``); actions 115 -> 137 and the
+observation grew (a policy trained before does not load).
 """
 
 from __future__ import annotations
@@ -130,6 +162,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo.utils import wrappers
 
 from cardgame_core.aec import CardGameAECEnv, IllegalActionError, check_action, seed_sequence
+from cardgame_core.jit import compiled_for
 from mao_env import cards, core
 from mao_env import rules as rule_library
 from mao_env import state as snapshots
@@ -148,6 +181,13 @@ from mao_env.options import (  # noqa: F401 (the option tables are re-exported f
 from mao_env.options import check_int as _check_int
 from mao_env.state import STATE_KEYS
 
+# The kernels of the step path compiled for the AEC env's argument types (the same for every env:
+# its own buffers, a game index, an action and its option values as Python scalars), made at
+# their first use: a call skips Numba's type dispatch of the state tuple (cardgame_core.jit).
+_step_game = None
+_step_rewards = None
+_observe = None
+
 __all__ = ["IllegalActionError", "allowed_actions", "env", "raw_env"]
 
 CALL_REASONS = {
@@ -155,7 +195,9 @@ CALL_REASONS = {
     core.CALL_FAILURE_TO_SAY: "failure to say",
     core.CALL_TALKING: "talking",
     core.CALL_MAO: "mao",
+    core.CALL_BAD_CALL: "bad call",
 }
+_EVENT_KINDS = ("play", "bad card", "draw", "new rule", "call", "point of order")
 _SCENARIO_KEYS = (
     "hands",
     "pile",
@@ -179,6 +221,8 @@ def describe_call(code: int, phrase: int, reasons: str = "calls", rule: int = -1
         text = f"Failure to say '{cards.PHRASES[phrase]}'"
     elif code == core.CALL_TALKING:
         text = "Talking"
+    elif code == core.CALL_BAD_CALL:
+        text = "Bad call"
     else:
         text = "Taking the name of the great Chinese leader in vain"
     if reasons == "revealed" and rule >= 0:
@@ -195,9 +239,9 @@ def allowed_actions(state: dict[str, np.ndarray], game: int = 0) -> np.ndarray:
     state as returned by ``get_state()`` — the ``mask="rules"`` mask and the oracle's choices.
     The arrays are checked first (:func:`mao_env.state.check_state_arrays`: ``ValueError``
     naming a bad field); an ended game allows nothing."""
-    hands, _, decks, scalars, rules = snapshots.check_state_arrays(state, game)[:5]
+    arrays = snapshots.check_state_arrays(state, game)
     out = np.zeros(cards.n_actions(rule_library.N_RULES), dtype=np.int8)
-    core.action_mask(hands, decks, scalars, rules, rule_library.LIBRARY, int(game), True, out)
+    core.action_mask(arrays, rule_library.LIBRARY, int(game), True, out)
     return out
 
 
@@ -230,6 +274,8 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         seven_turn_ends: bool = False,
         seven_phrase: str = "penalty card",
         talking: bool = True,
+        calls: str = "master",
+        forgotten_mao_cards: int = 3,
         max_sub_actions: int = 18,
         n_events: int = 8,
         obs_type: str = "history",
@@ -240,7 +286,8 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         EzPickle.__init__(
             self, n_players, num_rounds=num_rounds, max_steps=max_steps, mask=mask, reasons=reasons,
             rule_choice=rule_choice, rounds=rounds, seven_turn_ends=seven_turn_ends,
-            seven_phrase=seven_phrase, talking=talking, max_sub_actions=max_sub_actions,
+            seven_phrase=seven_phrase, talking=talking, calls=calls,
+            forgotten_mao_cards=forgotten_mao_cards, max_sub_actions=max_sub_actions,
             n_events=n_events, obs_type=obs_type, win_reward=win_reward,
             penalty_card_reward=penalty_card_reward, render_mode=render_mode,
         )  # fmt: skip
@@ -250,7 +297,8 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         self.options = MaoOptions(
             n_players=n_players, num_rounds=num_rounds, max_steps=max_steps, mask=mask, reasons=reasons,
             rule_choice=rule_choice, rounds=rounds, seven_turn_ends=seven_turn_ends,
-            seven_phrase=seven_phrase, talking=talking, max_sub_actions=max_sub_actions,
+            seven_phrase=seven_phrase, talking=talking, calls=calls,
+            forgotten_mao_cards=forgotten_mao_cards, max_sub_actions=max_sub_actions,
             n_events=n_events, obs_type=obs_type, win_reward=win_reward,
             penalty_card_reward=penalty_card_reward,
         )  # fmt: skip
@@ -265,6 +313,8 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         self.seven_turn_ends = options.seven_turn_ends
         self.seven_phrase = options.seven_phrase
         self.talking = options.talking
+        self.calls = options.calls
+        self.forgotten_mao_cards = options.forgotten_mao_cards
         self.max_sub_actions = options.max_sub_actions
         self.n_events = options.n_events
         self.obs_type = options.obs_type
@@ -283,7 +333,8 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             max(self.n_decks * cards.CARDS_PER_DECK, self.num_rounds, core.MAX_CALLS)
         )
         self.obs_dim = options.obs_dim
-        self._state = core.new_state(1)
+        #: The game's arrays (``mao_env.state.MaoState``, one game), written in place by the kernels.
+        self._state = snapshots.new_state(1)
         self._spec = self.game_spec()
         self._mask = np.zeros(self.n_actions, dtype=np.int8)
         self._no_mask = np.zeros(self.n_actions, dtype=np.int8)
@@ -296,8 +347,6 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         # rewards / infos already hold what a quiet step (no penalty, no call) would write.
         self._by_rules = options.by_rules
         self._reasons_code = options.reasons_code
-        hands, _, decks, scalars, rules, events = self._state[:6]
-        self._observe_state = (hands, decks, scalars, rules, rule_library.LIBRARY, events, 0)
         self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         self._step_rewards = np.zeros(self.n_players, dtype=np.float64)
         self._zero_rewards = np.zeros(self.n_players, dtype=np.float64)
@@ -326,10 +375,10 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         if seed is not None or not self._has_reset:
             self._rng = seed_sequence(seed)
         game_seed = int(self._rng.integers(0, 2**63 - 1))
-        hands, hand_bits, decks, scalars, rules, events, calls, rng = self._state
+        scalars = self._state.scalars
         self.write_options(scalars)
-        rules[0, core.QUEUE, :] = -1
-        core.reset_game(hands, hand_bits, decks, scalars, rules, events, calls, rng, 0, game_seed)
+        self._state.rules[0, core.QUEUE, :] = -1
+        core.reset_game(self._state, 0, game_seed)
         if scenario is not None:
             self._place_scenario(scenario)
         self._reset_bookkeeping()
@@ -362,13 +411,15 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         if not (type(action) is int and 0 <= action < self.n_actions and mask[action]):
             action = check_action(action, mask, self.describe_action)
         self._cumulative_rewards[agent] = 0.0
-        hands, hand_bits, decks, scalars, rules, events, calls, rng = self._state
+        global _step_game, _step_rewards
+        state = self._state
+        scalars = state.scalars
         # One kernel call applies the action and writes the next mask; its flags say which of
         # rewards, calls and the episode's end need any Python work at all in this step.
-        flags = core.step_game(
-            hands, hand_bits, decks, scalars, rules, rule_library.LIBRARY, events, calls, rng, 0, action,
-            self._by_rules, self.max_steps, mask,
-        )  # fmt: skip
+        arguments = (state, rule_library.LIBRARY, 0, action, self._by_rules, self.max_steps, mask)
+        if _step_game is None:
+            _step_game = compiled_for(core.step_game, *arguments)
+        flags = _step_game(*arguments)
         if flags & core.STEP_CALLS:
             self.last_calls = []
             self._record_calls(self._seat_of[agent], int(scalars[0, core.S_N_CALLS]))
@@ -383,7 +434,10 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         if self.render_mode is not None:
             self._narrate_new_events()
         if flags & core.STEP_REWARDS:
-            core.step_rewards(scalars, 0, self.win_reward, self.penalty_card_reward, self._step_rewards)
+            arguments = (state, 0, self.win_reward, self.penalty_card_reward, self._step_rewards)
+            if _step_rewards is None:
+                _step_rewards = compiled_for(core.step_rewards, *arguments)
+            _step_rewards(*arguments)
             self._set_step_rewards(self._step_rewards)
             self._rewards_zero = False
         elif not self._rewards_zero:
@@ -398,7 +452,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             self.render()
 
     def _after_step(self) -> None:
-        scalars = self._state[3]
+        scalars = self._state.scalars
         self.agent_selection = self.possible_agents[int(scalars[0, core.S_CURRENT])]
         if scalars[0, core.S_DONE]:
             self._end_episode(truncated=False)
@@ -407,30 +461,34 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         if scalars[0, core.S_DONE] or scalars[0, core.S_STEP] >= self.max_steps:
             self._mask = self._no_mask.copy()
             return
-        hands, _, decks, scalars, rules = self._state[:5]
-        core.action_mask(hands, decks, scalars, rules, rule_library.LIBRARY, 0, self._by_rules, self._mask)
+        core.action_mask(self._state, rule_library.LIBRARY, 0, self._by_rules, self._mask)
 
     def _record_calls(self, seat: int, n_calls: int) -> None:
-        """Copy the Mao Master's calls of the last step into ``last_calls`` (as the reasons mode
-        lets the table hear them)."""
-        name = self.possible_agents[seat]
-        for code, phrase, n_cards, rule in self._state[6][0, :n_calls].tolist():
+        """Copy the calls of the last step into ``last_calls`` (as the reasons mode lets the table
+        hear them): who takes the cards, who called (``None``: the Mao Master), the verdict."""
+        agents = self.possible_agents
+        for code, phrase, n_cards, rule, player, caller in self._state.calls[0, :n_calls].tolist():
+            bad_call = code == core.CALL_BAD_CALL
             call: dict[str, Any] = {
-                "player": name,
+                "player": agents[player],
+                "caller": agents[caller] if caller >= 0 else None,
+                "bad_call": bad_call,
                 "call": _call_text(code, phrase, self.reasons, rule),
                 "cards": n_cards,
             }
             if self.reasons != "hidden":
                 call["code"] = code
                 call["reason"] = CALL_REASONS[code]
-                call["phrase"] = cards.PHRASE_KEYS[phrase] if phrase >= 0 else None
+                call["phrase"] = cards.PHRASE_KEYS[phrase] if phrase >= 0 and not bad_call else None
+                if bad_call:
+                    call["called"] = cards.call_reason_key(phrase)
             if self.reasons == "revealed":
                 call["rule"] = rule
             self.last_calls.append(call)
 
     def _narrate_new_events(self) -> None:
         """The table talk of every public event since the last call, for ``render``."""
-        scalars, events = self._state[3], self._state[5]
+        scalars, events = self._state.scalars, self._state.events
         total = int(scalars[0, core.S_N_EVENTS])
         for index in range(max(self._narrated, total - core.EVENT_SLOTS), total):
             event = events[0, index % core.EVENT_SLOTS]
@@ -439,6 +497,9 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             if kind == core.KIND_RULE_ADDED:
                 self._announcements.append(f'{name}: "Introducing a new rule."')
                 continue
+            if kind in (core.KIND_CALL, core.KIND_POINT_OF_ORDER):
+                self._announcements.append("  " + self._event_text(event))
+                continue
             card = int(event[core.E_CARD])
             said = _phrases_said(event)
             action = f"plays {cards.CARD_NAMES[card]}" if card >= 0 else "draws"
@@ -446,7 +507,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
                 action = f"takes {int(event[core.E_CHAIN_CARDS])} for the sevens, " + action
             speech = f", saying {', '.join(repr(p) for p in said)}" if said else ""
             self._announcements.append(f"{name} {action}{speech}.")
-            if kind == core.KIND_BAD_CARD or event[core.E_N_CALLS]:
+            if self.options.calls != "players" and (kind == core.KIND_BAD_CARD or event[core.E_N_CALLS]):
                 for call in self.last_calls:
                     n = call["cards"]
                     taken = f"{call['player']} takes {n} card{'s' if n > 1 else ''}"
@@ -468,7 +529,12 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(self.possible_agents)}")
         self._require_reset()
         observation = np.empty(self.obs_dim, dtype=np.float32)
-        core.observe(*self._observe_state, seat, self.n_events, self._reasons_code, observation)
+        global _observe
+        state, n_events, reasons = self._state, self.n_events, self._reasons_code
+        arguments = (state, rule_library.LIBRARY, 0, seat, n_events, reasons, observation)
+        if _observe is None:
+            _observe = compiled_for(core.observe, *arguments)
+        _observe(*arguments)
         mask = self._mask.copy() if agent == self.agent_selection else np.zeros(self.n_actions, np.int8)
         return {"observation": observation, "action_mask": mask}
 
@@ -486,29 +552,49 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
     # -- inspection -------------------------------------------------------------------------------
     @property
     def current_seat(self) -> int:
-        return int(self._state[3][0, core.S_CURRENT])
+        return int(self._state.scalars[0, core.S_CURRENT])
 
     def hand(self, seat: int) -> list[str]:
         """The short names of the cards ``seat`` holds (one entry per copy)."""
-        counts = self._state[0][0, seat]
+        counts = self._state.hands[0, seat]
         return [cards.CARD_NAMES[c] for c in range(cards.N_CARD_TYPES) for _ in range(int(counts[c]))]
 
     def top_card(self) -> str:
-        return cards.CARD_NAMES[int(self._state[2][0, core.PILE, self._state[3][0, core.S_PILE_SIZE] - 1])]
+        pile_size = self._state.scalars[0, core.S_PILE_SIZE]
+        return cards.CARD_NAMES[int(self._state.decks[0, core.PILE, pile_size - 1])]
 
     def active_rules(self) -> list[tuple[int, int]]:
         """(rule id, author seat) of every active secret rule — Mao Master knowledge."""
-        rules = self._state[4][0]
+        rules = self._state.rules[0]
         return [
             (int(r), int(a)) for r, a in zip(rules[core.ACTIVE], rules[core.AUTHOR], strict=True) if r >= 0
         ]
 
+    def in_call_window(self) -> bool:
+        """Whether the seats are calling on the last turn (``calls="players"``)."""
+        return int(self._state.scalars[0, core.S_PHASE]) == core.PH_CALL
+
+    def window_faults(self) -> dict[int, int]:
+        """In a call window: the faults of the turn under judgement, as the Mao Master would call
+        them (call reason -> penalty cards), called or not — Mao Master knowledge (evaluation,
+        tests). Empty outside a window."""
+        if not self.in_call_window():
+            return {}
+        scalars = self._state.scalars[0]
+        faults = scalars[core.S_FAULT_CARDS_0 : core.S_FAULT_CARDS_0 + cards.N_CALL_REASONS]
+        return {int(reason): int(faults[reason]) for reason in np.flatnonzero(faults)}
+
+    @property
+    def round_won_by(self) -> int:
+        """The seat that won a round in the last step, -1 if none."""
+        return int(self._state.scalars[0, core.S_ROUND_WON])
+
     def public_events(self) -> list[dict[str, Any]]:
         """The public event records still in the buffer, oldest first: who, kind, card, phrases,
         calls (reason bits as observed in the current reasons mode) and cards."""
-        scalars, events = self._state[3], self._state[5]
+        scalars, events = self._state.scalars, self._state.events
         total = int(scalars[0, core.S_N_EVENTS])
-        kinds = ("play", "bad card", "draw", "new rule")
+        kinds = _EVENT_KINDS
         records = []
         for index in range(max(0, total - core.EVENT_SLOTS), total):
             e = events[0, index % core.EVENT_SLOTS]
@@ -531,6 +617,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             }
             if self.reasons != "hidden":
                 record["call_bits"] = int(e[core.E_CALLS])
+                record["bad_call_bits"] = int(e[core.E_BAD_CALLS])
             if self.reasons == "revealed":
                 record["rules"] = [
                     r for r in range(rule_library.N_RULES) if (int(e[core.E_RULE_BITS]) >> r) & 1
@@ -578,7 +665,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         self._rng = snapshot.reset_rng
         self.last_calls = snapshot.last_calls
         self._announcements = []
-        self._narrated = int(self._state[3][0, core.S_N_EVENTS])
+        self._narrated = int(self._state.scalars[0, core.S_N_EVENTS])
         self._has_reset = True
         self._rewards_zero = False
         self._infos_quiet = False
@@ -586,14 +673,11 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         if self.agents and self.agent_selection not in self.agents:
             # The acting seat already stepped out of the ended episode: the others step out next.
             self.agent_selection = self.agents[0]
-        scalars = self._state[3]
+        scalars = self._state.scalars
         if scalars[0, core.S_DONE] or scalars[0, core.S_STEP] >= self.max_steps:
             self._mask = self._no_mask.copy()
         else:
-            hands, _, decks, scalars, rules = self._state[:5]
-            core.action_mask(
-                hands, decks, scalars, rules, rule_library.LIBRARY, 0, self._by_rules, self._mask
-            )
+            core.action_mask(self._state, rule_library.LIBRARY, 0, self._by_rules, self._mask)
 
     # -- scenarios ---------------------------------------------------------------------------------
     def _card_list(self, what: str, names: Any) -> list[int]:
@@ -663,7 +747,9 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
 
     def _place_scenario(self, scenario: dict[str, Any]) -> None:
         """Write a scenario checked by :meth:`_parse_scenario` over the freshly dealt game."""
-        hands, hand_bits, decks, scalars, rules = self._state[:5]
+        state = self._state
+        hands, hand_bits, decks = state.hands, state.hand_bits, state.decks
+        scalars, rules = state.scalars, state.rules
         if "hands" in scenario:
             hand_lists = dict(scenario["hands"])
             pile, stack, remaining = scenario["pile"], scenario["stack"], scenario["remaining"]
@@ -721,7 +807,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         return text if self.render_mode == "ansi" else None
 
     def _master_view(self) -> str:
-        scalars = self._state[3]
+        scalars = self._state.scalars
         lines = list(self._announcements)
         self._announcements = []
         named = int(scalars[0, core.S_NAMED_SUIT])
@@ -751,9 +837,9 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         seat = _check_int("seat", seat, 0, self.n_players - 1)
         n_recent = _check_int("n_recent", n_recent, 0, core.EVENT_SLOTS)
         self._require_reset()
-        scalars = self._state[3][0]
+        scalars = self._state.scalars[0]
         named = int(scalars[core.S_NAMED_SUIT])
-        top = int(self._state[2][0, core.PILE, scalars[core.S_PILE_SIZE] - 1])
+        top = int(self._state.decks[0, core.PILE, scalars[core.S_PILE_SIZE] - 1])
         follow = cards.SUIT_NAMES[named if named >= 0 else int(cards.CARD_SUIT[top])]
         name = self.possible_agents[seat]
         round_number = min(int(scalars[core.S_ROUND]) + 1, self.num_rounds)
@@ -773,14 +859,14 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         acting = self.current_seat
         for other, agent in enumerate(self.possible_agents):
             if other != seat:
-                n = int(self._state[0][0, other].sum())
+                n = int(self._state.hands[0, other].sum())
                 lines.append(f"{'>' if other == acting else ' '} {agent}: {n} card{'' if n == 1 else 's'}")
         phase = int(scalars[core.S_PHASE])
         if phase == core.PH_OVER:
             lines.append("the episode is over")
         elif phase == core.PH_CHOOSE_RULE:
             lines.append(f"{self.possible_agents[acting]} won the round and chooses a new rule")
-        elif acting == seat:
+        elif phase == core.PH_CALL or acting == seat:
             turn = []
             if scalars[core.S_TOOK_SEVEN]:
                 turn.append(f"took {int(scalars[core.S_TOOK_SEVEN])} for the sevens")
@@ -791,10 +877,17 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             said = [cards.PHRASES[p] for p in range(cards.N_PHRASES) if (int(scalars[core.S_SAID]) >> p) & 1]
             if said:
                 turn.append("said " + ", ".join(repr(p) for p in said))
-            lines.append("your turn" + (": " + "; ".join(turn) if turn else ""))
+            if phase == core.PH_CALL:
+                mover = int(scalars[core.S_MOVER])
+                whose = "your turn" if mover == seat else f"{self.possible_agents[mover]}'s turn"
+                caller = "you" if acting == seat else self.possible_agents[acting]
+                lines.append(f"calls on {whose}" + (": " + "; ".join(turn) if turn else ""))
+                lines.append(f"{caller} to call or pass")
+            else:
+                lines.append("your turn" + (": " + "; ".join(turn) if turn else ""))
         else:
             lines.append(f"{self.possible_agents[acting]} to act")
-        rules = self._state[4][0]
+        rules = self._state.rules[0]
         authored = [
             int(r)
             for r, a in zip(rules[core.ACTIVE], rules[core.AUTHOR], strict=True)
@@ -807,7 +900,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         if recent:
             lines.append("recently:")
             lines += [
-                "  " + self._event_text(self._state[5][0, index % core.EVENT_SLOTS]) for index in recent
+                "  " + self._event_text(self._state.events[0, index % core.EVENT_SLOTS]) for index in recent
             ]
         return "\n".join(lines)
 
@@ -817,6 +910,14 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         kind = int(event[core.E_KIND])
         if kind == core.KIND_RULE_ADDED:
             return f'{name}: "Introducing a new rule."'
+        if kind == core.KIND_POINT_OF_ORDER:
+            return f'{name}: "Point of order." (the calls on the turn are settled) "End of point of order."'
+        if kind == core.KIND_CALL:
+            call = "; ".join(self._event_calls(event)) or "Penalty"
+            n = int(event[core.E_PENALTY_CARDS])
+            if event[core.E_BAD_CALLS] and self.reasons != "hidden":
+                return f'{name} calls "{call}": bad call, {name} takes {n} card{"s" if n > 1 else ""}.'
+            return f'{name} calls "{call}" ({n} penalty card{"s" if n > 1 else ""}).'
         card = int(event[core.E_CARD])
         parts = []
         if event[core.E_CHAIN_CARDS]:
@@ -833,9 +934,10 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             text += ", saying " + ", ".join(repr(p) for p in said)
         calls = self._event_calls(event)
         if calls:
-            text += (
-                f'. Mao Master: "{"; ".join(calls)}." ({int(event[core.E_PENALTY_CARDS])} penalty card(s))'
-            )
+            who = "Calls that stood" if self.options.calls == "players" else "Mao Master"
+            text += f'. {who}: "{"; ".join(calls)}." ({int(event[core.E_PENALTY_CARDS])} penalty card(s))'
+        if self.options.calls == "players" and event[core.E_BAD_CALLS] and self.reasons != "hidden":
+            text += ". Bad calls: " + ", ".join(_reason_texts(int(event[core.E_BAD_CALLS])))
         if event[core.E_FORCED_DRAW]:
             forced = self.possible_agents[int(event[core.E_FORCED_SEAT])]
             text += f". {forced} takes {int(event[core.E_FORCED_DRAW])} card(s)"
@@ -870,6 +972,17 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
 
     def close(self) -> None:
         pass
+
+
+def _reason_texts(bits: int) -> list[str]:
+    """The call reasons of a bit set, as called."""
+    texts = [describe_call(core.CALL_BAD_CARD, -1)] if (bits >> cards.CALL_REASON_BAD_CARD) & 1 else []
+    texts += [describe_call(core.CALL_FAILURE_TO_SAY, p) for p in range(cards.N_PHRASES) if (bits >> p) & 1]
+    if (bits >> cards.CALL_REASON_TALKING) & 1:
+        texts.append(describe_call(core.CALL_TALKING, -1))
+    if (bits >> cards.CALL_REASON_MAO) & 1:
+        texts.append(describe_call(core.CALL_MAO, cards.MAO))
+    return texts
 
 
 def _phrases_said(event: np.ndarray) -> list[str]:

@@ -35,13 +35,13 @@ __all__ = [
 ]
 
 # ---- what positions inside the event pieces mean ----------------------------------------------
-KIND_PLAY, KIND_BAD_CARD, KIND_DRAW, KIND_RULE_ADDED = 0, 1, 2, 3
-N_EVENT_KINDS = 4
-# Call reason bits: 0..N_PHRASES-1 = failure to say phrase p, then:
-CALL_BIT_BAD_CARD = cards.N_PHRASES
-CALL_BIT_TALKING = cards.N_PHRASES + 1
-CALL_BIT_MAO = cards.N_PHRASES + 2
-N_CALL_BITS = cards.N_PHRASES + 3
+KIND_PLAY, KIND_BAD_CARD, KIND_DRAW, KIND_RULE_ADDED, KIND_CALL, KIND_POINT_OF_ORDER = range(6)
+N_EVENT_KINDS = 6
+# Call reason bits (the call reasons of mao_env.cards): 0..N_PHRASES-1 = failure to say phrase p, then:
+CALL_BIT_BAD_CARD = cards.CALL_REASON_BAD_CARD
+CALL_BIT_TALKING = cards.CALL_REASON_TALKING
+CALL_BIT_MAO = cards.CALL_REASON_MAO
+N_CALL_BITS = cards.N_CALL_REASONS
 
 
 class Piece(NamedTuple):
@@ -59,11 +59,16 @@ STATE_PIECES: tuple[Piece, ...] = (
     Piece("named", 1, "1 if a suit was named"),
     Piece("direction", 1, "direction: 1 = increasing seat numbers"),
     Piece("pending_seven", 1, "pending seven chain: cards the acting seat takes unless it plays a seven"),
-    Piece("phase", 3, "phase: turn start, speaking, choosing a rule (one-hot)"),
-    Piece("played", cards.N_CARD_TYPES, "this turn (own turn only): the card played (one-hot)"),
+    Piece("phase", 4, "phase: turn start, speaking, choosing a rule, call window (one-hot)"),
+    Piece(
+        "played",
+        cards.N_CARD_TYPES,
+        "this turn (own turn, or the one judged in a call window): the card played (one-hot)",
+    ),
     Piece("drew", 1, "... 1 if drew a card"),
     Piece("took_seven", 1, "... seven-chain cards taken"),
     Piece("said", cards.N_PHRASES, "... phrases said"),
+    Piece("mover", cards.MAX_PLAYERS, "(call window) relative seat whose turn is judged (one-hot)"),
     Piece("hand_sizes", cards.MAX_PLAYERS, "hand sizes by relative seat (0 = self), zero beyond n_players"),
     Piece("stack", 1, "stack size"),
     Piece("pile", 1, "pile size"),
@@ -74,7 +79,11 @@ STATE_PIECES: tuple[Piece, ...] = (
 EVENT_PIECES: tuple[Piece, ...] = (
     Piece("present", 1, "1 if the slot holds an event"),
     Piece("seat", cards.MAX_PLAYERS, "relative seat of the actor (one-hot)"),
-    Piece("kind", N_EVENT_KINDS, "kind: valid play, bad card (taken back), draw, new rule introduced"),
+    Piece(
+        "kind",
+        N_EVENT_KINDS,
+        "kind: play, bad card (taken back), draw, new rule introduced, call, point of order",
+    ),
     Piece("card", cards.N_CARD_TYPES, "card played (valid or bad), none for draws (drawn cards are private)"),
     Piece("phrases", cards.N_PHRASES, "phrases said"),
     Piece(
@@ -82,6 +91,7 @@ EVENT_PIECES: tuple[Piece, ...] = (
         N_CALL_BITS,
         'call reasons: failure to say phrase p, bad card, talking, Mao in vain (0: reasons="hidden")',
     ),
+    Piece("bad_calls", N_CALL_BITS, "(players' calls) reasons called wrongly (bad calls)"),
     Piece("n_calls", 1, "number of calls"),
     Piece("penalty_cards", 1, "penalty cards for calls"),
     Piece("chain_cards", 1, "seven-chain cards taken"),
@@ -127,6 +137,7 @@ OFF_PLAYED = _STATE_STARTS["played"]
 OFF_DREW = _STATE_STARTS["drew"]
 OFF_TOOK_SEVEN = _STATE_STARTS["took_seven"]
 OFF_SAID = _STATE_STARTS["said"]
+OFF_MOVER = _STATE_STARTS["mover"]
 OFF_HAND_SIZES = _STATE_STARTS["hand_sizes"]
 OFF_STACK = _STATE_STARTS["stack"]
 OFF_PILE = _STATE_STARTS["pile"]
@@ -142,6 +153,7 @@ EV_KIND = _EVENT_STARTS["kind"]
 EV_CARD = _EVENT_STARTS["card"]
 EV_PHRASES = _EVENT_STARTS["phrases"]
 EV_CALLS = _EVENT_STARTS["calls"]
+EV_BAD_CALLS = _EVENT_STARTS["bad_calls"]
 EV_N_CALLS = _EVENT_STARTS["n_calls"]
 EV_PENALTY_CARDS = _EVENT_STARTS["penalty_cards"]
 EV_CHAIN_CARDS = _EVENT_STARTS["chain_cards"]

@@ -25,6 +25,8 @@ from mao_env import rules as rule_library
 from mao_env import state as snapshots
 
 __all__ = [
+    "CALL_MODES",
+    "FORGOTTEN_MAO_CARDS",
     "MASKS",
     "MAX_COUNT_OPTION",
     "OBS_TYPES",
@@ -48,6 +50,10 @@ MASKS = ("physical", "rules")
 SEVEN_PHRASES = ("penalty card", "thank you")
 ROUND_STYLES = ("plain", "cambridge")
 OBS_TYPES = ("history", "summary")
+#: Who calls the faults: the Mao Master (every fault, at END_TURN) or the players (call windows).
+CALL_MODES = ("master", "players")
+#: Penalty cards for a forgotten "Mao": the seed's three, or the older reading's one.
+FORGOTTEN_MAO_CARDS = (3, 1)
 
 #: Upper bound of the count options (``num_rounds``, ``max_steps``, ``max_sub_actions``): the
 #: kernels keep counts in int64 and far larger values would only overflow, never mean anything.
@@ -69,6 +75,13 @@ def check_choice(name: str, value: Any, choices) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
     return str(value)
+
+
+def _check_forgotten_mao_cards(value: Any) -> int:
+    cards_ = check_int("forgotten_mao_cards", value, 1, cards.MAO_PENALTY_CARDS)
+    if cards_ not in FORGOTTEN_MAO_CARDS:
+        raise ValueError(f"forgotten_mao_cards must be one of {FORGOTTEN_MAO_CARDS}, got {value!r}")
+    return cards_
 
 
 def check_bool(name: str, value: Any) -> bool:
@@ -109,6 +122,8 @@ class MaoOptions:
     seven_turn_ends: bool = False
     seven_phrase: str = "penalty card"
     talking: bool = True
+    calls: str = "master"
+    forgotten_mao_cards: int = 3
     max_sub_actions: int = 18
     n_events: int = 8
     obs_type: str = "history"
@@ -127,6 +142,8 @@ class MaoOptions:
             "seven_turn_ends": check_bool("seven_turn_ends", self.seven_turn_ends),
             "seven_phrase": check_choice("seven_phrase", self.seven_phrase, SEVEN_PHRASES),
             "talking": check_bool("talking", self.talking),
+            "calls": check_choice("calls", self.calls, CALL_MODES),
+            "forgotten_mao_cards": _check_forgotten_mao_cards(self.forgotten_mao_cards),
             "max_sub_actions": check_int("max_sub_actions", self.max_sub_actions, 3, MAX_COUNT_OPTION),
             "n_events": check_int("n_events", self.n_events, 0, core.EVENT_SLOTS),
             "obs_type": check_choice("obs_type", self.obs_type, OBS_TYPES),
@@ -165,17 +182,19 @@ class MaoOptions:
 
     def write_config(self, scalars: np.ndarray) -> None:
         """Clear the ``scalars`` rows (``[B, N_SCALARS]``) and write the options into them, as
-        :func:`mao_env.core.reset_game` expects (``S_N_PLAYERS`` and the ``C_*`` columns)."""
+        :func:`mao_env.core.reset_game` expects (``S_N_PLAYERS`` and the ``CFG_*`` columns)."""
         scalars[:] = 0
         scalars[:, core.S_N_PLAYERS] = self.n_players
-        scalars[:, core.C_SEVEN_TURN_ENDS] = self.seven_turn_ends
-        scalars[:, core.C_THANK_YOU] = self.seven_phrase == "thank you"
-        scalars[:, core.C_TALKING] = self.talking
-        scalars[:, core.C_CAMBRIDGE] = self.rounds == "cambridge"
-        scalars[:, core.C_N_ROUNDS] = self.num_rounds
-        scalars[:, core.C_MAX_SUB_ACTIONS] = self.max_sub_actions
-        scalars[:, core.C_RULE_CHOICE] = RULE_CHOICES[self.rule_choice]
-        scalars[:, core.C_N_DECKS] = self.n_decks
+        scalars[:, core.CFG_SEVEN_TURN_ENDS] = self.seven_turn_ends
+        scalars[:, core.CFG_THANK_YOU] = self.seven_phrase == "thank you"
+        scalars[:, core.CFG_TALKING] = self.talking
+        scalars[:, core.CFG_PLAYERS_CALL] = self.calls == "players"
+        scalars[:, core.CFG_FORGOTTEN_MAO_CARDS] = self.forgotten_mao_cards
+        scalars[:, core.CFG_CAMBRIDGE] = self.rounds == "cambridge"
+        scalars[:, core.CFG_N_ROUNDS] = self.num_rounds
+        scalars[:, core.CFG_MAX_SUB_ACTIONS] = self.max_sub_actions
+        scalars[:, core.CFG_RULE_CHOICE] = RULE_CHOICES[self.rule_choice]
+        scalars[:, core.CFG_N_DECKS] = self.n_decks
 
     def config_row(self) -> np.ndarray:
         """One ``scalars`` row (int64 ``[N_SCALARS]``) holding only the options."""

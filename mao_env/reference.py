@@ -2,8 +2,13 @@
 
 A :class:`RefGame` holds the game as lists and ints, built from one game of the core's state
 arrays; :meth:`RefGame.apply` plays one action id and :meth:`RefGame.legal` gives the physical or
-rules mask. ``tests/mao/test_mao_reference.py`` plays random games with both and compares everything
-after every step (hands, stack and pile order, turn state, calls), secret rules included. The
+rules mask. Both call modes are here: the Mao Master calls every fault at ``END_TURN``
+(:meth:`RefGame.judge`); with ``options["calls"] == "players"`` a call window follows each turn
+(:meth:`RefGame.call`, :meth:`RefGame.settle`; ``docs/mao-rules.md``, "Players' calls variant").
+Each call is ``(call, phrase, cards, rule, player, caller)``: ``player`` takes the cards, ``caller``
+is -1 for the Master; a bad call is ``("bad call", reason, cards, -1, caller, caller)``.
+``tests/mao/test_mao_reference.py`` plays random games with both and compares everything after every
+step (hands, stack and pile order, turn state, calls), secret rules included. The
 random stream is the same SplitMix64 (``cardgame_core.rng``), so reshuffles agree card for card.
 
 The Mao Master's judgement of a turn's phrases is written once, here, on phrase bit sets
@@ -82,8 +87,9 @@ def judge_phrases(
 ) -> TurnPhrases:
     """Which phrases a turn requires, excuses and allows. ``card_phrases``: what a good play of
     ``played`` calls for (:func:`base_card_phrases` plus the speech rules); ``draw_phrases``: what
-    the speech rules ask of a seat that drew; ``hand_after``: cards held at the end of the turn
-    (``None``: unknown, then "Last card" is neither required nor excused)."""
+    the speech rules ask of a seat that drew (who may also say "Pass": allowed); ``hand_after``:
+    cards held at the end of the turn (``None``: unknown, then "Last card" is neither required nor
+    excused)."""
     required = excused = allowed = 0
     if played >= 0:
         jack_suit = (
@@ -103,6 +109,7 @@ def judge_phrases(
         required |= 1 << (cards.THANK_YOU if thank_you else cards.PENALTY_CARD)
     if drew:
         required |= draw_phrases
+        allowed |= 1 << cards.PASS  # "pass" after a draw is not talking
     if hand_after == 1 and (played < 0 or valid):
         required |= 1 << cards.LAST_CARD
     return TurnPhrases(required, excused, allowed, seven_due)
@@ -158,6 +165,14 @@ class RefGame:
     calls: list = field(default_factory=list)
     last_cards: list = field(default_factory=list)
     round_won: int = -1
+    # The call window (calls="players"): the seat whose turn is judged, the faults it committed
+    # ({reason: the Master's calls}), the reasons called so far and those called correctly.
+    mover: int = -1
+    valid: bool = False
+    offences: dict = field(default_factory=dict)
+    called: set = field(default_factory=set)
+    correct: set = field(default_factory=set)
+    owed: list = field(default_factory=list)  # penalty cards each seat takes at the settlement
 
     # ---- cards ---------------------------------------------------------------------------
     def draw(self, seat: int) -> bool:
@@ -315,7 +330,13 @@ class RefGame:
             sayable = set(others) if others else set(missing)
             if valid and RANK[self.played] == cards.JACK and self.first_suit < 0:
                 sayable |= {cards.SUIT_PHRASE_0 + s for s in range(4)}
+            if self.drew and cards.PASS not in self.said:
+                sayable.add(cards.PASS)
             return [cards.SAY_0 + p for p in sorted(sayable)] + ([cards.END_TURN] if not missing else [])
+        if self.phase == "call":
+            reasons = self.offences if by_rules else range(cards.N_CALL_REASONS)
+            calls = [cards.CALL_0 + r for r in sorted(reasons) if r not in self.called]
+            return [*calls, cards.NO_CALL, cards.POINT_OF_ORDER]
         if self.phase == "choose":
             active = {r for r, _ in self.rules}
             return [cards.CHOOSE_RULE_0 + r for r in range(rule_library.N_RULES) if r not in active]
@@ -346,44 +367,99 @@ class RefGame:
                     self.first_suit = phrase - cards.SUIT_PHRASE_0
             else:
                 self.judge()
+        elif self.phase == "call":
+            if action < cards.NO_CALL:
+                self.call(action - cards.CALL_0)
+            elif action == cards.NO_CALL and (seat + 1) % self.n_players != self.mover:
+                self.current = (seat + 1) % self.n_players
+            else:  # the last seat passed, or a point of order: the calls are settled now
+                self.settle()
         elif self.phase == "choose":
             self.rules.append((action - cards.CHOOSE_RULE_0, seat))
             self.next_round(seat)
 
-    def judge(self) -> None:
-        seat, played = self.current, self.played
+    # ---- the judgement of a turn and the calls on it ---------------------------------------
+    def faults(self) -> tuple[bool, dict[int, list[tuple[str, int, int, int]]]]:
+        """The truth of the turn just ended, as the Mao Master sees it: (valid, {call reason:
+        the Master's calls for it, each ``(call, phrase, cards, rule)``}), reasons in the order the
+        Master announces them (bad card, failures, talking, then the two Mao calls)."""
         valid, bad_rule, required, excused, allowed = self.requirements()
-        penalty = 0
+        played = self.played
+        found: dict[int, list[tuple[str, int, int, int]]] = {}
         if played >= 0 and not valid:
-            self.hands[seat][played] += 1
-            self.calls.append(("bad card", -1, 1, bad_rule))
-            penalty += 1
+            found[cards.CALL_REASON_BAD_CARD] = [("bad card", -1, 1, bad_rule)]
         said = _bits(self.said)
         for p in _phrases(missing_phrases(_bits(required), said)):
-            self.calls.append(("failure to say", p, 1, required[p]))
-            penalty += 1
+            found[p] = [("failure to say", p, 1, required[p])]
         if self.options["talking"]:
-            for p in _phrases(talking_phrases(said, _bits(required), _bits(excused), _bits(allowed))):
-                self.calls.append(("talking", p, 1, -1))
-                penalty += 1
-        won = False
-        if cards.MAO in self.said:
-            if cards.MAO in required:
-                won = True
-            else:
-                self.calls.append(("mao", cards.MAO, 3, -1))
-                penalty += 3
-        elif cards.MAO in required:
-            self.calls.append(("failure to say", cards.MAO, 1, -1))
-            penalty += 1
+            extra = _phrases(talking_phrases(said, _bits(required), _bits(excused), _bits(allowed)))
+            if extra:
+                found[cards.CALL_REASON_TALKING] = [("talking", p, 1, -1) for p in extra]
+        if cards.MAO in self.said and cards.MAO not in required:
+            found[cards.CALL_REASON_MAO] = [("mao", cards.MAO, cards.MAO_PENALTY_CARDS, -1)]
+        elif cards.MAO in required and cards.MAO not in self.said:
+            found[cards.MAO] = [("failure to say", cards.MAO, self.options["forgotten_mao_cards"], -1)]
+        return valid, found
+
+    def bad_call_cards(self, reason: int) -> int:
+        """What a bad call on ``reason`` costs the caller: the card(s) it meant to give."""
+        if reason == cards.CALL_REASON_MAO:
+            return cards.MAO_PENALTY_CARDS
+        if reason == cards.MAO:
+            return self.options["forgotten_mao_cards"]
+        return 1
+
+    def judge(self) -> None:
+        """``END_TURN``: the Master calls every fault now, or (players' calls) the window opens."""
+        self.mover = self.current
+        self.valid, self.offences = self.faults()
+        if self.options["calls"] == "players":
+            self.called, self.correct, self.owed = set(), set(), [0] * self.n_players
+            self.phase = "call"
+            self.current = (self.mover + 1) % self.n_players
+            return
+        self.correct = set(self.offences)
+        self.owed = [0] * self.n_players
+        for entries in self.offences.values():
+            for entry in entries:
+                self.calls.append((*entry, self.mover, -1))
+                self.owed[self.mover] += entry[2]
+        self.settle()
+
+    def call(self, reason: int) -> None:
+        """The acting seat calls ``reason`` on the mover; the verdict is announced now, the cards
+        are taken when the turn is settled (:meth:`settle`)."""
+        caller = self.current
+        self.called.add(reason)
+        if reason in self.offences:
+            self.correct.add(reason)
+            for entry in self.offences[reason]:
+                self.calls.append((*entry, self.mover, caller))
+                self.owed[self.mover] += entry[2]
+        else:
+            cost = self.bad_call_cards(reason)
+            self.calls.append(("bad call", reason, cost, -1, caller, caller))
+            self.owed[caller] += cost
+
+    def settle(self) -> None:
+        """The turn's outcome from the faults that were called (``self.correct``): a called bad
+        card goes back, an uncalled one stays and acts as a good card. The mover takes the seven
+        chain and the penalties of the correct calls (as from the Master), then each bad caller,
+        in window order, the cards of its bad calls."""
+        seat, played = self.mover, self.played
+        self.current = seat
+        bad_card_called = cards.CALL_REASON_BAD_CARD in self.correct
+        kept = played >= 0 and not bad_card_called
+        if played >= 0 and not kept:
+            self.hands[seat][played] += 1
         chain = 0
-        if self.pending_seven and not valid:
+        if self.pending_seven and not (kept and RANK[played] == cards.SEVEN):
             chain, self.pending_seven = self.pending_seven, 0
         skips, reverse, again, forced = 0, False, False, 0
-        if valid:
+        if kept:
             self.pile.append(played)
             self.named_suit = self.first_suit if RANK[played] == cards.JACK and self.first_suit >= 0 else -1
-            if RANK[played] == 7:
+            if RANK[played] == cards.SEVEN:
                 self.pending_seven += 1
             elif RANK[played] == cards.ACE:
                 skips += 1
@@ -401,7 +477,13 @@ class RefGame:
                     forced += param
                 else:
                     again = True
-        self.last_cards[seat] += self.draw_n(seat, chain + penalty)
+        self.last_cards[seat] += self.draw_n(seat, chain + self.owed[seat])
+        for k in range(1, self.n_players):
+            caller = (seat + k) % self.n_players
+            self.last_cards[caller] += self.draw_n(caller, self.owed[caller])
+        # A win: "Mao" said, the card stayed, the hand empty and no fault called on the turn (with
+        # the Master every fault is called, so that is exactly a flawless winning turn).
+        won = cards.MAO in self.said and kept and not self.correct and sum(self.hands[seat]) == 0
         if reverse:
             self.direction = -self.direction
         if again:
@@ -409,6 +491,7 @@ class RefGame:
         else:
             next_seat = (seat + self.direction * (1 + skips)) % self.n_players
             self.draw_n(next_seat, forced)
+        self.offences, self.called, self.correct, self.owed = {}, set(), set(), [0] * self.n_players
         if won:
             self.next_seat = next_seat
             self.round_over(seat)

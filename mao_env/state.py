@@ -1,4 +1,11 @@
-"""Mao game-state snapshots: their format and their complete validation, in one place.
+"""The Mao game state: its arrays (:class:`MaoState`, what every kernel takes), their creation
+(:func:`new_state`), and the snapshot format with its complete validation, in one place.
+
+The state of B games is one :class:`MaoState`, a named tuple of eight arrays with a leading batch
+axis (the AEC env uses B = 1; the columns are the ``S_*``/``CFG_*``/``E_*``/``K_*`` constants of
+``mao_env.core``). Numba compiles a named tuple of arrays like separate array arguments, so the
+kernels take ``state`` and read ``state.scalars`` etc. by name. The secret-rule library
+(``mao_env.rules.LIBRARY``) is a constant table, not state: the kernels take it as an argument.
 
 A snapshot is what ``raw_env.get_state()`` and ``MaoVectorEnv.get_game_state()`` return and what
 ``raw_env.set_state()`` and ``MaoVectorEnv.set_game_state()`` take back: a picklable dict::
@@ -9,10 +16,12 @@ A snapshot is what ``raw_env.get_state()`` and ``MaoVectorEnv.get_game_state()``
         hands      int8   [1, 8, 53]    cards of each type held by each seat
         hand_bits  uint64 [1, 8]        presence set of each hand (bit i = type i held)
         decks      int8   [1, 2, 162]   row STACK: draw order (top = last), row PILE: face-up pile
-        scalars    int64  [1, 40]       turn/round state (S_*) and the options row (C_*)
+        scalars    int64  [1, 91]       turn/round state (S_*), the options row (CFG_*), the
+                                        call window (S_MOVER .. S_FAULT_RULE_0+18)
         rules      int64  [1, 3, 32]    active rule ids, their authors, the fixed rule queue
-        events     int64  [1, 16, 13]   ring buffer of public events (E_*)
-        calls      int64  [1, 32, 4]    the calls of the last step (code, phrase, cards, rule)
+        events     int64  [1, 16, 14]   ring buffer of public events (E_*)
+        calls      int64  [1, 32, 6]    the calls of the last step (code, phrase, cards, rule,
+                                        player, caller)
         rng        uint64 [1]           the game's SplitMix64 state
     agents, rewards, cumulative_rewards, terminations, truncations, infos
                         the PettingZoo bookkeeping of the AEC env
@@ -40,10 +49,55 @@ from mao_env import cards, core
 from mao_env import rules as rule_library
 
 SNAPSHOT_VERSION = 1
-STATE_KEYS = ("hands", "hand_bits", "decks", "scalars", "rules", "events", "calls", "rng")
-#: dtype and per-game shape of every state array (``core.new_state`` builds them).
+
+
+class MaoState(NamedTuple):
+    """The arrays of B Mao games (leading axis: the game), the one argument every kernel takes.
+
+    Kernels write them in place; the options are the ``CFG_*`` columns of ``scalars``, the rule
+    library is not state (a kernel argument). Field order = a snapshot's ``arrays`` keys.
+    """
+
+    #: int8[B, 8, 53] cards of each type held by each seat.
+    hands: np.ndarray
+    #: uint64[B, 8] presence set of each hand (bit i = card type i held).
+    hand_bits: np.ndarray
+    #: int8[B, 2, 162] row STACK: the draw order (top = last); row PILE: the face-up pile.
+    decks: np.ndarray
+    #: int64[B, N_SCALARS] turn and round state, per-step outputs (S_*), the options (CFG_*).
+    scalars: np.ndarray
+    #: int64[B, 3, 32] rows ACTIVE (library ids, -1 empty), AUTHOR (their seats), QUEUE (fixed rules).
+    rules: np.ndarray
+    #: int64[B, EVENT_SLOTS, EVENT_WIDTH] ring buffer of public events (E_* fields).
+    events: np.ndarray
+    #: int64[B, MAX_CALLS, CALL_WIDTH] the calls of the last step (K_* fields).
+    calls: np.ndarray
+    #: uint64[B] each game's SplitMix64 state (``cardgame_core.rng``).
+    rng: np.ndarray
+
+
+# Per-game shape (without the batch axis), dtype and fill value of each field, in field order.
+_FIELD_LAYOUT = (
+    ((cards.MAX_PLAYERS, cards.N_CARD_TYPES), np.dtype(np.int8), 0),
+    ((cards.MAX_PLAYERS,), np.dtype(np.uint64), 0),
+    ((2, cards.MAX_CARDS), np.dtype(np.int8), 0),
+    ((core.N_SCALARS,), np.dtype(np.int64), 0),
+    ((3, rule_library.MAX_ACTIVE_RULES), np.dtype(np.int64), -1),
+    ((core.EVENT_SLOTS, core.EVENT_WIDTH), np.dtype(np.int64), 0),
+    ((core.MAX_CALLS, core.CALL_WIDTH), np.dtype(np.int64), 0),
+    ((), np.dtype(np.uint64), 0),
+)
+
+
+def new_state(n_games: int) -> MaoState:
+    """Zeroed arrays for ``n_games`` games (no rules active; ``core.reset_game`` starts a game)."""
+    return MaoState(*(np.full((n_games, *shape), fill, dtype=dtype) for shape, dtype, fill in _FIELD_LAYOUT))
+
+
+STATE_KEYS = MaoState._fields
+#: dtype and per-game shape of every state array.
 ARRAY_SPECS: dict[str, tuple[np.dtype, tuple[int, ...]]] = {
-    key: (array.dtype, array.shape[1:]) for key, array in zip(STATE_KEYS, core.new_state(1), strict=True)
+    key: (dtype, shape) for key, (shape, dtype, _) in zip(STATE_KEYS, _FIELD_LAYOUT, strict=True)
 }
 #: The options that define a game: a snapshot is only valid in an env with these same values.
 #: (The observation options ``mask``, ``reasons``, ``n_events``, ``obs_type`` and ``render_mode``
@@ -57,6 +111,8 @@ GAME_OPTIONS = (
     "seven_turn_ends",
     "seven_phrase",
     "talking",
+    "calls",
+    "forgotten_mao_cards",
     "max_sub_actions",
     "win_reward",
     "penalty_card_reward",
@@ -78,9 +134,17 @@ SNAPSHOT_KEYS = (
 _SCALAR_NAMES = {
     getattr(core, name): name
     for name in dir(core)
-    if name.startswith(("S_", "C_")) and isinstance(getattr(core, name), int) and name != "S_PENALTY_TAKEN_0"
+    if name.startswith(("S_", "CFG_"))
+    and isinstance(getattr(core, name), int)
+    and name not in ("S_PENALTY_TAKEN_0", "S_OWED_0", "S_FAULT_CARDS_0", "S_FAULT_RULE_0")
 }
-_SCALAR_NAMES.update({core.S_PENALTY_TAKEN_0 + k: f"S_PENALTY_TAKEN_0+{k}" for k in range(cards.MAX_PLAYERS)})
+for _name, _width in (
+    ("S_PENALTY_TAKEN_0", cards.MAX_PLAYERS),
+    ("S_OWED_0", cards.MAX_PLAYERS),
+    ("S_FAULT_CARDS_0", cards.N_CALL_REASONS),
+    ("S_FAULT_RULE_0", cards.N_CALL_REASONS),
+):
+    _SCALAR_NAMES.update({getattr(core, _name) + k: f"{_name}+{k}" for k in range(_width)})
 _EVENT_NAMES = {
     getattr(core, name): name
     for name in dir(core)
@@ -95,7 +159,7 @@ class GameSpec(NamedTuple):
     """What a snapshot must agree with: the receiving env's game options."""
 
     options: dict[str, Any]  # GAME_OPTIONS -> value, as the env holds them
-    config_row: np.ndarray  # int64 [N_SCALARS]: S_N_PLAYERS and the C_* columns written, rest 0
+    config_row: np.ndarray  # int64 [N_SCALARS]: S_N_PLAYERS and the CFG_* columns written, rest 0
     n_decks: int
     possible_agents: tuple[str, ...]
 
@@ -111,7 +175,7 @@ class GameSpec(NamedTuple):
 class Snapshot(NamedTuple):
     """A validated snapshot: private copies, safe to write into an env."""
 
-    arrays: tuple[np.ndarray, ...]  # in STATE_KEYS order, each with a batch axis of 1
+    arrays: MaoState  # each field with a batch axis of 1
     agents: list[str]
     rewards: dict[str, float]
     cumulative_rewards: dict[str, float]
@@ -123,7 +187,7 @@ class Snapshot(NamedTuple):
 
     @property
     def scalars(self) -> np.ndarray:
-        return self.arrays[3][0]
+        return self.arrays.scalars[0]
 
 
 def _fail(field: str, message: str) -> None:
@@ -174,7 +238,7 @@ def _check_options(options: Any, spec: GameSpec) -> None:
             _fail(f"options[{name!r}]", f"the snapshot's game has {given!r}, this env has {expected!r}")
 
 
-def _copy_arrays(arrays: Any) -> tuple[np.ndarray, ...]:
+def _copy_arrays(arrays: Any) -> MaoState:
     if not isinstance(arrays, dict):
         _fail("arrays", f"must be a dict of arrays, got {type(arrays).__name__}")
     if set(arrays) != set(STATE_KEYS):
@@ -187,12 +251,12 @@ def _copy_arrays(arrays: Any) -> tuple[np.ndarray, ...]:
             got = f"{array.dtype} {array.shape}" if isinstance(array, np.ndarray) else type(array).__name__
             _fail(f"arrays[{key!r}]", f"must be a {dtype} array of shape {(1, *shape)}, got {got}")
         copies.append(np.array(array, dtype=dtype, copy=True, order="C"))
-    return tuple(copies)
+    return MaoState(*copies)
 
 
-def check_game_arrays(arrays: tuple[np.ndarray, ...], spec: GameSpec, game: int = 0) -> None:
-    """Check game ``game`` of the state arrays (``STATE_KEYS`` order) against every invariant the
-    kernels rely on; raise ``ValueError`` naming the first bad field."""
+def check_game_arrays(arrays: MaoState, spec: GameSpec, game: int = 0) -> None:
+    """Check game ``game`` of the state arrays against every invariant the kernels rely on; raise
+    ``ValueError`` naming the first bad field."""
     hands, hand_bits, decks, scalars, rules, events, calls, _ = (a[game] for a in arrays)
     n_players = spec.n_players
     total = spec.total_cards
@@ -211,7 +275,7 @@ def check_game_arrays(arrays: tuple[np.ndarray, ...], spec: GameSpec, game: int 
             f"the snapshot belongs to a game with a different number of players "
             f"({s(core.S_N_PLAYERS)}, this env has {n_players})",
         )
-    for index in range(core.C_SEVEN_TURN_ENDS, core.N_SCALARS):
+    for index in range(core.CFG_SEVEN_TURN_ENDS, core.CONFIG_END):
         if scalars[index] != spec.config_row[index]:
             name = _SCALAR_NAMES.get(index, str(index))
             _fail(
@@ -231,11 +295,13 @@ def check_game_arrays(arrays: tuple[np.ndarray, ...], spec: GameSpec, game: int 
     check(core.S_TOOK_SEVEN, 0, total)
     check(core.S_SAID, 0, _PHRASE_BITS)
     check(core.S_FIRST_SUIT, -1, 3)
-    check(core.S_SUB_ACTIONS, 0, options["max_sub_actions"])
+    # A call window adds its calls and passes to the mover's sub-actions.
+    window_steps = n_players * (cards.N_CALL_REASONS + 1) if s(core.S_PHASE) == core.PH_CALL else 0
+    check(core.S_SUB_ACTIONS, 0, options["max_sub_actions"] + window_steps)
     check(core.S_ROUND, 0, options["num_rounds"])
     check(core.S_STEP, 0, options["max_steps"])
-    # A step records at most two events (the turn and a rule added after it).
-    check(core.S_N_EVENTS, 0, 2 * s(core.S_STEP))
+    # A step records at most three events (a point of order, the turn, a rule added after it).
+    check(core.S_N_EVENTS, 0, 3 * s(core.S_STEP))
     check(core.S_N_CALLS, 0, core.MAX_CALLS)
     check(core.S_ROUND_WON, -1, n_players - 1)
     check(core.S_NEXT_SEAT, -1, n_players - 1)
@@ -260,7 +326,7 @@ def check_game_arrays(arrays: tuple[np.ndarray, ...], spec: GameSpec, game: int 
         _fail(
             "arrays['scalars'][S_PHASE]", "a turn that has not started holds a card played, a draw or phrases"
         )
-    if phase == core.PH_SPEAK and not (played >= 0 or s(core.S_DREW) or s(core.S_TOOK_SEVEN)):
+    if phase in (core.PH_SPEAK, core.PH_CALL) and not (played >= 0 or s(core.S_DREW) or s(core.S_TOOK_SEVEN)):
         _fail("arrays['scalars'][S_PHASE]", "the speaking phase of a turn that neither played nor drew")
     if played >= 0 and s(core.S_DREW):
         _fail("arrays['scalars'][S_DREW]", "a turn that both played a card and drew")
@@ -274,6 +340,7 @@ def check_game_arrays(arrays: tuple[np.ndarray, ...], spec: GameSpec, game: int 
         if n_active >= rule_library.MAX_ACTIVE_RULES:
             _fail("arrays['scalars'][S_PHASE]", "a rule-choice phase with every rule slot taken")
         check(core.S_NEXT_SEAT, 0, n_players - 1)
+    _check_call_window(scalars, phase, spec)
 
     # -- rules: library ids and seats -------------------------------------------------------------
     for row, name in ((core.ACTIVE, "active"), (core.QUEUE, "queue")):
@@ -347,14 +414,55 @@ def check_game_arrays(arrays: tuple[np.ndarray, ...], spec: GameSpec, game: int 
         check_event(core.E_NAMED_SUIT, -1, 3)
         check_event(core.E_WON, 0, 1)
         check_event(core.E_RULE_BITS, 0, _RULE_BITS)
+        check_event(core.E_BAD_CALLS, 0, _CALL_BITS)
 
     # -- the calls of the last step ---------------------------------------------------------------
     for k in range(s(core.S_N_CALLS)):
-        code, phrase, n_cards, rule = calls[k].tolist()
-        _check_range(f"arrays['calls'][{k}][code]", code, core.CALL_BAD_CARD, core.CALL_MAO)
-        _check_range(f"arrays['calls'][{k}][phrase]", phrase, -1, cards.N_PHRASES - 1)
+        code, phrase, n_cards, rule, player, caller = calls[k].tolist()
+        _check_range(f"arrays['calls'][{k}][code]", code, core.CALL_BAD_CARD, core.CALL_BAD_CALL)
+        _check_range(f"arrays['calls'][{k}][phrase]", phrase, -1, cards.N_CALL_REASONS - 1)
         _check_range(f"arrays['calls'][{k}][cards]", n_cards, 0, cards.MAO_PENALTY_CARDS)
         _check_range(f"arrays['calls'][{k}][rule]", rule, -1, rule_library.N_RULES - 1)
+        _check_range(f"arrays['calls'][{k}][player]", player, 0, n_players - 1)
+        _check_range(f"arrays['calls'][{k}][caller]", caller, -1, n_players - 1)
+
+
+def _check_call_window(scalars: np.ndarray, phase: int, spec: GameSpec) -> None:
+    """The call window's columns: within range in a window (players' calls only), closed outside."""
+    n_players = spec.n_players
+
+    def s(index: int) -> int:
+        return int(scalars[index])
+
+    def check(index: int, low: int, high: int) -> None:
+        _check_range(f"arrays['scalars'][{_SCALAR_NAMES[index]}]", s(index), low, high)
+
+    reasons = range(cards.N_CALL_REASONS)
+    if phase != core.PH_CALL:
+        closed = [-1] + [0] * (core.S_FAULT_RULE_0 - core.S_VALID) + [-1] * cards.N_CALL_REASONS
+        for offset, expected in enumerate(closed):
+            if s(core.S_MOVER + offset) != expected:
+                name = _SCALAR_NAMES[core.S_MOVER + offset]
+                _fail(f"arrays['scalars'][{name}]", f"must be {expected} outside a call window")
+        return
+    if spec.options["calls"] != "players":
+        _fail("arrays['scalars'][S_PHASE]", "a call window needs calls='players'")
+    check(core.S_MOVER, 0, n_players - 1)
+    if s(core.S_MOVER) == s(core.S_CURRENT):
+        _fail("arrays['scalars'][S_MOVER]", "the mover cannot call on its own turn")
+    check(core.S_VALID, 0, 1)
+    faults = sum(1 << r for r in reasons if s(core.S_FAULT_CARDS_0 + r))
+    check(core.S_CALLED, 0, _CALL_BITS)
+    if s(core.S_CORRECT) & ~(s(core.S_CALLED) & faults):
+        _fail("arrays['scalars'][S_CORRECT]", "correct calls must be faults that were called")
+    if s(core.S_TALKING) & ~s(core.S_SAID):
+        _fail("arrays['scalars'][S_TALKING]", "talking must be phrases that were said")
+    for seat in range(cards.MAX_PLAYERS):
+        check(core.S_OWED_0 + seat, 0, spec.total_cards if seat < n_players else 0)
+    for reason in reasons:
+        check(core.S_FAULT_CARDS_0 + reason, 0, spec.total_cards)
+        high = rule_library.N_RULES - 1 if s(core.S_FAULT_CARDS_0 + reason) else -1
+        check(core.S_FAULT_RULE_0 + reason, -1, high)
 
 
 def _is_number(value: Any) -> bool:
@@ -365,8 +473,8 @@ def _is_number(value: Any) -> bool:
     )
 
 
-def _check_bookkeeping(snapshot: dict, arrays: tuple[np.ndarray, ...], spec: GameSpec) -> Snapshot:
-    scalars = arrays[3][0]
+def _check_bookkeeping(snapshot: dict, arrays: MaoState, spec: GameSpec) -> Snapshot:
+    scalars = arrays.scalars[0]
     agents = snapshot["agents"]
     if not isinstance(agents, list) or not all(isinstance(agent, str) for agent in agents):
         _fail("agents", "must be a list of agent names")
@@ -429,11 +537,11 @@ _RULE_CHOICE_NAMES = {
 }
 
 
-def check_state_arrays(arrays: Any, game: int = 0) -> tuple[np.ndarray, ...]:
+def check_state_arrays(arrays: Any, game: int = 0) -> MaoState:
     """Check the state arrays of game ``game`` of a batch (a dict ``{key: array [B, ...]}``, as in
     ``get_state()["arrays"]``) when no env is at hand to say the options: they are read from the
     game's own options row, then every invariant of :func:`check_game_arrays` is checked. Returns
-    the arrays in ``STATE_KEYS`` order (not copied); raises ``ValueError`` naming the field."""
+    them as a :class:`MaoState` (not copied); raises ``ValueError`` naming the field."""
     if not isinstance(arrays, dict) or set(arrays) != set(STATE_KEYS):
         raise ValueError(f"state arrays must be a dict with exactly the keys {', '.join(STATE_KEYS)}")
     batch = None
@@ -450,23 +558,28 @@ def check_state_arrays(arrays: Any, game: int = 0) -> tuple[np.ndarray, ...]:
         ordered.append(array)
     if isinstance(game, (bool, np.bool_)) or not isinstance(game, (int, np.integer)) or not 0 <= game < batch:
         raise ValueError(f"game must be an int in 0..{batch - 1}, got {game!r}")
-    row = ordered[3][game]
+    state = MaoState(*ordered)
+    row = state.scalars[game]
     n_players = int(row[core.S_N_PLAYERS])
     _check_range("arrays['scalars'][S_N_PLAYERS]", n_players, 2, cards.MAX_PLAYERS)
     n_decks = cards.n_decks_for(n_players)
-    _check_range("arrays['scalars'][C_N_DECKS]", int(row[core.C_N_DECKS]), n_decks, n_decks)
-    _check_range("arrays['scalars'][C_RULE_CHOICE]", int(row[core.C_RULE_CHOICE]), 0, 2)
-    _check_range("arrays['scalars'][C_N_ROUNDS]", int(row[core.C_N_ROUNDS]), 1, _MAX_COUNT)
-    _check_range("arrays['scalars'][C_MAX_SUB_ACTIONS]", int(row[core.C_MAX_SUB_ACTIONS]), 3, _MAX_COUNT)
-    for column in (core.C_SEVEN_TURN_ENDS, core.C_THANK_YOU, core.C_TALKING, core.C_CAMBRIDGE):
+    _check_range("arrays['scalars'][CFG_N_DECKS]", int(row[core.CFG_N_DECKS]), n_decks, n_decks)
+    _check_range("arrays['scalars'][CFG_RULE_CHOICE]", int(row[core.CFG_RULE_CHOICE]), 0, 2)
+    _check_range("arrays['scalars'][CFG_N_ROUNDS]", int(row[core.CFG_N_ROUNDS]), 1, _MAX_COUNT)
+    _check_range("arrays['scalars'][CFG_MAX_SUB_ACTIONS]", int(row[core.CFG_MAX_SUB_ACTIONS]), 3, _MAX_COUNT)
+    flags = (core.CFG_SEVEN_TURN_ENDS, core.CFG_THANK_YOU, core.CFG_TALKING, core.CFG_CAMBRIDGE)
+    for column in (*flags, core.CFG_PLAYERS_CALL):
         _check_range(f"arrays['scalars'][{_SCALAR_NAMES[column]}]", int(row[column]), 0, 1)
+    forgotten = int(row[core.CFG_FORGOTTEN_MAO_CARDS])
+    _check_range("arrays['scalars'][CFG_FORGOTTEN_MAO_CARDS]", forgotten, 1, cards.MAO_PENALTY_CARDS)
     options = {
         "n_players": n_players,
-        "num_rounds": int(row[core.C_N_ROUNDS]),
+        "num_rounds": int(row[core.CFG_N_ROUNDS]),
         "max_steps": _MAX_COUNT,
-        "rule_choice": _RULE_CHOICE_NAMES[int(row[core.C_RULE_CHOICE])],
-        "max_sub_actions": int(row[core.C_MAX_SUB_ACTIONS]),
+        "rule_choice": _RULE_CHOICE_NAMES[int(row[core.CFG_RULE_CHOICE])],
+        "max_sub_actions": int(row[core.CFG_MAX_SUB_ACTIONS]),
+        "calls": "players" if row[core.CFG_PLAYERS_CALL] else "master",
     }
     spec = GameSpec(options, row.copy(), n_decks, tuple(f"player_{i}" for i in range(n_players)))
-    check_game_arrays(tuple(ordered), spec, int(game))
-    return tuple(ordered)
+    check_game_arrays(state, spec, int(game))
+    return state

@@ -44,10 +44,11 @@ observing seat changed since the last step, so a value written there by the call
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from cardgame_core.jit import compiled_for
 from cardgame_core.vector import VectorCardEnv
 from mao_env import cards, core
 from mao_env import rules as rule_library
@@ -55,15 +56,52 @@ from mao_env import state as snapshots
 from mao_env.options import MaoOptions, starting_rules
 from mao_env.state import STATE_KEYS
 
+# core.vector_step compiled for the vector env's argument types (the same for every env: its own
+# buffers, actions as int64 [N] from the base class's checks), made by the first step; see
+# cardgame_core.jit.compiled_for.
+_vector_step = None
+
+
+class VectorSettings(NamedTuple):
+    """What the batch kernels need of the vector env's options (one per env, never written)."""
+
+    #: int64 [3, 32]: the rules active at every episode's start, their authors, the fixed queue.
+    start_rules: np.ndarray
+    #: int64 [P]: library ids drawn from at every episode's start (may be empty).
+    rule_pool: np.ndarray
+    #: rules drawn from ``rule_pool`` per episode (0 without a pool).
+    pool_draws: int
+    #: masks by the full rule set (``mask="rules"``) rather than physical ones.
+    by_rules: bool
+    max_steps: int
+    #: events shown in an observation and the reasons mode (``MaoOptions.reasons_code``).
+    n_events: int
+    reasons: int
+    win_reward: float
+    penalty_card_reward: float
+
+
+class VectorBuffers(NamedTuple):
+    """The vector env's output buffers the batch kernels write (``cardgame_core.vector``'s, plus
+    the running episode payoffs and the observation cache key)."""
+
+    episode_payoffs: np.ndarray  # float64 [N, n_players]
+    observation: np.ndarray  # float32 [N, obs_dim]
+    mask: np.ndarray  # int8 [N, n_actions]: a view of the bool action mask
+    to_act: np.ndarray  # int64 [N]
+    rewards: np.ndarray  # float32 [N, n_players]
+    terminated: np.ndarray  # bool [N]
+    truncated: np.ndarray  # bool [N]
+    final_payoffs: np.ndarray  # float32 [N, n_players]
+    final_observation: np.ndarray  # float32 [N, n_players, obs_dim]
+    #: int64 [N]: which events each observation row's event block shows (-1: none).
+    events_key: np.ndarray
+
 
 class MaoVectorEnv(VectorCardEnv):
     """N Mao games behind the batched contract (documentation: the module docstring).
 
-    Args:
-        n_envs: number of games.
-        seed: seeds the first ``reset()`` (``None``: OS entropy).
-        copy: ``True`` (default) returns fresh arrays from every call; ``False`` returns the env's
-            own buffers, overwritten by the next call (the fast path).
+    Args (``n_envs``, ``seed``, ``copy``: as :class:`cardgame_core.vector.VectorCardEnv`):
         rules: secret rules active at the start of every episode (library ids or ``(id, author)``).
         fixed_rules: the rule queue of ``rule_choice="fixed"``.
         rule_pool: library ids; each episode starts with ``pool_draws`` of them active (drawn).
@@ -87,11 +125,9 @@ class MaoVectorEnv(VectorCardEnv):
         pool_draws: int = 1,
         **env_kwargs: Any,
     ) -> None:
-        if "render_mode" in env_kwargs:
-            raise TypeError("MaoVectorEnv has no render_mode: render a game through the AEC env")
         # The options object checks the options with the AEC env's own code and messages, and
         # makes the kernels' config rows and the starting rules: no AEC env is built.
-        options = MaoOptions(**env_kwargs)
+        options = self._make_options(MaoOptions, env_kwargs)
         self.options = options
         self.env_kwargs = dict(env_kwargs)
         self.n_players = options.n_players
@@ -101,68 +137,69 @@ class MaoVectorEnv(VectorCardEnv):
         self.n_events = options.n_events
         self.win_reward = options.win_reward
         self.penalty_card_reward = options.penalty_card_reward
-        self._by_rules = options.by_rules
         self._reasons = options.reasons_code
-        self._start_rules = starting_rules(options, rules, fixed_rules)
+        start_rules = starting_rules(options, rules, fixed_rules)
         self.rules = tuple(rules) if rules else ()
         self.fixed_rules = tuple(fixed_rules) if fixed_rules else ()
         self.rule_pool, self.pool_draws = _check_rule_pool(rule_pool, pool_draws, self.rules)
-        self._rule_pool = np.array(self.rule_pool, dtype=np.int64)
-        self._pool_draws = self.pool_draws if self.rule_pool else 0
+        # Python scalars of fixed types: the compiled step is built for these types once.
+        self._settings = VectorSettings(
+            start_rules=start_rules,
+            rule_pool=np.array(self.rule_pool, dtype=np.int64),
+            pool_draws=int(self.pool_draws) if self.rule_pool else 0,
+            by_rules=bool(options.by_rules),
+            max_steps=int(self.max_steps),
+            n_events=int(self.n_events),
+            reasons=int(self._reasons),
+            win_reward=float(self.win_reward),
+            penalty_card_reward=float(self.penalty_card_reward),
+        )
         super().__init__(n_envs, seed, copy=copy)
-        self._state = core.new_state(self.n_envs)
-        options.write_config(self._state[3])
+        #: The games' arrays (``mao_env.state.MaoState``), written in place by the kernels.
+        self._state = snapshots.new_state(self.n_envs)
+        options.write_config(self._state.scalars)
         self._episode_payoffs = np.zeros((self.n_envs, self.n_players), dtype=np.float64)
-        # The kernels write masks as 0/1 bytes: an int8 view of the bool buffer costs no copy.
-        self._mask_bytes = self._action_mask.view(np.int8)
         # Which events each observation row's event block shows (-1: none). The block is most of a
         # row and changes only at the end of a turn or a change of seat, so the step kernel skips
         # it otherwise; hence the rule that only the kernels write ``self._observation``.
         self._events_key = np.full(self.n_envs, -1, dtype=np.int64)
-        #: The game seeds of the last ``reset`` (uint64 ``[N]``).
-        self.game_seeds = np.zeros(self.n_envs, dtype=np.uint64)
+        self._link_views()
 
     # -- hooks ---------------------------------------------------------------------------------
     def _reset_games(self, game_seeds: np.ndarray) -> None:
-        self.game_seeds = game_seeds.copy()
         # The AEC env's reset(seed=s) deals from the first draw of default_rng(s): the same here.
         deal_seeds = np.array(
             [np.random.default_rng(s).integers(0, 2**63 - 1) for s in game_seeds.tolist()], dtype=np.uint64
         )
-        hands, hand_bits, decks, scalars, rules, events, calls, rng = self._state
-        self.options.write_config(scalars)
+        self.options.write_config(self._state.scalars)
         self._episode_payoffs[:] = 0
-        core.vector_reset(
-            hands, hand_bits, decks, scalars, rules, rule_library.LIBRARY, events, calls, rng, deal_seeds,
-            self._start_rules, self._rule_pool, self._pool_draws, self._by_rules, self.n_events,
-            self._reasons, self._observation, self._mask_bytes, self._to_act, self._events_key,
-        )  # fmt: skip
+        core.vector_reset(self._state, rule_library.LIBRARY, deal_seeds, self._settings, self._buffers)
 
     def _step_games(self, actions: np.ndarray) -> None:
-        hands, hand_bits, decks, scalars, rules, events, calls, rng = self._state
-        core.vector_step(
-            hands, hand_bits, decks, scalars, rules, rule_library.LIBRARY, events, calls, rng, actions,
-            self._start_rules, self._rule_pool, self._pool_draws, self._by_rules, self.max_steps,
-            self.n_events, self._reasons,
-            self.win_reward, self.penalty_card_reward, self._episode_payoffs, self._observation,
-            self._mask_bytes, self._to_act, self._rewards, self._terminated, self._truncated,
-            self._final_payoffs, self._final_observation, self._events_key,
-        )  # fmt: skip
+        global _vector_step
+        arguments = (self._state, rule_library.LIBRARY, actions, self._settings, self._buffers)
+        if _vector_step is None:
+            _vector_step = compiled_for(core.vector_step, *arguments)
+        _vector_step(*arguments)
 
     def _observe_games(self, seats: np.ndarray, out: np.ndarray) -> None:
-        hands, _, decks, scalars, rules, events = self._state[:6]
-        core.observe_games(
-            hands,
-            decks,
-            scalars,
-            rules,
-            rule_library.LIBRARY,
-            events,
-            seats,
-            self.n_events,
-            self._reasons,
-            out,
-        )
+        core.observe_games(self._state, rule_library.LIBRARY, seats, self.n_events, self._reasons, out)
+
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        state.pop("_buffers", None)  # holds the mask view: rebuilt on arrival by _link_views
+        return state
+
+    def _link_views(self) -> None:
+        # The base class rebuilds the int8 mask view in copies and unpickled envs; the buffer
+        # tuple holds that view, so it is rebuilt with it (before __init__ ends: not yet).
+        super()._link_views()
+        if hasattr(self, "_events_key"):
+            self._buffers = VectorBuffers(
+                self._episode_payoffs, self._observation, self._mask_bytes, self._to_act, self._rewards,
+                self._terminated, self._truncated, self._final_payoffs, self._final_observation,
+                self._events_key,
+            )  # fmt: skip
 
     # -- extras --------------------------------------------------------------------------------
     def describe_action(self, action: int) -> str:
@@ -171,11 +208,8 @@ class MaoVectorEnv(VectorCardEnv):
     def game_rules(self, game: int) -> list[tuple[int, int]]:
         """The secret rules active in game ``game`` as ``(rule id, author seat)`` pairs (author -1:
         nobody at the table), in slot order: ``reset(options={"rules": ...})`` of an AEC env."""
-        if not self._has_reset:
-            raise RuntimeError("call reset() before game_rules()")
-        if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < self.n_envs:
-            raise ValueError(f"game must be an int in 0..{self.n_envs - 1}, got {game!r}")
-        rules = self._state[4]
+        game = self._check_game(game, "game_rules")
+        rules = self._state.rules
         return [
             (int(rules[game, core.ACTIVE, slot]), int(rules[game, core.AUTHOR, slot]))
             for slot in range(rule_library.MAX_ACTIVE_RULES)
@@ -185,16 +219,11 @@ class MaoVectorEnv(VectorCardEnv):
     def get_game_state(self, game: int) -> dict[str, Any]:
         """Game ``game`` as an AEC ``get_state()`` snapshot, for ``set_state`` of an AEC env built
         with the same options (past rewards, infos and calls are empty)."""
-        if not self._has_reset:
-            raise RuntimeError("call reset() before get_game_state()")
-        if isinstance(game, bool) or not isinstance(game, (int, np.integer)):
-            raise TypeError(f"game must be an int, got {type(game).__name__} {game!r}")
-        if not 0 <= game < self.n_envs:
-            raise ValueError(f"game {game} is out of range 0..{self.n_envs - 1}")
-        row = slice(int(game), int(game) + 1)
+        game = self._check_game(game, "get_game_state")
+        row = slice(game, game + 1)
         agents = self.options.possible_agents
         # An AEC reset() without a seed after set_state draws from this generator.
-        reset_rng = np.random.default_rng(int(self._state[7][game])).bit_generator.state
+        reset_rng = np.random.default_rng(int(self._state.rng[game])).bit_generator.state
         return {
             "version": snapshots.SNAPSHOT_VERSION,
             "options": self.options.game_options(),
@@ -215,10 +244,7 @@ class MaoVectorEnv(VectorCardEnv):
         observation, mask and seat to act; its episode payoffs restart at zero. For hand-set
         tables (AEC scenarios) and for continuing a searched position. The snapshot is checked
         completely first: a bad one raises ``ValueError`` naming the field and changes nothing."""
-        if not self._has_reset:
-            raise RuntimeError("call reset() before set_game_state()")
-        if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < self.n_envs:
-            raise ValueError(f"game must be an int in 0..{self.n_envs - 1}, got {game!r}")
+        game = self._check_game(game, "set_game_state")
         # Checked completely before anything is written: a rejected snapshot changes nothing.
         snapshot = snapshots.validate_snapshot(state, self.options.game_spec(), caller="set_game_state")
         scalars = snapshot.scalars
@@ -229,14 +255,12 @@ class MaoVectorEnv(VectorCardEnv):
             )
         for source, target in zip(snapshot.arrays, self._state, strict=True):
             target[game] = source[0]
-        hands, _, decks, scalars, rules, events = self._state[:6]
-        seat = int(scalars[game, core.S_CURRENT])
+        seat = int(self._state.scalars[game, core.S_CURRENT])
         self._to_act[game] = seat
-        core.action_mask(
-            hands, decks, scalars, rules, rule_library.LIBRARY, game, self._by_rules, self._mask_bytes[game]
-        )
-        core.observe(hands, decks, scalars, rules, rule_library.LIBRARY, events, game, seat, self.n_events,
-                     self._reasons, self._observation[game])  # fmt: skip
+        library, settings = rule_library.LIBRARY, self._settings
+        core.action_mask(self._state, library, game, settings.by_rules, self._mask_bytes[game])
+        observation = self._observation[game]
+        core.observe(self._state, library, game, seat, settings.n_events, settings.reasons, observation)
         self._events_key[game] = -1  # another game's events now: the next step rewrites the block
         self._episode_payoffs[game] = 0.0
 

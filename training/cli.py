@@ -29,14 +29,21 @@ from training.cli_args import (
     check_output_folder,
     finite_float,
     non_negative_int,
+    port_number,
     positive_int,
     run_reporting_user_errors,
     seat_number,
 )
+from training.rllib_engine import cli as rllib_cli
 
 #: Each game's evaluate, play, match and replay commands (modules with the same four functions).
 GAME_COMMANDS = {"madiao": madiao_commands, "mao": mao_commands}
 GAMES = tuple(GAME_COMMANDS)
+
+SEARCH_BUDGET_HELP = (
+    "Madiao: the budget of every 'search' agent named, as search options (e.g. samples=32 or "
+    "samples=16,policy=PATH; see agents.madiao_search); same as naming it search:OPTIONS"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -137,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
     train.add_argument("--no-report", action="store_true", help="skip the final evaluation report")
+    rllib_cli.add_train_options(train)
 
     evaluate = commands.add_parser(
         "evaluate", help="duplicate-deal tournament of agents with CIs and ratings"
@@ -151,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--deals", type=positive_int, default=100, help="duplicate deals per pairing (Madiao) / rounds (Mao)"
     )
+    evaluate.add_argument("--search-budget", metavar="OPTIONS", help=SEARCH_BUDGET_HELP)
     evaluate.add_argument("--seed", type=non_negative_int, default=0)
     evaluate.add_argument("--out", help="folder for the markdown report and PNG plots")
     evaluate.add_argument(
@@ -161,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--record-hands", type=positive_int, default=None, help="Madiao: hands kept in --record (default 8)"
     )
+    rllib_cli.add_evaluate_options(evaluate)
 
     play = commands.add_parser("play", help="play Madiao or Mao in the terminal against agents")
     play.add_argument("--game", choices=GAMES, default="madiao", help="game to play")
@@ -190,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="Madiao: hands to play (default 1; not with --match)",
     )
+    play.add_argument("--search-budget", metavar="OPTIONS", help=SEARCH_BUDGET_HELP)
     play.add_argument("--seed", type=non_negative_int, default=None)
     play.add_argument("--record", help="write the game as JSON (for 'replay' and the web app's replay)")
 
@@ -221,6 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"Mao: rounds to play (default {mao_commands.DEFAULT_MAO_MATCH_ROUNDS}; "
         "each winner adds a secret rule)",
     )
+    match.add_argument("--search-budget", metavar="OPTIONS", help=SEARCH_BUDGET_HELP)
     match.add_argument("--seed", type=non_negative_int, default=0)
     match.add_argument("--model", help="a saved MaskablePPO model; 'model' in --agents refers to it")
     match.add_argument("--record", help="write the match as JSON (for 'replay' and the web app's replay)")
@@ -248,12 +260,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exploit.add_argument("--seed", type=non_negative_int, default=0)
     exploit.add_argument("--out", default="runs", help="folder the exploiter's run folder is made in")
+    exploit.add_argument(
+        "--run",
+        metavar="RUN_DIR",
+        help="evaluate the exploiter already trained in RUN_DIR instead of training one (--steps unused)",
+    )
 
     serve = commands.add_parser(
         "serve", help="a local web app to play and replay both games in the browser (extra: web)"
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: this machine only)")
-    serve.add_argument("--port", type=_port, default=8000, help="TCP port (default 8000)")
+    serve.add_argument("--port", type=port_number, default=8000, help="TCP port (default 8000)")
 
     # Everything after "bench" goes to python -m benchmarks untouched (main() routes it there
     # before argparse sees it, so "bench --quick" and "bench --help" reach the benchmarks).
@@ -262,45 +279,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def command_train(args: argparse.Namespace) -> int:
+    from training.config import train_config_from_args
     from training.train import final_report, train
 
     check_output_folder(args.runs_dir, "--runs-dir")
+    if rllib_cli.uses_rllib(args):
+        return rllib_cli.train(args)
     if args.resume:
         run_dir = train(resume=args.resume, total_timesteps=args.total_timesteps, quiet=args.no_progress)
     else:
-        run_dir = train(_config_from_args(args))
+        run_dir = train(train_config_from_args(args))
     print(f"run folder: {run_dir}")
     if not args.no_report:
         final_report(run_dir)
         print(f"report written to {run_dir / 'report.md'}")
     return 0
-
-
-def _config_from_args(args: argparse.Namespace):
-    from training.config import TrainConfig
-
-    return TrainConfig(
-        game=args.game,
-        total_timesteps=args.total_timesteps or TrainConfig.total_timesteps,
-        n_envs=args.n_envs,
-        n_steps=args.n_steps,
-        batch_size=min(args.batch_size, args.n_envs * args.n_steps),
-        seed=args.seed,
-        exp_name=args.exp_name,
-        runs_dir=args.runs_dir,
-        eval_every=args.eval_every,
-        eval_deals=args.eval_deals,
-        final_eval_deals=args.final_eval_deals,
-        checkpoint_every=args.checkpoint_every,
-        snapshot_every=args.snapshot_every,
-        mao_rule_pool=args.mao_rule_pool,
-        mao_penalty_card_reward=args.mao_penalty_card_reward,
-        mao_hand_card_reward=args.mao_hand_card_reward,
-        imitate=args.imitate,
-        imitation_decisions=args.imitation_decisions,
-        opponents="league" if args.league else "pool",
-        progress_bar=not args.no_progress,
-    )
 
 
 def _game_commands(game: str):
@@ -309,14 +302,19 @@ def _game_commands(game: str):
 
 
 def command_evaluate(args: argparse.Namespace) -> int:
+    _game_commands(args.game).apply_search_budget(args)
+    if args.engine == "ray":
+        return rllib_cli.evaluate(args)
     return _game_commands(args.game).evaluate(args)
 
 
 def command_play(args: argparse.Namespace) -> int:
+    _game_commands(args.game).apply_search_budget(args)
     return _game_commands(args.game).play(args)
 
 
 def command_match(args: argparse.Namespace) -> int:
+    _game_commands(args.game).apply_search_budget(args)
     return _game_commands(args.game).match(args)
 
 
@@ -337,16 +335,6 @@ def record_game_name(path: str | Path) -> str:
     return game
 
 
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a port is an integer 1..65535, got {text!r}") from None
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is an integer 1..65535, got {value}")
-    return value
-
-
 def command_exploit(args: argparse.Namespace) -> int:
     from training.exploit import ExploitSettings, exploit
 
@@ -354,9 +342,10 @@ def command_exploit(args: argparse.Namespace) -> int:
     target = args.model
     if target.endswith(".zip") and not target.startswith("model:"):
         target = f"model:{target}"
-    report = exploit(
-        ExploitSettings(target, game=args.game, steps=args.steps, deals=args.deals, seed=args.seed, out=args.out)
+    settings = ExploitSettings(
+        target, game=args.game, steps=args.steps, deals=args.deals, seed=args.seed, out=args.out, run=args.run
     )
+    report = exploit(settings)
     print(report["markdown"])
     print(f"report written to {Path(report['run_dir']) / 'exploit.md'} (and exploit.json)")
     return 0

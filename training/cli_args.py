@@ -47,27 +47,31 @@ def run_reporting_user_errors(prog: str, body: Callable[[], int]) -> int:
         return 130
 
 
-def _integer(text: str, what: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+def integer_type(what: str, minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer in ``minimum..maximum`` (no upper bound when None), called
+    ``what`` in its error message."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
+        return value
+
+    return parse
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    value = _integer(text, "a positive integer")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def non_negative_int(text: str) -> int:
-    """argparse type: an integer >= 0 (seeds: numpy refuses negative ones)."""
-    value = _integer(text, "an integer >= 0")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
-    return value
+#: argparse type: an integer >= 1.
+positive_int = integer_type("a positive integer", 1)
+#: argparse type: an integer >= 0 (seeds: numpy refuses negative ones).
+non_negative_int = integer_type("an integer >= 0", 0)
+#: argparse type: a seat; the game's own range (Madiao 0..3, Mao 0..players-1) is checked once
+#: the game is known.
+seat_number = integer_type("a seat number (0 or more)", 0)
+#: argparse type: a TCP port.
+port_number = integer_type("a port number 1..65535", 1, 65535)
 
 
 def finite_float(text: str) -> float:
@@ -78,15 +82,6 @@ def finite_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return value
-
-
-def seat_number(text: str) -> int:
-    """argparse type: a seat, 0 or more."""
-    # The game's own range (Madiao 0..3, Mao 0..players-1) is checked once the game is known.
-    value = _integer(text, "a seat number")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"a seat is 0 or more, got {value}")
     return value
 
 

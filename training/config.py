@@ -315,3 +315,29 @@ def evaluation_interval(config: TrainConfig) -> int:
     if config.eval_every is not None:
         return config.eval_every
     return max(rollout_size(config), config.total_timesteps // 10)
+
+
+def train_config_from_args(args: Any) -> TrainConfig:
+    """The ``TrainConfig`` of ``madiao-mao train``'s parsed options (both engines)."""
+    return TrainConfig(
+        game=args.game,
+        total_timesteps=args.total_timesteps or TrainConfig.total_timesteps,
+        n_envs=args.n_envs,
+        n_steps=args.n_steps,
+        batch_size=min(args.batch_size, args.n_envs * args.n_steps),
+        seed=args.seed,
+        exp_name=args.exp_name,
+        runs_dir=args.runs_dir,
+        eval_every=args.eval_every,
+        eval_deals=args.eval_deals,
+        final_eval_deals=args.final_eval_deals,
+        checkpoint_every=args.checkpoint_every,
+        snapshot_every=args.snapshot_every,
+        mao_rule_pool=args.mao_rule_pool,
+        mao_penalty_card_reward=args.mao_penalty_card_reward,
+        mao_hand_card_reward=args.mao_hand_card_reward,
+        imitate=args.imitate,
+        imitation_decisions=args.imitation_decisions,
+        opponents="league" if args.league else "pool",
+        progress_bar=not args.no_progress,
+    )

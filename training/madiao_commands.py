@@ -20,6 +20,37 @@ def _agent(spec: str, *, seed: int | None, env, model: str | None):
     return load_agent(spec, "madiao", seed=seed, env=env)
 
 
+def apply_search_budget(args: argparse.Namespace) -> None:
+    """``--search-budget OPTIONS``: every agent named ``search`` becomes ``search:OPTIONS``
+    (checked before any game is played)."""
+    if args.search_budget is None:
+        return
+    from agents.madiao_search import parse_search_options
+
+    parse_search_options(args.search_budget)
+    named = False
+    for option in ("agents", "opponents"):
+        names = getattr(args, option, None)
+        if names:
+            named = named or "search" in names
+            setattr(args, option, [f"search:{args.search_budget}" if n == "search" else n for n in names])
+    if not named:
+        raise ValueError("--search-budget: no agent named 'search' on the command line")
+
+
+def tournament_agents(args: argparse.Namespace) -> list[str]:
+    """The agents of ``evaluate``'s tournament (``--agents``, with ``model`` first when ``--model``
+    is given), checked: no repeats, at least two."""
+    names = list(args.agents or ["heuristic", "greedy", "random"])
+    if args.model and "model" not in names:
+        names.insert(0, "model")
+    if len(set(names)) != len(names):
+        raise ValueError(f"agent names repeat: {' '.join(names)}")
+    if len(names) < 2:
+        raise ValueError(f"--agents: a tournament needs at least two agents, got {' '.join(names)}")
+    return names
+
+
 def evaluate(args: argparse.Namespace) -> int:
     """``madiao-mao evaluate``: a duplicate-deal round robin between agents, printed (``--out``: markdown
     and plots; ``--record``: the first hands as a game record)."""
@@ -28,15 +59,9 @@ def evaluate(args: argparse.Namespace) -> int:
 
     check_output_folder(args.out, "--out")
     check_output_file(args.record, "--record")
-    names = list(args.agents or ["heuristic", "greedy", "random"])
-    if args.model and "model" not in names:
-        names.insert(0, "model")
-    if len(set(names)) != len(names):
-        raise ValueError(f"agent names repeat: {' '.join(names)}")
-    if len(names) < 2:
-        raise ValueError(f"--agents: a tournament needs at least two agents, got {' '.join(names)}")
+    names = tournament_agents(args)
     env_for_search = None
-    if "search" in names:
+    if any(name.split(":", 1)[0] == "search" for name in names):
         from training.madiao_games import make_env
 
         env_for_search = make_env()

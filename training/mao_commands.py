@@ -13,6 +13,12 @@ DEFAULT_MAO_MATCH_AGENTS = ("bayes", "base")
 DEFAULT_MAO_MATCH_ROUNDS = 3
 
 
+def apply_search_budget(args: argparse.Namespace) -> None:
+    """``--search-budget``: a Madiao option (Mao has no search player)."""
+    if getattr(args, "search_budget", None) is not None:
+        raise ValueError("--search-budget: only Madiao has a search player")
+
+
 def evaluate(args: argparse.Namespace) -> int:
     """``madiao-mao evaluate --game mao``: see ``training.mao_evaluation.command_evaluate_mao``."""
     from training.mao_evaluation import command_evaluate_mao

@@ -3,6 +3,7 @@
     madiao-mao evaluate --game mao --agents base bayes oracle --deals 40 --out results/
     python -m training.mao_evaluation --turns 100 --replicates 2 --out results/   # discovery target
     python -m training.mao_evaluation --model runs/RUN/final_model.zip --replicates 10  # held-out rules
+    python -m training.mao_evaluation --calls --episodes 20   # players' calls: call accuracy
 
 Each agent under test sits in one seat (rotating over episodes) of a table whose other seats
 play ``opponent`` (default the base-rules player, whose faults give everybody calls to learn
@@ -20,6 +21,10 @@ from). Every agent meets the same episodes: the same env seeds and the same list
 - ``held_out_experiment``: the same on ``HELD_OUT_RULES``, the rules the trainer keeps out of a
   learned policy's training (``TrainConfig.mao_rule_pool="train"`` draws from ``TRAINING_RULES``):
   does the policy cope with rules it never saw better than the base-rules player?
+- ``evaluate_calls``: players' calls (``calls="players"``): a table of one agent kind, secret
+  rules authored by its seats, and how well the players call: call accuracy (correct calls /
+  calls), faults called (faults called / faults committed) and where the penalty cards went
+  (to the faulty player for correct calls, to the caller for bad calls; faults nobody called).
 
 Per turn of the agent under test (one ``END_TURN``) it records the calls, the penalty cards as
 the env rewards them (calls plus seven-chain cards) and, for every secret rule the agent did not
@@ -201,6 +206,10 @@ def play_mao_episode(
     """Play one episode (or until every tracked seat took ``max_turns`` turns), recording the
     tracked seats' turns into their stats (and, with ``log``, every action for a game record)."""
     table = env.unwrapped
+    if table.options.calls != "master":
+        raise ValueError(
+            "play_mao_episode follows the Mao Master's calls; use evaluate_calls for calls='players'"
+        )
     env.reset(seed=seed, options=options)
     for agent in {id(a): a for a in seat_agents}.values():
         agent.reset()
@@ -419,6 +428,173 @@ def held_out_experiment(
     return report
 
 
+@dataclass
+class CallStats:
+    """Players' calls at a table of one agent kind (``evaluate_calls``)."""
+
+    name: str
+    turns: int = 0
+    """Turns judged (call windows)."""
+    faults: int = 0
+    """Faults committed: (turn, call reason) pairs the Mao Master would have called."""
+    faults_called: int = 0
+    calls: int = 0
+    correct_calls: int = 0
+    bad_calls: int = 0
+    fault_cards: int = 0
+    """Penalty cards the faulty players took for correct calls."""
+    bad_call_cards: int = 0
+    """Penalty cards callers took for bad calls."""
+    unpunished_cards: int = 0
+    """Penalty cards the Master would have given for the faults nobody called."""
+    rounds_won: int = 0
+    seat_cards: list[int] = field(default_factory=list)
+    """Penalty cards (faults and bad calls) per seat."""
+
+    @property
+    def call_accuracy(self) -> float:
+        return self.correct_calls / self.calls if self.calls else math.nan
+
+    @property
+    def faults_called_rate(self) -> float:
+        return self.faults_called / self.faults if self.faults else math.nan
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "turns": self.turns,
+            "faults_per_turn": self.faults / self.turns if self.turns else math.nan,
+            "calls_per_turn": self.calls / self.turns if self.turns else math.nan,
+            "call_accuracy": self.call_accuracy,
+            "faults_called": self.faults_called_rate,
+            "fault_cards_per_turn": self.fault_cards / self.turns if self.turns else math.nan,
+            "bad_call_cards_per_turn": self.bad_call_cards / self.turns if self.turns else math.nan,
+            "unpunished_cards_per_turn": self.unpunished_cards / self.turns if self.turns else math.nan,
+        }
+
+
+def play_calls_episode(
+    env,
+    seat_agents: Sequence[Agent],
+    stats: CallStats,
+    *,
+    seed: int,
+    options: dict,
+    movers: Sequence[int] | None = None,
+) -> None:
+    """Play one episode of players' calls, counting faults (the env's truth of each turn), calls
+    and their verdicts, and the penalty cards each way. ``movers``: count only the windows on
+    these seats' turns (default: every turn)."""
+    table = env.unwrapped
+    env.reset(seed=seed, options=options)
+    for agent in {id(a): a for a in seat_agents}.values():
+        agent.reset()
+    if len(stats.seat_cards) < table.n_players:
+        stats.seat_cards += [0] * (table.n_players - len(stats.seat_cards))
+    faults: dict[int, int] = {}  # the open window's faults: reason -> the Master's cards for it
+    tracked = False  # a counted call window is open
+    while True:
+        observation, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            return
+        seat = table.current_seat
+        action = int(seat_agents[seat].act(observation["observation"], observation["action_mask"]))
+        env.step(action)
+        if action == cards.END_TURN and (movers is None or seat in movers):
+            faults = table.window_faults()
+            tracked = True
+            stats.turns += 1
+            stats.faults += len(faults)
+        elif tracked and cards.CALL_0 <= action < cards.NO_CALL:
+            stats.calls += 1
+            reason = action - cards.CALL_0
+            if reason in faults:
+                stats.correct_calls += 1
+                stats.faults_called += 1
+                del faults[reason]  # called: not unpunished
+            else:
+                stats.bad_calls += 1
+        for call in table.last_calls:
+            stats.seat_cards[table.possible_agents.index(call["player"])] += call["cards"]
+            if not tracked:
+                continue
+            if call["bad_call"]:
+                stats.bad_call_cards += call["cards"]
+            else:
+                stats.fault_cards += call["cards"]
+        if tracked and not table.in_call_window():
+            tracked = False
+            stats.unpunished_cards += sum(faults.values())
+        stats.rounds_won += int(table.round_won_by >= 0)
+
+
+def evaluate_calls(
+    agents: Mapping[str, str],
+    *,
+    episodes: int,
+    n_players: int = 4,
+    n_rules: int = 2,
+    seed: int = 0,
+    max_steps: int = 3000,
+    fault_source: str | None = None,
+) -> dict[str, CallStats]:
+    """Players' calls (``calls="players"``) of each agent kind, on the same ``episodes`` (seeds
+    and secret rules) for every kind. Each episode starts with ``n_rules`` validity or speech
+    rules, each authored by a random seat (its author knows it; the others infer it).
+
+    ``fault_source=None``: every seat plays the kind, every turn's window is counted. Otherwise
+    seat 0 plays ``fault_source`` (say ``"base"``, who never learns a secret rule and so keeps
+    faulting) and the other seats the kind: only the windows on seat 0's turns are counted, i.e.
+    how the kind polices a faulty player."""
+    rng = np.random.default_rng(seed)
+    plans = []
+    for _ in range(episodes):
+        rules = rng.choice(DISCOVERABLE_RULES, n_rules, replace=False)
+        authors = rng.choice(n_players, n_rules)
+        plan = [(int(r), int(a)) for r, a in zip(rules, authors, strict=True)]
+        plans.append((int(rng.integers(2**31 - 1)), plan))
+    results = {}
+    for index, (name, spec) in enumerate(agents.items()):
+        env = _make_env(n_players, None, calls="players", max_steps=max_steps)
+        lineup = [_agent(spec, env, seed + 1000 * index + s) for s in range(n_players)]
+        if fault_source is not None:
+            lineup[0] = _agent(fault_source, env, seed + 1000 * index)
+        stats = CallStats(name)
+        movers = None if fault_source is None else (0,)
+        for env_seed, rules in plans:
+            play_calls_episode(env, lineup, stats, seed=env_seed, options={"rules": rules}, movers=movers)
+        results[name] = stats
+    return results
+
+
+def calls_markdown(results: Mapping[str, CallStats], setup: str) -> str:
+    """The players' calls report: accuracy, faults called and where the penalty cards went."""
+
+    def rate(x: float) -> str:
+        return f"{x:.3f}" if np.isfinite(x) else "n/a"
+
+    rows = []
+    for name, s in results.items():
+        summary = s.summary()
+        rows.append(
+            [name, s.turns, s.faults, s.calls, f"{rate(s.call_accuracy)} ({s.correct_calls}/{s.calls})",
+             f"{rate(s.faults_called_rate)} ({s.faults_called}/{s.faults})",
+             rate(summary["fault_cards_per_turn"]), rate(summary["bad_call_cards_per_turn"]),
+             rate(summary["unpunished_cards_per_turn"]), " ".join(str(c) for c in s.seat_cards)]
+        )  # fmt: skip
+    table = markdown_table(
+        ["agents", "turns", "faults", "calls", "call accuracy", "faults called",
+         "fault cards/turn", "bad-call cards/turn", "unpunished cards/turn", "cards by seat"],
+        rows,
+    )  # fmt: skip
+    return (
+        f"## Mao players' calls\n\n{setup}\n\n{table}\n\n"
+        "Call accuracy: correct calls / calls. Faults called: faults committed that some seat called "
+        "(a fault is a call reason the Mao Master would have called on the turn). Fault cards: taken "
+        "by the faulty player for correct calls; bad-call cards: taken by callers; unpunished: what "
+        "the Master would have given for the faults nobody called.\n"
+    )
+
+
 def paired_penalty_difference(report: MaoReport, agent: str, reference: str) -> MeanCI:
     """Mean over the experiment's games of (``agent``'s - ``reference``'s penalty cards per turn)
     with a 95% t interval: every agent met the same games (same seeds, rule and seat), so the
@@ -597,7 +773,8 @@ def command_evaluate_mao(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The rule-discovery measurement: base, bayes and oracle on every violable library rule (or,
-    with --model, a learned policy against base and bayes on the rules held out of training).
+    with --model, a learned policy against base and bayes on the rules held out of training; with
+    --calls, the players' calls: call accuracy and where the penalty cards go).
     A bad argument or model ends it before any game, with one line on stderr and status 2."""
     from training.cli_args import (
         OneLineArgumentParser,
@@ -619,6 +796,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a saved Mao policy: compare it with the base-rules and Bayesian players on the rules "
         "held out of its training instead",
     )
+    parser.add_argument(
+        "--calls",
+        action="store_true",
+        help="players' calls instead: the call accuracy of base, bayes and oracle players, each at a "
+        "table of its own kind and policing a base-rules player",
+    )
+    parser.add_argument("--episodes", type=positive_int, default=20, help="episodes per table (--calls)")
     args = parser.parse_args(argv)
     return run_reporting_user_errors(prog, lambda: _run_main(args))
 
@@ -627,6 +811,29 @@ def _run_main(args: argparse.Namespace) -> int:
     from training.cli_args import check_model, check_output_folder
 
     check_output_folder(args.out, "--out")
+    if args.calls:
+        kinds = {"base": "base", "bayes": "bayes", "oracle": "oracle"}
+        sections = []
+        for fault_source, setup in (
+            (None, "Every seat the same kind"),
+            ("base", "Seat 0 a base-rules player (the faults counted are its own), the other seats the kind"),
+        ):
+            results = evaluate_calls(kinds, episodes=args.episodes, seed=args.seed, fault_source=fault_source)
+            sections.append(
+                calls_markdown(
+                    results,
+                    f"{setup}; 4 players, {args.episodes} one-round episodes (seed {args.seed}), each "
+                    "starting with 2 validity or speech rules authored by random seats.",
+                )
+            )
+        text = "\n".join(sections)
+        print(text)
+        if args.out:
+            path = Path(args.out) / "mao_calls.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            print(f"wrote {path}")
+        return 0
     if args.model:
         check_model(f"model:{args.model}", "mao")
         report = held_out_experiment(

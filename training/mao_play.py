@@ -5,7 +5,8 @@ The person sees only what their seat may know: at the start of each of their tur
 ``seat_view`` (own hand, top card, suit to follow, direction, the others' hand sizes, the secret
 rules they authored, the recent public events with the Mao Master's calls), and as the game goes
 every public move of the table (plays, draws, what is said, the turn ends) and every call the Mao
-Master makes, to whom and for how many cards. The rule another seat adds after winning a round is
+Master makes (with ``calls="players"``: every call a seat makes, and the bad calls), to whom and
+for how many cards. The rule another seat adds after winning a round is
 secret: only the fact that a rule was added is shown.
 
 Without a person at the table (``viewer=None``: a match between agents, a replay) nothing is
@@ -107,23 +108,28 @@ def write_step(
     move = public_move_text(env, seat, action, viewer)
     if move is not None and (show_own_move or seat != viewer):
         write("  " + move)
+    me = unwrapped.possible_agents[viewer] if viewer is not None else None
     for call in unwrapped.last_calls:
-        whom = (
-            "you"
-            if viewer is not None and call["player"] == unwrapped.possible_agents[viewer]
-            else call["player"]
-        )
-        write(f'  Mao Master to {whom}: "{call["call"]}." ({call["cards"]} penalty card(s))')
-    if action != END_TURN:
+        whom = "you" if call["player"] == me else call["player"]
+        caller = call.get("caller")
+        if caller is None:
+            write(f'  Mao Master to {whom}: "{call["call"]}." ({call["cards"]} penalty card(s))')
+        elif call["bad_call"]:
+            who = "you" if caller == me else caller
+            called = call.get("called", "?")
+            write(f'  {who}: bad call ("{called}"), {call["cards"]} penalty card(s) to {who}')
+        else:
+            who = "you" if caller == me else caller
+            write(f'  {who} to {whom}: "{call["call"]}." ({call["cards"]} penalty card(s))')
+    # A turn is settled at its END_TURN (the Mao Master) or when its call window closes.
+    if action not in (END_TURN, cards.NO_CALL, cards.POINT_OF_ORDER) or unwrapped.round_won_by < 0:
         return False
     events = unwrapped.public_events()
     # The env adds the winner's rule itself (rule_choice "fixed"/"sampled") right after the turn.
     added = 0
     while added < len(events) and events[-1 - added]["kind"] == "new rule":
         added += 1
-    turn = events[-1 - added] if added < len(events) else None
-    if turn is None or not turn["won"] or turn["seat"] != seat:
-        return False
+    seat = unwrapped.round_won_by
     winner = unwrapped.possible_agents[seat]
     write(f"  {'You win' if seat == viewer else winner + ' wins'} the round.")
     for rule, author in unwrapped.active_rules()[len(unwrapped.active_rules()) - added :]:

@@ -710,23 +710,37 @@ def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = T
     sections (``GameSpec.report``: Madiao, a tournament of the final model and the baselines with
     learning curves and ratings as PNGs; Mao, the held-out rules), written to ``report.md``."""
     from agents.learned import LearnedPolicyAgent
-    from cardgame_core.files import atomic_write_text
 
     run_dir = Path(run_dir)
-    config = TrainConfig.from_json(json.loads((run_dir / "config.json").read_text()))
-    n_deals = n_deals or config.final_eval_deals
-    learner = LearnedPolicyAgent(run_dir / "final_model.zip", name="learned")
-    sections = [f"# Training report: {run_dir.name}\n"]
     state = json.loads((run_dir / "state.json").read_text())
+    speed_line = None
     if "final_speed" in state:
         speed = state["final_speed"]
-        sections.append(
+        speed_line = (
             f"Throughput: {speed['sps']:,.0f} learner steps/s; "
             f"game env {100 * speed['env_time_fraction']:.0f}%, "
             f"opponent policies {100 * speed['opponent_time_fraction']:.0f}% and PPO updates "
             f"{100 * speed.get('update_time_fraction', float('nan')):.0f}% of training time "
             f"({speed.get('seconds', float('nan')):.0f} s).\n"
         )
+    learner = LearnedPolicyAgent(run_dir / "final_model.zip", name="learned")
+    return write_final_report(run_dir, learner, speed_line, n_deals=n_deals, verbose=verbose)
+
+
+def write_final_report(
+    run_dir: Path, learner, speed_line: str | None, *, n_deals: int | None = None, verbose: bool = True
+) -> str:
+    """``report.md`` of a finished run of either engine: its title, ``speed_line``, the league
+    (league mode) and the game's sections played by ``learner`` (the final policy)."""
+    from cardgame_core.files import atomic_write_text
+
+    run_dir = Path(run_dir)
+    config = TrainConfig.from_json(json.loads((run_dir / "config.json").read_text()))
+    state = json.loads((run_dir / "state.json").read_text())
+    n_deals = n_deals or config.final_eval_deals
+    sections = [f"# Training report: {run_dir.name}\n"]
+    if speed_line:
+        sections.append(speed_line)
     league_section = league_report(run_dir)
     if league_section:
         sections.append(league_section)

@@ -139,13 +139,7 @@ class TrainingCallback(BaseCallback):
         config = self.config
         results = self.evaluate_model(self.model, config, config.eval_deals, config.seed + 7)
         self.state["eval"].append({"timesteps": steps, "results": results})
-        for name, result in results.items():
-            for key, value in result.items():
-                if isinstance(value, dict) and "mean" in value:
-                    self.logger.record(f"eval/{name}_{key}", value["mean"])
-                elif isinstance(value, (int, float)) and key != "hands":
-                    self.logger.record(f"eval/{name}_{key}", value)
-        summary = ", ".join(self.spec.describe_result(name, result) for name, result in results.items())
+        summary = log_evaluation(self.logger, self.spec, results)
         (self.bar.write if self.bar is not None else self.say)(f"[eval @ {steps}] learned {summary}")
 
     def speed(self) -> dict[str, float]:
@@ -212,3 +206,15 @@ class TrainingCallback(BaseCallback):
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+def log_evaluation(logger, spec, results: dict[str, dict]) -> str:
+    """Record an evaluation's figures under ``eval/<baseline>_<measure>`` (a result with a
+    confidence interval by its mean) and return its one-line summary (both engines)."""
+    for name, result in results.items():
+        for key, value in result.items():
+            if isinstance(value, dict) and "mean" in value:
+                logger.record(f"eval/{name}_{key}", value["mean"])
+            elif isinstance(value, (int, float)) and key != "hands":
+                logger.record(f"eval/{name}_{key}", value)
+    return ", ".join(spec.describe_result(name, result) for name, result in results.items())

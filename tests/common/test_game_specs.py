@@ -153,7 +153,10 @@ def test_policy_features_come_from_the_features_table():
     assert policy_kwargs(madiao)["features_extractor_class"] is MadiaoCardFeatures
     assert policy_kwargs(madiao)["net_arch"] == [256, 256]
     assert policy_class(TrainConfig(game="mao")) is MaoRulePolicy
-    assert policy_kwargs(TrainConfig(game="mao", features="flat")) == {"net_arch": [256, 256]}
+    assert policy_kwargs(TrainConfig(game="mao", features="flat")) == {
+        "net_arch": [256, 256],
+        "optimizer_kwargs": {"eps": 1e-5, "fused": True},
+    }
     with pytest.raises(ValueError, match='features="cards" needs game="madiao" with obs_type="summary"'):
         TrainConfig(obs_type="history")
 

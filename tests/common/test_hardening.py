@@ -47,7 +47,7 @@ VECTOR_MAKERS = {
 def madiao_cards_conserved(venv: MadiaoVectorEnv, game: int) -> bool:
     """The 40 cards: hands, played and sloughed sets and the stock hold each card exactly once."""
     card_sets, ints = venv.get_game_state(game)["arrays"][:2]
-    sets = [int(card_sets[0, column]) for column in range(madiao_core.C_HAND, madiao_core.C_SLOUGHED + 4)]
+    sets = [int(card_sets[0, column]) for column in range(madiao_core.CS_HAND, madiao_core.CS_SLOUGHED + 4)]
     stock = [int(card) for card in ints[0, madiao_core.I_STOCK : madiao_core.I_STOCK + 8]]
     union = 0
     for card_set in sets:
@@ -60,7 +60,7 @@ def madiao_cards_conserved(venv: MadiaoVectorEnv, game: int) -> bool:
 
 def mao_cards_conserved(venv: MaoVectorEnv, game: int) -> bool:
     """Hands + stack + pile + the card on the table hold every card of the decks."""
-    hands, scalars = venv._state[0], venv._state[3]
+    hands, scalars = venv._state.hands, venv._state.scalars
     on_table = 1 if scalars[game, mao_core.S_PLAYED] >= 0 else 0
     held = int(hands[game, : venv.n_players].sum()) + int(scalars[game, mao_core.S_STACK_SIZE])
     return held + int(scalars[game, mao_core.S_PILE_SIZE]) + on_table == 54 * venv.n_decks

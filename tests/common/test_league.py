@@ -497,9 +497,10 @@ def test_league_section_of_the_report_prints_the_payoff_table(tmp_path):
 
 
 def test_cli_league_flag_selects_the_league_trainer():
-    from training.cli import _config_from_args, build_parser
+    from training.cli import build_parser
+    from training.config import train_config_from_args
 
     args = build_parser().parse_args(["train", "--league", "--total-timesteps", "1000"])
-    assert _config_from_args(args).opponents == "league"
+    assert train_config_from_args(args).opponents == "league"
     args = build_parser().parse_args(["train", "--total-timesteps", "1000"])
-    assert _config_from_args(args).opponents == "pool"
+    assert train_config_from_args(args).opponents == "pool"

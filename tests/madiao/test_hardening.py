@@ -44,7 +44,7 @@ def assert_same_state(a: dict, b: dict) -> None:
 
 def assert_cards_conserved(env) -> None:
     card_sets, ints = env.get_state()["arrays"][:2]
-    sets = [int(card_sets[0, c]) for c in range(core.C_HAND, core.C_SLOUGHED + 4)]
+    sets = [int(card_sets[0, c]) for c in range(core.CS_HAND, core.CS_SLOUGHED + 4)]
     stock = [int(c) for c in ints[0, core.I_STOCK : core.I_STOCK + 8]]
     total = sum(bin(s).count("1") for s in sets) + len(stock)
     union = 0
@@ -273,9 +273,9 @@ INTS, CARD_SETS, HISTORY, PENDING, SETTLED = 1, 0, 2, 3, 4
         (INTS, (0, core.I_STOCK + 1), 40, r"ints\[I_STOCK\+1\] = 40"),
         (INTS, (0, core.I_HAND_NUMBER), -1, r"ints\[I_HAND_NUMBER\] = -1"),
         (INTS, (0, core.I_OVERFLOW), 1, r"ints\[I_OVERFLOW\] = 1"),
-        (CARD_SETS, (0, core.C_HAND + 1), np.uint64(2**63), r"card_sets\[C_HAND\+1\]"),
-        (CARD_SETS, (0, core.C_HAND + 1), np.uint64(0), r"card_sets"),
-        (CARD_SETS, (0, core.C_RNG), np.uint64(0), r"card_sets\[C_RNG\] = 0"),
+        (CARD_SETS, (0, core.CS_HAND + 1), np.uint64(2**63), r"card_sets\[CS_HAND\+1\]"),
+        (CARD_SETS, (0, core.CS_HAND + 1), np.uint64(0), r"card_sets"),
+        (CARD_SETS, (0, core.CS_RNG), np.uint64(0), r"card_sets\[CS_RNG\] = 0"),
         (HISTORY, (0, 0, 1), 45, r"history\[0, 0\]"),
         (HISTORY, (0, 0, 0), -100, r"history\[0, 0\]"),
     ],
@@ -353,11 +353,11 @@ def test_a_snapshot_that_lies_about_cards_is_rejected_whole():
     snapshot = env.get_state()
     bad = copy.deepcopy(snapshot)
     card_sets = bad["arrays"][0]
-    moved = int(card_sets[0, core.C_HAND]) & -int(card_sets[0, core.C_HAND])  # lowest card of seat 0
-    card_sets[0, core.C_HAND] &= np.uint64(~moved & (2**64 - 1))
-    card_sets[0, core.C_HAND + 1] |= np.uint64(moved)
+    moved = int(card_sets[0, core.CS_HAND]) & -int(card_sets[0, core.CS_HAND])  # lowest card of seat 0
+    card_sets[0, core.CS_HAND] &= np.uint64(~moved & (2**64 - 1))
+    card_sets[0, core.CS_HAND + 1] |= np.uint64(moved)
     bad["agents"] = []
-    with pytest.raises(ValueError, match=r"card_sets\[C_HAND\+"):
+    with pytest.raises(ValueError, match=r"card_sets\[CS_HAND\+"):
         env.set_state(bad)
     assert_same_state(env.get_state(), snapshot)
 
@@ -430,7 +430,7 @@ FUZZ_CHILD = textwrap.dedent(
     def cards_conserved(env):
         card_sets, ints = env.get_state()["arrays"][:2]
         union, total = 0, 0
-        for column in range(core.C_HAND, core.C_SLOUGHED + 4):
+        for column in range(core.CS_HAND, core.CS_SLOUGHED + 4):
             union |= int(card_sets[0, column])
             total += bin(int(card_sets[0, column])).count("1")
         for card in ints[0, core.I_STOCK : core.I_STOCK + 8]:
@@ -580,7 +580,7 @@ def test_seat_render_shows_no_card_the_seat_cannot_see(seed):
             for other in range(4):
                 if other != seat:
                     hidden |= set(table["hands"][other])
-                    hidden |= set(cards.names_of(card_sets[core.C_SLOUGHED + other]))
+                    hidden |= set(cards.names_of(card_sets[core.CS_SLOUGHED + other]))
             assert not card_tokens(text) & hidden, (seat, text)
             assert set(table["hands"][seat]) <= card_tokens(text)  # its own hand is shown
             if seat == 0:

@@ -54,7 +54,7 @@ def test_core_payment_lines_use_named_amounts_and_rule_ids(kernel):
 
 def test_meld_stakes_returns_named_amounts():
     returns = [
-        node.value for node in ast.walk(_function_ast(core.meld_stakes)) if isinstance(node, ast.Return)
+        node.value for node in ast.walk(_function_ast(core._meld_stakes)) if isinstance(node, ast.Return)
     ]
     numbers = [ast.unparse(value) for value in returns if _has_number(value)]
     assert numbers == ["0"]  # "no meld"; every meld's amount is a name

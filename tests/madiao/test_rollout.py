@@ -31,7 +31,7 @@ def aec_random_payoffs(snapshot: dict, n: int, seed: int) -> np.ndarray:
     payoffs = np.zeros((n, 4))
     for k in range(n):
         state = {**snapshot, "arrays": [a.copy() for a in snapshot["arrays"]]}
-        state["arrays"][0][0, core.C_RNG] = np.uint64(rng.integers(1, 2**63))  # vary later deals
+        state["arrays"][0][0, core.CS_RNG] = np.uint64(rng.integers(1, 2**63))  # vary later deals
         env.set_state(state)
         while not all(env.terminations.values()):
             mask = env.observe(env.agent_selection)["action_mask"]
@@ -154,17 +154,17 @@ def test_playouts_take_exactly_the_env_steps_of_the_same_draws(plays, env_kwargs
     for k in range(12):
         seed_state, rng_state = next_u64_py(seed_state)
         state = {**snapshot, "arrays": [a.copy() for a in snapshot["arrays"]]}
-        state["arrays"][0][0, core.C_RNG] = np.uint64(rng_state)
+        state["arrays"][0][0, core.CS_RNG] = np.uint64(rng_state)
         env = madiao_v0.raw_env(**env_kwargs)
         env.set_state(state)
         total = np.zeros(4)
         while not all(env.terminations.values()):
             card_sets = env.unwrapped._state.card_sets
-            rng_state = int(card_sets[0, core.C_RNG])
+            rng_state = int(card_sets[0, core.CS_RNG])
             mask = env.observe(env.agent_selection)["action_mask"]
             legal = np.flatnonzero(mask)  # face up 0..39, face down 40..79, then the redeal pair
             rng_state, pick = _xorshift_star_pick(rng_state, len(legal))
-            card_sets[0, core.C_RNG] = np.uint64(rng_state)
+            card_sets[0, core.CS_RNG] = np.uint64(rng_state)
             env.step(int(legal[pick]))
             total += [env.rewards[agent] for agent in AGENTS]
         np.testing.assert_allclose(payoffs[k], total)

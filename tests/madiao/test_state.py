@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cardgame_core.jit import compiled_for
 from madiao_env import cards, core, madiao_v0, state
 from madiao_env.rollout import new_hand_snapshot, random_playouts
 from madiao_env.vector import MadiaoVectorEnv
@@ -91,9 +92,31 @@ def test_compiled_entry_point_computes_what_the_dispatching_kernel_does():
         obs = np.zeros((1, env.options.obs_size), dtype=np.int8)
         masks = np.zeros((1, cards.N_ACTIONS), dtype=np.int8)
         arguments = (env._state, env._config, seats, obs, masks)
-        kernel = core.compiled_for(core.observe_games, *arguments) if compiled else core.observe_games
+        kernel = compiled_for(core.observe_games, *arguments) if compiled else core.observe_games
         kernel(*arguments)
         outputs.append((obs, masks))
     np.testing.assert_array_equal(outputs[0][0], outputs[1][0])
     np.testing.assert_array_equal(outputs[0][1], outputs[1][1])
     assert outputs[0][0].any() and outputs[0][1].any()
+
+
+def test_card_set_columns_and_config_slots_follow_one_naming_scheme():
+    # card_sets columns are CS_*, ints columns I_*, config slots CFG_* (Mao's core: S_*/CFG_*).
+    names = [name for name in dir(core) if name.isupper()]
+    assert not [name for name in names if name.startswith("C_")]
+    columns = {core.CS_HAND: 4, core.CS_FACE_UP: 4, core.CS_SLOUGHED: 4, core.CS_WON_WITH: 4, core.CS_RNG: 1}
+    covered = sorted(start + k for start, width in columns.items() for k in range(width))
+    assert covered == list(range(core.N_CARD_COLS))
+    assert sorted(getattr(core, n) for n in names if n.startswith("CFG_")) == list(range(core.N_CONFIG))
+
+
+def test_a_seat_gains_or_loses_against_the_other_side_in_one_helper():
+    # The banker's lines go to or come from each player in seat order; a player's only the banker's.
+    ints = np.zeros((1, core.N_INTS), dtype=np.int32)
+    pending = np.zeros((1, core.MAX_PENDING, 5), dtype=np.int32)
+    ints[0, core.I_BANKER] = 2
+    for seat, gains in ((2, True), (2, False), (0, True), (3, False)):
+        core._banker_line(ints, pending, np.int64(0), np.int64(seat), np.int64(5), np.int64(7), gains)
+    lines = [tuple(row[2:4]) for row in pending[0, : ints[0, core.I_N_PENDING]].tolist()]
+    assert lines == [(0, 2), (1, 2), (3, 2), (2, 0), (2, 1), (2, 3), (2, 0), (3, 2)]
+    assert (pending[0, : len(lines), 4] == 5).all() and (pending[0, : len(lines), 1] == 7).all()

@@ -244,3 +244,25 @@ def test_maskable_ppo_trains_on_the_learner_vec_env():
     # SB3's Monitor statistics came from the adapter's finished games (one hand ~ 8 decisions).
     returns = [episode["r"] for episode in model.ep_info_buffer]
     assert len(returns) >= 50 and np.isfinite(returns).all()
+
+
+def test_per_game_methods_name_a_bad_game_index_before_and_after_reset():
+    venv = MadiaoVectorEnv(3, seed=0)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before get_game_state\(\)"):
+        venv.get_game_state(0)
+    venv.reset()
+    with pytest.raises(TypeError, match="game must be an int, got bool True"):
+        venv.get_game_state(True)
+    with pytest.raises(ValueError, match=r"game 3 is out of range 0\.\.2"):
+        venv.get_game_state(3)
+    assert venv.get_game_state(np.int64(2))["agent_selection"].startswith("player_")
+
+
+def test_game_seeds_are_those_of_the_last_reset():
+    venv = MadiaoVectorEnv(4, seed=11)
+    assert venv.game_seeds.shape == (4,) and not venv.game_seeds.any()
+    venv.reset()
+    first = venv.game_seeds.copy()
+    venv.reset(seed=11)
+    np.testing.assert_array_equal(venv.game_seeds, first)
+    assert venv.game_seeds.dtype == np.uint64 and len(set(first.tolist())) == 4

@@ -44,6 +44,8 @@ def ref_from_env(env: raw_env) -> RefGame:
             "n_rounds": env.num_rounds,
             "rule_choice": env.rule_choice,
             "cambridge": env.rounds == "cambridge",
+            "calls": env.options.calls,
+            "forgotten_mao_cards": env.options.forgotten_mao_cards,
         },
     )
     game.current, game.direction, game.named_suit = (
@@ -63,9 +65,34 @@ def ref_from_env(env: raw_env) -> RefGame:
         int(s[core.S_ROUND]),
         int(s[core.S_QUEUE_NEXT]),
     )
-    game.phase = ("start", "speak", "choose", "over")[int(s[core.S_PHASE])]
+    game.phase = ("start", "speak", "choose", "call", "over")[int(s[core.S_PHASE])]
     game.next_seat = int(s[core.S_NEXT_SEAT])
+    if game.phase == "call":  # the call window: the truth of the turn under judgement
+        game.mover, game.valid = int(s[core.S_MOVER]), bool(s[core.S_VALID])
+        game.called = {r for r in range(cards.N_CALL_REASONS) if (int(s[core.S_CALLED]) >> r) & 1}
+        game.correct = {r for r in range(cards.N_CALL_REASONS) if (int(s[core.S_CORRECT]) >> r) & 1}
+        game.owed = [int(x) for x in s[core.S_OWED_0 : core.S_OWED_0 + env.n_players]]
+        game.offences = window_faults_of(s)
     return game
+
+
+def window_faults_of(s) -> dict[int, list[tuple[str, int, int, int]]]:
+    """The reference's ``offences`` of a call window, from a core ``scalars`` row."""
+    faults: dict[int, list[tuple[str, int, int, int]]] = {}
+    for reason in range(cards.N_CALL_REASONS):
+        n_cards, rule = int(s[core.S_FAULT_CARDS_0 + reason]), int(s[core.S_FAULT_RULE_0 + reason])
+        if not n_cards:
+            continue
+        if reason == cards.CALL_REASON_BAD_CARD:
+            faults[reason] = [("bad card", -1, n_cards, rule)]
+        elif reason == cards.CALL_REASON_TALKING:
+            talking = int(s[core.S_TALKING])
+            faults[reason] = [("talking", p, 1, -1) for p in range(cards.N_PHRASES) if (talking >> p) & 1]
+        elif reason == cards.CALL_REASON_MAO:
+            faults[reason] = [("mao", cards.MAO, n_cards, -1)]
+        else:
+            faults[reason] = [("failure to say", reason, n_cards, rule)]
+    return faults
 
 
 CALL_NAMES = {
@@ -73,6 +100,7 @@ CALL_NAMES = {
     core.CALL_FAILURE_TO_SAY: "failure to say",
     core.CALL_TALKING: "talking",
     core.CALL_MAO: "mao",
+    core.CALL_BAD_CALL: "bad call",
 }
 
 
@@ -86,10 +114,17 @@ def assert_same(env: raw_env, ref: RefGame) -> None:
             f"{name}: core {getattr(twin, name)} != reference {getattr(ref, name)}"
         )
     s = env._state[3][0]
+    if ref.phase == "call":
+        for name in ("mover", "called", "correct", "owed"):
+            assert getattr(twin, name) == getattr(ref, name), name
+        assert {r: sum(e[2] for e in v) for r, v in twin.offences.items()} == {
+            r: sum(e[2] for e in v) for r, v in ref.offences.items()
+        }
     calls = [
-        (CALL_NAMES[int(c[0])], int(c[1]), int(c[2]), int(c[3]))
-        for c in env._state[6][0, : s[core.S_N_CALLS]]
-    ]
+        (CALL_NAMES[int(c[core.K_CODE])], int(c[core.K_PHRASE]), int(c[core.K_CARDS]), int(c[core.K_RULE]),
+         int(c[core.K_PLAYER]), int(c[core.K_CALLER]))
+        for c in env._state.calls[0, : s[core.S_N_CALLS]]
+    ]  # fmt: skip
     assert calls == ref.calls
     assert [
         int(x) for x in s[core.S_PENALTY_TAKEN_0 : core.S_PENALTY_TAKEN_0 + env.n_players]

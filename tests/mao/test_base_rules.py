@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from mao_env import cards
+from mao_env.layout import SLICES
 from tests.mao.mao_helpers import hand_size, play, scenario, turn
 
 FILLER = ["2C", "3C", "4C", "6C", "10C"]
@@ -268,13 +269,21 @@ def test_mao_on_the_winning_play_wins_the_round():
     assert all(env.terminations.values())  # one round per episode by default
 
 
-def test_forgetting_mao_costs_one_card_and_the_round_goes_on():
+def test_forgetting_mao_costs_three_cards_and_the_round_goes_on():
+    """The seed: "'forgetting to say Mao' ... is a good way to earn yourself 3 penalty cards"."""
     env = table(["9H"], ["5H"], penalty_card_reward=-0.1)
-    assert turn(env, "play 9H", "end") == [failure("mao")]
+    assert turn(env, "play 9H", "end") == [("Failure to say 'Mao'", 3)]
     assert env.top_card() == "9H"
+    assert hand_size(env, 0) == 3
+    assert env.rewards["player_0"] == pytest.approx(-0.3)
+    assert not any(env.terminations.values())
+
+
+def test_forgetting_mao_costs_one_card_with_the_option():
+    env = table(["9H"], ["5H"], penalty_card_reward=-0.1, forgotten_mao_cards=1)
+    assert turn(env, "play 9H", "end") == [failure("mao")]
     assert hand_size(env, 0) == 1
     assert env.rewards["player_0"] == pytest.approx(-0.1)
-    assert not any(env.terminations.values())
 
 
 def test_mao_at_the_wrong_time_costs_three_cards():
@@ -311,13 +320,14 @@ def test_an_empty_stack_is_rebuilt_from_the_pile_but_its_top_card():
     turn(env, "draw", "end")  # takes JD, the stack's last card
     assert "JD" in env.hand(0)
     observation = env.observe("player_1")["observation"]
-    assert (observation[194], observation[195]) == (0, len(pile) + _placed_nowhere(env))
+    stack, pile_size = SLICES["stack"].start, SLICES["pile"].start
+    assert (observation[stack], observation[pile_size]) == (0, len(pile) + _placed_nowhere(env))
     turn(env, "draw", "end")  # the pile under 5H becomes the stack, shuffled, and one is drawn
     observation = env.observe("player_2")["observation"]
-    assert observation[195] == 1 and env.top_card() == "5H"
+    assert observation[pile_size] == 1 and env.top_card() == "5H"
     drawn = sorted(set(env.hand(1)) - {"2D", "3D", "4D"})
     assert len(drawn) == 1 and drawn[0] != "5H"
-    assert observation[194] == len(pile) - 1 + _placed_nowhere(env) - 1
+    assert observation[stack] == len(pile) - 1 + _placed_nowhere(env) - 1
 
 
 def _placed_nowhere(env) -> int:

@@ -42,18 +42,19 @@ def test_import_loads_no_numba():
 def test_spaces_and_observation_layout_match_the_docstring():
     env = make(4)
     env.reset(seed=3)
-    assert env.action_space("player_0").n == 55 + cards.N_PHRASES + rule_library.N_RULES
-    assert core.OFF_EVENTS == 243 and core.EVENT_FEATURES == 109
-    assert env.obs_dim == 243 + 8 * 109
-    assert make(4, reasons="revealed").obs_dim == 243 + 8 * (109 + rule_library.N_RULES)
-    assert make(4, obs_type="summary").obs_dim == 243
+    n_actions = 57 + cards.N_PHRASES + cards.N_CALL_REASONS + rule_library.N_RULES
+    assert env.action_space("player_0").n == n_actions
+    assert core.OFF_EVENTS == 253 and core.EVENT_FEATURES == 132
+    assert env.obs_dim == 253 + 8 * 132
+    assert make(4, reasons="revealed").obs_dim == 253 + 8 * (132 + rule_library.N_RULES)
+    assert make(4, obs_type="summary").obs_dim == 253
     observation = env.observe(env.agent_selection)["observation"]
     hand = observation[:53]
     assert hand.sum() == 5 and [cards.CARD_NAMES[c] for c in np.flatnonzero(hand)] == sorted(
         set(env.hand(env.current_seat)), key=cards.card_id
     )
     assert cards.CARD_NAMES[int(np.argmax(observation[53:106]))] == env.top_card()
-    assert observation[186:190].tolist() == [5, 5, 5, 5]
+    assert observation[196:200].tolist() == [5, 5, 5, 5]
 
 
 def test_masks_physical_and_rules():
@@ -148,7 +149,8 @@ def test_render_announces_the_calls_as_the_mao_master():
 
 def test_illegal_actions_raise_errors_naming_them():
     env = scenario(4, hands={0: ["9H", "KS", "QS"], **HANDS}, pile=["5H"])
-    with pytest.raises(IllegalActionError, match=r"action 200 is out of range 0\.\.114"):
+    last = cards.n_actions(rule_library.N_RULES) - 1
+    with pytest.raises(IllegalActionError, match=rf"action 200 is out of range 0\.\.{last}"):
         env.step(200)
     with pytest.raises(IllegalActionError, match=r"action 2 \(play 3C\) is not legal now"):
         env.step(2)

@@ -88,7 +88,7 @@ def _corrupt(snapshot: dict, key: str, index: tuple, value) -> dict:
         (lambda s: _corrupt(s, "scalars", (0, core.S_CURRENT), 7), "S_CURRENT"),
         (lambda s: _corrupt(s, "scalars", (0, core.S_DIRECTION), 0), "S_DIRECTION"),
         (lambda s: _corrupt(s, "scalars", (0, core.S_NAMED_SUIT), 4), "S_NAMED_SUIT"),
-        (lambda s: _corrupt(s, "scalars", (0, core.C_N_ROUNDS), 5), "C_N_ROUNDS"),
+        (lambda s: _corrupt(s, "scalars", (0, core.CFG_N_ROUNDS), 5), "CFG_N_ROUNDS"),
         (lambda s: _corrupt(s, "hands", (0, 1, 5), -1), "hands"),
         (lambda s: _corrupt(s, "hands", (0, 1, 5), 3), "conserved"),
         (lambda s: _corrupt(s, "rules", (0, core.ACTIVE, 0), 45), "active"),
@@ -565,7 +565,7 @@ def test_allowed_actions_checks_the_arrays_it_is_given():
     for key, index, value, field in [
         ("scalars", (0, core.S_PILE_SIZE), 10**9, "S_PILE_SIZE"),
         ("scalars", (0, core.S_N_PLAYERS), 40, "S_N_PLAYERS"),
-        ("scalars", (0, core.C_N_DECKS), 9, "C_N_DECKS"),
+        ("scalars", (0, core.CFG_N_DECKS), 9, "CFG_N_DECKS"),
         ("rules", (0, core.ACTIVE, 0), 10**6, "active"),
         ("hands", (0, 0, 0), -5, "hands"),
     ]:

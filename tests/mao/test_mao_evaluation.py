@@ -170,4 +170,4 @@ def test_bad_evaluation_arguments_are_named():
     with pytest.raises(ValueError, match="n_rounds and rounds_per_episode must be >= 1"):
         evaluate_mao({"base": "base"}, n_rounds=0)
     assert np.isnan(MaoSeatStats("x").calls_per_turn)
-    assert cards.END_TURN == 69  # the action id the evaluation watches for
+    assert cards.END_TURN == 70  # the action id the evaluation watches for

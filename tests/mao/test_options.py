@@ -21,6 +21,7 @@ VARIANTS = [
     {"n_players": 7, "rounds": "cambridge", "num_rounds": 4, "rule_choice": "sampled", "max_sub_actions": 9},
     {"n_players": 5, "rule_choice": "fixed", "mask": "rules", "reasons": "revealed", "n_events": 3},
     {"obs_type": "summary", "win_reward": 2, "penalty_card_reward": -0.5},
+    {"n_players": 6, "calls": "players", "forgotten_mao_cards": 1},
 ]
 
 BAD_OPTIONS = [
@@ -35,6 +36,9 @@ BAD_OPTIONS = [
     {"seven_turn_ends": 1},
     {"seven_phrase": "sorry"},
     {"talking": "yes"},
+    {"calls": "democratic"},
+    {"forgotten_mao_cards": 2},
+    {"forgotten_mao_cards": 3.0},
     {"max_sub_actions": 2},
     {"n_events": 17},
     {"obs_type": "full"},
@@ -58,7 +62,7 @@ def test_the_env_takes_its_options_from_one_options_object(kwargs):
     )
     env.reset(seed=3)
     # The env's game runs on the config row the options make (the state columns aside).
-    config_columns = [core.S_N_PLAYERS, *range(core.C_SEVEN_TURN_ENDS, core.N_SCALARS)]
+    config_columns = [core.S_N_PLAYERS, *range(core.CFG_SEVEN_TURN_ENDS, core.CONFIG_END)]
     assert np.array_equal(env._state[3][0, config_columns], options.config_row()[config_columns])
 
 
@@ -67,13 +71,15 @@ def test_the_config_row_names_every_option(kwargs):
     options = MaoOptions(**kwargs)
     row = options.config_row()
     assert row[core.S_N_PLAYERS] == options.n_players
-    assert row[core.C_N_ROUNDS] == options.num_rounds
-    assert row[core.C_MAX_SUB_ACTIONS] == options.max_sub_actions
-    assert row[core.C_SEVEN_TURN_ENDS] == options.seven_turn_ends
-    assert row[core.C_THANK_YOU] == (options.seven_phrase == "thank you")
-    assert row[core.C_TALKING] == options.talking
-    assert row[core.C_CAMBRIDGE] == (options.rounds == "cambridge")
-    assert row[core.C_N_DECKS] == options.n_decks
+    assert row[core.CFG_N_ROUNDS] == options.num_rounds
+    assert row[core.CFG_MAX_SUB_ACTIONS] == options.max_sub_actions
+    assert row[core.CFG_SEVEN_TURN_ENDS] == options.seven_turn_ends
+    assert row[core.CFG_THANK_YOU] == (options.seven_phrase == "thank you")
+    assert row[core.CFG_TALKING] == options.talking
+    assert row[core.CFG_CAMBRIDGE] == (options.rounds == "cambridge")
+    assert row[core.CFG_PLAYERS_CALL] == (options.calls == "players")
+    assert row[core.CFG_FORGOTTEN_MAO_CARDS] == options.forgotten_mao_cards
+    assert row[core.CFG_N_DECKS] == options.n_decks
     env_parameters = inspect.signature(raw_env.__init__).parameters
     assert [name for name in env_parameters if name not in ("self", "render_mode")] == [
         field.name for field in dataclasses.fields(MaoOptions)

@@ -79,7 +79,7 @@ def test_judge_turn_agrees_with_the_reference_for_every_hypothesis(seed):
     hypotheses = mao_beliefs.hypotheses_from_sets(rule_sets)
     checked = 0
     for _ in range(600):
-        scalars = env._state[3][0]
+        scalars = env._state.scalars[0]
         if scalars[core.S_PHASE] == core.PH_SPEAK:
             ref = ref_from_env(env)
             hand_after = sum(ref.hands[ref.current])

@@ -105,11 +105,11 @@ def test_reasons_calls_mode_names_no_rule_and_hidden_mode_names_nothing():
     env = table(["5H", "KS", "QS"], "5S", [(rule, 2)])
     assert env.last_calls == []
     turn(env, "play 5H", "end")
-    expected = {"player": "player_0", "call": "Bad card", "cards": 1, "code": 0, "reason": "bad card"}
-    assert env.last_calls == [{**expected, "phrase": None}]
+    expected = {"player": "player_0", "caller": None, "bad_call": False, "call": "Bad card", "cards": 1}
+    assert env.last_calls == [{**expected, "code": 0, "reason": "bad card", "phrase": None}]
     env = table(["5H", "KS", "QS"], "5S", [(rule, 2)], reasons="hidden")
     turn(env, "play 5H", "end")
-    assert env.last_calls == [{"player": "player_0", "call": "Penalty", "cards": 1}]
+    assert env.last_calls == [{**expected, "call": "Penalty"}]
 
 
 # ----------------------------------------------------------------------------- dynamics

@@ -43,6 +43,7 @@ def _check_game_against_aec(step, game: int, aec: raw_env) -> None:
             "max_steps": 120,
         },
         {"n_players": 5, "obs_type": "summary", "rule_choice": "sampled", "num_rounds": 2, "max_steps": 150},
+        {"n_players": 4, "calls": "players", "forgotten_mao_cards": 1, "num_rounds": 2, "max_steps": 200},
     ],
 )
 def test_games_match_the_aec_env_step_by_step(kwargs):
@@ -172,7 +173,8 @@ def test_bad_actions_name_the_game():
     step = venv.reset()
     illegal = np.full(3, NO_ACTION, dtype=np.int64)
     illegal[2] = cards.END_TURN  # not legal at the start of a turn
-    with pytest.raises(IllegalActionError, match=r"game 2: action 69 \(end\) is not legal for seat"):
+    end = cards.END_TURN
+    with pytest.raises(IllegalActionError, match=rf"game 2: action {end} \(end\) is not legal for seat"):
         venv.step(illegal)
     with pytest.raises(IllegalActionError, match=r"game 1: action 500 is out of range"):
         venv.step(np.array([NO_ACTION, 500, NO_ACTION]))

@@ -1,0 +1,77 @@
+"""A policy exported by the RLlib engine (``madiao-mao train --engine rllib``) as TorchScript.
+
+The exported file (``final_model.pt`` of an RLlib run) holds the masked policy network traced
+to TorchScript, ``logits = net(observations, action_masks)`` (illegal actions already at the float
+minimum), and its metadata. Loading it needs torch only, not Ray: ``model:runs/RUN/final_model.pt``
+works wherever ``model:PATH`` does (``agents.registry``), in ``evaluate``, ``play`` and ``match``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+#: What the exported file says it is (checked on load).
+FORMAT = "madiao-mao/rllib-policy/1"
+
+
+class ExportedPolicy:
+    """The duck-typed model ``agents.learned.LearnedPolicyAgent`` plays: an ``observation_space``
+    and ``predict(observations, action_masks, deterministic)``."""
+
+    def __init__(self, path: str | Path, seed: int | None = None) -> None:
+        import gymnasium as gym
+        import torch
+
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no saved model at {path}")
+        extra = {"meta.json": ""}
+        self.net = torch.jit.load(str(path), map_location="cpu", _extra_files=extra)
+        meta = json.loads(extra["meta.json"] or "{}")
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"{path} is not an exported RLlib policy (format {meta.get('format')!r})")
+        self.meta = meta
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (int(meta["obs_dim"]),), np.float32)
+        self.n_actions = int(meta["n_actions"])
+        # SB3's predict has no seed either; sampling here draws from this generator.
+        self.rng = np.random.default_rng(seed)
+        # Not an SB3 policy: LearnedPolicyAgent then calls predict().
+        self.policy = None
+
+    def logits(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        import torch
+
+        with torch.no_grad():
+            return (
+                self.net(
+                    torch.as_tensor(np.asarray(observations, dtype=np.float32)),
+                    torch.as_tensor(np.asarray(action_masks, dtype=np.float32)),
+                )
+                .double()
+                .numpy()
+            )
+
+    def predict(self, observations, action_masks=None, deterministic: bool = True):
+        observations = np.asarray(observations, dtype=np.float32)
+        masks = (
+            np.ones((observations.shape[0], self.n_actions), dtype=bool)
+            if action_masks is None
+            else np.asarray(action_masks, dtype=bool)
+        )
+        logits = self.logits(observations, masks)
+        if not deterministic:
+            logits = logits - np.log(-np.log(self.rng.random(logits.shape)))
+        logits[~masks] = -np.inf
+        return logits.argmax(axis=1).astype(np.int64), None
+
+
+def exported_policy_agent(path: str | Path, *, deterministic: bool = True, name: str | None = None):
+    """A ``LearnedPolicyAgent`` playing the exported policy at ``path``."""
+    from agents.learned import LearnedPolicyAgent
+
+    return LearnedPolicyAgent(
+        model=ExportedPolicy(path), deterministic=deterministic, name=name or Path(path).stem
+    )

@@ -1,0 +1,206 @@
+"""The RLlib engine beside the SB3 engine, in one run (``python -m benchmarks --only rllib``).
+
+Both engines on the same Madiao training games (the default opponents, heuristic and greedy, in
+the batched env), the same network (256x256 tanh MLPs, flat observation) and the same batch
+sizes. Rows (learner steps = the learning seat's decisions):
+
+- SB3 rollout collection (MaskablePPO ``collect_rollouts``: policy inference + env + opponents);
+- RLlib sampling, one env runner in this process (``CardGameEnvRunner.sample``): per runner;
+- RLlib sampling with 1 and 2 env-runner actors on Ray, sampling in parallel (aggregate);
+- SB3 learner (``MaskablePPO.train``: the PPO update of one rollout, n_epochs passes) and RLlib
+  learner (the learner update of one iteration, ``learner_update_timer``), learner steps/s
+  counted once per sample (not per epoch).
+
+Ratios to SB3 are given in the notes. Needs the ``train`` and ``distributed`` extras; without Ray
+the rows say so. On a machine with fewer cores than runners + 1, the 2-runner row measures
+contention, not scaling (docs/scaling-out.md says how the projection is made).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from benchmarks.timing import Result
+
+SUITE = "rllib"
+N_ENVS = 256
+N_STEPS = 32
+
+
+def _config():
+    from training.config import TrainConfig
+
+    return TrainConfig(
+        game="madiao",
+        n_envs=N_ENVS,
+        n_steps=N_STEPS,
+        total_timesteps=10**7,
+        features="flat",
+        imitate="none",
+        progress_bar=False,
+        verbose=False,
+    )
+
+
+def _sb3(seconds: float) -> tuple[float, float]:
+    """SB3 rollout-collection and learner throughput (learner steps/s)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from training.train import Run, build_env, build_opponents, learning_rate_schedule
+
+    config = _config()
+    torch.set_num_threads(config.torch_threads)
+    run = Run(config, config.to_json(), state={})
+    pool = build_opponents(run)
+    _, venv = build_env(run, pool)
+    model = MaskablePPO(
+        "MlpPolicy",
+        venv,
+        learning_rate=learning_rate_schedule(config),
+        n_steps=config.n_steps,
+        batch_size=config.batch_size,
+        n_epochs=config.n_epochs,
+        policy_kwargs={"net_arch": list(config.net_arch)},
+        seed=0,
+        device="cpu",
+        verbose=0,
+    )
+    _, callback = model._setup_learn(10**7, callback=None)
+    callback.on_training_start(locals(), globals())
+    collect = train = 0.0
+    steps = rounds = 0
+    deadline = time.perf_counter() + seconds
+    while rounds < 2 or time.perf_counter() < deadline:
+        started = time.perf_counter()
+        model.collect_rollouts(model.env, callback, model.rollout_buffer, config.n_steps)
+        middle = time.perf_counter()
+        model.train()
+        ended = time.perf_counter()
+        if rounds > 0:  # the first round warms up
+            collect += middle - started
+            train += ended - middle
+            steps += config.n_envs * config.n_steps
+        rounds += 1
+    venv.close()
+    return steps / collect, steps / train
+
+
+def _rllib_local_sampling(seconds: float) -> float:
+    """One ``CardGameEnvRunner`` in this process: learner steps/s of ``sample``."""
+    from training.rllib_engine.config import ppo_config
+    from training.rllib_engine.runner import CardGameEnvRunner
+
+    config = _config()
+    algo_config = ppo_config(
+        config, num_env_runners=0, envs_per_runner=N_ENVS, env_config={"train_config": config.to_json()}
+    )
+    runner = CardGameEnvRunner(config=algo_config, worker_index=0)
+    try:
+        runner.sample(num_timesteps=N_ENVS * 4)
+        steps, started = 0, time.perf_counter()
+        while steps == 0 or time.perf_counter() - started < seconds:
+            steps += sum(len(e) for e in runner.sample(num_timesteps=N_ENVS * N_STEPS))
+        return steps / (time.perf_counter() - started)
+    finally:
+        runner.stop()
+
+
+def _rllib_cluster(seconds: float, runners: int) -> tuple[float, float]:
+    """``runners`` env-runner actors sampling in parallel (aggregate learner steps/s), and the
+    learner's steps/s over a training iteration's update."""
+    from training.rllib_engine.config import ppo_config
+
+    config = _config()
+    algo = ppo_config(
+        config,
+        num_env_runners=runners,
+        envs_per_runner=N_ENVS // runners,
+        env_config={"train_config": config.to_json()},
+    ).build_algo()
+    try:
+        group = algo.env_runner_group
+        per_call = N_ENVS * N_STEPS // runners
+        group.foreach_env_runner(lambda r: len(r.sample(num_timesteps=N_ENVS)), local_env_runner=False)
+        steps, started = 0, time.perf_counter()
+        while steps == 0 or time.perf_counter() - started < seconds:
+            counts = group.foreach_env_runner(
+                lambda r: sum(len(e) for e in r.sample(num_timesteps=per_call)), local_env_runner=False
+            )
+            steps += sum(counts)
+        sampling = steps / (time.perf_counter() - started)
+        learner_seconds, learned = 0.0, 0
+        for iteration in range(3):
+            result = algo.train()
+            if iteration > 0:
+                learner_seconds += float(result["timers"]["learner_update_timer"])
+                learned += int(result["env_runners"]["num_env_steps_sampled"])
+        return sampling, learned / max(learner_seconds, 1e-9)
+    finally:
+        algo.stop()
+
+
+def run(seconds: float) -> list[Result]:
+    """The suite's rows (see the module doc)."""
+    try:
+        import ray
+    except ImportError:
+        return [
+            Result(
+                SUITE,
+                "rllib engine",
+                None,
+                "learner steps/s",
+                'not installed: pip install -e ".[distributed]"',
+            )
+        ]
+    sb3_collect, sb3_learn = _sb3(seconds)
+    rows = [
+        Result(SUITE, "sb3 rollout collection (madiao, 256 games)", sb3_collect, "learner steps/s"),
+        Result(
+            SUITE, "sb3 learner (256x256, 4 epochs)", sb3_learn, "learner steps/s", "samples/s, each seen 4x"
+        ),
+    ]
+    local = _rllib_local_sampling(seconds)
+    rows.append(
+        Result(
+            SUITE,
+            "rllib sampling, 1 runner in-process",
+            local,
+            "learner steps/s",
+            f"{local / sb3_collect:.2f}x sb3",
+        )
+    )
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(
+            num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False, configure_logging=False
+        )
+    try:
+        learner = None
+        for runners in (1, 2):
+            sampling, learner_sps = _rllib_cluster(seconds, runners)
+            rows.append(
+                Result(
+                    SUITE,
+                    f"rllib sampling, {runners} runner actor(s)",
+                    sampling,
+                    "learner steps/s",
+                    f"{sampling / sb3_collect:.2f}x sb3, {sampling / runners:,.0f}/runner",
+                )
+            )
+            learner = learner or learner_sps
+        rows.append(
+            Result(
+                SUITE,
+                "rllib learner (256x256, 4 epochs)",
+                learner,
+                "learner steps/s",
+                f"{learner / sb3_learn:.2f}x sb3",
+            )
+        )
+    finally:
+        if started_here:
+            ray.shutdown()
+    return rows

@@ -1,0 +1,58 @@
+"""The Ray cluster of the distributed tests: two nodes on this machine, started and stopped here.
+
+The head node has no CPUs, so every env-runner actor and evaluation task lands on the second node
+(two CPUs): the tests assert it by node id. The cluster is started once per session, by the
+``cluster`` fixture, and stopped by it (``ray.shutdown()``, ``cluster.shutdown()``: only the
+processes it started).
+
+Ray is the ``distributed`` extra: without it these tests skip, but FAIL under ``CI`` (``.ci/run``
+installs it). They share one cluster, so under xdist they form one group (``xdist_group("ray")``):
+the README's ``python -m pytest -n 2 --dist loadgroup`` runs all of them in the same worker, one
+after another, and the cluster is started once there (without ``--dist loadgroup`` each worker
+that gets one starts a cluster of its own, which works but doubles the cost).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A conftest hook sees every collected item: only this folder's tests join the group.
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.xdist_group("ray"))
+
+
+def _missing(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (required when CI is set)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    """A two-node ``ray.cluster_utils.Cluster`` (head: 0 CPUs; worker: 2 CPUs), connected."""
+    try:
+        import ray
+        from ray.cluster_utils import Cluster
+    except ImportError:
+        _missing('Ray is not installed (pip install -e ".[distributed]")')
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 0, "include_dashboard": False},
+    )
+    try:
+        worker = cluster.add_node(num_cpus=2)
+        ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
+        cluster.wait_for_nodes()
+        cluster.worker_node_id = worker.node_id
+        cluster.head_node_id = cluster.head_node.node_id
+        yield cluster
+    finally:
+        ray.shutdown()
+        cluster.shutdown()

@@ -1,0 +1,232 @@
+"""The search player's budget (``agents.madiao_search``): option parsing, batched play-outs that
+match the AEC env's, learned-policy play-outs, and strength growing with the budget."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.madiao_heuristic import RoleAwareHeuristicAgent
+from agents.madiao_search import (
+    DEFAULT_SAMPLES,
+    MadiaoSearchAgent,
+    SearchBudget,
+    parse_search_options,
+)
+from agents.registry import make_agent
+from madiao_env import madiao_v0
+
+
+def test_an_empty_option_text_is_the_default_budget():
+    assert parse_search_options("") == SearchBudget()
+    assert SearchBudget().samples == DEFAULT_SAMPLES and SearchBudget().policy == "heuristic"
+
+
+def test_options_are_read_by_name():
+    budget = parse_search_options(" samples=32, policy=runs/x/final_model.zip ,sloughs=2")
+    assert budget == SearchBudget(samples=32, sloughs=2, policy="runs/x/final_model.zip")
+    assert parse_search_options(budget.label()) == budget
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("samples=0", "search option samples must be a positive integer, got 0"),
+        ("samples=many", "search option samples must be a positive integer, got 'many'"),
+        ("sloughs=-1", "search option sloughs must be a positive integer"),
+        ("depth=3", "unknown search option 'depth'; options are samples, sloughs, policy"),
+        ("samples", "search option 'samples' must be written key=value"),
+        ("policy=", "search option 'policy=' must be written key=value"),
+        ("samples=2,samples=3", "search option 'samples' is given twice"),
+    ],
+)
+def test_bad_options_are_named(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_search_options(text)
+
+
+def test_the_registry_checks_the_budget_and_the_policy_file(tmp_path):
+    env = madiao_v0.env()
+    with pytest.raises(ValueError, match="samples must be a positive integer"):
+        make_agent("search:samples=0", env=env)
+    with pytest.raises(ValueError, match="samples must be a positive integer"):
+        make_agent("search:samples=0")  # the budget is named before the missing env
+    with pytest.raises(FileNotFoundError, match="no saved model at"):
+        make_agent(f"search:policy={tmp_path / 'missing.zip'}", env=env)
+    agent = make_agent("search:samples=3,sloughs=2", env=env, seed=1)
+    assert isinstance(agent, MadiaoSearchAgent)
+    assert (agent.n_samples, agent.max_sloughs, agent.name) == (3, 2, "search:samples=3,sloughs=2")
+
+
+def _mid_hand(env, seed: int, moves: int):
+    """``env`` after ``moves`` heuristic decisions of a seeded hand (still in play)."""
+    heuristic = RoleAwareHeuristicAgent()
+    env.reset(seed=seed)
+    for _ in range(moves):
+        observation = env.observe(env.agent_selection)
+        env.step(heuristic.act(observation["observation"], observation["action_mask"]))
+    assert env.table()["phase"] == "play"
+    return env
+
+
+def test_batched_play_outs_equal_the_aec_env_played_out_by_the_heuristic():
+    env = _mid_hand(madiao_v0.raw_env(), seed=11, moves=9)
+    seat = env.table()["to_act"]
+    snapshot = env.get_state()
+    legal = [int(a) for a in np.flatnonzero(env.observe(env.agent_selection)["action_mask"])]
+    agent = MadiaoSearchAgent(env, seed=0)
+    payoffs = agent._play_outs([snapshot], legal, seat)
+    heuristic = RoleAwareHeuristicAgent()
+    for index, action in enumerate(legal):
+        env.set_state(snapshot)
+        total = 0.0
+        env.step(action)
+        total += env.rewards[f"player_{seat}"]
+        while not all(env.terminations.values()):
+            observation = env.observe(env.agent_selection)
+            env.step(heuristic.act(observation["observation"], observation["action_mask"]))
+            total += env.rewards[f"player_{seat}"]
+        assert payoffs[0, index] == pytest.approx(total), env.describe_action(action)
+
+
+def test_policy_play_outs_load_the_model_and_play_legal_moves():
+    from agents.learned import PRETRAINED_MADIAO, LearnedPolicyAgent
+    from training.madiao_games import play_episode
+
+    env = madiao_v0.env()
+    agent = make_agent(f"search:samples=2,policy={PRETRAINED_MADIAO}", env=env, seed=4)
+    assert isinstance(agent.playout_policy, LearnedPolicyAgent)
+    heuristic = RoleAwareHeuristicAgent()
+    chosen = []
+
+    class Watch:
+        name = "watch"
+
+        def reset(self) -> None:
+            agent.reset()
+
+        def act(self, observation, action_mask):
+            action = agent.act(observation, action_mask)
+            assert action_mask[action], action
+            chosen.append(action)
+            return action
+
+    for seed in range(2):
+        result = play_episode(env, [Watch(), heuristic, heuristic, heuristic], seed=seed, record=False)
+        assert result.returns.sum() == pytest.approx(0.0)
+    assert len(chosen) >= 8
+
+
+def test_the_same_seed_makes_the_same_decisions():
+    from training.madiao_evaluation import duplicate_match, make_deals
+
+    env = madiao_v0.env()
+    deals = make_deals(2, seed=9)
+    scores = [
+        duplicate_match(
+            make_agent("search:samples=2", env=env, seed=5), make_agent("heuristic"), deals, env=env
+        ).score
+        for _ in range(2)
+    ]
+    assert scores[0] == scores[1]
+
+
+def test_strength_increases_with_the_budget_on_a_fixed_deal_set():
+    # One sample per decision judges each move by a single guess of the hidden cards; sixteen
+    # average the guesses out. Same deals, same seeds: a deterministic comparison, paired by hand.
+    from training.madiao_evaluation import duplicate_match, make_deals
+
+    env = madiao_v0.env()
+    deals = make_deals(10, seed=21)
+    heuristic = make_agent("heuristic")
+    small = duplicate_match(make_agent("search:samples=1", env=env, seed=2), heuristic, deals, env=env)
+    large = duplicate_match(make_agent("search:samples=16", env=env, seed=2), heuristic, deals, env=env)
+    assert np.mean(large.score) > np.mean(small.score) + 0.2
+
+
+def _cli(*args: str):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    return subprocess.run(
+        [sys.executable, "-m", "training.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+def test_the_search_budget_flag_names_the_search_agents_it_sets():
+    result = _cli("evaluate", "--agents", "greedy", "search", "--search-budget", "samples=2", "--deals", "1")
+    assert result.returncode == 0, result.stderr
+    assert "| greedy | search:samples=2 | 4 |" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["evaluate", "--agents", "greedy", "search", "--search-budget", "samples=x"],
+            "samples must be a positive",
+        ),
+        (
+            ["evaluate", "--agents", "greedy", "heuristic", "--search-budget", "samples=2"],
+            "no agent named 'search'",
+        ),
+        (["evaluate", "--agents", "greedy", "search:depth=2"], "unknown search option 'depth'"),
+        (
+            ["match", "--agents", "search:samples=0", "greedy", "greedy", "greedy"],
+            "samples must be a positive",
+        ),
+        (["evaluate", "--game", "mao", "--search-budget", "samples=2"], "only Madiao has a search player"),
+    ],
+)
+def test_bad_search_budgets_are_one_line_exit_2(args, message):
+    result = _cli(*args)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+
+
+def test_the_budget_table_plays_each_budget_on_the_same_deals_and_checks_all_first():
+    from training.exploit import search_budget_table
+
+    with pytest.raises(ValueError, match="unknown search option 'depth'"):
+        search_budget_table(["samples=1", "depth=2"], deals=1, seed=0)
+    table = search_budget_table(["samples=1", ""], deals=1, seed=0)
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    assert [row.split("|")[1].strip() for row in rows] == [
+        "`samples=1,sloughs=3,policy=heuristic`",
+        f"`samples={DEFAULT_SAMPLES},sloughs=3,policy=heuristic`",
+    ]
+    assert all(row.split("|")[2].strip() == "4" for row in rows)  # 1 deal x 4 seat rotations
+
+
+def test_play_outs_use_the_observation_their_policy_reads_whatever_the_live_env_shows():
+    # The heuristic decodes summary observations; a table showing history observations must not
+    # reach it (nor a model trained on summaries).
+    from training.madiao_games import play_episode
+
+    env = madiao_v0.env(obs_type="history")
+    search = make_agent("search:samples=2", env=env, seed=3)
+    seen = []
+
+    class Watch:
+        name = "watch"
+
+        def reset(self) -> None:
+            pass
+
+        def act(self, observation, action_mask):
+            action = search.act(observation, action_mask)
+            assert action_mask[action]
+            seen.append(action)
+            return action
+
+    random = make_agent("random", seed=0)
+    play_episode(env, [Watch(), random, random, random], seed=5, record=False)
+    assert len(seen) >= 8
+    assert all(table.env.obs_type == "summary" for table in search._tables.values())

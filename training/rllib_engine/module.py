@@ -1,0 +1,125 @@
+"""The PPO RLModule with action masking, and the torch-only export of its policy.
+
+``MaskedPPOTorchRLModule`` is RLlib's default PPO module (separate policy and value MLPs, tanh, as
+SB3's ``MlpPolicy``) on the ``"observations"`` part of the env's dict observation; the
+``"action_mask"`` part sets the logits of illegal actions to the float minimum after every forward
+pass (exploration, inference and training), so their probability is exactly 0 and no illegal
+action is ever sampled. (The float minimum rather than ``-inf``: PPO's KL and entropy terms then
+stay finite.) The pattern is RLlib's own action-masking example
+(``ray/rllib/examples/rl_modules/classes/action_masking_rlm.py``).
+
+``export_policy`` traces the masked policy to TorchScript (``final_model.pt``, snapshots), which
+``agents.exported_policy`` plays with torch alone.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import torch
+from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
+from ray.rllib.core.columns import Columns
+from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+from agents.exported_policy import FORMAT
+
+OBS_KEY = "observations"
+MASK_KEY = "action_mask"
+
+
+class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
+    """PPO's default torch module on ``obs["observations"]``, logits masked by ``obs["action_mask"]``."""
+
+    def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
+        if not isinstance(observation_space, gym.spaces.Dict) or set(observation_space) != {
+            OBS_KEY,
+            MASK_KEY,
+        }:
+            raise ValueError(
+                f"MaskedPPOTorchRLModule needs a Dict observation space with keys {OBS_KEY!r} and "
+                f"{MASK_KEY!r}, got {observation_space!r}"
+            )
+        self.observation_space_with_mask = observation_space
+        # The networks are built for the observation vector alone.
+        super().__init__(observation_space=observation_space[OBS_KEY], **kwargs)
+
+    def setup(self) -> None:
+        super().setup()
+        self.observation_space = self.observation_space_with_mask
+
+    @staticmethod
+    def _split(batch: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        observation = batch[Columns.OBS]
+        if not isinstance(observation, dict) or MASK_KEY not in observation:
+            raise ValueError(
+                f"the batch's observations carry no {MASK_KEY!r}: illegal actions cannot be masked"
+            )
+        batch = dict(batch)
+        batch[Columns.OBS] = observation[OBS_KEY]
+        return observation[MASK_KEY], batch
+
+    @staticmethod
+    def _mask(output: dict[str, Any], mask: torch.Tensor) -> dict[str, Any]:
+        logits = output[Columns.ACTION_DIST_INPUTS]
+        output[Columns.ACTION_DIST_INPUTS] = torch.where(
+            mask > 0.5, logits, torch.full_like(logits, FLOAT_MIN)
+        )
+        return output
+
+    def _forward_inference(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        mask, batch = self._split(batch)
+        return self._mask(super()._forward_inference(batch, **kwargs), mask)
+
+    def _forward_exploration(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        mask, batch = self._split(batch)
+        return self._mask(super()._forward_exploration(batch, **kwargs), mask)
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        mask, batch = self._split(batch)
+        return self._mask(super()._forward_train(batch, **kwargs), mask)
+
+    def compute_values(self, batch: dict[str, Any], embeddings: Any | None = None) -> Any:
+        if isinstance(batch[Columns.OBS], dict):
+            _, batch = self._split(batch)
+        return super().compute_values(batch, embeddings)
+
+
+class _PolicyOnly(torch.nn.Module):
+    """``logits = forward(observations, masks)`` of a masking module (what is traced)."""
+
+    def __init__(self, module: MaskedPPOTorchRLModule) -> None:
+        super().__init__()
+        self.module = module
+
+    def forward(self, observations: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+        batch = {Columns.OBS: {OBS_KEY: observations, MASK_KEY: masks}}
+        return self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+
+
+def export_policy(module: MaskedPPOTorchRLModule, meta: dict[str, Any]) -> bytes:
+    """The module's masked policy as TorchScript bytes with ``meta`` (game, sizes, step) inside."""
+    space = module.observation_space_with_mask
+    obs_dim, n_actions = int(space[OBS_KEY].shape[0]), int(space[MASK_KEY].shape[0])
+    was_training = module.training
+    module.eval()
+    try:
+        example = (torch.zeros(2, obs_dim), torch.ones(2, n_actions))
+        with torch.no_grad():
+            traced = torch.jit.trace(_PolicyOnly(module), example, check_trace=False)
+    finally:
+        module.train(was_training)
+    buffer = io.BytesIO()
+    info = {"format": FORMAT, "obs_dim": obs_dim, "n_actions": n_actions, **meta}
+    torch.jit.save(traced, buffer, _extra_files={"meta.json": json.dumps(info)})
+    return buffer.getvalue()
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temp file beside ``path``, then rename over it."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_bytes(data)
+    temporary.replace(path)

@@ -1,0 +1,493 @@
+"""``madiao-mao train --engine rllib``: PPO on Ray RLlib with the SB3 engine's run-folder contract.
+
+A run folder (``runs_dir/game__exp_name__seed__unixtime``, made by ``training.train.make_run_dir``)
+holds what an SB3 run holds, under the same names where the content is the same:
+
+- ``config.json`` (``TrainConfig``) and ``state.json`` (``training.train.STATE_FIELDS`` plus
+  ``"engine": "rllib"`` and the engine's settings), ``eval.json`` (the learning curve);
+- TensorBoard events and ``progress.csv`` with the same tags (``training.logging_utils``):
+  ``charts/SPS``, ``charts/return_<role>``, ``charts/env_time_fraction``,
+  ``charts/opponent_time_fraction``, ``charts/update_time_fraction``, ``losses/policy_gradient_loss``,
+  ``losses/value_loss``, ``losses/entropy_loss``, ``eval/...``, ``league/...``;
+- ``rllib_checkpoint/`` (RLlib's own checkpoint of the algorithm: module, optimizer, runners'
+  connector states), written atomically with ``league.json`` beside it (league mode) before
+  ``state.json``; ``--resume`` restores all three;
+- ``snapshots/snapshot_<step>.pt`` and ``final_model.pt``: the policy exported to TorchScript
+  (``training.rllib_engine.module.export_policy``), played by ``agents.exported_policy`` with torch
+  alone (``model:runs/RUN/final_model.pt`` in ``evaluate``, ``play``, ``match``);
+- ``report.md``: the same final evaluation as the SB3 engine (``GameSpec.report``).
+
+Ray: ``address=None`` starts a local Ray instance for the run and stops it at the end;
+``address="HOST:PORT"`` (or ``"auto"``) joins a running cluster (``ray start --head``) and only
+disconnects. Inside an already connected driver (the tests) the connection is left as it is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+import shutil
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cardgame_core.files import atomic_write_json
+from training.config import TrainConfig, evaluation_interval
+from training.games import game_spec
+from training.training_callback import log_evaluation
+
+CHECKPOINT_DIR = "rllib_checkpoint"
+FINAL_MODEL = "final_model.pt"
+ENGINE = "rllib"
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineOptions:
+    """Where and how wide the run samples."""
+
+    address: str | None = None
+    """A running Ray cluster to join (``ray start --head`` prints it); None: a local one."""
+    num_env_runners: int = 1
+    """Env-runner actors (0: sample in the driver)."""
+    envs_per_runner: int | None = None
+    """Games each runner steps together; None: the config's ``n_envs`` shared by the runners."""
+
+    def games_per_runner(self, config: TrainConfig) -> int:
+        if self.envs_per_runner is not None:
+            return self.envs_per_runner
+        return max(1, config.n_envs // max(1, self.num_env_runners))
+
+    def check(self) -> None:
+        if (
+            isinstance(self.num_env_runners, bool)
+            or not isinstance(self.num_env_runners, int)
+            or self.num_env_runners < 0
+        ):
+            raise ValueError(f"num_env_runners must be an integer >= 0, got {self.num_env_runners!r}")
+        if self.envs_per_runner is not None and (
+            isinstance(self.envs_per_runner, bool)
+            or not isinstance(self.envs_per_runner, int)
+            or self.envs_per_runner < 1
+        ):
+            raise ValueError(f"envs_per_runner must be a positive integer, got {self.envs_per_runner!r}")
+
+
+def is_rllib_run(run_dir: str | Path) -> bool:
+    """Whether ``run_dir`` holds a run of this engine (its RLlib checkpoint folder)."""
+    return (Path(run_dir) / CHECKPOINT_DIR).is_dir()
+
+
+def load_rllib_run(run_dir: Path) -> tuple[TrainConfig, dict[str, Any]]:
+    """The config and state of an RLlib run folder, checked before anything changes (a missing
+    or damaged file is named)."""
+    from training.train import _read_run_json
+
+    config_path, state_path = run_dir / "config.json", run_dir / "state.json"
+    if not config_path.is_file():
+        raise FileNotFoundError(f"{run_dir} is not a run folder (no config.json)")
+    missing = [p.name for p in (run_dir / CHECKPOINT_DIR, state_path) if not p.exists()]
+    if missing:
+        raise FileNotFoundError(
+            f"cannot resume {run_dir}: {' and '.join(missing)} missing, so there is no RLlib "
+            "checkpoint to continue from (start a new run instead)"
+        )
+    data = _read_run_json(config_path)
+    try:
+        config = TrainConfig.from_json(data)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{config_path} is damaged: {error}") from None
+    state = _read_run_json(state_path)
+    if not isinstance(state, dict) or not isinstance(state.get("num_timesteps"), int):
+        raise ValueError(f"{state_path} is damaged: no num_timesteps")
+    if state.get("engine") != ENGINE:
+        raise ValueError(f"{run_dir} was not trained by the rllib engine (resume it without --engine rllib)")
+    return config, state
+
+
+class _RayConnection:
+    """``ray.init`` for the run unless the process is already connected; ``close`` undoes only
+    what this made (a local instance is stopped, a joined cluster is left running)."""
+
+    def __init__(self, address: str | None) -> None:
+        import ray
+
+        self.owned = not ray.is_initialized()
+        if self.owned:
+            if address is None:
+                ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+            else:
+                ray.init(address=address, log_to_driver=False, configure_logging=False)
+
+    def close(self) -> None:
+        import ray
+
+        if self.owned:
+            ray.shutdown()
+
+
+def train_rllib(
+    config: TrainConfig | None = None,
+    resume: str | Path | None = None,
+    *,
+    options: EngineOptions | None = None,
+    total_timesteps: int | None = None,
+    quiet: bool = False,
+) -> Path:
+    """Train a new run from ``config`` (or continue the RLlib run in folder ``resume``) with RLlib
+    PPO; returns the run folder. See the module doc for what the folder holds. Ctrl-C saves a
+    checkpoint of the iterations completed and prints how to resume."""
+    import torch
+
+    options = options or EngineOptions()
+    options.check()
+    run_dir, config, state, league = _open(config, resume, total_timesteps)
+    if config.imitate != "none" and resume is None:
+        raise ValueError(
+            f"the rllib engine has no warm start (imitate={config.imitate!r}): pass --imitate none "
+            "(Mao's default is an imitation warm start, an SB3-engine feature)"
+        )
+    # (No progress bar here: ``quiet`` changes nothing; a verbose run prints a line per iteration.)
+    say = print if config.verbose else (lambda *a, **k: None)
+    # The learner runs in this process (num_learners=0), on the config's threads as in SB3.
+    torch.set_num_threads(config.torch_threads)
+    connection = _RayConnection(options.address)
+    algo = None
+    try:
+        algo, state, league = _build(config, state, league, options, run_dir, resume is not None)
+        trainer = _Trainer(config, run_dir, state, league, algo, say, resumed=resume is not None)
+        try:
+            trainer.learn()
+        except KeyboardInterrupt:
+            # As the SB3 engine: keep what was learned (the iterations completed) and say how to go on.
+            trainer.save_checkpoint()
+            print(
+                f"interrupted at step {trainer.steps}; resume with: "
+                f"madiao-mao train --resume {shlex.quote(str(trainer.run_dir))}",
+                file=sys.stderr,
+            )
+            raise
+        trainer.finish()
+        run_dir = trainer.run_dir
+    finally:
+        if algo is not None:
+            algo.stop()
+        connection.close()
+    return run_dir
+
+
+def _open(config: TrainConfig | None, resume, total_timesteps: int | None):
+    from training.train import load_league, new_league
+
+    if resume is None:
+        if config is None:
+            raise ValueError("give a TrainConfig for a new run, or resume=RUN_DIR")
+        # The RLlib module reads the flat observation ("cards"/"rules" are SB3 feature extractors):
+        # the saved config says what the run used.
+        config = dataclasses.replace(config, features="flat")
+        league = new_league(config) if config.opponents == "league" else None
+        return None, config, {}, league
+    run_dir = Path(resume)
+    config, state = load_rllib_run(run_dir)
+    league = load_league(run_dir) if config.opponents == "league" else None
+    if total_timesteps is not None:
+        config.total_timesteps = total_timesteps
+        config.__post_init__()
+    return run_dir, config, state, league
+
+
+def _build(config, state, league, options: EngineOptions, run_dir, resumed: bool):
+    from training.rllib_engine.config import ppo_config
+
+    env_config = {
+        "train_config": config.to_json(),
+        "resumes": len(state.get("resumes", [])) + (1 if resumed else 0),
+        "league": league.to_dict() if league is not None else None,
+    }
+    algo = ppo_config(
+        config,
+        num_env_runners=options.num_env_runners,
+        envs_per_runner=options.games_per_runner(config),
+        env_config=env_config,
+    ).build_algo()
+    if resumed:
+        algo.restore_from_path(str((run_dir / CHECKPOINT_DIR).resolve()))
+    state.setdefault("engine", ENGINE)
+    state["rllib"] = {
+        "num_env_runners": options.num_env_runners,
+        "envs_per_runner": options.games_per_runner(config),
+        "address": options.address,
+    }
+    return algo, state, league
+
+
+class _Trainer:
+    """The loop of one call: iterations, logging, snapshots, evaluations, checkpoints."""
+
+    def __init__(
+        self, config: TrainConfig, run_dir: Path | None, state: dict, league, algo, say, *, resumed: bool
+    ):
+        from training.logging_utils import make_logger
+        from training.train import make_run_dir
+
+        self.config, self.state, self.league, self.algo, self.say = config, state, league, algo, say
+        self.spec = game_spec(config.game)
+        if run_dir is None:
+            run_dir = make_run_dir(config)
+        self.run_dir = run_dir
+        for key, default in (("snapshots", []), ("eval", []), ("resumes", []), ("num_timesteps", 0)):
+            state.setdefault(key, default)
+        self.steps = int(state["num_timesteps"])
+        if resumed:
+            state["resumes"].append(self.steps)
+            say(f"resumed {run_dir} at step {self.steps} (budget {config.total_timesteps} learner steps)")
+        atomic_write_json(run_dir / "config.json", config.to_json())
+        self.logger = make_logger(run_dir, resume_step=self.steps if resumed else None)
+        self.eval_every = evaluation_interval(config)
+        self.next_eval = (self.steps // self.eval_every + 1) * self.eval_every if self.eval_every else None
+        self.next_snapshot = (self.steps // config.snapshot_every + 1) * config.snapshot_every
+        self.next_checkpoint = (self.steps // config.checkpoint_every + 1) * config.checkpoint_every
+        self.timing_start = self._timing()
+        if resumed:
+            self._resend_snapshots()
+        else:
+            self.save_checkpoint()
+
+    # -- pieces ---------------------------------------------------------------------------------
+    def _runners(self, func):
+        """``func(runner)`` on every runner that has games (the driver's local one has none
+        when remote runners sample)."""
+        return [r for r in self.algo.env_runner_group.foreach_env_runner(func) if r is not None]
+
+    def _timing(self) -> dict[str, float]:
+        totals = defaultdict(float)
+        for timing in self._runners(lambda r: r.timing()):
+            for key, value in timing.items():
+                totals[key] += value
+        return dict(totals)
+
+    def module(self):
+        return self.algo.get_module()
+
+    def export(self) -> bytes:
+        from training.rllib_engine.module import export_policy
+
+        return export_policy(
+            self.module(), {"game": self.config.game, "obs_type": self.config.obs_type, "step": self.steps}
+        )
+
+    def _resend_snapshots(self) -> None:
+        """A resumed run's runners get its snapshots again, oldest first (pool or league)."""
+        if self.league is not None:
+            items = [
+                (name, self.league.members[name].path, self.league.members[name].step)
+                for name in self.league.names("snapshot")
+            ]
+        else:
+            # Paths relative to the run folder (snapshot()).
+            items = [(Path(p).stem, p, int(Path(p).stem.rsplit("_", 1)[-1])) for p in self.state["snapshots"]]
+        for name, relative, step in items:
+            data = (self.run_dir / relative).read_bytes()
+            self._runners(lambda r, n=name, p=relative, s=step, d=data: r.add_snapshot(n, p, s, d))
+
+    def save_checkpoint(self) -> None:
+        """The RLlib checkpoint (to a temp folder, then swapped in), the league, then state.json."""
+        target = self.run_dir / CHECKPOINT_DIR
+        temporary = self.run_dir / f".{CHECKPOINT_DIR}.tmp"
+        old = self.run_dir / f".{CHECKPOINT_DIR}.old"
+        for folder in (temporary, old):
+            shutil.rmtree(folder, ignore_errors=True)
+        self.algo.save_to_path(str(temporary.resolve()))
+        if target.exists():
+            os.replace(target, old)
+        os.replace(temporary, target)
+        shutil.rmtree(old, ignore_errors=True)
+        if self.league is not None:
+            from training.train import LEAGUE_FILE
+
+            atomic_write_json(self.run_dir / LEAGUE_FILE, self.league.to_dict())
+        self.state["num_timesteps"] = int(self.steps)
+        atomic_write_json(self.run_dir / "state.json", self.state)
+
+    def snapshot(self) -> None:
+        from training.rllib_engine.module import write_bytes_atomic
+
+        folder = self.run_dir / "snapshots"
+        folder.mkdir(exist_ok=True)
+        name = f"snapshot_{self.steps:09d}"
+        path = folder / f"{name}.pt"
+        data = self.export()
+        write_bytes_atomic(path, data)
+        relative = path.relative_to(self.run_dir).as_posix()
+        if self.league is not None:
+            self.league.add_snapshot(name, relative, int(self.steps))
+        step = int(self.steps)
+        # The function goes to the runners: it must not hold self (the algorithm does not pickle).
+        self._runners(lambda r: r.add_snapshot(name, relative, step, data))
+        # Relative to the run folder, so that a moved run folder still resumes.
+        self.state["snapshots"] = [
+            p.relative_to(self.run_dir).as_posix() for p in sorted(folder.glob("snapshot_*.pt"))
+        ][-self.config.max_snapshots :]
+
+    def evaluate(self) -> None:
+        """A point of the learning curve: the greedy policy against the baselines."""
+        import tempfile
+
+        from agents.exported_policy import ExportedPolicy
+        from training.rllib_engine.module import write_bytes_atomic
+
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "policy.pt"
+            write_bytes_atomic(path, self.export())
+            model = ExportedPolicy(path)
+        results = self.spec.evaluate(model, self.config, self.config.eval_deals, self.config.seed + 7)
+        self.state["eval"].append({"timesteps": int(self.steps), "results": results})
+        summary = log_evaluation(self.logger, self.spec, results)
+        self.say(f"[eval @ {self.steps}] learned {summary}")
+
+    def _between_iterations(self, checkpoint: bool = True) -> None:
+        if self.steps >= self.next_snapshot:
+            self.next_snapshot = (self.steps // self.config.snapshot_every + 1) * self.config.snapshot_every
+            self.snapshot()
+        if self.next_eval is not None and self.steps >= self.next_eval:
+            self.next_eval = (self.steps // self.eval_every + 1) * self.eval_every
+            self.evaluate()
+        if checkpoint and self.steps >= self.next_checkpoint:
+            self.next_checkpoint = (
+                self.steps // self.config.checkpoint_every + 1
+            ) * self.config.checkpoint_every
+            self.save_checkpoint()
+
+    def _record_games(self) -> None:
+        role_returns: dict[str, list[float]] = defaultdict(list)
+        for games in self._runners(lambda r: r.pop_finished()):
+            for game in games:
+                role_returns[game["role"]].append(game["return"])
+                if self.league is not None and game["member"] is not None:
+                    self.league.record(game["member"], [game["return"]])
+        for role, values in role_returns.items():
+            self.logger.record(f"charts/return_{role}", float(np.mean(values)))
+        if self.league is not None:
+            data = self.league.to_dict()
+            self._runners(lambda r: r.sync_league(data))
+            for row in self.league.report():
+                member = row["member"]
+                if row["games"]:
+                    self.logger.record(f"league/payoff/{member}", row["mean_return"])
+                self.logger.record(f"league/rating/{member}", row["mu"])
+                self.logger.record(f"league/probability/{member}", row["probability"])
+
+    def learn(self) -> None:
+        """RLlib iterations (one train batch each) up to the budget."""
+        config = self.config
+        start, started = self.steps, time.perf_counter()
+        update_seconds = 0.0
+        while self.steps < config.total_timesteps:
+            result = self.algo.train()
+            self.steps += int(result["env_runners"]["num_env_steps_sampled"])
+            # RLlib's learner timer (a smoothed per-iteration mean): the PPO update's share.
+            update_seconds += float(result.get("timers", {}).get("learner_update_timer", 0.0))
+            self._record_games()
+            learner = result["learners"]["default_policy"]
+            speed = self._speed(start, started, update_seconds)
+            for tag, key, sign in (
+                ("losses/policy_gradient_loss", "policy_loss", 1.0),
+                ("losses/value_loss", "vf_loss", 1.0),
+                ("losses/entropy_loss", "entropy", -1.0),
+            ):
+                if key in learner:
+                    self.logger.record(tag, sign * float(learner[key]))
+            self.logger.record("charts/SPS", speed["sps"])
+            for key in ("env_time_fraction", "opponent_time_fraction", "update_time_fraction"):
+                self.logger.record(f"charts/{key}", speed[key])
+            self.logger.record("charts/total_timesteps", int(self.steps))
+            self.state["last_speed"] = speed
+            self.say(f"step {self.steps}: {speed['sps']:,.0f} learner steps/s")
+            # Evaluations land in this step's row of the logs.
+            self._between_iterations()
+            self.logger.dump(int(self.steps))
+        if self.steps > start:
+            speed = self._speed(start, started, update_seconds)
+            self.state["final_speed"] = speed
+            self.say(
+                f"trained {self.steps - start} learner steps in {speed['seconds']:.1f} s "
+                f"({speed['sps']:,.0f} learner steps/s, rllib engine)"
+            )
+
+    def _speed(self, start: int, started: float, update_seconds: float) -> dict[str, float]:
+        elapsed = max(time.perf_counter() - started, 1e-9)
+        timing = self._timing()
+        runners = max(1, len(self._runners(lambda r: True if r.env is not None else None)))
+        env = (timing.get("env_seconds", 0.0) - self.timing_start.get("env_seconds", 0.0)) / runners
+        opponents = (
+            timing.get("opponent_seconds", 0.0) - self.timing_start.get("opponent_seconds", 0.0)
+        ) / runners
+        return {
+            "seconds": elapsed,
+            "sps": (self.steps - start) / elapsed,
+            # Per runner (runners sample in parallel): the share of wall time a runner spent there.
+            "env_time_fraction": env / elapsed,
+            "opponent_time_fraction": opponents / elapsed,
+            "update_time_fraction": min(update_seconds / elapsed, 1.0),
+        }
+
+    def finish(self) -> None:
+        from training.rllib_engine.module import write_bytes_atomic
+
+        self._between_iterations(checkpoint=False)
+        self.save_checkpoint()
+        write_bytes_atomic(self.run_dir / FINAL_MODEL, self.export())
+        atomic_write_json(self.run_dir / "eval.json", self.state["eval"])
+        atomic_write_json(self.run_dir / "state.json", self.state)
+        self.logger.close()
+
+
+def final_report(run_dir: str | Path, *, n_deals: int | None = None, verbose: bool = True) -> str:
+    """The end-of-training report of an RLlib run: the SB3 engine's (``training.train.
+    final_report``) with the exported policy as the learner."""
+    import json
+
+    from agents.exported_policy import exported_policy_agent
+    from training.train import write_final_report
+
+    run_dir = Path(run_dir)
+    state = json.loads((run_dir / "state.json").read_text())
+    speed_line = None
+    if "final_speed" in state:
+        speed = state["final_speed"]
+        rllib = state.get("rllib", {})
+        speed_line = (
+            f"Engine: RLlib PPO, {rllib.get('num_env_runners')} env runner(s) x "
+            f"{rllib.get('envs_per_runner')} games. Throughput: {speed['sps']:,.0f} learner steps/s "
+            f"({speed.get('seconds', float('nan')):.0f} s).\n"
+        )
+    learner = exported_policy_agent(run_dir / FINAL_MODEL, name="learned")
+    return write_final_report(run_dir, learner, speed_line, n_deals=n_deals, verbose=verbose)
+
+
+def run_from_cli(args: Any) -> Path:
+    """``madiao-mao train --engine rllib ...`` (or ``--resume`` of an RLlib run): train, then the
+    report unless ``--no-report``."""
+    from training.config import train_config_from_args
+
+    options = EngineOptions(
+        address=args.address, num_env_runners=args.num_env_runners, envs_per_runner=args.envs_per_runner
+    )
+    if args.resume:
+        run_dir = train_rllib(
+            resume=args.resume, options=options, total_timesteps=args.total_timesteps, quiet=args.no_progress
+        )
+    else:
+        config = train_config_from_args(args)
+        if args.imitate is None:
+            config = dataclasses.replace(config, imitate="none")
+        run_dir = train_rllib(config, options=options, quiet=args.no_progress)
+    print(f"run folder: {run_dir}")
+    if not args.no_report:
+        final_report(run_dir)
+        print(f"report written to {run_dir / 'report.md'}", file=sys.stdout)
+    return run_dir

@@ -1,0 +1,264 @@
+"""``CardGameEnvRunner``: RLlib's single-agent env runner on the project's batched Numba games.
+
+The extension point chosen (over a vectorized gymnasium entry point) is a subclass of
+``SingleAgentEnvRunner`` that replaces ``make_env``: RLlib's own sampling loop, connectors,
+episodes and metrics are kept, and the runner builds ONE ``LearnerGymVectorEnv`` over a batched
+env of ``num_envs_per_env_runner`` games (one Numba call steps them all). Being an actor of its
+own, the runner also holds the opponents of its games, which the driver updates between
+iterations through ``foreach_env_runner``:
+
+- scripted opponents (``agents.registry``), built once;
+- the live policy (``"current"``): this runner's own copy of the RLModule, whose weights RLlib
+  syncs after every update, sampling its moves;
+- snapshots: frozen copies of the policy, sent by the driver as exported TorchScript bytes (the
+  files under ``snapshots/``) and held by the runner (not as RLlib modules: the learner never
+  trains them and they only need a forward pass);
+- in league mode, a copy of the league (``training.league``) whose PFSP probabilities pick one
+  member per game; the driver's league is the one of record: the runner reports each finished
+  game's (member, return) (``pop_finished``) and takes the driver's payoffs back (``sync_league``).
+
+The run's config travels in ``config.env_config["train_config"]`` (``TrainConfig.to_json()``).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import numpy as np
+from ray.rllib.connectors.connector_v2 import ConnectorV2
+from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
+
+from agents.base import Agent
+
+
+class ModuleAgent(Agent):
+    """A policy as an opponent: masked logits from ``logits(obs, masks)``, moves sampled (Gumbel-max)
+    from its own seeded generator, as the SB3 trainer's policy opponents do."""
+
+    def __init__(self, logits, name: str, seed: int | None) -> None:
+        self._logits = logits
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        masks = np.asarray(masks, dtype=bool)
+        actions = np.full(masks.shape[0], -1, dtype=np.int64)
+        rows = np.flatnonzero(masks.any(axis=1))
+        if rows.size:
+            logits = np.asarray(self._logits(np.asarray(observations)[rows], masks[rows]), dtype=np.float64)
+            logits = logits - np.log(-np.log(self.rng.random(logits.shape)))
+            logits[~masks[rows]] = -np.inf
+            actions[rows] = logits.argmax(axis=1)
+        return actions
+
+
+def module_logits(module):
+    """``logits(obs, masks)`` of a masking RLModule (inference pass, no gradients)."""
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    from training.rllib_engine.module import MASK_KEY, OBS_KEY
+
+    def logits(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        batch = {
+            Columns.OBS: {
+                OBS_KEY: torch.as_tensor(np.asarray(observations, dtype=np.float32)),
+                MASK_KEY: torch.as_tensor(np.asarray(masks, dtype=np.float32)),
+            }
+        }
+        with torch.no_grad():
+            return module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS].numpy()
+
+    return logits
+
+
+def exported_logits(data: bytes):
+    """``logits(obs, masks)`` of an exported (TorchScript) policy given as bytes."""
+    import torch
+
+    net = torch.jit.load(io.BytesIO(data), map_location="cpu")
+
+    def logits(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return net(
+                torch.as_tensor(np.asarray(observations, dtype=np.float32)),
+                torch.as_tensor(np.asarray(masks, dtype=np.float32)),
+            ).numpy()
+
+    return logits
+
+
+class BatchedActionsToEnv(ConnectorV2):
+    """The module-to-env pipeline of the runner: the actions (sampled, or greedy when not
+    exploring) and their log-probabilities, kept as batched numpy arrays.
+
+    RLlib's default pipeline unbatches every output into one item per game and back again
+    (``UnBatchToIndividualItems``, ``ListifyDataForVectorEnv``), a third of the sampling time with
+    256 games per runner (cProfile); the runner indexes the batched arrays per game itself, and a
+    discrete action needs no normalizing or clipping."""
+
+    def __call__(
+        self,
+        *,
+        rl_module: Any,
+        batch: dict[str, Any],
+        episodes: list[Any],
+        explore: bool | None = None,
+        shared_data: dict | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        from ray.rllib.core.columns import Columns
+
+        if explore:
+            distribution = rl_module.get_exploration_action_dist_cls().from_logits(
+                batch[Columns.ACTION_DIST_INPUTS]
+            )
+        else:
+            distribution = (
+                rl_module.get_inference_action_dist_cls()
+                .from_logits(batch[Columns.ACTION_DIST_INPUTS])
+                .to_deterministic()
+            )
+        actions = distribution.sample()
+        return {
+            Columns.ACTIONS: actions.numpy(),
+            Columns.ACTION_LOGP: distribution.logp(actions).numpy(),
+            Columns.ACTION_DIST_INPUTS: batch[Columns.ACTION_DIST_INPUTS].numpy(),
+        }
+
+
+def module_to_env_pipeline(env: Any = None, spaces: Any = None) -> BatchedActionsToEnv:
+    """``config.env_runners(module_to_env_connector=...)``: the runner's own pipeline."""
+    return BatchedActionsToEnv()
+
+
+class CardGameEnvRunner(SingleAgentEnvRunner):
+    """RLlib env runner stepping a batched card game with the opponents inside (module doc)."""
+
+    def make_env(self) -> None:
+        import torch
+
+        from training.config import TrainConfig
+        from training.games import game_spec
+        from training.opponents import TimedVectorEnv
+        from training.rllib_engine.env import LearnerGymVectorEnv, SkippingLearnerVecEnv
+        from training.train import make_vector_env
+
+        # Policy forward passes of one runner are small batches: one thread each (see
+        # agents.learned.SMALL_BATCH); parallelism comes from more runners.
+        torch.set_num_threads(1)
+        if self.env is not None:
+            self.env.close()
+        env_config = dict(self.config.env_config)
+        config = TrainConfig.from_json(dict(env_config["train_config"]))
+        self.train_config = config
+        worker = int(self.worker_index or 0)
+        # Each runner plays its own deal stream; a resumed run a fresh one.
+        seed = config.seed + 1000 * int(env_config.get("resumes", 0)) + 7919 * worker
+        self.pool = self._build_opponents(config, env_config, seed)
+        self.vector_env = TimedVectorEnv(make_vector_env(config, self.config.num_envs_per_env_runner, seed))
+        league = config.opponents == "league"
+        learner = SkippingLearnerVecEnv(
+            self.vector_env,
+            self.pool.slots,
+            learner_seat="rotate",
+            seed=seed,
+            opponent_draw="per_game" if league else "per_seat",
+            opponent_sampler=self.pool.sample if league else None,
+        )
+        if league:
+            self.pool.attach(learner)
+        shaped = game_spec(config.game).shape_reward(learner, config)
+        self.env = LearnerGymVectorEnv(learner, shaped)
+        self.num_envs = self.env.num_envs
+        self._needs_initial_reset = True
+
+    def _build_opponents(self, config, env_config: dict, seed: int):
+        from training.league import League
+        from training.opponents import LeagueOpponents, OpponentPool
+        from training.train import scripted_agents
+
+        if config.opponents != "league":
+            return OpponentPool(
+                scripted_agents(config, config.scripted_opponents, "scripted opponent"),
+                weights=config.opponent_weights,
+                max_snapshots=config.max_snapshots,
+            )
+        league = League.from_dict(env_config["league"])
+        # Snapshots join through add_snapshot (in the driver's order), so start without them.
+        for name in league.names("snapshot"):
+            league.remove(name)
+        anchors = league.names("anchor")
+        agents = scripted_agents(config, tuple(league.members[n].agent for n in anchors), "league anchor")
+        return LeagueOpponents(
+            league, dict(zip(anchors, agents, strict=True)), max_snapshots=config.max_snapshots
+        )
+
+    def make_module(self) -> None:
+        super().make_module()
+        if self.env is not None and self.module is not None:
+            config = self.train_config
+            self.pool.set_current(
+                ModuleAgent(
+                    module_logits(self.module), "current", seed=config.seed * 7 + int(self.worker_index or 0)
+                )
+            )
+
+    # -- called by the driver through foreach_env_runner --------------------------------------
+    def add_snapshot(self, name: str, path: str, step: int, data: bytes) -> None:
+        """A frozen policy joins the opponents (pool or league) of this runner's games."""
+        if self.env is None:
+            return
+        seed = self.train_config.seed * 1_000_003 + step + 7919 * int(self.worker_index or 0)
+        self.pool.add_snapshot(ModuleAgent(exported_logits(data), name, seed), path=path, step=step)
+
+    def sync_league(self, league_data: dict) -> None:
+        """Take the driver's payoffs and ratings (the league of record) for the PFSP draws."""
+        league = getattr(self.pool, "league", None) if self.env is not None else None
+        if league is None:
+            return
+        for member in league_data["members"]:
+            mine = league.members.get(member["name"])
+            if mine is not None:
+                for field in ("games", "return_sum", "score_sum", "mu", "sigma"):
+                    setattr(mine, field, member[field])
+
+    def pop_finished(self) -> list[dict[str, Any]]:
+        """The learner's finished games since the last call: role, return and (league mode) the
+        member that played the other seats."""
+        if self.env is None:
+            return []
+        from training.games import game_spec
+
+        spec = game_spec(self.train_config.game)
+        slot_member = getattr(self.pool, "slot_member", None)
+        stale = getattr(self.pool, "_stale", set())
+        games = []
+        for info in self.env.finished:
+            role = spec.learner_role(info["terminal_observation"]) if spec.learner_role else spec.roles[0]
+            member = None
+            if slot_member is not None and "opponent_index" in info:
+                if info["game"] in stale:
+                    # Its opponent slot changed hands while it was played: it met two members.
+                    stale.discard(info["game"])
+                else:
+                    member = slot_member[info["opponent_index"]]
+            games.append({"role": role, "return": float(info["episode"]["r"]), "member": member})
+        self.env.finished.clear()
+        return games
+
+    def timing(self) -> dict[str, float]:
+        """Seconds spent in the game env and in opponent policies, and opponent decisions."""
+        if self.env is None:
+            return {"env_seconds": 0.0, "opponent_seconds": 0.0}
+        return {"env_seconds": float(self.vector_env.seconds), "opponent_seconds": float(self.pool.seconds)}
+
+    def node_id(self) -> str:
+        """The Ray node this runner lives on."""
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
