@@ -446,6 +446,13 @@ def own_turn_judgement(
     hypotheses: np.ndarray, view: SeatView, first_suit: int, thank_you: bool = False
 ) -> Judgement:
     """The judgement of the observer's own turn so far (everything is in its observation)."""
+    return _judge_view(hypotheses, view, first_suit, view.hand_total, thank_you)
+
+
+def _judge_view(
+    hypotheses: np.ndarray, view: SeatView, first_suit: int, hand_after: int, thank_you: bool
+) -> Judgement:
+    """``judge_turn`` of the turn a seat's view shows (its own, or the one in a call window)."""
     return judge_turn(
         hypotheses,
         top=view.top,
@@ -455,7 +462,7 @@ def own_turn_judgement(
         drew=view.drew,
         took_seven=view.took_seven,
         first_suit=first_suit,
-        hand_after=view.hand_total,
+        hand_after=hand_after,
         thank_you=thank_you,
     )
 
@@ -482,18 +489,7 @@ def turn_faults(
     phrase, talking, "Mao" in vain or forgotten). The mover's hand size is in the view, so "Last
     card" and "Mao" are judged too."""
     hand_after = int(view.hand_sizes[view.mover])
-    judgement = judge_turn(
-        hypotheses,
-        top=view.top,
-        suit_to_follow=view.suit_to_follow,
-        pending_seven=view.pending_seven,
-        played=view.played,
-        drew=view.drew,
-        took_seven=view.took_seven,
-        first_suit=first_suit_said(view.said, view.played),
-        hand_after=hand_after,
-        thank_you=thank_you,
-    )
+    judgement = _judge_view(hypotheses, view, first_suit_said(view.said, view.played), hand_after, thank_you)
     faults = np.zeros((hypotheses.shape[0], cards.N_CALL_REASONS), dtype=bool)
     faults[:, : cards.N_PHRASES] = judgement.missing(view.said)
     if view.played >= 0:
