@@ -565,8 +565,11 @@ class BayesianRuleAgent(RuleBeliefAgent):
     card and phrases most likely allowed. Uses only its own observations and the public library.
 
     ``act`` follows one seat of one game (call :meth:`reset` between games; a drop in the rounds
-    counter also starts afresh). ``act_batch`` keeps one posterior per batch row, so row ``i``
-    must always be the same seat of the same game.
+    counter also starts afresh). ``act_batch`` keeps one posterior per row key: by default the
+    batch row, so row ``i`` must always be the same seat of the same game; a caller that hands
+    different games to different rows at every call (the trainer's opponent table,
+    ``training.sb3_adapter.LearnerVecEnv``) passes ``rows``, one key per observation naming the
+    game seat it belongs to. :meth:`reset_rows` forgets keys whose games ended.
     """
 
     name = "bayes"
@@ -620,11 +623,28 @@ class BayesianRuleAgent(RuleBeliefAgent):
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return self._act_with(self.posterior, observation, action_mask)
 
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    def act_batch(
+        self, observations: np.ndarray, masks: np.ndarray, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        """One action per row (-1 where the mask is empty); ``rows``: the posterior key of each
+        row (default: the row's index). Keys must be distinct within a call."""
         observations = np.asarray(observations)
         masks = np.asarray(masks)
+        if rows is None:
+            keys = np.arange(masks.shape[0], dtype=np.int64)
+        else:
+            keys = np.asarray(rows)
+            if keys.shape != (masks.shape[0],) or not np.issubdtype(keys.dtype, np.integer):
+                raise ValueError(
+                    f"rows must hold one integer key per observation ({masks.shape[0]}), got {keys!r:.80}"
+                )
+            if np.unique(keys).size != keys.size:
+                raise ValueError(f"rows must not repeat a key within a call, got {keys!r:.80}")
         actions = np.full(masks.shape[0], -1, dtype=np.int64)
         for row in np.flatnonzero(masks.any(axis=1)):
-            posterior = self._row_posteriors.setdefault(int(row), RulePosterior(**self._posterior_options))
+            key = int(keys[row])
+            posterior = self._row_posteriors.get(key)
+            if posterior is None:
+                posterior = self._row_posteriors[key] = RulePosterior(**self._posterior_options)
             actions[row] = self._act_with(posterior, observations[row], masks[row])
         return actions

@@ -1,15 +1,18 @@
 """The RLlib engine beside the SB3 engine, in one run (``python -m benchmarks --only rllib``).
 
-Both engines on the same Madiao training games (the default opponents, heuristic and greedy, in
-the batched env), the same network (256x256 tanh MLPs, flat observation) and the same batch
-sizes. Rows (learner steps = the learning seat's decisions):
+Both engines on the same Madiao training games (the scripted pool of opponents, heuristic and
+greedy, in the batched env), the same network (256x256 tanh MLPs, flat observation), the same
+batch sizes (the game's default minibatch) and one torch thread per process. Rows (learner
+steps = the learning seat's decisions):
 
 - SB3 rollout collection (MaskablePPO ``collect_rollouts``: policy inference + env + opponents);
-- RLlib sampling, one env runner in this process (``CardGameEnvRunner.sample``): per runner;
+- RLlib sampling, one env runner in this process (``CardGameEnvRunner.sample``): per runner,
+  with RLlib's generic sampling loop (the reference) and with the runner's bulk sampler;
 - RLlib sampling with 1 and 2 env-runner actors on Ray, sampling in parallel (aggregate);
 - SB3 learner (``MaskablePPO.train``: the PPO update of one rollout, n_epochs passes) and RLlib
   learner (the learner update of one iteration, ``learner_update_timer``), learner steps/s
-  counted once per sample (not per epoch).
+  counted once per sample (not per epoch): the learner in the driver (``num_learners=0``), one
+  learner actor, and two data-parallel learner actors (DDP over gloo) beside one env runner.
 
 Ratios to SB3 are given in the notes. Needs the ``train`` and ``distributed`` extras; without Ray
 the rows say so. On a machine with fewer cores than runners + 1, the 2-runner row measures
@@ -37,7 +40,12 @@ def _config():
         n_steps=N_STEPS,
         total_timesteps=10**7,
         features="flat",
+        # The scripted pool (heuristic and greedy), as in the figures of docs/scaling-out.md.
+        opponents="pool",
         imitate="none",
+        # Both engines' learners on one thread (the runners always use one): equal footing, and
+        # a second thread only waits on a machine shared with other work.
+        torch_threads=1,
         progress_bar=False,
         verbose=False,
     )
@@ -87,8 +95,9 @@ def _sb3(seconds: float) -> tuple[float, float]:
     return steps / collect, steps / train
 
 
-def _rllib_local_sampling(seconds: float) -> float:
-    """One ``CardGameEnvRunner`` in this process: learner steps/s of ``sample``."""
+def _rllib_local_sampling(seconds: float, *, bulk: bool = True) -> float:
+    """One ``CardGameEnvRunner`` in this process: learner steps/s of ``sample``, with the
+    runner's bulk sampler or (``bulk=False``) RLlib's generic loop."""
     from training.rllib_engine.config import ppo_config
     from training.rllib_engine.runner import CardGameEnvRunner
 
@@ -97,6 +106,7 @@ def _rllib_local_sampling(seconds: float) -> float:
         config, num_env_runners=0, envs_per_runner=N_ENVS, env_config={"train_config": config.to_json()}
     )
     runner = CardGameEnvRunner(config=algo_config, worker_index=0)
+    runner.bulk_sampling = bulk
     try:
         runner.sample(num_timesteps=N_ENVS * 4)
         steps, started = 0, time.perf_counter()
@@ -107,9 +117,47 @@ def _rllib_local_sampling(seconds: float) -> float:
         runner.stop()
 
 
-def _rllib_cluster(seconds: float, runners: int) -> tuple[float, float]:
-    """``runners`` env-runner actors sampling in parallel (aggregate learner steps/s), and the
-    learner's steps/s over a training iteration's update."""
+def _learner_speed(algo, seconds: float) -> float:
+    """Learner steps/s of an algorithm's updates (RLlib's ``learner_update_timer`` of each
+    iteration after the first, which warms up), over at least two iterations and ``seconds`` of
+    updating."""
+    learner_seconds, learned, iteration = 0.0, 0, 0
+    while iteration < 3 or learner_seconds < seconds:
+        result = algo.train()
+        if iteration > 0:
+            learner_seconds += float(result["timers"]["learner_update_timer"])
+            learned += int(result["env_runners"]["num_env_steps_sampled"])
+        iteration += 1
+    return learned / max(learner_seconds, 1e-9)
+
+
+def _rllib_learners(seconds: float, learners: int) -> float:
+    """Learner steps/s with ``learners`` learner actors (one env runner samples). Each actor
+    holds ``(CPUs - 1) / learners`` CPUs (at most one, one torch thread), so that all fit beside
+    the runner: on a small machine the rows measure the actors' overhead (the episodes sent to
+    them, DDP's all-reduce over gloo), not scaling."""
+    from training.rllib_engine.config import ppo_config
+
+    config = _config()
+    cpus = os.cpu_count() or 1
+    algo = ppo_config(
+        config,
+        num_env_runners=1,
+        envs_per_runner=N_ENVS,
+        env_config={"train_config": config.to_json()},
+        num_learners=learners,
+        cpus_per_learner=min(1.0, max(cpus - 1, 1) / learners),
+    ).build_algo()
+    try:
+        return _learner_speed(algo, seconds)
+    finally:
+        algo.stop()
+
+
+def _rllib_cluster(seconds: float, runners: int, *, learner: bool) -> tuple[float, float | None]:
+    """``runners`` env-runner actors sampling in parallel (aggregate learner steps/s), and (if
+    ``learner``) the steps/s of the learner in the driver (``num_learners=0``) over training
+    iterations."""
     from training.rllib_engine.config import ppo_config
 
     config = _config()
@@ -130,13 +178,7 @@ def _rllib_cluster(seconds: float, runners: int) -> tuple[float, float]:
             )
             steps += sum(counts)
         sampling = steps / (time.perf_counter() - started)
-        learner_seconds, learned = 0.0, 0
-        for iteration in range(3):
-            result = algo.train()
-            if iteration > 0:
-                learner_seconds += float(result["timers"]["learner_update_timer"])
-                learned += int(result["env_runners"]["num_env_steps_sampled"])
-        return sampling, learned / max(learner_seconds, 1e-9)
+        return sampling, _learner_speed(algo, seconds) if learner else None
     finally:
         algo.stop()
 
@@ -156,31 +198,40 @@ def run(seconds: float) -> list[Result]:
             )
         ]
     sb3_collect, sb3_learn = _sb3(seconds)
+    learner_shape = f"256x256, minibatch {_config().batch_size}, 4 epochs"
     rows = [
         Result(SUITE, "sb3 rollout collection (madiao, 256 games)", sb3_collect, "learner steps/s"),
         Result(
-            SUITE, "sb3 learner (256x256, 4 epochs)", sb3_learn, "learner steps/s", "samples/s, each seen 4x"
+            SUITE, f"sb3 learner ({learner_shape})", sb3_learn, "learner steps/s", "samples/s, each seen 4x"
         ),
     ]
+    generic = _rllib_local_sampling(seconds, bulk=False)
     local = _rllib_local_sampling(seconds)
-    rows.append(
+    rows += [
+        Result(
+            SUITE,
+            "rllib sampling, 1 runner in-process, RLlib's generic loop",
+            generic,
+            "learner steps/s",
+            f"{generic / sb3_collect:.2f}x sb3",
+        ),
         Result(
             SUITE,
             "rllib sampling, 1 runner in-process",
             local,
             "learner steps/s",
-            f"{local / sb3_collect:.2f}x sb3",
-        )
-    )
+            f"{local / sb3_collect:.2f}x sb3, {local / generic:.2f}x the generic loop",
+        ),
+    ]
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(
             num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False, configure_logging=False
         )
     try:
-        learner = None
+        in_driver = None
         for runners in (1, 2):
-            sampling, learner_sps = _rllib_cluster(seconds, runners)
+            sampling, learner_sps = _rllib_cluster(seconds, runners, learner=runners == 1)
             rows.append(
                 Result(
                     SUITE,
@@ -190,16 +241,28 @@ def run(seconds: float) -> list[Result]:
                     f"{sampling / sb3_collect:.2f}x sb3, {sampling / runners:,.0f}/runner",
                 )
             )
-            learner = learner or learner_sps
+            in_driver = in_driver or learner_sps
         rows.append(
             Result(
                 SUITE,
-                "rllib learner (256x256, 4 epochs)",
-                learner,
+                f"rllib learner in the driver ({learner_shape})",
+                in_driver,
                 "learner steps/s",
-                f"{learner / sb3_learn:.2f}x sb3",
+                f"{in_driver / sb3_learn:.2f}x sb3",
             )
         )
+        for learners in (1, 2):
+            speed = _rllib_learners(seconds, learners)
+            kind = "1 learner actor" if learners == 1 else f"{learners} learner actors (DDP)"
+            rows.append(
+                Result(
+                    SUITE,
+                    f"rllib learner, {kind}",
+                    speed,
+                    "learner steps/s",
+                    f"{speed / sb3_learn:.2f}x sb3, {speed / in_driver:.2f}x in the driver",
+                )
+            )
     finally:
         if started_here:
             ray.shutdown()

@@ -47,7 +47,7 @@ SEARCH_BUDGET_HELP = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from training.config import TrainConfig
+    from training.config import OPPONENT_MODES, TrainConfig
     from training.games import GAME_DEFAULTS
 
     parser = OneLineArgumentParser(
@@ -77,7 +77,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--n-steps", type=positive_int, default=defaults.n_steps, help="rollout length per game"
     )
     train.add_argument(
-        "--batch-size", type=positive_int, default=defaults.batch_size, help="PPO minibatch size"
+        "--batch-size",
+        type=positive_int,
+        default=None,
+        help=f"PPO minibatch size (default {GAME_DEFAULTS['madiao']['batch_size']} for Madiao, "
+        f"{GAME_DEFAULTS['mao']['batch_size']} for Mao)",
+    )
+    train.add_argument(
+        "--learning-rate",
+        type=finite_float,
+        default=None,
+        help=f"Adam learning rate at the start (default {GAME_DEFAULTS['madiao']['learning_rate']:g} for "
+        f"Madiao, {GAME_DEFAULTS['mao']['learning_rate']:g} for Mao; decays linearly to 0)",
     )
     train.add_argument("--seed", type=non_negative_int, default=defaults.seed)
     train.add_argument("--exp-name", default=defaults.exp_name)
@@ -137,10 +148,22 @@ def build_parser() -> argparse.ArgumentParser:
         f"default {GAME_DEFAULTS['mao']['mao_hand_card_reward']}",
     )
     train.add_argument(
-        "--league",
-        action="store_true",
-        help="league self-play: one member per game (the live policy, its snapshots or a scripted "
-        "anchor) drawn by prioritized fictitious self-play; the league is saved with each checkpoint",
+        "--opponents",
+        choices=OPPONENT_MODES,
+        default=None,
+        help="league: self-play in a league, one member per game (the live policy, its snapshots or "
+        "a scripted anchor) drawn by prioritized fictitious self-play, the league saved with each "
+        "checkpoint; pool: each opponent seat drawn from a weighted pool of scripted players and "
+        f"snapshots (default {GAME_DEFAULTS['madiao']['opponents']} for Madiao, "
+        f"{GAME_DEFAULTS['mao']['opponents']} for Mao)",
+    )
+    train.add_argument(
+        "--league-anchors",
+        nargs="+",
+        metavar="AGENT",
+        default=None,
+        help="league: the scripted members (default "
+        f"{' '.join(GAME_DEFAULTS['madiao']['league_anchors'])} for Madiao)",
     )
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
     train.add_argument("--no-report", action="store_true", help="skip the final evaluation report")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -36,9 +37,17 @@ def one_line(error: BaseException) -> str:
 
 
 def run_reporting_user_errors(prog: str, body: Callable[[], int]) -> int:
-    """``body()``, with a user error turned into one line on stderr and status 2 (130 on Ctrl-C)."""
+    """``body()``, with a user error turned into one line on stderr and status 2 (130 on Ctrl-C,
+    141 when the reader of its output went away)."""
     try:
         return body()
+    except BrokenPipeError:
+        # The reader went away (`madiao-mao replay game.json | head`): stop quietly, as Unix tools
+        # do. Python would otherwise also complain when it flushes stdout at exit, so stdout is
+        # pointed at devnull first (the Python docs' recipe, "Note on SIGPIPE").
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool killed by it
     except USER_ERRORS as error:
         print(f"{prog}: error: {one_line(error)}", file=sys.stderr)
         return 2

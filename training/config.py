@@ -9,6 +9,8 @@ ValueError naming the field, raised when the config is made.
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +25,19 @@ LR_SCHEDULES = ("constant", "linear")
 OPPONENT_MODES = ("pool", "league")
 MAO_RULE_POOLS = ("train", "all", "none")
 FEATURES = tuple(POLICY_FEATURES)
+#: The most torch threads a config picks by itself (measured up to 2 here: docs/results.md,
+#: "Learner throughput on one machine"; 256-row minibatches gain little from more).
+MAX_AUTO_THREADS = 4
+
+
+def auto_torch_threads() -> int:
+    """torch threads of a config that does not set them: the cores this process may run on (its
+    CPU affinity, not the machine's count), at most ``MAX_AUTO_THREADS``."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        usable = os.cpu_count() or 1
+    return max(1, min(usable, MAX_AUTO_THREADS))
 
 
 @dataclass
@@ -43,12 +58,14 @@ class TrainConfig:
     """Games stepped together by the batched env (many games amortise every per-call cost)."""
     n_steps: int = 32
     """Learner decisions per game per PPO rollout (rollout size = n_envs * n_steps)."""
-    batch_size: int = 256
-    """PPO minibatch size (small minibatches: more gradient steps for the same compute)."""
+    batch_size: int | None = None
+    """PPO minibatch size; None: the game's default (256 for both games: larger minibatches keep
+    both cores busier in the update but lose strength per learner step, docs/results.md)."""
     n_epochs: int = 4
     """PPO epochs over each rollout."""
-    learning_rate: float = 3e-4
-    """Adam learning rate (at the start of the run, see ``lr_schedule``)."""
+    learning_rate: float | None = None
+    """Adam learning rate at the start of the run (see ``lr_schedule``); None: the game's default
+    (3e-4 for both games)."""
     lr_schedule: str = "linear"
     """"constant", or "linear": decays to 0 at ``total_timesteps`` (steadier final policy)."""
     gamma: float | None = None
@@ -110,10 +127,11 @@ class TrainConfig:
     """Learner steps between frozen snapshots added to the pool (kept on disk as well)."""
     max_snapshots: int = 5
     """Snapshots kept in the pool (the oldest is replaced)."""
-    opponents: str = "pool"
-    """How the opponents of a training game are chosen (CLI ``--league`` for "league").
+    opponents: str | None = None
+    """How the opponents of a training game are chosen (CLI ``--opponents``); None: the game's
+    default ("league" for Madiao, "pool" for Mao).
 
-    "pool" (default): every opponent seat of every game draws its own agent from the weighted pool
+    "pool": every opponent seat of every game draws its own agent from the weighted pool
     of ``scripted_opponents``, snapshots and the live policy (``opponent_weights``).
 
     "league" (``training.league``, AlphaStar-style): one member of a league plays ALL the opponent
@@ -137,9 +155,13 @@ class TrainConfig:
     Only the learner's seat is trained.
     """
     league_anchors: tuple[str, ...] | None = None
-    """League mode: the scripted members, by ``agents.registry`` name (Madiao: random, greedy,
-    heuristic, search; Mao: base; agents with a memory per game such as Mao's bayes cannot sit in
-    the SB3 trainer's opponents); None: the distinct names of ``scripted_opponents``."""
+    """League mode: the fixed members, by ``agents.registry`` name or ``model:PATH`` (a frozen
+    policy: a model from another run, or an exploiter of this one trained by ``madiao-mao
+    exploit``, which then stays in the league so the main agent keeps answering it); None: the
+    game's default
+    (Madiao: random, greedy, heuristic; the search player plays about 220 decisions per CPU-second
+    where a training table needs thousands, docs/results.md), or else the distinct names of
+    ``scripted_opponents``."""
     pfsp_weighting: str = "hard"
     """League mode: the PFSP weighting of a member the learner scores ``x`` against (x in [0, 1]:
     the share of games its return was > 0, ties counting half, with a prior of one game at 0.5):
@@ -169,8 +191,11 @@ class TrainConfig:
     all, so the paired interval of learned minus base is a few hundredths wide)."""
     runs_dir: str = "runs"
     """Folder holding one sub-folder per run."""
-    torch_threads: int = 1
-    """torch CPU threads (1 leaves the second core to the game env and opponents)."""
+    torch_threads: int | None = None
+    """torch CPU threads; None: the cores this process may use, at most ``MAX_AUTO_THREADS`` (the
+    update and the rollout take turns, so the update can have every core; more threads than
+    cores, or a machine busy with other work, make torch's threads wait on each other, then set
+    1)."""
     progress_bar: bool = True
     """Show a tqdm progress bar."""
     verbose: bool = True
@@ -182,6 +207,8 @@ class TrainConfig:
             if getattr(self, name) is None:
                 # A copy: a run's dict must not be the table's (a config can be edited).
                 setattr(self, name, dict(value) if isinstance(value, Mapping) else value)
+        if self.torch_threads is None:
+            self.torch_threads = auto_torch_threads()
         for name in (
             "total_timesteps",
             "n_envs",
@@ -199,10 +226,18 @@ class TrainConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.exp_name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", self.exp_name):
+            # It becomes part of a folder name: a separator would put the run somewhere else.
+            raise ValueError(
+                "exp_name must be letters, digits, '_', '.' or '-' (it names the run's folder), "
+                f"got {self.exp_name!r}"
+            )
         if self.eval_every is not None and (
             isinstance(self.eval_every, bool) or not isinstance(self.eval_every, int) or self.eval_every < 0
         ):
             raise ValueError(f"eval_every must be an integer >= 0 or None, got {self.eval_every!r}")
+        if isinstance(self.learning_rate, bool) or not isinstance(self.learning_rate, (int, float)):
+            raise ValueError(f"learning_rate must be a number, got {self.learning_rate!r}")
         if not 0 < self.learning_rate < 1:
             raise ValueError(f"learning_rate must be in (0, 1), got {self.learning_rate!r}")
         if self.lr_schedule not in LR_SCHEDULES:
@@ -260,13 +295,21 @@ class TrainConfig:
             self.league_anchors = tuple(self.league_anchors)
             if not self.league_anchors:
                 raise ValueError("league_anchors must name at least one scripted agent")
-            from agents.registry import agent_names
+            from agents.registry import MODEL_PREFIX, agent_names
 
             names = agent_names(self.game)
             for name in self.league_anchors:
-                if name not in names:
+                if not isinstance(name, str):
+                    raise ValueError(f"league_anchors: {name!r} is not an agent name")
+                if name.startswith(MODEL_PREFIX):
+                    # A frozen policy, e.g. an exploiter from `madiao-mao exploit`: loaded when the
+                    # run builds its opponents; a missing file is refused here, before any work.
+                    if not os.path.isfile(name[len(MODEL_PREFIX) :]):
+                        raise ValueError(f"league_anchors: no saved model at {name[len(MODEL_PREFIX) :]}")
+                elif name not in names:
                     raise ValueError(
-                        f"league_anchors: {name!r} is not a {self.game} agent ({', '.join(names)})"
+                        f"league_anchors: {name!r} is not a {self.game} agent "
+                        f"({', '.join(names)} or model:PATH)"
                     )
             if len(set(self.league_anchors)) != len(self.league_anchors):
                 raise ValueError(f"league_anchors names an agent twice: {self.league_anchors!r}")
@@ -324,7 +367,8 @@ def train_config_from_args(args: Any) -> TrainConfig:
         total_timesteps=args.total_timesteps or TrainConfig.total_timesteps,
         n_envs=args.n_envs,
         n_steps=args.n_steps,
-        batch_size=min(args.batch_size, args.n_envs * args.n_steps),
+        batch_size=None if args.batch_size is None else min(args.batch_size, args.n_envs * args.n_steps),
+        learning_rate=args.learning_rate,
         seed=args.seed,
         exp_name=args.exp_name,
         runs_dir=args.runs_dir,
@@ -338,6 +382,7 @@ def train_config_from_args(args: Any) -> TrainConfig:
         mao_hand_card_reward=args.mao_hand_card_reward,
         imitate=args.imitate,
         imitation_decisions=args.imitation_decisions,
-        opponents="league" if args.league else "pool",
+        opponents=args.opponents,
+        league_anchors=args.league_anchors,
         progress_bar=not args.no_progress,
     )

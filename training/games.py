@@ -75,6 +75,11 @@ POLICY_FEATURES: Mapping[str, PolicyFeatures] = MappingProxyType(
         "flat": PolicyFeatures("flat", (), _flat_policy),
         "cards": PolicyFeatures("cards", ("summary",), _madiao_cards_policy),
         "rules": PolicyFeatures("rules", (), _mao_rules_policy),
+        # Mao: attention over the event window beside the rule planes (agents/mao_memory.py);
+        # imported when used, like the others (torch is slow to import).
+        "memory": PolicyFeatures(
+            "memory", ("history",), lambda: __import__("agents.mao_memory", fromlist=["_"]).policy_spec()
+        ),
     }
 )
 
@@ -259,8 +264,19 @@ GAME_SPECS: Mapping[str, GameSpec] = MappingProxyType(
                     "total_timesteps": 4_000_000,
                     # The strongest scripted player, the one to beat, fills 3 of 4 entries.
                     "scripted_opponents": ("heuristic", "heuristic", "heuristic", "greedy"),
-                    # Self-play shares did worse than scripted opponents only (docs/results.md).
+                    # Pool mode: self-play shares did worse than scripted opponents only
+                    # (docs/results.md).
                     "opponent_weights": _SCRIPTED_ONLY,
+                    # League self-play (AlphaStar/PFSP): as strong against the heuristic as the
+                    # heuristic-only pool, and it also plays its own snapshots (docs/results.md).
+                    "opponents": "league",
+                    # Every scripted player cheap enough for the training table.
+                    "league_anchors": ("random", "greedy", "heuristic"),
+                    # Minibatch 1024 would use both cores better but loses strength per learner
+                    # step, whatever the learning rate (docs/results.md, "Minibatch size and
+                    # strength per learner step").
+                    "batch_size": 256,
+                    "learning_rate": 3e-4,
                     # Every scripted player, weakest to strongest: the curve shows the gap to each.
                     "eval_opponents": ("random", "greedy", "heuristic"),
                     # The unseen/boss card planes helped (docs/results.md).
@@ -294,10 +310,15 @@ GAME_SPECS: Mapping[str, GameSpec] = MappingProxyType(
                     # After the warm start, 1M PPO steps beat the base-rules player on held-out
                     # rules (docs/results.md, Mao training ablations).
                     "total_timesteps": 1_000_000,
-                    # The only memoryless scripted player (bayes remembers each game).
+                    # The base player; bayes can sit too (it takes game-seat row keys) but halves the
+                    # table's speed when it fills every seat (docs/results.md, Mao with memory).
                     "scripted_opponents": ("base",),
                     # Mostly the base player, and a share of the policy's own snapshots and live self.
                     "opponent_weights": {"scripted": 0.6, "snapshot": 0.2, "current": 0.2},
+                    "opponents": "pool",
+                    # The update is a third of a Mao run; the opponents' play is most of the rest.
+                    "batch_size": 256,
+                    "learning_rate": 3e-4,
                     # An episode is long and a penalty follows the turn that earned it.
                     "gamma": 0.99,
                     # 115 actions and free speech make random talk costly.
@@ -316,7 +337,7 @@ GAME_SPECS: Mapping[str, GameSpec] = MappingProxyType(
             ),
             # The secret rules can only be inferred from a history of public events.
             obs_type="history",
-            features=("flat", "rules"),
+            features=("flat", "rules", "memory"),
             make_vector_env=_mao_vector_env,
             shape_reward=_mao_hand_size_reward,
             roles=("player",),

@@ -270,6 +270,40 @@ def _agent(spec: Agent | str, env, seed: int) -> Agent:
     return make_agent(spec, "mao", seed=seed, env=env)
 
 
+def event_window_kwargs(agent: Agent | None, env_kwargs: Mapping | None) -> dict[str, Any]:
+    """``env_kwargs`` with the event window (``n_events``) a learned policy was trained with, read
+    from its observation length (``agent.obs_dim``): a memory policy reads a longer window than
+    the env's default. An explicit ``n_events``, a summary observation, an agent without
+    ``obs_dim`` or one whose length is no Mao observation leave ``env_kwargs`` as they are (the
+    agent then names any mismatch itself)."""
+    from agents.mao_beliefs import event_layout
+
+    kwargs = dict(env_kwargs or {})
+    obs_dim = getattr(agent, "obs_dim", None)
+    if obs_dim is None or "n_events" in kwargs or kwargs.get("obs_type", "history") != "history":
+        return kwargs
+    try:
+        n_events, _width = event_layout(int(obs_dim))
+    except ValueError:
+        return kwargs
+    kwargs["n_events"] = n_events
+    return kwargs
+
+
+def _seated(
+    spec: Agent | str, seed: int, n_players: int, env_kwargs: Mapping | None, **overrides: Any
+) -> tuple[Agent, Any]:
+    """The agent under test and the env of its table, whose event window fits a learned policy
+    (:func:`event_window_kwargs`). A saved model is loaded first (it needs no env)."""
+    from agents.registry import MODEL_PREFIX, make_agent
+
+    agent = spec if isinstance(spec, Agent) else None
+    if agent is None and spec.startswith(MODEL_PREFIX):
+        agent = make_agent(spec, "mao", seed=seed)
+    env = _make_env(n_players, event_window_kwargs(agent, env_kwargs), **overrides)
+    return (agent if agent is not None else _agent(spec, env, seed)), env
+
+
 @dataclass
 class MaoReport:
     """Stats per agent under test, with what was played."""
@@ -339,11 +373,10 @@ def evaluate_mao(
 
         iterator = tqdm(names, desc="agents", unit="agent")
     for index, name in enumerate(iterator):
-        env = _make_env(
-            n_players, env_kwargs, num_rounds=rounds_per_episode, rule_choice="fixed",
-            max_steps=3000 * rounds_per_episode,
+        agent, env = _seated(
+            agents[name], seed + index, n_players, env_kwargs, num_rounds=rounds_per_episode,
+            rule_choice="fixed", max_steps=3000 * rounds_per_episode,
         )  # fmt: skip
-        agent = _agent(agents[name], env, seed + index)
         opponents = [_agent(opponent, env, seed + 100 + s) for s in range(n_players)]
         stats[name] = MaoSeatStats(name)
         for number, (env_seed, new_rules) in enumerate(episodes):
@@ -384,8 +417,10 @@ def rule_discovery_experiment(
 
         iterator = tqdm(iterator, desc="agents", unit="agent")
     for index, name in enumerate(iterator):
-        env = _make_env(n_players, env_kwargs, num_rounds=10_000, rule_choice="fixed", max_steps=1_000_000)
-        agent = _agent(agents[name], env, seed + index)
+        agent, env = _seated(
+            agents[name], seed + index, n_players, env_kwargs, num_rounds=10_000, rule_choice="fixed",
+            max_steps=1_000_000,
+        )  # fmt: skip
         opponents = [_agent(opponent, env, seed + 100 + s) for s in range(n_players)]
         stats[name] = MaoSeatStats(name)
         for rule in rules:

@@ -23,17 +23,28 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnvWrapper
 
 from agents.base import Agent
+from training.sb3_adapter import keeps_game_memory, takes_row_keys
 
 KINDS = ("scripted", "snapshot", "current")
 
 
 class PoolSlot(Agent):
-    """One entry of the pool list: forwards to the agent it currently holds, timed."""
+    """One entry of the pool list: forwards to the agent it currently holds, timed (in total, on
+    the pool, and per slot).
+
+    An agent with a memory per game (Mao's Bayesian player) can sit in a slot: the adapter hands
+    the slot the game-seat key of every row (``rows``) and tells it which keys' games ended
+    (``reset_rows``); the slot passes both on to an agent that takes keys
+    (``training.sb3_adapter``). A memoryless agent is called as before.
+    """
 
     def __init__(self, kind: str, agent: Agent, pool: OpponentPool) -> None:
         self.kind = kind
         self.agent = agent
         self.pool = pool
+        #: Seconds spent in this slot's agent and the decisions it made.
+        self.seconds = 0.0
+        self.decisions = 0
 
     @property
     def name(self) -> str:  # type: ignore[override]
@@ -42,12 +53,28 @@ class PoolSlot(Agent):
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return self.agent.act(observation, action_mask)
 
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    def act_batch(
+        self, observations: np.ndarray, masks: np.ndarray, rows: np.ndarray | None = None
+    ) -> np.ndarray:
         started = time.perf_counter()
-        actions = self.agent.act_batch(observations, masks)
-        self.pool.seconds += time.perf_counter() - started
+        if rows is not None and takes_row_keys(self.agent):
+            actions = self.agent.act_batch(observations, masks, rows=rows)
+        elif keeps_game_memory(self.agent):
+            raise ValueError(
+                f"{self.agent.name!r} keeps a memory per game and needs the game-seat key of every row "
+                "(act_batch(..., rows=...)); it cannot sit at this table without them"
+            )
+        else:
+            actions = self.agent.act_batch(observations, masks)
+        elapsed = time.perf_counter() - started
+        self.seconds += elapsed
+        self.decisions += len(actions)
+        self.pool.seconds += elapsed
         self.pool.decisions += len(actions)
         return actions
+
+    def reset_rows(self, rows: np.ndarray) -> None:
+        self.agent.reset_rows(rows)
 
 
 def share_slots(weights: dict[str, float], n_slots: int) -> dict[str, int]:

@@ -10,10 +10,19 @@ terminal rewards included when the game ended on another seat's move (PettingZoo
 ``tests/common/test_adapters.py`` checks this case explicitly). Opponents use the batched call
 shape ``(observations[M, obs_dim], masks[M, n_actions]) -> actions[M]``; ``action_masks()`` serves
 sb3-contrib's MaskablePPO.
+
+Opponents with a memory per game (Mao's Bayesian player keeps a posterior per game seat) get the
+rows of a call from different games at every call, so a batch index cannot be their key. An
+opponent whose ``act_batch`` takes ``rows`` (:func:`takes_row_keys`) is handed, with every call,
+the key of each row's game seat (``game * n_players + seat``); when a game ends, every opponent
+with a ``reset_rows`` of its own (:func:`keeps_game_memory`) forgets that game's keys before the
+next game's first move. An opponent that keeps a memory per game but takes no keys is refused.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -29,6 +38,32 @@ from cardgame_core.vector import NO_ACTION, VectorCardEnv
 BatchOpponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 OPPONENT_DRAWS = ("per_seat", "per_game")
+
+
+def keeps_game_memory(agent: Any) -> bool:
+    """Whether ``agent`` remembers each ``act_batch`` row's game: it has a ``reset_rows`` of its
+    own (the base ``Agent.reset_rows`` is a no-op)."""
+    from agents.base import Agent
+
+    reset_rows = getattr(type(agent), "reset_rows", None)
+    return callable(reset_rows) and reset_rows is not Agent.reset_rows
+
+
+def takes_row_keys(agent: Any) -> bool:
+    """Whether ``agent.act_batch`` accepts ``rows=`` (one game-seat key per observation)."""
+    return _act_batch_takes_rows(type(agent))
+
+
+@functools.cache
+def _act_batch_takes_rows(agent_class: type) -> bool:
+    # Per class, once: the opponent table asks at every call.
+    act_batch = getattr(agent_class, "act_batch", None)
+    if not callable(act_batch):
+        return False
+    try:
+        return "rows" in inspect.signature(act_batch).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        return False
 
 
 def _batch_call(agent: Any) -> BatchOpponent:
@@ -94,9 +129,19 @@ class LearnerVecEnv(VecEnv):
         if isinstance(opponents, (list, tuple)):
             if not opponents:
                 raise ValueError("the opponent pool is empty")
-            self._pool = [_batch_call(o) for o in opponents]
+            entries = list(opponents)
         else:
-            self._pool = [_batch_call(opponents)]
+            entries = [opponents]
+        for number, entry in enumerate(entries):
+            if keeps_game_memory(entry) and not takes_row_keys(entry):
+                raise ValueError(
+                    f"opponent {number} ({entry!r:.60}) keeps a memory per game but its act_batch takes "
+                    "no rows= keys: it would mix the games of a table up"
+                )
+        self._pool = [_batch_call(o) for o in entries]
+        #: Pool entries handed the game-seat key of every row, and those told when games end.
+        self._keyed = [takes_row_keys(o) for o in entries]
+        self._remembering = [o for o in entries if keeps_game_memory(o)]
         n_envs = int(vector_env.n_envs)
         observation_space = gym.spaces.Box(-np.inf, np.inf, (int(vector_env.obs_dim),), np.float32)
         action_space = gym.spaces.Discrete(int(vector_env.n_actions))
@@ -126,6 +171,7 @@ class LearnerVecEnv(VecEnv):
         seed = self._first_seed
         self._first_seed = None  # later resets continue the env's own random stream
         step = self.vector_env.reset(seed=seed)
+        self._forget_games(self._games)  # every game is a new one
         self._pending_reward[:] = 0
         self._episode_return[:] = 0
         self._episode_length[:] = 0
@@ -208,8 +254,12 @@ class LearnerVecEnv(VecEnv):
             rewards += np.where(dones, 0.0, learner_rewards)
             self._episode_return += np.where(dones, 0.0, learner_rewards)
             self._pending_reward += np.where(dones, learner_rewards, 0.0)
-            for game in np.flatnonzero(step.terminated | step.truncated):
+            ended = np.flatnonzero(step.terminated | step.truncated)
+            for game in ended:
                 self._finish_game(int(game), step, dones, infos)
+            if ended.size:
+                # Before anyone moves in the new games: their seats are new seats of new games.
+                self._forget_games(ended)
             opponent_turn = step.to_act != self.learner_seat
             if not opponent_turn.any():
                 break
@@ -243,6 +293,19 @@ class LearnerVecEnv(VecEnv):
             self.learner_seat[game] = (seat + 1) % self.n_players
         self.opponent_index[game] = self._draw_opponents(1)[0]
 
+    def row_keys(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """The key of a game seat handed to opponents with a memory per game."""
+        return np.asarray(games, dtype=np.int64) * self.n_players + np.asarray(seats, dtype=np.int64)
+
+    def _forget_games(self, games: np.ndarray) -> None:
+        """Opponents with a memory per game forget every seat of ``games`` (new games start)."""
+        if not self._remembering:
+            return
+        games = np.asarray(games, dtype=np.int64)
+        keys = self.row_keys(np.repeat(games, self.n_players), np.tile(np.arange(self.n_players), games.size))
+        for opponent in self._remembering:
+            opponent.reset_rows(keys)
+
     def _draw_opponents(self, n_games: int) -> np.ndarray:
         """``[n_games, n_players]`` pool indices for new games (see ``opponent_draw``)."""
         if self._opponent_sampler is None and self.opponent_draw == "per_seat":
@@ -270,7 +333,12 @@ class LearnerVecEnv(VecEnv):
         acting = np.where(opponent_turn, self.opponent_index[self._games, step.to_act], -1)
         for pool_index in np.unique(acting[acting >= 0]):
             games = np.flatnonzero(acting == pool_index)
-            chosen = np.asarray(self._pool[pool_index](step.observation[games], step.action_mask[games]))
+            if self._keyed[pool_index]:
+                keys = self.row_keys(games, step.to_act[games])
+                chosen = self._pool[pool_index](step.observation[games], step.action_mask[games], rows=keys)
+            else:
+                chosen = self._pool[pool_index](step.observation[games], step.action_mask[games])
+            chosen = np.asarray(chosen)
             if chosen.shape != (games.size,):
                 raise ValueError(
                     f"opponent {pool_index} returned actions of shape {chosen.shape} for {games.size} games"

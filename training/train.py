@@ -3,8 +3,9 @@
     python -m training.train            # or: madiao-mao train [--total-timesteps N ...]
 
 One learner policy plays a random seat of every game (so both Madiao roles, banker and player),
-against opponents drawn from a pool of scripted agents, frozen snapshots of itself and its live
-self; it is rewarded with its own seat's payoff (see ``training.sb3_adapter.LearnerVecEnv``).
+against a league member drawn per game (Madiao's default, below) or opponents drawn seat by seat
+from a pool of scripted agents, frozen snapshots of itself and its live self (Mao's default); it
+is rewarded with its own seat's payoff (see ``training.sb3_adapter.LearnerVecEnv``).
 With ``imitate`` set (Mao's default), a fresh policy first copies a scripted teacher playing the
 learner's seat (``training.imitation``); PPO then goes on from there.
 Everything a run writes lives in its own folder ``runs_dir/game__exp_name__seed__unixtime`` (made
@@ -14,8 +15,9 @@ the TensorBoard tags), ``eval.json`` (the learning curve: by default about ten e
 run), atomic checkpoints (``checkpoint.zip`` + ``state.json``, the first at step 0), snapshots, and
 at the end ``final_model.zip`` and the evaluation report.
 
-With ``opponents="league"`` (``madiao-mao train --league``; opt-in), one member of a league (the
-live policy, its snapshots, scripted anchors) plays all the opponent seats of a game, drawn by
+With ``opponents="league"`` (``madiao-mao train --opponents league``; Madiao's default), one
+member of a league (the live policy, its snapshots, scripted anchors) plays all the opponent
+seats of a game, drawn by
 prioritized fictitious self-play from the learner's payoff table (``training.league``; see
 ``TrainConfig.opponents``), and ``league.json`` is saved beside every checkpoint (a resumed
 league run needs it and its snapshot files).
@@ -354,8 +356,8 @@ def open_run(
 def scripted_agents(config: TrainConfig, names: tuple[str, ...], what: str) -> list:
     """The scripted opponents ``names``, each seeded by its place; an agent that cannot sit in the
     training games is a ValueError naming it (``what`` says what it was to be)."""
-    from agents.base import Agent
     from agents.registry import make_agent
+    from training.sb3_adapter import keeps_game_memory, takes_row_keys
 
     agents = []
     for number, name in enumerate(names):
@@ -365,13 +367,13 @@ def scripted_agents(config: TrainConfig, names: tuple[str, ...], what: str) -> l
             # e.g. Madiao's search player, which needs a whole env of its own per game.
             raise ValueError(f"{what} {name!r} cannot sit in the training pool: {error}") from None
     for name, agent in zip(names, agents, strict=True):
-        if type(agent).reset_rows is not Agent.reset_rows:
-            # The pool hands an opponent a different subset of games (and seats) at every call, so
-            # an agent that remembers each batch row's game would mix games up.
+        if keeps_game_memory(agent) and not takes_row_keys(agent):
+            # The pool hands an opponent a different subset of games (and seats) at every call:
+            # an agent that remembers each row's game must be handed the game-seat keys (Mao's
+            # Bayesian player takes them; training.sb3_adapter).
             raise ValueError(
-                f"{what} {name!r} keeps a memory per game and cannot sit in the training "
-                "pool; choose memoryless agents (Mao: base; the Bayesian player can be the teacher, "
-                "imitate='bayes')"
+                f"{what} {name!r} keeps a memory per game but takes no row keys "
+                "(act_batch(..., rows=...)) and cannot sit in the training pool"
             )
     return agents
 

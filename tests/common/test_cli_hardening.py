@@ -135,6 +135,11 @@ BAD_INVOCATIONS = [
     (_cli_main, ["train", "--mao-penalty-card-reward", "nan"], "--mao-penalty-card-reward"),
     (_cli_main, ["train", "--imitate", "wizard", "--runs-dir", "FOLDER"], "wizard"),
     (_cli_main, ["train", "--runs-dir", "FILE"], "--runs-dir"),
+    (_cli_main, ["train", "--exp-name", "a/b", "--runs-dir", "FOLDER"], "exp_name"),
+    (_cli_main, ["train", "--learning-rate", "2", "--runs-dir", "FOLDER"], "learning_rate"),
+    (_cli_main, ["train", "--opponents", "everyone"], "--opponents"),
+    (_cli_main, ["train", "--league-anchors", "wizard", "--runs-dir", "FOLDER"], "wizard"),
+    (_cli_main, ["train", "--league-anchors", "model:MISSING", "--runs-dir", "FOLDER"], "no saved model"),
     (_cli_main, ["evaluate", "--deals", "0"], "--deals"),
     (_cli_main, ["evaluate", "--deals", "-3"], "--deals"),
     (_cli_main, ["evaluate", "--record-hands", "0", "--record", "FOLDER/r.json"], "--record-hands"),
@@ -226,6 +231,24 @@ def test_bench_passes_the_benchmarks_exit_status_through():
     )  # fmt: skip
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1 and "--seconds" in result.stderr
+
+
+def test_a_reader_that_stops_early_ends_replay_quietly(tmp_path):
+    """`madiao-mao replay game.json | head`: the closed pipe ends the command without a traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    record = tmp_path / "match.json"
+    assert main(["match", "--seed", "3", "--record", str(record)]) == 0
+    replay = subprocess.Popen(
+        [sys.executable, "-m", "training.cli", "replay", str(record)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    replay.stdout.close()  # the reader is gone before the first line is written
+    _, errors = replay.communicate(timeout=120)
+    assert replay.returncode == 141, errors.decode()
+    assert errors.decode() == ""
 
 
 # ----------------------------------------------------------------------------- Mao in the terminal

@@ -119,9 +119,11 @@ def test_every_game_has_a_complete_spec():
         }
         assert spec.learner_role is None or len(spec.roles) > 1
         # A None field that a game does not fill would reach the trainer as None (league_anchors
-        # and eval_every have a meaning of their own for None).
-        left_to_the_game = {f for f in fields if fields[f].default is None} - {"league_anchors", "eval_every"}
-        assert set(spec.defaults) == left_to_the_game
+        # and eval_every have a meaning of their own for None; torch_threads follows the machine).
+        own_meaning = {"league_anchors", "eval_every", "torch_threads"}
+        left_to_the_game = {f for f in fields if fields[f].default is None} - own_meaning
+        assert set(spec.defaults) - own_meaning == left_to_the_game
+        assert isinstance(config.torch_threads, int) and config.torch_threads >= 1
 
 
 def test_an_unknown_game_is_one_clear_error():
@@ -221,3 +223,17 @@ def test_python_m_training_train_exits_with_the_clis_code(tmp_path):
     )
     assert result.returncode == 2, result.stderr
     assert "no_such_run" in result.stderr
+
+
+def test_torch_threads_follow_the_usable_cores_unless_set(monkeypatch):
+    import os
+
+    from training import config as config_module
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4, 5, 6, 7}, raising=False)
+    assert config_module.TrainConfig().torch_threads == config_module.MAX_AUTO_THREADS
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)
+    assert config_module.TrainConfig().torch_threads == 1
+    assert config_module.TrainConfig(torch_threads=2).torch_threads == 2
+    with pytest.raises(ValueError, match="torch_threads must be a positive integer"):
+        config_module.TrainConfig(torch_threads=0)

@@ -385,6 +385,26 @@ def test_league_run_keeps_a_payoff_table_and_resumes_with_exactly_the_saved_leag
     assert resumed["members"][-1]["step"] == 768
 
 
+def test_a_frozen_model_such_as_an_exploiter_can_be_a_league_member(tmp_path, monkeypatch):
+    pytest.importorskip("sb3_contrib")
+    from training import train as train_module
+
+    first = train_module.train(_league_config(train_module, tmp_path / "first", monkeypatch))
+    frozen = f"model:{first / 'final_model.zip'}"
+    config = _league_config(
+        train_module, tmp_path / "second", monkeypatch, league_anchors=("random", frozen), seed=2
+    )
+    run_dir = train_module.train(config)
+    members = {member["name"]: member for member in _saved_league(run_dir)["members"]}
+    assert members[frozen]["kind"] == "anchor" and members[frozen]["agent"] == frozen
+    assert members[frozen]["games"] > 0, "the frozen model played training games"
+    # A missing model is refused when the config is made, naming the file.
+    with pytest.raises(ValueError, match=r"league_anchors: no saved model at .*missing\.zip"):
+        _league_config(
+            train_module, tmp_path / "third", monkeypatch, league_anchors=(f"model:{tmp_path}/missing.zip",)
+        )
+
+
 def test_interrupted_league_run_resumes_with_the_league_saved_at_the_interrupt(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
     from tests.common.test_training_hardening import _InterruptedToyEnv
@@ -441,9 +461,13 @@ def test_league_options_are_checked(tmp_path, monkeypatch):
     ):
         with pytest.raises(ValueError, match=message):
             _league_config(train_module, tmp_path, monkeypatch, **overrides)
-    # An anchor with a memory per game cannot sit in the SB3 pool (as for scripted opponents).
+    # An anchor with a memory per game but no row keys cannot sit in the SB3 pool (as for scripted
+    # opponents; Mao's real Bayesian player takes the keys: tests/mao/test_memory.py).
+    from tests.common.test_training import _forgetful_bayes
+
+    _forgetful_bayes(monkeypatch)
     config = _league_config(train_module, tmp_path, monkeypatch, league_anchors=("random", "bayes"))
-    with pytest.raises(ValueError, match="'bayes' keeps a memory per game"):
+    with pytest.raises(ValueError, match="'bayes' keeps a memory per game but takes no row keys"):
         train_module.train(config)
     assert not list(tmp_path.iterdir()), "a refused run leaves no folder"
     # Madiao's search player needs an env of its own per game: it cannot be an anchor here either.
@@ -453,8 +477,9 @@ def test_league_options_are_checked(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="league anchor 'search' cannot sit in the training pool"):
         train_module.train(config)
     assert not list(tmp_path.iterdir()), "a refused run leaves no folder"
-    # The pool mode stays the default.
-    assert train_module.TrainConfig().opponents == "pool"
+    # The league is Madiao's default; Mao keeps the pool.
+    assert train_module.TrainConfig().opponents == "league"
+    assert train_module.TrainConfig(game="mao").opponents == "pool"
 
 
 def test_resume_refuses_a_missing_or_damaged_league_file(tmp_path, monkeypatch):
@@ -496,11 +521,29 @@ def test_league_section_of_the_report_prints_the_payoff_table(tmp_path):
     assert league_report(tmp_path / "missing") == ""
 
 
-def test_cli_league_flag_selects_the_league_trainer():
+def test_cli_opponents_flag_selects_the_trainer_and_each_game_has_its_default():
     from training.cli import build_parser
     from training.config import train_config_from_args
 
-    args = build_parser().parse_args(["train", "--league", "--total-timesteps", "1000"])
-    assert train_config_from_args(args).opponents == "league"
-    args = build_parser().parse_args(["train", "--total-timesteps", "1000"])
-    assert train_config_from_args(args).opponents == "pool"
+    def config(*flags: str):
+        return train_config_from_args(build_parser().parse_args(["train", *flags]))
+
+    assert config().opponents == "league"  # Madiao's default: league self-play
+    assert config().league_anchors == ("random", "greedy", "heuristic")
+    assert config("--opponents", "pool").opponents == "pool"
+    assert config("--game", "mao").opponents == "pool"
+    assert config("--game", "mao", "--opponents", "league").opponents == "league"
+    assert config("--league-anchors", "greedy", "heuristic").league_anchors == ("greedy", "heuristic")
+
+
+def test_cli_minibatch_and_learning_rate_default_per_game():
+    from training.cli import build_parser
+    from training.config import train_config_from_args
+
+    def config(*flags: str):
+        return train_config_from_args(build_parser().parse_args(["train", *flags]))
+
+    assert (config().batch_size, config().learning_rate) == (256, 3e-4)
+    assert (config("--game", "mao").batch_size, config("--game", "mao").learning_rate) == (256, 3e-4)
+    chosen = config("--batch-size", "512", "--learning-rate", "0.001")
+    assert (chosen.batch_size, chosen.learning_rate) == (512, 1e-3)

@@ -385,10 +385,13 @@ def test_training_starts_from_the_teacher_once(tmp_path, monkeypatch):
     monkeypatch.setattr(train_module, "warm_start", lambda *a, **k: pytest.fail("imitated twice"))
     train_module.train(resume=run_dir, total_timesteps=256, quiet=True)
     assert json.loads((run_dir / "state.json").read_text())["imitation"] == state["imitation"]
-    with pytest.raises(ValueError, match="scripted opponent 'bayes' keeps a memory per game"):
+    # An opponent that remembers each game but cannot be told which row is which game is refused.
+    _forgetful_bayes(monkeypatch)
+    with pytest.raises(ValueError, match="scripted opponent 'bayes' keeps a memory per game but"):
         train_module.train(
             _toy_training_config(train_module, tmp_path / "bayes", monkeypatch, scripted_opponents=("bayes",))
         )
+    monkeypatch.undo()
     with pytest.raises(ValueError, match="imitate must be 'none' or a mao agent"):
         train_module.TrainConfig(game="mao", imitate="grandmaster")
     assert train_module.TrainConfig().imitate == "none"
@@ -452,3 +455,27 @@ def test_training_is_reproducible_with_its_own_policy_among_the_opponents(tmp_pa
         assert len(json.loads((run_dir / "state.json").read_text())["snapshots"]) >= 2
         policies.append(MaskablePPO.load(str(run_dir / "final_model.zip")).policy.state_dict())
     assert all(torch.equal(policies[0][key], policies[1][key]) for key in policies[0])
+
+
+def _forgetful_bayes(monkeypatch):
+    """Make ``bayes`` an agent that keeps a memory per game but takes no row keys."""
+    import numpy as np
+
+    import agents.registry
+    from agents.base import Agent
+
+    class Forgetful(Agent):
+        name = "forgetful"
+
+        def act_batch(self, observations, masks):
+            return np.array([int(np.flatnonzero(m)[0]) for m in masks])
+
+        def reset_rows(self, rows):
+            pass
+
+    original = agents.registry.make_agent
+
+    def make_agent(name, game="madiao", *, seed=None, env=None):
+        return Forgetful() if name == "bayes" else original(name, game, seed=seed, env=env)
+
+    monkeypatch.setattr(agents.registry, "make_agent", make_agent)

@@ -35,6 +35,15 @@ def _missing(reason: str) -> None:
 
 
 @pytest.fixture(scope="session")
+def rllib() -> None:
+    """RLlib importable (for the tests that need it but no cluster: a runner in this process)."""
+    try:
+        import ray.rllib  # noqa: F401
+    except ImportError:
+        _missing('Ray RLlib is not installed (pip install -e ".[distributed]")')
+
+
+@pytest.fixture(scope="session")
 def cluster():
     """A two-node ``ray.cluster_utils.Cluster`` (head: 0 CPUs; worker: 2 CPUs), connected."""
     try:

@@ -91,6 +91,9 @@ class ScriptedLearner:
         ]
         return np.zeros((2, 3), dtype=np.float32), np.asarray(rewards, np.float32), np.asarray(dones), infos
 
+    def close(self):
+        """Nothing to release (the gym view closes what it wraps, also when collected)."""
+
 
 def test_a_reward_earned_before_the_first_decision_reaches_the_first_real_step():
     """Game 0 ends; in the reset step the learner view already holds 0.5 of the new game's reward

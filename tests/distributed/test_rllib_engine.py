@@ -26,6 +26,8 @@ def tiny_config(tmp_path, game: str = "madiao", **overrides) -> TrainConfig:
         "final_eval_deals": 2,
         "runs_dir": str(tmp_path / "runs"),
         "imitate": "none",
+        # One thread: the driver's learner shares two cores with the runner and the other tests.
+        "torch_threads": 1,
         "progress_bar": False,
         "verbose": False,
     }
@@ -140,7 +142,8 @@ def test_league_checkpoint_restores_and_resumes(cluster, tmp_path):
 
 def test_cli_train_engine_rllib_writes_the_run_folder(cluster, tmp_path):
     """``madiao-mao train --engine rllib --address ...`` in a process of its own joins the running
-    cluster (its runner lands on the second node) and leaves a complete run folder."""
+    cluster (its runner and its two learner actors land on the second node: one CPU for the
+    runner, half a CPU per learner) and leaves a complete run folder."""
     import subprocess
     import sys
 
@@ -160,6 +163,10 @@ def test_cli_train_engine_rllib_writes_the_run_folder(cluster, tmp_path):
         "1",
         "--envs-per-runner",
         "32",
+        "--num-learners",
+        "2",
+        "--cpus-per-learner",
+        "0.5",
         "--total-timesteps",
         "512",
         "--n-envs",
@@ -184,8 +191,10 @@ def test_cli_train_engine_rllib_writes_the_run_folder(cluster, tmp_path):
     (run_dir,) = runs.iterdir()
     state = json.loads((run_dir / "state.json").read_text())
     assert state["rllib"]["address"] == cluster.address and state["num_timesteps"] == 512
+    assert state["rllib"]["num_learners"] == 2 and state["rllib"]["cpus_per_learner"] == 0.5
     saved = json.loads((run_dir / "config.json").read_text())
-    assert saved["features"] == "flat" and saved["imitate"] == "none"
+    # Madiao's policy features, "cards", are built in the RLlib module too.
+    assert saved["features"] == "cards" and saved["imitate"] == "none"
     for name in ("config.json", "state.json", "eval.json", "progress.csv", "final_model.pt", "report.md"):
         assert (run_dir / name).is_file(), name
     assert (run_dir / "rllib_checkpoint").is_dir()
@@ -193,7 +202,8 @@ def test_cli_train_engine_rllib_writes_the_run_folder(cluster, tmp_path):
     header = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
     for tag in ("charts/SPS", "charts/return_banker", "losses/value_loss", "eval/heuristic_all"):
         assert tag in header, tag
-    assert "Madiao duplicate tournament" in (run_dir / "report.md").read_text()
+    report = (run_dir / "report.md").read_text()
+    assert "Madiao duplicate tournament" in report and "2 learner actors" in report
     agent = make_agent(f"model:{run_dir / 'final_model.pt'}", "madiao")
     from madiao_env.vector import MadiaoVectorEnv
 

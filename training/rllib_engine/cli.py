@@ -6,7 +6,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from training.cli_args import non_negative_int, positive_int
+from training.cli_args import finite_float, non_negative_int, positive_int
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite number > 0."""
+    value = finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
 
 
 def add_train_options(train: argparse.ArgumentParser) -> None:
@@ -35,6 +43,19 @@ def add_train_options(train: argparse.ArgumentParser) -> None:
         default=None,
         help="rllib: games each env runner steps together (default: --n-envs shared by the runners)",
     )
+    group.add_argument(
+        "--num-learners",
+        type=non_negative_int,
+        default=0,
+        help="rllib: learner actors (0: the learner runs in the driver process, default; N > 1: "
+        "data-parallel learners, torch DDP over gloo, each updating on its N-th of a train batch)",
+    )
+    group.add_argument(
+        "--cpus-per-learner",
+        type=positive_float,
+        default=1.0,
+        help="rllib: CPUs reserved for each learner actor (a fraction lets learners share a core; default 1)",
+    )
 
 
 def add_evaluate_options(evaluate: argparse.ArgumentParser) -> None:
@@ -55,8 +76,17 @@ def uses_rllib(args: argparse.Namespace) -> bool:
 
     if args.engine == "rllib":
         return True
-    if args.address is not None or args.envs_per_runner is not None or args.num_env_runners != 1:
-        raise ValueError("--address, --num-env-runners and --envs-per-runner need --engine rllib")
+    if (
+        args.address is not None
+        or args.envs_per_runner is not None
+        or args.num_env_runners != 1
+        or args.num_learners != 0
+        or args.cpus_per_learner != 1.0
+    ):
+        raise ValueError(
+            "--address, --num-env-runners, --envs-per-runner, --num-learners and --cpus-per-learner "
+            "need --engine rllib"
+        )
     return bool(args.resume) and is_rllib_run(Path(args.resume))
 
 

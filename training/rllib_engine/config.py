@@ -10,10 +10,19 @@
 | net_arch | ``fcnet_hiddens`` (tanh, separate policy and value nets: SB3's MlpPolicy) |
 | seed | ``debugging(seed=...)`` |
 
+The engine's own settings: ``num_env_runners``/``envs_per_runner`` (``env_runners``) and
+``num_learners``/``cpus_per_learner`` (``learners``: 0 learners is the one learner in the driver;
+N >= 1 learner actors, data-parallel when N > 1, ``training.rllib_engine.learner``). The train
+batch is the run's rollout in every case: with N learners each updates on its N-th of it
+(``train_batch_size_per_learner``) and each minibatch of ``batch_size`` is split the same way
+(DDP averages the learners' gradients), so a run takes the same PPO steps for any N.
+
 As in SB3's PPO: no KL penalty, no value clipping, gradients clipped at a global norm of 0.5, no
 per-step check of the gradients for nan (``torch_skip_nan_gradients``).
-The "cards"/"rules" feature extractors are SB3 policies; the RLlib engine reads the flat
-observation (a new run's config is saved with ``features="flat"``).
+Policy features (``features``): "flat", and Madiao's "cards" (the unseen/boss card planes
+appended in the module: ``module.CARD_FEATURES_KEY``); Mao's "rules"/"memory" are SB3 policies
+of their own, for which the engine reads the flat observation (``rllib_features``: a new run's
+config is saved with the features it used).
 """
 
 from __future__ import annotations
@@ -26,6 +35,14 @@ from training.config import TrainConfig, rollout_size
 
 #: SB3's PPO default (``max_grad_norm``).
 MAX_GRAD_NORM = 0.5
+#: The policy features the engine's module builds (``training.games.POLICY_FEATURES`` names).
+RLLIB_FEATURES = ("flat", "cards")
+
+
+def rllib_features(config: TrainConfig) -> str:
+    """The policy features an RLlib run of ``config`` uses: its own if the module builds them,
+    else the flat observation."""
+    return config.features if config.features in RLLIB_FEATURES else "flat"
 
 
 def spaces(config: TrainConfig) -> tuple[gym.spaces.Dict, gym.spaces.Discrete]:
@@ -52,16 +69,29 @@ def ppo_config(
     num_env_runners: int,
     envs_per_runner: int,
     env_config: dict[str, Any],
+    num_learners: int = 0,
+    cpus_per_learner: float = 1.0,
 ):
     """The ``PPOConfig`` of a run (see the module doc for the mapping)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from training.rllib_engine.module import MaskedPPOTorchRLModule
+    from training.rllib_engine.learner import CardGamePPOLearner
+    from training.rllib_engine.module import CARD_FEATURES_KEY, MaskedPPOTorchRLModule
     from training.rllib_engine.runner import CardGameEnvRunner, module_to_env_pipeline
 
     observation_space, action_space = spaces(config)
-    batch = rollout_size(config)
+    model_config: dict[str, Any] = {
+        "fcnet_hiddens": list(config.net_arch),
+        "fcnet_activation": "tanh",
+        "vf_share_layers": False,
+    }
+    if rllib_features(config) == "cards":
+        from agents.madiao_features import summary_layout
+
+        model_config[CARD_FEATURES_KEY] = summary_layout()
+    # The run's rollout, split between the data-parallel learners (each one's share of it).
+    batch = max(1, rollout_size(config) // max(1, num_learners))
     if config.lr_schedule == "linear":
         lr: Any = [[0, config.learning_rate], [config.total_timesteps, 0.0]]
     else:
@@ -87,11 +117,17 @@ def ppo_config(
             module_to_env_connector=module_to_env_pipeline,
             add_default_connectors_to_module_to_env_pipeline=False,
         )
-        .learners(num_learners=0)
+        .learners(
+            num_learners=num_learners,
+            num_cpus_per_learner=cpus_per_learner,
+            learner_class=CardGamePPOLearner,
+        )
         .training(
             lr=lr,
             train_batch_size_per_learner=batch,
-            minibatch_size=min(config.batch_size, batch),
+            # Each learner's share of a minibatch: DDP averages the N learners' gradients, so a
+            # gradient step still sees batch_size samples.
+            minibatch_size=max(1, min(config.batch_size // max(1, num_learners), batch)),
             num_epochs=config.n_epochs,
             gamma=config.gamma,
             lambda_=config.gae_lambda,
@@ -104,14 +140,7 @@ def ppo_config(
             grad_clip_by="global_norm",
         )
         .rl_module(
-            rl_module_spec=RLModuleSpec(
-                module_class=MaskedPPOTorchRLModule,
-                model_config={
-                    "fcnet_hiddens": list(config.net_arch),
-                    "fcnet_activation": "tanh",
-                    "vf_share_layers": False,
-                },
-            )
+            rl_module_spec=RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config=model_config)
         )
         .debugging(seed=config.seed, log_level="ERROR")
         .reporting(metrics_num_episodes_for_smoothing=100)

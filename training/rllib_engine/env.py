@@ -3,8 +3,8 @@
 ``LearnerGymVectorEnv`` wraps the SB3 trainer's learner view (``training.sb3_adapter.
 LearnerVecEnv``: one learner seat per game, the opponents played inside, the learner's own seat's
 reward, the game's reward shaping on top), so that both engines train on exactly the same games.
-One ``step`` call steps every game in one Numba call (plus the opponents' batched moves); RLlib
-keeps one episode object per game.
+One ``step`` call steps every game in one Numba call (plus the opponents' batched moves); the
+runner builds one RLlib episode per game from the steps' arrays (``bulk_episodes``).
 
 What RLlib needs on top:
 

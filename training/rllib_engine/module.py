@@ -1,15 +1,20 @@
 """The PPO RLModule with action masking, and the torch-only export of its policy.
 
 ``MaskedPPOTorchRLModule`` is RLlib's default PPO module (separate policy and value MLPs, tanh, as
-SB3's ``MlpPolicy``) on the ``"observations"`` part of the env's dict observation; the
+SB3's ``MlpPolicy``) on the ``"observations"`` part of the env's dict observation (with Madiao's
+card planes appended when the run's features are "cards"); the
 ``"action_mask"`` part sets the logits of illegal actions to the float minimum after every forward
 pass (exploration, inference and training), so their probability is exactly 0 and no illegal
 action is ever sampled. (The float minimum rather than ``-inf``: PPO's KL and entropy terms then
 stay finite.) The pattern is RLlib's own action-masking example
 (``ray/rllib/examples/rl_modules/classes/action_masking_rlm.py``).
 
-``export_policy`` traces the masked policy to TorchScript (``final_model.pt``, snapshots), which
-``agents.exported_policy`` plays with torch alone.
+``export_policy_program`` writes the masked policy as a ``torch.export`` program
+(``torch.export.save``, the batch size dynamic, ``meta.json`` inside: ``final_model.pt`` and the
+snapshots), which ``agents.exported_policy`` plays with torch alone and reads with
+``load_policy``. ``export_policy`` writes the TorchScript that runs made before 2026-11-24 hold
+(torch 2.13 deprecates ``torch.jit.trace``/``save``/``load``); it is kept so that the loader's
+support for those files stays tested.
 """
 
 from __future__ import annotations
@@ -31,10 +36,26 @@ OBS_KEY = "observations"
 MASK_KEY = "action_mask"
 
 
-class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
-    """PPO's default torch module on ``obs["observations"]``, logits masked by ``obs["action_mask"]``."""
+#: ``model_config`` key of the Madiao card features' layout (``agents.madiao_features.
+#: summary_layout()``; absent: the networks read the observation as it is).
+CARD_FEATURES_KEY = "card_features"
 
-    def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
+
+class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
+    """PPO's default torch module on ``obs["observations"]``, logits masked by ``obs["action_mask"]``.
+
+    With ``model_config["card_features"]`` (Madiao's policy features "cards", as the SB3 engine's
+    ``agents.madiao_features.MadiaoCardFeatures``) both networks read the observation with the
+    unseen/boss card planes appended, computed in the module (no parameters), so the exported
+    policy still takes the raw observation."""
+
+    def __init__(
+        self,
+        *,
+        observation_space: gym.Space | None = None,
+        model_config: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         if not isinstance(observation_space, gym.spaces.Dict) or set(observation_space) != {
             OBS_KEY,
             MASK_KEY,
@@ -44,15 +65,30 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
                 f"{MASK_KEY!r}, got {observation_space!r}"
             )
         self.observation_space_with_mask = observation_space
-        # The networks are built for the observation vector alone.
-        super().__init__(observation_space=observation_space[OBS_KEY], **kwargs)
+        layout = (model_config or {}).get(CARD_FEATURES_KEY)
+        self._card_layout = dict(layout) if layout else None
+        # The networks are built for the observation vector alone (with the card planes).
+        network_input = observation_space[OBS_KEY]
+        if self._card_layout is not None:
+            from agents.madiao_features import N_DERIVED
+
+            size = int(network_input.shape[0]) + N_DERIVED
+            network_input = gym.spaces.Box(-float("inf"), float("inf"), (size,), network_input.dtype)
+        super().__init__(observation_space=network_input, model_config=model_config, **kwargs)
 
     def setup(self) -> None:
         super().setup()
+        self.card_features = None
+        if self._card_layout is not None:
+            from agents.madiao_features import MadiaoCardFeatures
+
+            self.card_features = MadiaoCardFeatures(
+                self.observation_space_with_mask[OBS_KEY], **self._card_layout
+            )
         self.observation_space = self.observation_space_with_mask
 
-    @staticmethod
-    def _split(batch: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    def _split(self, batch: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """The mask, and the batch with what the networks read as its observations."""
         observation = batch[Columns.OBS]
         if not isinstance(observation, dict) or MASK_KEY not in observation:
             raise ValueError(
@@ -60,6 +96,8 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
             )
         batch = dict(batch)
         batch[Columns.OBS] = observation[OBS_KEY]
+        if self.card_features is not None:
+            batch[Columns.OBS] = self.card_features(observation[OBS_KEY])
         return observation[MASK_KEY], batch
 
     @staticmethod
@@ -115,6 +153,29 @@ def export_policy(module: MaskedPPOTorchRLModule, meta: dict[str, Any]) -> bytes
     buffer = io.BytesIO()
     info = {"format": FORMAT, "obs_dim": obs_dim, "n_actions": n_actions, **meta}
     torch.jit.save(traced, buffer, _extra_files={"meta.json": json.dumps(info)})
+    return buffer.getvalue()
+
+
+def export_policy_program(module: MaskedPPOTorchRLModule, meta: dict[str, Any]) -> bytes:
+    """The module's masked policy as a ``torch.export`` program (any batch size) with ``meta``
+    (game, sizes, step) inside as ``meta.json``: what ``export_policy`` writes, without
+    TorchScript."""
+    space = module.observation_space_with_mask
+    obs_dim, n_actions = int(space[OBS_KEY].shape[0]), int(space[MASK_KEY].shape[0])
+    batch = torch.export.Dim("batch", min=1)
+    was_training = module.training
+    module.eval()
+    try:
+        example = (torch.zeros(2, obs_dim), torch.ones(2, n_actions))
+        with torch.no_grad():
+            program = torch.export.export(
+                _PolicyOnly(module), example, dynamic_shapes=({0: batch}, {0: batch}), strict=False
+            )
+    finally:
+        module.train(was_training)
+    buffer = io.BytesIO()
+    info = {"format": FORMAT, "obs_dim": obs_dim, "n_actions": n_actions, **meta}
+    torch.export.save(program, buffer, extra_files={"meta.json": json.dumps(info)})
     return buffer.getvalue()
 
 

@@ -12,9 +12,10 @@ holds what an SB3 run holds, under the same names where the content is the same:
 - ``rllib_checkpoint/`` (RLlib's own checkpoint of the algorithm: module, optimizer, runners'
   connector states), written atomically with ``league.json`` beside it (league mode) before
   ``state.json``; ``--resume`` restores all three;
-- ``snapshots/snapshot_<step>.pt`` and ``final_model.pt``: the policy exported to TorchScript
-  (``training.rllib_engine.module.export_policy``), played by ``agents.exported_policy`` with torch
-  alone (``model:runs/RUN/final_model.pt`` in ``evaluate``, ``play``, ``match``);
+- ``snapshots/snapshot_<step>.pt`` and ``final_model.pt``: the policy exported as a
+  ``torch.export`` program (``training.rllib_engine.module.export_policy_program``), played by
+  ``agents.exported_policy`` with torch alone (``model:runs/RUN/final_model.pt`` in
+  ``evaluate``, ``play``, ``match``);
 - ``report.md``: the same final evaluation as the SB3 engine (``GameSpec.report``).
 
 Ray: ``address=None`` starts a local Ray instance for the run and stops it at the end;
@@ -56,6 +57,12 @@ class EngineOptions:
     """Env-runner actors (0: sample in the driver)."""
     envs_per_runner: int | None = None
     """Games each runner steps together; None: the config's ``n_envs`` shared by the runners."""
+    num_learners: int = 0
+    """Learner actors (0: the one learner in the driver process; N > 1: data-parallel, torch DDP
+    over gloo, each updating on its N-th of every train batch)."""
+    cpus_per_learner: float = 1.0
+    """CPUs Ray reserves for each learner actor (a fraction lets learners share a core); a
+    learner actor runs on as many torch threads as whole CPUs it holds (at least one)."""
 
     def games_per_runner(self, config: TrainConfig) -> int:
         if self.envs_per_runner is not None:
@@ -75,6 +82,18 @@ class EngineOptions:
             or self.envs_per_runner < 1
         ):
             raise ValueError(f"envs_per_runner must be a positive integer, got {self.envs_per_runner!r}")
+        if (
+            isinstance(self.num_learners, bool)
+            or not isinstance(self.num_learners, int)
+            or self.num_learners < 0
+        ):
+            raise ValueError(f"num_learners must be an integer >= 0, got {self.num_learners!r}")
+        if (
+            isinstance(self.cpus_per_learner, bool)
+            or not isinstance(self.cpus_per_learner, (int, float))
+            or not 0 < self.cpus_per_learner < float("inf")
+        ):
+            raise ValueError(f"cpus_per_learner must be a number > 0, got {self.cpus_per_learner!r}")
 
 
 def is_rllib_run(run_dir: str | Path) -> bool:
@@ -153,7 +172,8 @@ def train_rllib(
         )
     # (No progress bar here: ``quiet`` changes nothing; a verbose run prints a line per iteration.)
     say = print if config.verbose else (lambda *a, **k: None)
-    # The learner runs in this process (num_learners=0), on the config's threads as in SB3.
+    # With num_learners=0 the learner runs in this process, on the config's threads as in SB3
+    # (learner actors set their own: training.rllib_engine.learner).
     torch.set_num_threads(config.torch_threads)
     connection = _RayConnection(options.address)
     algo = None
@@ -186,9 +206,11 @@ def _open(config: TrainConfig | None, resume, total_timesteps: int | None):
     if resume is None:
         if config is None:
             raise ValueError("give a TrainConfig for a new run, or resume=RUN_DIR")
-        # The RLlib module reads the flat observation ("cards"/"rules" are SB3 feature extractors):
-        # the saved config says what the run used.
-        config = dataclasses.replace(config, features="flat")
+        from training.rllib_engine.config import rllib_features
+
+        # The features the module builds ("flat", Madiao's "cards"; Mao's "rules"/"memory" are
+        # SB3 policies: flat instead): the saved config says what the run used.
+        config = dataclasses.replace(config, features=rllib_features(config))
         league = new_league(config) if config.opponents == "league" else None
         return None, config, {}, league
     run_dir = Path(resume)
@@ -213,6 +235,8 @@ def _build(config, state, league, options: EngineOptions, run_dir, resumed: bool
         num_env_runners=options.num_env_runners,
         envs_per_runner=options.games_per_runner(config),
         env_config=env_config,
+        num_learners=options.num_learners,
+        cpus_per_learner=options.cpus_per_learner,
     ).build_algo()
     if resumed:
         algo.restore_from_path(str((run_dir / CHECKPOINT_DIR).resolve()))
@@ -220,6 +244,8 @@ def _build(config, state, league, options: EngineOptions, run_dir, resumed: bool
     state["rllib"] = {
         "num_env_runners": options.num_env_runners,
         "envs_per_runner": options.games_per_runner(config),
+        "num_learners": options.num_learners,
+        "cpus_per_learner": options.cpus_per_learner,
         "address": options.address,
     }
     return algo, state, league
@@ -274,9 +300,9 @@ class _Trainer:
         return self.algo.get_module()
 
     def export(self) -> bytes:
-        from training.rllib_engine.module import export_policy
+        from training.rllib_engine.module import export_policy_program
 
-        return export_policy(
+        return export_policy_program(
             self.module(), {"game": self.config.game, "obs_type": self.config.obs_type, "step": self.steps}
         )
 
@@ -446,6 +472,13 @@ class _Trainer:
         self.logger.close()
 
 
+def _learners_text(num_learners: int) -> str:
+    """Where the report says the run's PPO update ran."""
+    if not num_learners:
+        return "the learner in the driver"
+    return f"{num_learners} learner actor{'s' if num_learners > 1 else ''}"
+
+
 def final_report(run_dir: str | Path, *, n_deals: int | None = None, verbose: bool = True) -> str:
     """The end-of-training report of an RLlib run: the SB3 engine's (``training.train.
     final_report``) with the exported policy as the learner."""
@@ -462,7 +495,8 @@ def final_report(run_dir: str | Path, *, n_deals: int | None = None, verbose: bo
         rllib = state.get("rllib", {})
         speed_line = (
             f"Engine: RLlib PPO, {rllib.get('num_env_runners')} env runner(s) x "
-            f"{rllib.get('envs_per_runner')} games. Throughput: {speed['sps']:,.0f} learner steps/s "
+            f"{rllib.get('envs_per_runner')} games, {_learners_text(rllib.get('num_learners', 0))}. "
+            f"Throughput: {speed['sps']:,.0f} learner steps/s "
             f"({speed.get('seconds', float('nan')):.0f} s).\n"
         )
     learner = exported_policy_agent(run_dir / FINAL_MODEL, name="learned")
@@ -475,7 +509,11 @@ def run_from_cli(args: Any) -> Path:
     from training.config import train_config_from_args
 
     options = EngineOptions(
-        address=args.address, num_env_runners=args.num_env_runners, envs_per_runner=args.envs_per_runner
+        address=args.address,
+        num_env_runners=args.num_env_runners,
+        envs_per_runner=args.envs_per_runner,
+        num_learners=args.num_learners,
+        cpus_per_learner=args.cpus_per_learner,
     )
     if args.resume:
         run_dir = train_rllib(

@@ -1,18 +1,26 @@
 """``CardGameEnvRunner``: RLlib's single-agent env runner on the project's batched Numba games.
 
 The extension point chosen (over a vectorized gymnasium entry point) is a subclass of
-``SingleAgentEnvRunner`` that replaces ``make_env``: RLlib's own sampling loop, connectors,
-episodes and metrics are kept, and the runner builds ONE ``LearnerGymVectorEnv`` over a batched
-env of ``num_envs_per_env_runner`` games (one Numba call steps them all). Being an actor of its
-own, the runner also holds the opponents of its games, which the driver updates between
-iterations through ``foreach_env_runner``:
+``SingleAgentEnvRunner``: the runner builds ONE ``LearnerGymVectorEnv`` over a batched env of
+``num_envs_per_env_runner`` games (one Numba call steps them all, ``make_env``) and samples it
+with its own loop (``_sample_bulk``): per step one forward pass of the module and one env step
+for all games, recorded as arrays; the ``SingleAgentEpisode`` objects are built from whole
+slices at the end of the call (``training.rllib_engine.bulk_episodes``). They are the episodes
+RLlib's generic loop returns (which builds them step by step, game by game, and re-batches the
+observations from them through its env-to-module connectors: two thirds of a runner's time),
+field for field, with RLlib's metrics; the generic loop stays as the reference
+(``bulk_sampling = False``, compared in ``tests/distributed/test_bulk_sampling.py``) and for
+what the bulk loop does not do (whole-episode sampling, random actions, custom connectors or
+episode callbacks). Being an actor of its own, the runner also holds the opponents of its
+games, which the driver updates between iterations through ``foreach_env_runner``:
 
 - scripted opponents (``agents.registry``), built once;
 - the live policy (``"current"``): this runner's own copy of the RLModule, whose weights RLlib
   syncs after every update, sampling its moves;
-- snapshots: frozen copies of the policy, sent by the driver as exported TorchScript bytes (the
-  files under ``snapshots/``) and held by the runner (not as RLlib modules: the learner never
-  trains them and they only need a forward pass);
+- snapshots: frozen copies of the policy, sent by the driver as exported policy bytes (the
+  files under ``snapshots/``: TorchScript, or a ``torch.export`` program) and held by the
+  runner (not as RLlib modules: the learner never trains them and they only need a forward
+  pass);
 - in league mode, a copy of the league (``training.league``) whose PFSP probabilities pick one
   member per game; the driver's league is the one of record: the runner reports each finished
   game's (member, return) (``pop_finished``) and takes the driver's payoffs back (``sync_league``).
@@ -22,7 +30,7 @@ The run's config travels in ``config.env_config["train_config"]`` (``TrainConfig
 
 from __future__ import annotations
 
-import io
+import gc
 from typing import Any
 
 import numpy as np
@@ -77,10 +85,13 @@ def module_logits(module):
 
 
 def exported_logits(data: bytes):
-    """``logits(obs, masks)`` of an exported (TorchScript) policy given as bytes."""
+    """``logits(obs, masks)`` of an exported policy given as bytes (a ``torch.export`` program or
+    the TorchScript of older runs: ``agents.exported_policy.load_policy``)."""
     import torch
 
-    net = torch.jit.load(io.BytesIO(data), map_location="cpu")
+    from agents.exported_policy import load_policy
+
+    net, _ = load_policy(data)
 
     def logits(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         with torch.no_grad():
@@ -139,6 +150,154 @@ def module_to_env_pipeline(env: Any = None, spaces: Any = None) -> BatchedAction
 class CardGameEnvRunner(SingleAgentEnvRunner):
     """RLlib env runner stepping a batched card game with the opponents inside (module doc)."""
 
+    #: ``sample(num_timesteps=...)`` through the bulk sampler (``_sample_bulk``); False: RLlib's
+    #: generic loop, kept as the reference the tests compare the bulk sampler with (and taken
+    #: whenever the config asks for something the bulk sampler does not do: ``_bulk_applies``).
+    bulk_sampling: bool = True
+    #: The bulk sampler's games between calls (``bulk_episodes.GameCarry``); None: reset first.
+    _carry: Any = None
+
+    def _bulk_applies(self, num_timesteps: int | None, random_actions: bool) -> bool:
+        """Whether a ``_sample`` call can go through the bulk sampler: timesteps (not whole
+        episodes), actions from the module, RLlib's default env-to-module pipeline (the sampler
+        batches the env's observations itself), no episode callbacks and numpy episodes."""
+        from ray.rllib.callbacks.callbacks import RLlibCallback
+
+        config = self.config
+        return (
+            self.bulk_sampling
+            and num_timesteps is not None
+            and not random_actions
+            and self.module is not None
+            and config._env_to_module_connector is None
+            and config.episodes_to_numpy
+            and all(type(callback) is RLlibCallback for callback in self._callbacks)
+            and not any(
+                getattr(config, f"callbacks_{event}", None)
+                for event in ("on_episode_created", "on_episode_start", "on_episode_step", "on_episode_end")
+            )
+        )
+
+    def _sample(
+        self,
+        *,
+        num_timesteps: int | None = None,
+        num_episodes: int | None = None,
+        explore: bool,
+        random_actions: bool = False,
+        force_reset: bool = False,
+    ) -> list[Any]:
+        if self._bulk_applies(num_timesteps, random_actions):
+            return self._sample_bulk(
+                num_timesteps=int(num_timesteps), explore=explore, force_reset=force_reset
+            )
+        # RLlib's loop keeps its own episodes: it resets the games unless it ran the last call, and
+        # the bulk sampler resets after it.
+        generic_continues = not self.bulk_sampling and not force_reset
+        self._carry = None
+        return super()._sample(
+            num_timesteps=num_timesteps,
+            num_episodes=num_episodes,
+            explore=explore,
+            random_actions=random_actions,
+            force_reset=not generic_continues,
+        )
+
+    def _reset_bulk(self) -> None:
+        """Reset every game (seeded on the runner's first reset, as RLlib's loop does)."""
+        from training.rllib_engine.bulk_episodes import GameCarry
+        from training.rllib_engine.module import MASK_KEY, OBS_KEY
+
+        self._ongoing_episodes_for_metrics.clear()
+        self._shared_data = {}
+        observations, _ = self._try_env_reset(seed=self._seed if self._needs_initial_reset else None)
+        self._needs_initial_reset = False
+        self._carry = GameCarry.after_reset(observations[OBS_KEY], observations[MASK_KEY])
+
+    def _sample_bulk(self, *, num_timesteps: int, explore: bool, force_reset: bool) -> list[Any]:
+        """At least ``num_timesteps`` learner steps of the runner's games: one forward pass and one
+        env step per step for all games, the steps recorded as arrays and the episodes built from
+        them at the end (``bulk_episodes``); the same episodes as RLlib's loop."""
+        import torch
+        from ray.rllib.core.columns import Columns
+        from ray.rllib.env.env_runner import ENV_STEP_FAILURE
+        from ray.rllib.utils.metrics import MODULE_TO_ENV_CONNECTOR, RLMODULE_INFERENCE_TIMER
+
+        from training.rllib_engine.bulk_episodes import StepArrays, build_episodes
+        from training.rllib_engine.module import MASK_KEY, OBS_KEY
+
+        if force_reset or self._needs_initial_reset or self._carry is None:
+            self._reset_bulk()
+        steps = StepArrays(self._carry)
+        runners = self.config.num_env_runners or 1
+        ts = 0
+        while ts < num_timesteps:
+            batch = {
+                Columns.OBS: {
+                    OBS_KEY: torch.from_numpy(steps.observations[-1]),
+                    MASK_KEY: torch.from_numpy(steps.masks[-1]),
+                }
+            }
+            with self.metrics.log_time(RLMODULE_INFERENCE_TIMER):
+                if explore:
+                    # RLlib's estimate of the global env steps (for exploration schedules).
+                    t = (self.num_env_steps_sampled_lifetime // runners + ts) * runners
+                    to_env = self.module.forward_exploration(batch, t=t)
+                else:
+                    to_env = self.module.forward_inference(batch)
+            to_env = self._module_to_env(
+                rl_module=self.module,
+                batch=to_env,
+                episodes=[],
+                explore=explore,
+                shared_data=self._shared_data,
+                metrics=self.metrics,
+                metrics_prefix_key=(MODULE_TO_ENV_CONNECTOR,),
+            )
+            actions = to_env.pop(Columns.ACTIONS)
+            results = self._try_env_step(to_env.pop(Columns.ACTIONS_FOR_ENV, actions))
+            if results == ENV_STEP_FAILURE:
+                # The env was made again (restart_failed_sub_environments): start afresh, as
+                # RLlib's loop does, dropping this call's steps.
+                self._reset_bulk()
+                steps, ts = StepArrays(self._carry), 0
+                continue
+            observations, rewards, terminated, truncated, _ = results
+            # A game waiting for its reset took no step (its first observation comes back).
+            ts += int(np.count_nonzero(~steps.waiting[-1]))
+            steps.record(
+                actions,
+                to_env,
+                observations[OBS_KEY],
+                observations[MASK_KEY],
+                rewards,
+                terminated,
+                truncated,
+            )
+        # Thousands of episode objects at once, all kept: Python's cyclic collector would run
+        # several full passes over the process's (Ray's, torch's) objects for nothing, half the
+        # time of building them (measured).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            done, ongoing, self._carry = build_episodes(
+                steps,
+                self._carry,
+                weights_seq_no=self._weights_seq_no,
+                observation_space=self.env.single_observation_space,
+                action_space=self.env.single_action_space,
+            )
+        finally:
+            if collecting:
+                gc.enable()
+        # RLlib's bookkeeping of a sampling call (get_metrics reads it).
+        self._done_episodes_for_metrics.extend(done)
+        for chunk in ongoing:
+            self._ongoing_episodes_for_metrics[chunk.id_].append(chunk)
+        self._log_env_steps(metric=self._metrics_num_env_steps_sampled, num_steps=ts)
+        self._increase_sampled_metrics(ts, len(done))
+        return done + ongoing
+
     def make_env(self) -> None:
         import torch
 
@@ -176,11 +335,12 @@ class CardGameEnvRunner(SingleAgentEnvRunner):
         self.env = LearnerGymVectorEnv(learner, shaped)
         self.num_envs = self.env.num_envs
         self._needs_initial_reset = True
+        self._carry = None
 
     def _build_opponents(self, config, env_config: dict, seed: int):
         from training.league import League
         from training.opponents import LeagueOpponents, OpponentPool
-        from training.train import scripted_agents
+        from training.train import new_league, scripted_agents
 
         if config.opponents != "league":
             return OpponentPool(
@@ -188,7 +348,12 @@ class CardGameEnvRunner(SingleAgentEnvRunner):
                 weights=config.opponent_weights,
                 max_snapshots=config.max_snapshots,
             )
-        league = League.from_dict(env_config["league"])
+        if env_config.get("league") is not None:
+            league = League.from_dict(env_config["league"])
+        else:
+            # No league of record sent (a runner made outside a run, as in the benchmark): the
+            # config's fresh one, as a new run starts with.
+            league = new_league(config)
         # Snapshots join through add_snapshot (in the driver's order), so start without them.
         for name in league.names("snapshot"):
             league.remove(name)

@@ -1,0 +1,142 @@
+"""More than one learner (``--num-learners``): two data-parallel learner actors on the cluster's
+second node update the policy in step, the checkpoint restores them, and the command line checks
+the option (see ``conftest.py`` for the cluster)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from training.config import TrainConfig
+
+pytestmark = pytest.mark.distributed
+
+
+def small_config(tmp_path) -> TrainConfig:
+    return TrainConfig(
+        game="madiao",
+        total_timesteps=10**6,
+        n_envs=32,
+        n_steps=16,
+        batch_size=128,
+        n_epochs=1,
+        opponents="pool",
+        runs_dir=str(tmp_path / "runs"),
+        imitate="none",
+        torch_threads=1,
+        progress_bar=False,
+        verbose=False,
+    )
+
+
+def on_learners(algo, func) -> list:
+    """``func(learner)`` on every learner actor (an actor's error is raised here)."""
+    return [result.get() for result in algo.learner_group.foreach_learner(func)]
+
+
+def learner_weights(algo) -> list[dict[str, np.ndarray]]:
+    """Every learner actor's module weights (numpy)."""
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    def weights(learner):
+        state = learner.module[DEFAULT_MODULE_ID].state_dict()
+        return {name: tensor.detach().cpu().numpy().copy() for name, tensor in state.items()}
+
+    return on_learners(algo, weights)
+
+
+def test_two_learners_update_in_step_and_their_checkpoint_restores(cluster, tmp_path):
+    """One iteration with two DDP learners (each half a CPU of the worker node, beside one env
+    runner) changes the weights, identically in both; the checkpoint restores them into a new
+    algorithm, which trains on."""
+    import ray
+
+    from training.rllib_engine.config import ppo_config
+
+    config = small_config(tmp_path)
+
+    def build():
+        return ppo_config(
+            config,
+            num_env_runners=1,
+            envs_per_runner=32,
+            env_config={"train_config": config.to_json()},
+            num_learners=2,
+            cpus_per_learner=0.5,
+        ).build_algo()
+
+    algo = build()
+    try:
+        nodes = on_learners(algo, lambda _: ray.get_runtime_context().get_node_id())
+        assert nodes == [cluster.worker_node_id] * 2
+        # Each learner trains on its half of the run's rollout, in minibatches of half the size.
+        assert algo.config.train_batch_size_per_learner == 32 * 16 // 2
+        assert algo.config.minibatch_size == 128 // 2
+        before = learner_weights(algo)
+        result = algo.train()
+        assert result["env_runners"]["num_env_steps_sampled"] >= 32 * 16
+        after = learner_weights(algo)
+        assert len(after) == 2
+        for name in before[0]:
+            # DDP: both learners start equal and stay equal (all-reduced gradients).
+            np.testing.assert_array_equal(before[0][name], before[1][name])
+            np.testing.assert_allclose(after[0][name], after[1][name], rtol=0, atol=1e-6)
+        assert any(not np.allclose(before[0][n], after[0][n]) for n in before[0])
+        checkpoint = tmp_path / "checkpoint"
+        algo.save_to_path(str(checkpoint))
+    finally:
+        algo.stop()
+
+    restored = build()
+    try:
+        restored.restore_from_path(str(checkpoint))
+        for learner in learner_weights(restored):
+            for name, value in after[0].items():
+                np.testing.assert_allclose(learner[name], value, rtol=0, atol=1e-6)
+        restored.train()
+        trained_on = learner_weights(restored)[0]
+        assert any(not np.allclose(after[0][n], trained_on[n]) for n in after[0])
+    finally:
+        restored.stop()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--engine", "rllib", "--num-learners", "-1"], "expected an integer >= 0, got -1"),
+        (["--engine", "rllib", "--num-learners", "two"], "expected an integer >= 0, got 'two'"),
+        (["--engine", "rllib", "--cpus-per-learner", "0"], "expected a number > 0, got '0'"),
+        (["--num-learners", "2"], "need --engine rllib"),
+        (["--cpus-per-learner", "0.5"], "need --engine rllib"),
+    ],
+)
+def test_cli_refuses_a_bad_learner_option_in_one_line(tmp_path, capsys, arguments, message):
+    """No Ray needed: the options are checked before anything starts (status 2, one line)."""
+    from training.cli import main
+
+    with pytest.raises(SystemExit) as raised:
+        status = main(["train", "--runs-dir", str(tmp_path / "runs"), *arguments])
+        raise SystemExit(status)
+    assert raised.value.code == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and message in error, error
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"num_learners": -1}, "num_learners must be an integer >= 0, got -1"),
+        ({"num_learners": 1.5}, "num_learners must be an integer >= 0, got 1.5"),
+        ({"num_learners": True}, "num_learners must be an integer >= 0, got True"),
+        ({"cpus_per_learner": 0}, "cpus_per_learner must be a number > 0, got 0"),
+        ({"cpus_per_learner": float("nan")}, "cpus_per_learner must be a number > 0, got nan"),
+    ],
+)
+def test_engine_options_refuse_bad_learner_settings_before_any_run(tmp_path, options, message):
+    """``train_rllib`` checks its options first: a ValueError naming the setting, no run folder."""
+    from training.rllib_engine.run import EngineOptions, train_rllib
+
+    with pytest.raises(ValueError, match=message):
+        train_rllib(small_config(tmp_path), options=EngineOptions(**options))
+    assert not (tmp_path / "runs").exists()
