@@ -42,8 +42,9 @@ def auto_torch_threads() -> int:
 
 @dataclass
 class TrainConfig:
-    """Every knob of a training run; the defaults are the README's main job (Madiao: 11-13
-    minutes on 2 cores, after which the policy beats the strongest scripted player)."""
+    """Every knob of a training run; the defaults are the README's main job (Madiao: league
+    self-play, about 16 minutes of training on 2 cores, after which the policy beats the strongest
+    scripted player)."""
 
     game: str = "madiao"
     """Which game to train on: "madiao" or "mao"."""
