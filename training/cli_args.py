@@ -94,6 +94,14 @@ def finite_float(text: str) -> float:
     return value
 
 
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0."""
+    value = finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
 def check_output_folder(path: str | None, option: str) -> None:
     """A folder to write into: it may exist (as a folder) or be created (no file in the way)."""
     if path is None:

@@ -49,6 +49,16 @@ def keeps_game_memory(agent: Any) -> bool:
     return callable(reset_rows) and reset_rows is not Agent.reset_rows
 
 
+def refuse_memory_without_keys(agent: Any, label: str) -> None:
+    """A ValueError naming ``label`` if ``agent`` keeps a memory per game but cannot be handed the
+    game-seat key of each row (a table hands it rows of different games at every call)."""
+    if keeps_game_memory(agent) and not takes_row_keys(agent):
+        raise ValueError(
+            f"{label} keeps a memory per game but its act_batch takes no rows= keys: it would mix the "
+            "games of a table up"
+        )
+
+
 def takes_row_keys(agent: Any) -> bool:
     """Whether ``agent.act_batch`` accepts ``rows=`` (one game-seat key per observation)."""
     return _act_batch_takes_rows(type(agent))
@@ -133,11 +143,7 @@ class LearnerVecEnv(VecEnv):
         else:
             entries = [opponents]
         for number, entry in enumerate(entries):
-            if keeps_game_memory(entry) and not takes_row_keys(entry):
-                raise ValueError(
-                    f"opponent {number} ({entry!r:.60}) keeps a memory per game but its act_batch takes "
-                    "no rows= keys: it would mix the games of a table up"
-                )
+            refuse_memory_without_keys(entry, f"opponent {number} ({entry!r:.60})")
         self._pool = [_batch_call(o) for o in entries]
         #: Pool entries handed the game-seat key of every row, and those told when games end.
         self._keyed = [takes_row_keys(o) for o in entries]

@@ -357,7 +357,7 @@ def scripted_agents(config: TrainConfig, names: tuple[str, ...], what: str) -> l
     """The scripted opponents ``names``, each seeded by its place; an agent that cannot sit in the
     training games is a ValueError naming it (``what`` says what it was to be)."""
     from agents.registry import make_agent
-    from training.sb3_adapter import keeps_game_memory, takes_row_keys
+    from training.sb3_adapter import refuse_memory_without_keys
 
     agents = []
     for number, name in enumerate(names):
@@ -367,14 +367,9 @@ def scripted_agents(config: TrainConfig, names: tuple[str, ...], what: str) -> l
             # e.g. Madiao's search player, which needs a whole env of its own per game.
             raise ValueError(f"{what} {name!r} cannot sit in the training pool: {error}") from None
     for name, agent in zip(names, agents, strict=True):
-        if keeps_game_memory(agent) and not takes_row_keys(agent):
-            # The pool hands an opponent a different subset of games (and seats) at every call:
-            # an agent that remembers each row's game must be handed the game-seat keys (Mao's
-            # Bayesian player takes them; training.sb3_adapter).
-            raise ValueError(
-                f"{what} {name!r} keeps a memory per game but takes no row keys "
-                "(act_batch(..., rows=...)) and cannot sit in the training pool"
-            )
+        # Checked here, before the run folder exists: inside the pool the agent sits in a slot,
+        # which takes keys whatever it holds (Mao's Bayesian player takes them).
+        refuse_memory_without_keys(agent, f"{what} {name!r}")
     return agents
 
 

@@ -467,7 +467,8 @@ def test_league_options_are_checked(tmp_path, monkeypatch):
 
     _forgetful_bayes(monkeypatch)
     config = _league_config(train_module, tmp_path, monkeypatch, league_anchors=("random", "bayes"))
-    with pytest.raises(ValueError, match="'bayes' keeps a memory per game but takes no row keys"):
+    refused = "'bayes' keeps a memory per game but its act_batch takes no rows= keys"
+    with pytest.raises(ValueError, match=refused):
         train_module.train(config)
     assert not list(tmp_path.iterdir()), "a refused run leaves no folder"
     # Madiao's search player needs an env of its own per game: it cannot be an anchor here either.

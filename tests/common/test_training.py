@@ -459,23 +459,12 @@ def test_training_is_reproducible_with_its_own_policy_among_the_opponents(tmp_pa
 
 def _forgetful_bayes(monkeypatch):
     """Make ``bayes`` an agent that keeps a memory per game but takes no row keys."""
-    import numpy as np
-
     import agents.registry
-    from agents.base import Agent
-
-    class Forgetful(Agent):
-        name = "forgetful"
-
-        def act_batch(self, observations, masks):
-            return np.array([int(np.flatnonzero(m)[0]) for m in masks])
-
-        def reset_rows(self, rows):
-            pass
+    from tests.common.toy_game import MemoryWithoutKeys
 
     original = agents.registry.make_agent
 
     def make_agent(name, game="madiao", *, seed=None, env=None):
-        return Forgetful() if name == "bayes" else original(name, game, seed=seed, env=env)
+        return MemoryWithoutKeys() if name == "bayes" else original(name, game, seed=seed, env=env)
 
     monkeypatch.setattr(agents.registry, "make_agent", make_agent)

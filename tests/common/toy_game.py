@@ -13,6 +13,7 @@ from typing import ClassVar
 import numpy as np
 from gymnasium import spaces
 
+from agents.base import Agent
 from cardgame_core.aec import CardGameAECEnv, check_action
 from cardgame_core.vector import VectorCardEnv
 
@@ -132,3 +133,16 @@ class CountdownAECEnv(CardGameAECEnv):
             self._set_step_rewards(np.zeros(N_SEATS))
         self.seat = (self.seat + 1) % N_SEATS
         self.agent_selection = self.agents[self.seat]
+
+
+class MemoryWithoutKeys(Agent):
+    """A test agent that keeps a memory per game (a ``reset_rows`` of its own) but whose
+    ``act_batch`` takes no ``rows=`` keys: what a training table must refuse."""
+
+    name = "forgetful"
+
+    def act_batch(self, observations, masks):
+        return np.array([int(np.flatnonzero(m)[0]) for m in masks])
+
+    def reset_rows(self, rows):
+        pass

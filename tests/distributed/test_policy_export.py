@@ -69,11 +69,33 @@ def test_program_export_plays_the_module_without_a_deprecation_warning(module):
         assert (logits[masks < 0.5] == FLOAT_MIN).all()
 
 
+def _torchscript_of_an_older_run(module, meta: dict) -> bytes:
+    """The policy as runs made before 2026-11-24 exported it (TorchScript, meta.json inside)."""
+    import io
+    import json
+
+    from agents.exported_policy import FORMAT
+    from training.rllib_engine.module import MASK_KEY, OBS_KEY, _PolicyOnly
+
+    space = module.observation_space_with_mask
+    obs_dim, n_actions = int(space[OBS_KEY].shape[0]), int(space[MASK_KEY].shape[0])
+    module.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # torch 2.13 deprecates TorchScript
+        with torch.no_grad():
+            traced = torch.jit.trace(
+                _PolicyOnly(module), (torch.zeros(2, obs_dim), torch.ones(2, n_actions)), check_trace=False
+            )
+        buffer = io.BytesIO()
+        info = {"format": FORMAT, "obs_dim": obs_dim, "n_actions": n_actions, **meta}
+        torch.jit.save(traced, buffer, _extra_files={"meta.json": json.dumps(info)})
+    return buffer.getvalue()
+
+
 def test_load_policy_reads_the_torchscript_of_older_runs(module):
     from agents.exported_policy import is_policy_program, load_policy
-    from training.rllib_engine.module import export_policy
 
-    data = export_policy(module, {"game": "madiao", "step": 3})
+    data = _torchscript_of_an_older_run(module, {"game": "madiao", "step": 3})
     assert not is_policy_program(data)
     net, meta = load_policy(data)
     observations, masks = random_inputs(module, 5, seed=0)

@@ -228,17 +228,10 @@ def test_memory_opponents_follow_one_game_seat_and_forget_it_at_a_new_game():
 
 
 def test_a_memory_opponent_without_keys_is_refused():
-    class Forgetful(Agent):
-        name = "forgetful"
-
-        def act_batch(self, observations, masks):
-            return np.array([int(np.flatnonzero(m)[0]) for m in masks])
-
-        def reset_rows(self, rows):
-            pass
+    from tests.common.toy_game import MemoryWithoutKeys
 
     with pytest.raises(ValueError, match="keeps a memory per game but its act_batch takes no rows= keys"):
-        _table(Forgetful())
+        _table(MemoryWithoutKeys())
 
 
 def test_bayes_at_the_table_keeps_one_posterior_per_opponent_seat():
@@ -335,10 +328,5 @@ def test_a_tiny_league_run_with_memory_features_trains_saves_and_loads(tmp_path)
 def test_bayes_can_be_a_league_anchor(tmp_path):
     from training.train import train
 
-    try:
-        run_dir = train(_tiny_memory_config(tmp_path, league_anchors=("base", "bayes")))
-    except ValueError as error:
-        if "keeps a memory per game" in str(error):
-            pytest.skip("training/train.py still refuses anchors with a memory per game (scripted_agents)")
-        raise
+    run_dir = train(_tiny_memory_config(tmp_path, league_anchors=("base", "bayes")))
     _check_saved_policy(run_dir)

@@ -6,15 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from training.cli_args import finite_float, non_negative_int, positive_int
-
-
-def positive_float(text: str) -> float:
-    """An argparse type: a finite number > 0."""
-    value = finite_float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
-    return value
+from training.cli_args import non_negative_int, positive_float, positive_int
 
 
 def add_train_options(train: argparse.ArgumentParser) -> None:

@@ -12,9 +12,8 @@ stay finite.) The pattern is RLlib's own action-masking example
 ``export_policy_program`` writes the masked policy as a ``torch.export`` program
 (``torch.export.save``, the batch size dynamic, ``meta.json`` inside: ``final_model.pt`` and the
 snapshots), which ``agents.exported_policy`` plays with torch alone and reads with
-``load_policy``. ``export_policy`` writes the TorchScript that runs made before 2026-11-24 hold
-(torch 2.13 deprecates ``torch.jit.trace``/``save``/``load``); it is kept so that the loader's
-support for those files stays tested.
+``load_policy``, which also reads the TorchScript files of runs made before 2026-11-24 (torch
+2.13 deprecates ``torch.jit.trace``/``save``/``load``, so nothing writes them any more).
 """
 
 from __future__ import annotations
@@ -138,28 +137,9 @@ class _PolicyOnly(torch.nn.Module):
         return self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
 
 
-def export_policy(module: MaskedPPOTorchRLModule, meta: dict[str, Any]) -> bytes:
-    """The module's masked policy as TorchScript bytes with ``meta`` (game, sizes, step) inside."""
-    space = module.observation_space_with_mask
-    obs_dim, n_actions = int(space[OBS_KEY].shape[0]), int(space[MASK_KEY].shape[0])
-    was_training = module.training
-    module.eval()
-    try:
-        example = (torch.zeros(2, obs_dim), torch.ones(2, n_actions))
-        with torch.no_grad():
-            traced = torch.jit.trace(_PolicyOnly(module), example, check_trace=False)
-    finally:
-        module.train(was_training)
-    buffer = io.BytesIO()
-    info = {"format": FORMAT, "obs_dim": obs_dim, "n_actions": n_actions, **meta}
-    torch.jit.save(traced, buffer, _extra_files={"meta.json": json.dumps(info)})
-    return buffer.getvalue()
-
-
 def export_policy_program(module: MaskedPPOTorchRLModule, meta: dict[str, Any]) -> bytes:
     """The module's masked policy as a ``torch.export`` program (any batch size) with ``meta``
-    (game, sizes, step) inside as ``meta.json``: what ``export_policy`` writes, without
-    TorchScript."""
+    (game, sizes, step) inside as ``meta.json``."""
     space = module.observation_space_with_mask
     obs_dim, n_actions = int(space[OBS_KEY].shape[0]), int(space[MASK_KEY].shape[0])
     batch = torch.export.Dim("batch", min=1)
