@@ -16,6 +16,11 @@ class Agent:
 
     #: Short label used in tournament tables and plots.
     name: str = "agent"
+    #: True when every decision depends on nothing but that row's observation and mask (and the
+    #: agent's own random stream): no memory of earlier decisions, no reading of the env. Such an
+    #: agent may be handed rows of many games in any order, so a tournament plays its hands in
+    #: batches (``training.madiao_evaluation.duplicate_match``).
+    decides_from_observation: bool = False
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """One legal action id for this observation (``action_mask[a]`` true means legal)."""
@@ -61,6 +66,8 @@ def legal_actions(action_mask: np.ndarray) -> np.ndarray:
 
 class RandomAgent(Agent):
     """Uniformly random legal actions from its own seeded generator (reproducible)."""
+
+    decides_from_observation = True
 
     def __init__(self, seed: int | None = None, name: str = "random") -> None:
         self.name = name

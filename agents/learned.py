@@ -28,6 +28,8 @@ class LearnedPolicyAgent(Agent):
     that sampling.
     """
 
+    decides_from_observation = True  # a feed-forward policy; Mao's event window is in the observation
+
     def __init__(
         self,
         path: str | Path | None = None,

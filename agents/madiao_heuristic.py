@@ -32,6 +32,7 @@ from agents.base import Agent, legal_actions
 from agents.madiao_view import MadiaoView
 from cardgame_core.jit import njit
 from madiao_env import cards
+from madiao_env.layout import SUMMARY_SIZE
 
 # Card sets in these kernels are int64 bitmasks: the 40 cards fit, and signed masks keep Numba
 # from promoting mixed uint64/int64 expressions to float.
@@ -384,6 +385,8 @@ def _layout_starts() -> np.ndarray:
 class _ScriptedAgent(Agent):
     """Shared plumbing: one kernel call for a batch, or for one decoded view."""
 
+    decides_from_observation = True
+
     policy = GREEDY
     redeal_threshold = 0
     cooperative = False
@@ -402,6 +405,12 @@ class _ScriptedAgent(Agent):
             )
         if masks.shape[1] != cards.N_ACTIONS:
             raise ValueError(f"a Madiao action mask has {cards.N_ACTIONS} entries, got {masks.shape[1]}")
+        if observations.shape[1] != SUMMARY_SIZE:
+            # The kernel reads the summary layout's pieces; another layout would be misread.
+            raise ValueError(
+                f"the {self.name} player reads summary observations ({SUMMARY_SIZE} entries), got "
+                f"{observations.shape[1]} (an env with obs_type='history'?)"
+            )
         if observations.dtype != np.int8:
             # Observation entries are small counts (0/1 flags, tricks 0..8): int8 is exact.
             observations = np.rint(observations).astype(np.int8)

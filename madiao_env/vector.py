@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from cardgame_core.jit import compiled_for
-from cardgame_core.vector import VectorCardEnv
+from cardgame_core.vector import VectorCardEnv, VectorStep
 from madiao_env import cards, core, payments, state
 from madiao_env.options import MadiaoOptions
 
@@ -77,12 +77,15 @@ class MadiaoVectorEnv(VectorCardEnv):
             generator = np.random.default_rng(game_seed)
             bankers[game] = generator.integers(cards.N_SEATS)
             rng_seeds[game] = generator.integers(1, 2**63, dtype=np.uint64)
+        self._deal(rng_seeds, bankers, self._no_decks)
+
+    def _deal(self, rng_seeds: np.ndarray, bankers: np.ndarray, decks: np.ndarray) -> None:
         core.reset_games(
             self._state,
             self._config,
             rng_seeds,
             bankers,
-            self._no_decks,
+            decks,
             self._no_firsts,
             self._observation,
             self._mask_bytes,
@@ -125,6 +128,56 @@ class MadiaoVectorEnv(VectorCardEnv):
         core.observe_games(self._state, self._config, seats, out, masks)
 
     # -- extras --------------------------------------------------------------------------------
+    def reset_deals(self, decks: np.ndarray, bankers: np.ndarray, seeds: np.ndarray) -> VectorStep:
+        """Deal given hands: game ``i``'s episode is exactly the AEC env's ``reset(seed=seeds[i],
+        options={"deck": decks[i], "banker": bankers[i]})`` (a duplicate deal; the seed fixes its
+        redeals). ``decks``: card ids ``[N, 40]``, each row a permutation of 0..39, top to bottom;
+        ``bankers``: seats ``[N]``; ``seeds``: integers ``[N]`` in 0..2**63-1. Bad arguments raise
+        a ValueError naming the first bad game, before any game changes."""
+        n = self.n_envs
+        decks = np.asarray(decks)
+        bankers = np.asarray(bankers)
+        seeds = np.asarray(seeds)
+        for name, array, shape in (
+            ("decks", decks, (n, cards.N_CARDS)),
+            ("bankers", bankers, (n,)),
+            ("seeds", seeds, (n,)),
+        ):
+            if array.shape != shape or array.dtype.kind not in "iu":
+                raise ValueError(
+                    f"{name} must be an integer array of shape {shape}, got dtype {array.dtype} "
+                    f"shape {array.shape}"
+                )
+        not_permutation = np.flatnonzero((np.sort(decks, axis=1) != np.arange(cards.N_CARDS)).any(axis=1))
+        if not_permutation.size:
+            raise ValueError(
+                f"deck of game {int(not_permutation[0])} is not a permutation of the 40 card ids"
+            )
+        bad_banker = np.flatnonzero((bankers < 0) | (bankers >= cards.N_SEATS))
+        if bad_banker.size:
+            game = int(bad_banker[0])
+            raise ValueError(f"banker {int(bankers[game])} of game {game} is out of range 0..3")
+        bad_seed = np.flatnonzero((seeds < 0) | (seeds > np.iinfo(np.int64).max))
+        if bad_seed.size:
+            game = int(bad_seed[0])
+            raise ValueError(f"seed {int(seeds[game])} of game {game} is out of range 0..2**63-1")
+        # With its banker given, the AEC env's reset(seed=s) draws only the game's random stream.
+        rng_seeds = np.array(
+            [np.random.default_rng(int(s)).integers(1, 2**63, dtype=np.uint64) for s in seeds.tolist()],
+            dtype=np.uint64,
+        )
+        self._rewards[:] = 0
+        self._terminated[:] = False
+        self._truncated[:] = False
+        self.game_seeds = seeds.astype(np.uint64)
+        self._deal(rng_seeds, bankers.astype(np.int64), np.ascontiguousarray(decks, dtype=np.int8))
+        self._has_reset = True
+        return self._output()
+
+    def banker(self) -> np.ndarray:
+        """Each game's banker seat (``[N]``, a copy)."""
+        return self._state.ints[:, core.I_BANKER].copy()
+
     def describe_action(self, action: int) -> str:
         return cards.action_to_text(action)
 

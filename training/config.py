@@ -187,7 +187,7 @@ class TrainConfig:
     """Baselines the learner is evaluated against (Mao: the players at its table); None: the
     game's default."""
     final_eval_deals: int | None = None
-    """Final evaluation report: Madiao, duplicate deals per pairing (default 200); Mao, own turns of
+    """Final evaluation report: Madiao, duplicate deals per pairing (default 1,000); Mao, own turns of
     each agent per held-out rule, in games of 100 turns (default 1,000: 10 games per rule, 80 in
     all, so the paired interval of learned minus base is a few hundredths wide)."""
     runs_dir: str = "runs"

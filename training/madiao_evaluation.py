@@ -130,12 +130,16 @@ def duplicate_match(
             f"(the option only scales rewards), got stake {env.unwrapped.stake!r}"
         )
     own_env = env is None
+    result = PairResult(agent_name or agent.name, opponent_name or opponent.name)
     if own_env:
         # Scores are whole stakes, so the hands are played unscaled: the stake option only
         # multiplies rewards (the game is the same), and is checked here like any other option.
         MadiaoOptions(stake=env_kwargs.get("stake", 1.0))
-        env = make_env(**{**env_kwargs, "stake": 1.0})
-    result = PairResult(agent_name or agent.name, opponent_name or opponent.name)
+        env_kwargs = {**env_kwargs, "stake": 1.0}
+        if on_hand is None and agent.decides_from_observation and opponent.decides_from_observation:
+            _play_in_batches(agent, opponent, deals, env_kwargs, result)
+            return result
+        env = make_env(**env_kwargs)
     for deal_number, deal in enumerate(deals):
         for agent_seat in range(cards.N_SEATS):
             lineup = [agent if seat == agent_seat else opponent for seat in range(cards.N_SEATS)]
@@ -153,6 +157,50 @@ def duplicate_match(
     if own_env:
         env.close()
     return result
+
+
+#: Hands a batched duplicate match plays at once (one vector env of this many games).
+HANDS_PER_BATCH = 2048
+
+
+def _play_in_batches(
+    agent: Agent, opponent: Agent, deals: Sequence[Deal], env_kwargs: Mapping, result: PairResult
+) -> None:
+    """``duplicate_match`` for agents that decide from the observation alone: every hand of every
+    rotation is a game of one vector env, stepped together, each agent called once per step for
+    all the games where it is to act. The deals are the AEC env's (``reset_deals``), so agents that
+    do not sample play exactly the hands the one-at-a-time loop plays."""
+    from madiao_env.vector import MadiaoVectorEnv
+
+    decks = np.array([[cards.card_id(name) for name in deal.deck] for deal in deals], dtype=np.int8)
+    bankers = np.array([deal.banker for deal in deals], dtype=np.int64)
+    seeds = np.array([deal.env_seed for deal in deals], dtype=np.int64)
+    n_hands = len(deals) * cards.N_SEATS
+    # Hand h is deal h // 4 with the agent in seat h % 4: the order of the one-at-a-time loop.
+    for start in range(0, n_hands, HANDS_PER_BATCH):
+        hands = np.arange(start, min(start + HANDS_PER_BATCH, n_hands))
+        deal_of, agent_seat = hands // cards.N_SEATS, hands % cards.N_SEATS
+        venv = MadiaoVectorEnv(hands.size, copy=False, **env_kwargs)
+        step = venv.reset_deals(decks[deal_of], bankers[deal_of], seeds[deal_of])
+        live = np.ones(hands.size, dtype=bool)
+        scores = np.zeros(hands.size, dtype=np.float64)
+        final_banker = np.zeros(hands.size, dtype=np.int64)
+        actions = np.empty(hands.size, dtype=np.int64)
+        while live.any():
+            actions[:] = -1
+            agents_turn = step.to_act == agent_seat
+            for player, rows in ((agent, live & agents_turn), (opponent, live & ~agents_turn)):
+                if rows.any():
+                    actions[rows] = player.act_batch(step.observation[rows], step.action_mask[rows])
+            final_banker[live] = venv.banker()[live]  # the game's banker before it is reset
+            step = venv.step(actions)
+            ended = live & (step.terminated | step.truncated)
+            scores[ended] = step.final_payoffs[ended, agent_seat[ended]]
+            live &= ~ended
+        venv.close()
+        result.deal_index.extend(deal_of.tolist())
+        result.score.extend(scores.tolist())
+        result.banker.extend((final_banker == agent_seat).tolist())
 
 
 @dataclass
