@@ -54,7 +54,7 @@ class TrainConfig:
     """Seed of the env, the policy, the seat draws and the evaluation deals."""
     total_timesteps: int | None = None
     """Learner decisions to train on (opponent moves are not counted); None: the game's default
-    (``training.games.GAME_DEFAULTS``: 3,500,000 for Madiao, 1,000,000 for Mao)."""
+    (``training.games.GAME_DEFAULTS``: 3,250,000 for Madiao, 1,000,000 for Mao)."""
     n_envs: int = 256
     """Games stepped together by the batched env (many games amortise every per-call cost)."""
     n_steps: int = 32

@@ -262,7 +262,7 @@ GAME_SPECS: Mapping[str, GameSpec] = MappingProxyType(
                 {
                     # Beats the heuristic player (docs/results.md, Madiao defaults) within the
                     # README main job's 15 minutes on 2 cores; longer runs keep improving.
-                    "total_timesteps": 3_500_000,
+                    "total_timesteps": 3_250_000,
                     # The strongest scripted player, the one to beat, fills 3 of 4 entries.
                     "scripted_opponents": ("heuristic", "heuristic", "heuristic", "greedy"),
                     # Pool mode: self-play shares did worse than scripted opponents only
