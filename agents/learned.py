@@ -1,7 +1,7 @@
 """An agent that plays a saved sb3-contrib MaskablePPO policy (the trainer's checkpoints).
 
-``PRETRAINED_MADIAO`` is the small Madiao model shipped with the package (trained by the default
-``madiao-mao train`` run), so ``make_agent("model")``, ``play`` and ``evaluate`` work straight
+``PRETRAINED_MADIAO`` is the small Madiao model shipped with the package (a league run of
+``madiao-mao train``, 12M steps), so ``make_agent("model")``, ``play`` and ``evaluate`` work straight
 after install.
 """
 
