@@ -136,7 +136,7 @@ def duplicate_match(
         # multiplies rewards (the game is the same), and is checked here like any other option.
         MadiaoOptions(stake=env_kwargs.get("stake", 1.0))
         env_kwargs = {**env_kwargs, "stake": 1.0}
-        if on_hand is None and agent.decides_from_observation and opponent.decides_from_observation:
+        if on_hand is None and all(getattr(a, "decides_from_observation", False) for a in (agent, opponent)):
             _play_in_batches(agent, opponent, deals, env_kwargs, result)
             return result
         env = make_env(**env_kwargs)

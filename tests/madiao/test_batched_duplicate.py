@@ -222,3 +222,24 @@ def test_scripted_players_refuse_history_observations():
         duplicate_match(
             RoleAwareHeuristicAgent(), GreedyHeuristicAgent(), deals, env_kwargs={"obs_type": "history"}
         )
+
+
+class DuckTypedPlayer:
+    """Not an ``Agent`` subclass: only ``act`` and ``name`` (what the one-at-a-time loop needs)."""
+
+    name = "duck"
+
+    def __init__(self) -> None:
+        self.inner = GreedyHeuristicAgent()
+
+    def reset(self) -> None:
+        pass
+
+    def act(self, observation, action_mask) -> int:
+        return self.inner.act(observation, action_mask)
+
+
+def test_duck_typed_players_play_one_hand_at_a_time():
+    deals = make_deals(2, seed=3)
+    result = duplicate_match(DuckTypedPlayer(), RoleAwareHeuristicAgent(), deals)
+    assert result.score == duplicate_match(GreedyHeuristicAgent(), RoleAwareHeuristicAgent(), deals).score
