@@ -17,6 +17,7 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -136,7 +137,7 @@ def duplicate_match(
         # multiplies rewards (the game is the same), and is checked here like any other option.
         MadiaoOptions(stake=env_kwargs.get("stake", 1.0))
         env_kwargs = {**env_kwargs, "stake": 1.0}
-        if on_hand is None and all(getattr(a, "decides_from_observation", False) for a in (agent, opponent)):
+        if on_hand is None and plays_in_batches(agent) and plays_in_batches(opponent):
             _play_in_batches(agent, opponent, deals, env_kwargs, result)
             return result
         env = make_env(**env_kwargs)
@@ -157,6 +158,13 @@ def duplicate_match(
     if own_env:
         env.close()
     return result
+
+
+def plays_in_batches(agent: Any) -> bool:
+    """Whether ``agent`` may play a tournament's hands in batches: it declares that it decides
+    from the observation alone (``Agent.decides_from_observation``); anything else, duck-typed
+    players included, plays one hand at a time."""
+    return bool(getattr(agent, "decides_from_observation", False))
 
 
 #: Hands a batched duplicate match plays at once (one vector env of this many games).
@@ -260,7 +268,9 @@ def run_tournament(
     env=None,
 ) -> TournamentReport:
     """Every ordered pairing (or the given ones) on the same duplicate deals, then ratings.
-    ``env``: one env for every hand (needed when an agent reads it, like the search player)."""
+    ``env``: the env the hands of an agent that reads it (like the search player) are played in;
+    pairings of two agents that decide from their observation alone are played in batches under
+    the same options (``duplicate_match``), unless every hand is recorded (``on_hand``)."""
     if len(agents) < 2:
         raise ValueError("a tournament needs at least two agents")
     names = list(agents)
@@ -278,16 +288,21 @@ def run_tournament(
 
         iterator = tqdm(pairings, desc="pairings", unit="pair")
     for first, second in iterator:
+        pair_env, pair_kwargs = env, env_kwargs
+        if env is not None and on_hand is None and all(plays_in_batches(agents[n]) for n in (first, second)):
+            # Neither player reads the env: its options are all the pairing needs.
+            pair_env = None
+            pair_kwargs = {k: v for k, v in env.unwrapped.env_kwargs.items() if k != "render_mode"}
         pairs.append(
             duplicate_match(
                 agents[first],
                 agents[second],
                 deals,
-                env_kwargs=env_kwargs,
+                env_kwargs=pair_kwargs,
                 agent_name=first,
                 opponent_name=second,
                 on_hand=on_hand,
-                env=env,
+                env=pair_env,
             )
         )
     matches = [(pair.agent, pair.opponent, float(score)) for pair in pairs for score in pair.block_scores()]

@@ -243,3 +243,33 @@ def test_duck_typed_players_play_one_hand_at_a_time():
     deals = make_deals(2, seed=3)
     result = duplicate_match(DuckTypedPlayer(), RoleAwareHeuristicAgent(), deals)
     assert result.score == duplicate_match(GreedyHeuristicAgent(), RoleAwareHeuristicAgent(), deals).score
+
+
+def test_a_tournament_env_serves_only_the_pairings_that_need_it():
+    """With an env given (as for the search player), pairings of agents that decide from their
+    observation are still batched; the others are played in that env, one hand at a time."""
+    from training.madiao_evaluation import run_tournament
+
+    env = make_env(stake=1.0, max_redeals=1)
+    resets = []
+    original_reset = env.reset
+
+    def counting_reset(*args, **kwargs):
+        resets.append(1)
+        return original_reset(*args, **kwargs)
+
+    env.reset = counting_reset
+    agents = {
+        "heuristic": RoleAwareHeuristicAgent(),
+        "greedy": GreedyHeuristicAgent(),
+        "counting": CountingAgent(),
+    }
+    report = run_tournament(agents, n_deals=3, seed=5, env=env)
+    assert len(resets) == 4 * 3 * 4  # the four pairings with the counting agent, 12 hands each
+    batched = {(p.agent, p.opponent): p for p in report.pairs}
+    reference = duplicate_match(
+        RoleAwareHeuristicAgent(), GreedyHeuristicAgent(), make_deals(3, 5), env_kwargs={"max_redeals": 1}
+    )
+    assert batched[("heuristic", "greedy")].score == reference.score
+    slow = aec_match(RoleAwareHeuristicAgent(), GreedyHeuristicAgent(), make_deals(3, 5), max_redeals=1)
+    assert reference.score == slow.score
