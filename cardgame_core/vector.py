@@ -21,6 +21,7 @@ meaningful for games with ``terminated | truncated`` set in that step.
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -172,11 +173,16 @@ class VectorCardEnv(abc.ABC):
         if seed is not None:
             self._rng = seed_sequence(seed)
         game_seeds = self._rng.integers(0, np.iinfo(np.int64).max, size=self.n_envs, dtype=np.int64)
+        return self._start_episodes(game_seeds, self._reset_games)
+
+    def _start_episodes(self, game_seeds: np.ndarray, deal: Callable[[np.ndarray], None]) -> VectorStep:
+        """A new episode in every game: ``deal(game_seeds)`` deals them (``_reset_games``, or a
+        game's own dealing of given hands), inside the bookkeeping every reset shares."""
         self._rewards[:] = 0
         self._terminated[:] = False
         self._truncated[:] = False
-        self.game_seeds = game_seeds.astype(np.uint64)
-        self._reset_games(self.game_seeds.copy())
+        self.game_seeds = np.asarray(game_seeds).astype(np.uint64)
+        deal(self.game_seeds.copy())
         self._has_reset = True
         return self._output()
 

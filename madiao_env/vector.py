@@ -166,13 +166,9 @@ class MadiaoVectorEnv(VectorCardEnv):
             [np.random.default_rng(int(s)).integers(1, 2**63, dtype=np.uint64) for s in seeds.tolist()],
             dtype=np.uint64,
         )
-        self._rewards[:] = 0
-        self._terminated[:] = False
-        self._truncated[:] = False
-        self.game_seeds = seeds.astype(np.uint64)
-        self._deal(rng_seeds, bankers.astype(np.int64), np.ascontiguousarray(decks, dtype=np.int8))
-        self._has_reset = True
-        return self._output()
+        bankers = bankers.astype(np.int64)
+        decks = np.ascontiguousarray(decks, dtype=np.int8)
+        return self._start_episodes(seeds, lambda _: self._deal(rng_seeds, bankers, decks))
 
     def banker(self) -> np.ndarray:
         """Each game's banker seat (``[N]``, a copy)."""

@@ -118,7 +118,11 @@ def duplicate_match(
     ``env``: the env to play in (built from ``env_kwargs`` when None; its ``stake`` must be 1, as
     scores are whole stakes). Give it when an agent reads the env it plays in, as the search player
     does; it is then left open. ``on_hand`` receives
-    each hand played, its ``seats`` naming the agent in each seat of that rotation."""
+    each hand played, its ``seats`` naming the agent in each seat of that rotation.
+
+    When both players decide from their observation alone (``plays_in_batches``) and no hand is
+    recorded, the hands are played in batches on the vector env under the same options (an env
+    given is then not played in): the same games for players that do not sample."""
     env_kwargs = dict(env_kwargs or {})
     if env is not None and env_kwargs:
         raise ValueError("give either env or env_kwargs, not both")
@@ -137,9 +141,12 @@ def duplicate_match(
         # multiplies rewards (the game is the same), and is checked here like any other option.
         MadiaoOptions(stake=env_kwargs.get("stake", 1.0))
         env_kwargs = {**env_kwargs, "stake": 1.0}
-        if on_hand is None and plays_in_batches(agent) and plays_in_batches(opponent):
-            _play_in_batches(agent, opponent, deals, env_kwargs, result)
-            return result
+    else:
+        env_kwargs = env.unwrapped.options.as_kwargs()
+    if on_hand is None and plays_in_batches(agent) and plays_in_batches(opponent):
+        _play_in_batches(agent, opponent, deals, env_kwargs, result)
+        return result
+    if own_env:
         env = make_env(**env_kwargs)
     for deal_number, deal in enumerate(deals):
         for agent_seat in range(cards.N_SEATS):
@@ -268,9 +275,9 @@ def run_tournament(
     env=None,
 ) -> TournamentReport:
     """Every ordered pairing (or the given ones) on the same duplicate deals, then ratings.
-    ``env``: the env the hands of an agent that reads it (like the search player) are played in;
-    pairings of two agents that decide from their observation alone are played in batches under
-    the same options (``duplicate_match``), unless every hand is recorded (``on_hand``)."""
+    ``env``: one env for every hand of an agent that reads it, like the search player (pairings
+    of two agents that decide from their observation alone are played in batches under its
+    options: ``duplicate_match``)."""
     if len(agents) < 2:
         raise ValueError("a tournament needs at least two agents")
     names = list(agents)
@@ -288,21 +295,16 @@ def run_tournament(
 
         iterator = tqdm(pairings, desc="pairings", unit="pair")
     for first, second in iterator:
-        pair_env, pair_kwargs = env, env_kwargs
-        if env is not None and on_hand is None and all(plays_in_batches(agents[n]) for n in (first, second)):
-            # Neither player reads the env: its options are all the pairing needs.
-            pair_env = None
-            pair_kwargs = {k: v for k, v in env.unwrapped.env_kwargs.items() if k != "render_mode"}
         pairs.append(
             duplicate_match(
                 agents[first],
                 agents[second],
                 deals,
-                env_kwargs=pair_kwargs,
+                env_kwargs=env_kwargs,
                 agent_name=first,
                 opponent_name=second,
                 on_hand=on_hand,
-                env=pair_env,
+                env=env,
             )
         )
     matches = [(pair.agent, pair.opponent, float(score)) for pair in pairs for score in pair.block_scores()]

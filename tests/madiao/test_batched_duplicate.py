@@ -122,8 +122,8 @@ def test_reset_deals_refuses_bad_deals_and_changes_nothing(decks, bankers, seeds
 
 
 def aec_match(agent, opponent, deals, **options):
-    """The reference: the one-at-a-time loop (an env given forces it)."""
-    return duplicate_match(agent, opponent, deals, env=make_env(**{**options, "stake": 1.0}))
+    """The reference: the one-at-a-time loop (recording every hand forces it)."""
+    return duplicate_match(agent, opponent, deals, env_kwargs=options, on_hand=lambda hand: None)
 
 
 @pytest.mark.parametrize("options", MATCH_OPTION_SETS, ids=lambda o: ",".join(o) or "defaults")
@@ -247,7 +247,8 @@ def test_duck_typed_players_play_one_hand_at_a_time():
 
 def test_a_tournament_env_serves_only_the_pairings_that_need_it():
     """With an env given (as for the search player), pairings of agents that decide from their
-    observation are still batched; the others are played in that env, one hand at a time."""
+    observation are still batched, under its options; the others are played in that env, one
+    hand at a time."""
     from training.madiao_evaluation import run_tournament
 
     env = make_env(stake=1.0, max_redeals=1)
