@@ -11,7 +11,9 @@ game and an AEC env in the same state produce the same observation, mask and rew
 Seeding: ``reset(seed)`` draws one 63-bit *game seed* per game (``game_seeds``); game ``i``'s
 first episode is then exactly the AEC env's ``reset(seed=game_seeds[i])`` deal. Later episodes
 of a game (auto-reset) take their banker and deal from that game's own random stream, so a game's
-future depends only on its own state and the actions it receives.
+future depends only on its own state and the actions it receives. ``reset_deals(decks, bankers,
+seeds)`` deals given hands instead: game ``i`` is the AEC env's ``reset(seed=seeds[i],
+options={"deck": decks[i], "banker": bankers[i]})`` (duplicate tournaments play this way).
 
 Rewards (``[N, 4]`` float32, times ``stake``) are paid to every seat in the call that settles a
 hand, like the AEC env's rewards of that step. With ``episode="hand"`` that is the call in which
