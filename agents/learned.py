@@ -1,8 +1,8 @@
 """An agent that plays a saved sb3-contrib MaskablePPO policy (the trainer's checkpoints).
 
-``PRETRAINED_MADIAO`` is the small Madiao model shipped with the package (a league run of
-``madiao-mao train``, 12M steps), so ``make_agent("model")``, ``play`` and ``evaluate`` work straight
-after install.
+``PRETRAINED_MODELS`` are the small models shipped with the package, one per game (Madiao: a league
+run of ``madiao-mao train``, 12M steps; Mao: ``madiao-mao train --game mao`` at its defaults), so
+``make_agent("model", game)``, ``play`` and ``evaluate`` work straight after install.
 """
 
 from __future__ import annotations
@@ -16,8 +16,13 @@ from agents.base import Agent, legal_actions
 #: Batches below this many rows are evaluated on one torch thread.
 SMALL_BATCH = 256
 
-#: The shipped Madiao policy (summary observations), used when no model path is given.
-PRETRAINED_MADIAO = Path(__file__).resolve().parent / "pretrained" / "madiao_selfplay.zip"
+#: The shipped policy of each game, used when no model path is given (Madiao: summary
+#: observations; Mao: the default 8-event history observations).
+PRETRAINED_MODELS: dict[str, Path] = {
+    "madiao": Path(__file__).resolve().parent / "pretrained" / "madiao_selfplay.zip",
+    "mao": Path(__file__).resolve().parent / "pretrained" / "mao_selfplay.zip",
+}
+PRETRAINED_MADIAO = PRETRAINED_MODELS["madiao"]
 
 
 class LearnedPolicyAgent(Agent):
@@ -109,11 +114,19 @@ class LearnedPolicyAgent(Agent):
         return logits.argmax(axis=1).astype(np.int64)
 
 
-def pretrained_madiao_agent(name: str = "model") -> LearnedPolicyAgent:
-    """The shipped Madiao model (``PRETRAINED_MADIAO``), greedy."""
-    if not PRETRAINED_MADIAO.is_file():
+def pretrained_agent(game: str, name: str = "model") -> LearnedPolicyAgent:
+    """The shipped model of ``game`` (``PRETRAINED_MODELS``), greedy."""
+    if game not in PRETRAINED_MODELS:
+        raise ValueError(f"game must be one of {', '.join(PRETRAINED_MODELS)}, got {game!r}")
+    path = PRETRAINED_MODELS[game]
+    if not path.is_file():
         raise FileNotFoundError(
-            f"the pretrained Madiao model is missing ({PRETRAINED_MADIAO.name}); give a model path "
-            "or train one with 'madiao-mao train'"
+            f"the pretrained {game} model is missing ({path.name}); give a model path "
+            f"or train one with 'madiao-mao train --game {game}'"
         )
-    return LearnedPolicyAgent(PRETRAINED_MADIAO, name=name)
+    return LearnedPolicyAgent(path, name=name)
+
+
+def pretrained_madiao_agent(name: str = "model") -> LearnedPolicyAgent:
+    """The shipped Madiao model, greedy."""
+    return pretrained_agent("madiao", name)

@@ -5,7 +5,7 @@ Madiao: ``random``, ``greedy`` (weak heuristic), ``heuristic`` (the strongest sc
 budget ``search:samples=32,policy=PATH``), ``model``
 (the pretrained policy shipped in ``agents/pretrained``), ``model:PATH``.
 Mao: ``random``, ``base`` (base rules only), ``bayes`` (rule inference), ``oracle`` (knows every
-rule; needs the env), ``model:PATH``.
+rule; needs the env), ``model`` (the pretrained Mao policy), ``model:PATH``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from agents.base import Agent, RandomAgent
 
 MADIAO_AGENTS = ("random", "greedy", "heuristic", "search", "model")
-MAO_AGENTS = ("random", "base", "bayes", "oracle")
+MAO_AGENTS = ("random", "base", "bayes", "oracle", "model")
 MODEL_PREFIX = "model:"
 #: ``search:OPTIONS`` is the search player with a budget (``agents.madiao_search.parse_search_options``).
 SEARCH_PREFIX = "search:"
@@ -48,11 +48,11 @@ def make_agent(spec: str, game: str = "madiao", *, seed: int | None = None, env=
         return LearnedPolicyAgent(spec[len(MODEL_PREFIX) :])
     if spec == "random":
         return RandomAgent(seed=seed)
-    if game == "madiao":
-        if spec == "model":
-            from agents.learned import pretrained_madiao_agent
+    if spec == "model":
+        from agents.learned import pretrained_agent
 
-            return pretrained_madiao_agent()
+        return pretrained_agent(game)
+    if game == "madiao":
         if spec == "greedy":
             from agents.madiao_heuristic import GreedyHeuristicAgent
 

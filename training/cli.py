@@ -205,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="one agent for every other seat, or one per other seat in seat order. Madiao (default "
         "heuristic): random, greedy, heuristic, search, model = the pretrained policy, model:PATH; "
-        "Mao (default bayes): random, base, bayes, oracle, model:PATH",
+        "Mao (default bayes): random, base, bayes, oracle, model = the pretrained policy, model:PATH",
     )
     play.add_argument(
         "--players", type=positive_int, default=None, help="Mao: players at the table (2..8, default 4)"

@@ -317,6 +317,8 @@ GAME_SPECS: Mapping[str, GameSpec] = MappingProxyType(
                     "scripted_opponents": ("base",),
                     # Mostly the base player, and a share of the policy's own snapshots and live self.
                     "opponent_weights": {"scripted": 0.6, "snapshot": 0.2, "current": 0.2},
+                    # The league (base and bayes anchors) was no better on the held-out rules:
+                    # the same penalties, fewer rounds won (docs/results.md, Mao league or pool).
                     "opponents": "pool",
                     # The update is a third of a Mao run; the opponents' play is most of the rest.
                     "batch_size": 256,

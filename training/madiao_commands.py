@@ -71,16 +71,12 @@ def evaluate(args: argparse.Namespace) -> int:
     }
     recorded = []
     record_hands = 8 if args.record_hands is None else args.record_hands
-
-    def keep(episode) -> None:
-        if len(recorded) < record_hands:
-            recorded.append(episode)
-
     report = run_tournament(
         agents,
         n_deals=args.deals,
         seed=args.seed,
-        on_hand=keep if args.record else None,
+        on_hand=recorded.append if args.record else None,
+        record_hands=record_hands,
         progress=True,
         env=env_for_search,
     )

@@ -111,18 +111,19 @@ def duplicate_match(
     agent_name: str | None = None,
     opponent_name: str | None = None,
     on_hand: Callable[[EpisodeResult], None] | None = None,
+    record_hands: int | None = None,
     env=None,
 ) -> PairResult:
     """Play every deal four times, ``agent`` in seat 0..3 in turn and ``opponent`` elsewhere.
 
     ``env``: the env to play in (built from ``env_kwargs`` when None; its ``stake`` must be 1, as
     scores are whole stakes). Give it when an agent reads the env it plays in, as the search player
-    does; it is then left open. ``on_hand`` receives
-    each hand played, its ``seats`` naming the agent in each seat of that rotation.
+    does; it is then left open. ``on_hand`` receives each hand played (``record_hands``: only the
+    first that many), its ``seats`` naming the agent in each seat of that rotation.
 
-    When both players decide from their observation alone (``plays_in_batches``) and no hand is
-    recorded, the hands are played in batches on the vector env under the same options (an env
-    given is then not played in): the same games for players that do not sample."""
+    When both players decide from their observation alone (``plays_in_batches``), the hands not
+    recorded are played in batches on the vector env under the same options (an env given is then
+    not played in): the same games for players that do not sample."""
     env_kwargs = dict(env_kwargs or {})
     if env is not None and env_kwargs:
         raise ValueError("give either env or env_kwargs, not both")
@@ -143,28 +144,40 @@ def duplicate_match(
         env_kwargs = {**env_kwargs, "stake": 1.0}
     else:
         env_kwargs = env.unwrapped.options.as_kwargs()
-    if on_hand is None and plays_in_batches(agent) and plays_in_batches(opponent):
-        _play_in_batches(agent, opponent, deals, env_kwargs, result)
-        return result
-    if own_env:
+    _check_record_hands(record_hands)
+    to_record = 0 if on_hand is None else len(deals) * cards.N_SEATS
+    if record_hands is not None:
+        to_record = min(to_record, record_hands)
+    # The deals holding a recorded hand are played one hand at a time (a record needs the AEC
+    # env's events); the rest in batches when both players allow it.
+    batched = plays_in_batches(agent) and plays_in_batches(opponent)
+    one_at_a_time = -(-to_record // cards.N_SEATS) if batched else len(deals)
+    if one_at_a_time and own_env:
         env = make_env(**env_kwargs)
-    for deal_number, deal in enumerate(deals):
+    for deal_number, deal in enumerate(deals[:one_at_a_time]):
         for agent_seat in range(cards.N_SEATS):
             lineup = [agent if seat == agent_seat else opponent for seat in range(cards.N_SEATS)]
-            episode = play_episode(
-                env, lineup, seed=deal.env_seed, options=deal.options(), record=on_hand is not None
-            )
+            record = deal_number * cards.N_SEATS + agent_seat < to_record
+            episode = play_episode(env, lineup, seed=deal.env_seed, options=deal.options(), record=record)
             result.deal_index.append(deal_number)
             result.score.append(float(episode.returns[agent_seat]))
             result.banker.append(episode.banker == agent_seat)
-            if on_hand is not None:
+            if record:
                 episode.seats = [
                     result.agent if seat == agent_seat else result.opponent for seat in range(cards.N_SEATS)
                 ]
                 on_hand(episode)
-    if own_env:
+    if one_at_a_time and own_env:
         env.close()
+    if one_at_a_time < len(deals):
+        _play_in_batches(agent, opponent, deals[one_at_a_time:], env_kwargs, result, first_deal=one_at_a_time)
     return result
+
+
+def _check_record_hands(record_hands: int | None) -> None:
+    whole = isinstance(record_hands, (int, np.integer)) and not isinstance(record_hands, bool)
+    if record_hands is not None and not (whole and record_hands >= 0):
+        raise ValueError(f"record_hands must be a non-negative integer, got {record_hands!r}")
 
 
 def plays_in_batches(agent: Any) -> bool:
@@ -179,12 +192,18 @@ HANDS_PER_BATCH = 2048
 
 
 def _play_in_batches(
-    agent: Agent, opponent: Agent, deals: Sequence[Deal], env_kwargs: Mapping, result: PairResult
+    agent: Agent,
+    opponent: Agent,
+    deals: Sequence[Deal],
+    env_kwargs: Mapping,
+    result: PairResult,
+    first_deal: int = 0,
 ) -> None:
     """``duplicate_match`` for agents that decide from the observation alone: every hand of every
     rotation is a game of one vector env, stepped together, each agent called once per step for
     all the games where it is to act. The deals are the AEC env's (``reset_deals``), so agents that
-    do not sample play exactly the hands the one-at-a-time loop plays."""
+    do not sample play exactly the hands the one-at-a-time loop plays. ``deals`` are the match's
+    deals from number ``first_deal`` on."""
     from madiao_env.vector import MadiaoVectorEnv
 
     decks = np.array([[cards.card_id(name) for name in deal.deck] for deal in deals], dtype=np.int8)
@@ -213,7 +232,7 @@ def _play_in_batches(
             scores[ended] = step.final_payoffs[ended, agent_seat[ended]]
             live &= ~ended
         venv.close()
-        result.deal_index.extend(deal_of.tolist())
+        result.deal_index.extend((first_deal + deal_of).tolist())
         result.score.extend(scores.tolist())
         result.banker.extend((final_banker == agent_seat).tolist())
 
@@ -271,15 +290,18 @@ def run_tournament(
     env_kwargs: Mapping | None = None,
     pairings: Sequence[tuple[str, str]] | None = None,
     on_hand: Callable[[EpisodeResult], None] | None = None,
+    record_hands: int | None = None,
     progress: bool = False,
     env=None,
 ) -> TournamentReport:
     """Every ordered pairing (or the given ones) on the same duplicate deals, then ratings.
     ``env``: one env for every hand of an agent that reads it, like the search player (pairings
     of two agents that decide from their observation alone are played in batches under its
-    options: ``duplicate_match``)."""
+    options: ``duplicate_match``). ``on_hand`` receives the hands played, pairing by pairing
+    (``record_hands``: the first that many of the tournament; the others are not recorded)."""
     if len(agents) < 2:
         raise ValueError("a tournament needs at least two agents")
+    _check_record_hands(record_hands)
     names = list(agents)
     if pairings is None:
         pairings = list(itertools.permutations(names, 2))
@@ -294,7 +316,15 @@ def run_tournament(
         from tqdm import tqdm
 
         iterator = tqdm(pairings, desc="pairings", unit="pair")
+    recorded = 0
+
+    def count_and_pass_on(hand: EpisodeResult) -> None:
+        nonlocal recorded
+        recorded += 1
+        on_hand(hand)
+
     for first, second in iterator:
+        remaining = None if record_hands is None else max(record_hands - recorded, 0)
         pairs.append(
             duplicate_match(
                 agents[first],
@@ -303,7 +333,8 @@ def run_tournament(
                 env_kwargs=env_kwargs,
                 agent_name=first,
                 opponent_name=second,
-                on_hand=on_hand,
+                on_hand=count_and_pass_on if on_hand is not None and remaining != 0 else None,
+                record_hands=remaining,
                 env=env,
             )
         )

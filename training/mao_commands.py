@@ -104,9 +104,8 @@ def match(args: argparse.Namespace) -> int:
         raise ValueError(
             f"--agents: name one agent for every seat or one per seat ({players}), got {len(specs)}"
         )
-    if "model" in specs and args.model is None:
-        raise ValueError("--agents: 'model' needs --model PATH (Mao has no pretrained policy)")
-    specs = [f"model:{args.model}" if spec == "model" else spec for spec in specs]
+    if args.model:  # without --model, 'model' is the pretrained Mao policy shipped
+        specs = [f"model:{args.model}" if spec == "model" else spec for spec in specs]
     check_output_file(args.record, "--record")
     env = make_mao_env(players, args.rounds or DEFAULT_MAO_MATCH_ROUNDS)
     seat_agents = [load_agent(spec, "mao", seed=args.seed + seat, env=env) for seat, spec in enumerate(specs)]

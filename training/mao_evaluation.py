@@ -92,6 +92,8 @@ class MaoSeatStats:
     game_ends: list[int] = field(default_factory=list)
     """The turn count at the end of each game played (controlled experiments record it), so that
     per-game rates can be paired across agents that met the same games."""
+    game_round_ends: list[tuple[int, int]] = field(default_factory=list)
+    """(rounds won, rounds played) so far at the end of each game of ``game_ends``."""
 
     @property
     def calls_per_turn(self) -> float:
@@ -131,6 +133,12 @@ class MaoSeatStats:
                 for a, b in zip(starts, self.game_ends, strict=True)
             ]
         )
+
+    def game_round_win_rates(self) -> np.ndarray:
+        """Round-win rate in each game of ``game_ends`` (NaN for a game without a finished round)."""
+        ends = np.array([(0, 0), *self.game_round_ends], dtype=np.float64).reshape(-1, 2)
+        won, played = np.diff(ends[:, 0]), np.diff(ends[:, 1])
+        return np.where(played > 0, won / np.maximum(played, 1), math.nan)
 
     def summary(self) -> dict[str, Any]:
         """The headline numbers as plain JSON values (the trainer logs these)."""
@@ -432,6 +440,7 @@ def rule_discovery_experiment(
                     options={"rules": [int(rule)]}, max_turns=turns,
                 )  # fmt: skip
                 stats[name].game_ends.append(stats[name].turns)
+                stats[name].game_round_ends.append((stats[name].rounds_won, stats[name].rounds_played))
     return MaoReport(
         stats,
         f"Mao rule discovery ({len(rules)} rules x {replicates} games x {turns} turns per agent)",
@@ -641,6 +650,18 @@ def paired_penalty_difference(report: MaoReport, agent: str, reference: str) -> 
     return mean_ci(ours - theirs)
 
 
+def paired_round_win_difference(report: MaoReport, agent: str, reference: str) -> MeanCI:
+    """Mean over the experiment's games of (``agent``'s - ``reference``'s round-win rate) with a
+    95% t interval, as :func:`paired_penalty_difference`; games where either finished no round
+    are left out."""
+    ours = report.stats[agent].game_round_win_rates()
+    theirs = report.stats[reference].game_round_win_rates()
+    if ours.size != theirs.size or ours.size == 0:
+        raise ValueError(f"{agent} and {reference} did not play the same controlled games")
+    both = np.isfinite(ours) & np.isfinite(theirs)
+    return mean_ci(ours[both] - theirs[both])
+
+
 def penalty_ratio_target(
     report: MaoReport,
     learner: str = "bayes",
@@ -741,20 +762,26 @@ def mao_report(
     return "\n".join(sections)
 
 
-def held_out_verdicts(report: MaoReport, reference: str = "base") -> str:
+def held_out_verdicts(
+    report: MaoReport, reference: str = "base", pairs: Sequence[tuple[str, str]] = ()
+) -> str:
     """One line per agent: its penalty cards per turn against ``reference``'s on the same games,
     the paired per-game difference with its 95% interval, and whether it is lower (the interval
-    below zero)."""
+    below zero); then the round-win rates, paired the same way. ``pairs``: more (agent, other)
+    comparisons, a line each."""
     lines = []
-    for name, stats in report.stats.items():
-        if name == reference:
-            continue
-        difference = paired_penalty_difference(report, name, reference)
+    comparisons = [(name, reference) for name in report.stats if name != reference] + list(pairs)
+    for name, other in comparisons:
+        stats, theirs = report.stats[name], report.stats[other]
+        difference = paired_penalty_difference(report, name, other)
         verdict = "lower" if difference.high < 0 else "not lower"
+        wins = paired_round_win_difference(report, name, other)
         lines.append(
-            f"- {name} {stats.penalties_per_turn:.3f} vs {reference} "
-            f"{report.stats[reference].penalties_per_turn:.3f} penalty cards/turn; paired difference "
-            f"per game {difference} ({difference.n_blocks} games, 95% CI): {verdict}"
+            f"- {name} {stats.penalties_per_turn:.3f} vs {other} "
+            f"{theirs.penalties_per_turn:.3f} penalty cards/turn; paired difference "
+            f"per game {difference} ({difference.n_blocks} games, 95% CI): {verdict}; round-win rate "
+            f"{stats.round_win_rate:.3f} vs {theirs.round_win_rate:.3f}, paired per game {wins} "
+            f"({wins.n_blocks} games)"
         )
     return "\n".join(lines) + "\n"
 
@@ -779,9 +806,8 @@ def command_evaluate_mao(args: argparse.Namespace) -> int:
     specs: dict[str, str] = {}
     for name in names:
         if name == "model":
-            if args.model is None:
-                raise ValueError("agent 'model' needs --model PATH")
-            specs[name] = f"model:{args.model}"
+            # Without --model, 'model' is the pretrained Mao policy shipped.
+            specs[name] = f"model:{args.model}" if args.model else "model"
         elif name in agent_names("mao") or name.startswith("model:"):
             specs[name] = name
         else:  # named before any game is played
@@ -828,8 +854,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", help="folder for the markdown report and PNG plots")
     parser.add_argument(
         "--model",
-        help="a saved Mao policy: compare it with the base-rules and Bayesian players on the rules "
-        "held out of its training instead",
+        nargs="+",
+        help="saved Mao policies: compare them with the base-rules and Bayesian players (and, when "
+        "there are several, with each other) on the rules held out of their training instead",
     )
     parser.add_argument(
         "--calls",
@@ -870,16 +897,22 @@ def _run_main(args: argparse.Namespace) -> int:
             print(f"wrote {path}")
         return 0
     if args.model:
-        check_model(f"model:{args.model}", "mao")
+        # One policy is "learned"; several are learned1, learned2, ... in the order given.
+        names = ["learned"] if len(args.model) == 1 else [f"learned{i + 1}" for i in range(len(args.model))]
+        for name, path in zip(names, args.model, strict=True):
+            check_model(f"model:{path}", "mao")
+            if len(names) > 1:
+                print(f"{name}: {path}")
         report = held_out_experiment(
-            {"learned": f"model:{args.model}", "base": "base", "bayes": "bayes"},
+            {**{name: f"model:{path}" for name, path in zip(names, args.model, strict=True)},
+             "base": "base", "bayes": "bayes"},
             turns=args.turns,
             replicates=args.replicates,
             seed=args.seed,
             progress=True,
-        )
+        )  # fmt: skip
         print(report.markdown())
-        print(held_out_verdicts(report))
+        print(held_out_verdicts(report, pairs=list(itertools.combinations(names, 2))))
         if args.out:
             paths = write_mao_report(report, Path(args.out), "mao_held_out")
             print("wrote " + ", ".join(str(p) for p in paths))

@@ -43,9 +43,11 @@ import contextlib
 import dataclasses
 import itertools
 import json
+import os
 import shlex
 import sys
 import time
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -715,7 +717,16 @@ def export_policy(model_path: str | Path, destination: str | Path) -> Path:
     model.policy.optimizer = torch.optim.Adam(model.policy.parameters(), lr=model.lr_schedule(1.0))
     destination = Path(destination)
     destination.parent.mkdir(parents=True, exist_ok=True)
-    atomic_save_model(model, destination)
+    saved = destination.with_name(f".{destination.stem}.stored.zip")
+    atomic_save_model(model, saved)
+    # SB3 stores its archive uncompressed; its "data" member (the spaces, pickled) shrinks several
+    # times when deflated, which keeps the shipped models small. ``MaskablePPO.load`` reads both.
+    temporary = destination.with_name(f".{destination.stem}.tmp.zip")
+    with zipfile.ZipFile(saved) as source, zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            target.writestr(item.filename, source.read(item.filename))
+    saved.unlink()
+    os.replace(temporary, destination)
     return destination
 
 

@@ -1,5 +1,11 @@
 """Pretrained policies shipped with the package (a package so that setuptools installs the
-``*.zip`` files here as package data). ``madiao_selfplay.zip``: the Madiao policy of a
-``madiao-mao train`` league run at the default settings, continued to 12M learner steps
-(docs/results.md), saved without optimizer state by ``training.train.export_policy``;
-``agents.registry.make_agent("model")`` loads it."""
+``*.zip`` files here as package data), saved without optimizer state by
+``training.train.export_policy``; ``agents.registry.make_agent("model", game)`` loads them
+(docs/results.md has how each was trained and how strong it is).
+
+- ``madiao_selfplay.zip``: the Madiao policy of a ``madiao-mao train`` league run at the default
+  settings, continued to 12M learner steps.
+- ``mao_selfplay.zip``: the Mao policy of ``madiao-mao train --game mao`` at the defaults, seed 1
+  (warm start from the Bayesian player, then 1M PPO steps against base players, its snapshots
+  and itself); it reads the default 8-event history observation.
+"""

@@ -223,7 +223,6 @@ BAD_INVOCATIONS = [
     (["match", "--game", "mao", "--players", "1"], "--players"),
     (["match", "--game", "mao", "--players", "3", "--agents", "base", "base"], "--agents"),
     (["match", "--game", "mao", "--agents", "heuristic"], "heuristic"),
-    (["match", "--game", "mao", "--agents", "model"], "--model"),
     (["match", "--game", "mao", "--model", "CORRUPT", "--agents", "model"], "cannot load the model"),
     (["match", "--game", "mao", "--record", "FOLDER"], "--record"),
     (["match", "--players", "3"], "--players"),

@@ -204,6 +204,61 @@ def test_recorded_matches_play_one_hand_at_a_time():
     assert result.score == duplicate_match(RoleAwareHeuristicAgent(), GreedyHeuristicAgent(), deals).score
 
 
+def test_a_partial_record_plays_only_its_deals_one_hand_at_a_time(monkeypatch):
+    """``record_hands=6``: six hands recorded (the first two deals one at a time), the other deals
+    in batches, and the same scores as the whole match recorded."""
+    import training.madiao_evaluation as evaluation
+
+    deals = make_deals(7, seed=5)
+    reference = aec_match(RoleAwareHeuristicAgent(), GreedyHeuristicAgent(), deals)
+    batched_deals = []
+    play_in_batches = evaluation._play_in_batches
+
+    def spy(agent, opponent, deals, *args, **kwargs):
+        batched_deals.extend(deals)
+        return play_in_batches(agent, opponent, deals, *args, **kwargs)
+
+    monkeypatch.setattr(evaluation, "_play_in_batches", spy)
+    hands = []
+    result = duplicate_match(
+        RoleAwareHeuristicAgent(), GreedyHeuristicAgent(), deals, on_hand=hands.append, record_hands=6
+    )
+    assert len(hands) == 6 and all(hand.events for hand in hands)
+    assert batched_deals == deals[2:]
+    assert result.score == reference.score and result.deal_index == reference.deal_index
+    assert result.banker == reference.banker
+    with pytest.raises(ValueError, match="record_hands must be a non-negative integer, got -1"):
+        duplicate_match(
+            RoleAwareHeuristicAgent(), GreedyHeuristicAgent(), deals, on_hand=hands.append, record_hands=-1
+        )
+
+
+def test_a_tournament_records_its_first_hands_and_batches_the_rest(monkeypatch):
+    import training.madiao_evaluation as evaluation
+
+    agents = {"heuristic": RoleAwareHeuristicAgent(), "greedy": GreedyHeuristicAgent()}
+    played_one_at_a_time = []
+    play_episode = evaluation.play_episode
+
+    def spy(*args, **kwargs):
+        played_one_at_a_time.append(kwargs["record"])
+        return play_episode(*args, **kwargs)
+
+    monkeypatch.setattr(evaluation, "play_episode", spy)
+    hands = []
+    report = evaluation.run_tournament(agents, n_deals=5, seed=2, on_hand=hands.append, record_hands=10)
+    assert len(hands) == 10
+    # All from the first pairing: the heuristic in one seat, the greedy player in three.
+    assert all(sorted(hand.seats) == ["greedy"] * 3 + ["heuristic"] for hand in hands)
+    # The first pairing's first three deals (12 hands, 10 recorded) went one at a time; nothing else.
+    assert played_one_at_a_time == [True] * 10 + [False] * 2
+    with pytest.raises(ValueError, match=r"record_hands must be a non-negative integer, got 2\.5"):
+        evaluation.run_tournament(agents, n_deals=5, on_hand=hands.append, record_hands=2.5)
+    assert len(hands) == 10  # refused before any hand
+    unrecorded = evaluation.run_tournament(agents, n_deals=5, seed=2)
+    assert [pair.score for pair in report.pairs] == [pair.score for pair in unrecorded.pairs]
+
+
 def test_learned_policy_batched_equals_aec(tmp_path):
     from agents.learned import pretrained_madiao_agent
 

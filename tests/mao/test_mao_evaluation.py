@@ -23,6 +23,7 @@ from training.mao_evaluation import (
     evaluate_mao,
     evaluate_mao_seat,
     paired_penalty_difference,
+    paired_round_win_difference,
     penalty_ratio_target,
     play_mao_episode,
     rule_discovery_experiment,
@@ -112,12 +113,46 @@ def test_paired_difference_is_taken_game_by_game():
         paired_penalty_difference(lonely, "learner", "base")
 
 
+def test_paired_round_win_difference_is_taken_game_by_game():
+    # Game 1: the learner won 1 of 2 rounds, the reference 2 of 2; game 2: 0 of 1 against 0 of 3;
+    # game 3: the learner finished no round, so that game is left out.
+    learner = MaoSeatStats("learner", game_ends=[4, 6, 8], game_round_ends=[(1, 2), (1, 3), (1, 3)])
+    reference = MaoSeatStats("base", game_ends=[2, 4, 6], game_round_ends=[(2, 2), (2, 5), (3, 6)])
+    np.testing.assert_allclose(learner.game_round_win_rates(), [0.5, 0.0, np.nan])
+    report = MaoReport({"learner": learner, "base": reference}, "t", "s")
+    difference = paired_round_win_difference(report, "learner", "base")
+    assert difference.n_blocks == 2 and difference.mean == pytest.approx(-0.25)  # (-0.5 + 0) / 2
+    with pytest.raises(ValueError, match="did not play the same controlled games"):
+        paired_round_win_difference(
+            MaoReport({"learner": learner, "base": MaoSeatStats("base")}, "t", "s"), "learner", "base"
+        )
+
+
+def test_held_out_command_compares_several_models_with_each_other(tmp_path, capsys):
+    pytest.importorskip("sb3_contrib")
+    from agents.learned import PRETRAINED_MODELS
+    from training.mao_evaluation import main
+
+    shipped = str(PRETRAINED_MODELS["mao"])
+    assert main(["--model", shipped, shipped, "--turns", "3", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert f"learned1: {shipped}" in out and f"learned2: {shipped}" in out
+    assert "| learned1 |" in out and "| learned2 |" in out and "| bayes |" in out
+    # The same greedy policy on the same games: a paired difference of exactly zero.
+    line = next(x for x in out.splitlines() if x.startswith("- learned1 ") and " vs learned2 " in x)
+    assert "paired difference per game +0.000 [+0.000, +0.000]" in line and "round-win rate" in line
+
+
 def test_controlled_experiment_records_where_each_game_ends():
     report = rule_discovery_experiment(
         {"base": "base", "oracle": "oracle"}, rules=[HEARTS_ON_SPADES, RABBIT_ON_DRAW], turns=6, replicates=2
     )
     for stats in report.stats.values():
         assert stats.game_ends == [6, 12, 18, 24] and stats.turns == 24
+        assert len(stats.game_round_ends) == 4 and stats.game_round_ends[-1] == (
+            stats.rounds_won,
+            stats.rounds_played,
+        )
         penalties = np.asarray(stats.turn_penalties, dtype=float).reshape(4, 6)
         assert stats.game_penalty_rates() == pytest.approx(penalties.mean(axis=1))
     # The oracle draws no call; what it gets is seven-chain cards, which the base player gets too.

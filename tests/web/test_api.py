@@ -411,3 +411,35 @@ def test_serve_binds_to_localhost_by_default(monkeypatch):
     assert calls == [("127.0.0.1", 8000), ("0.0.0.0", 8123)]
     with pytest.raises(SystemExit):
         cli.main(["serve", "--port", "0"])
+
+
+def test_the_home_page_names_every_agent_of_each_game(client):
+    from agents.registry import agent_names
+
+    page = client.get("/").text
+    for game in ("madiao", "mao"):
+        listed = re.search(rf'<span data-agents="{game}">([^<]*)</span>', page)
+        assert listed is not None and listed.group(1).split(", ") == list(agent_names(game))
+
+
+def test_a_mao_game_against_the_pretrained_model(client):
+    import numpy as np
+
+    pytest.importorskip("sb3_contrib")
+    from agents.learned import LearnedPolicyAgent
+
+    rng = np.random.default_rng(1)
+    data = start(client, game="mao", seat=0, players=4, rounds=1, seed=5, agents="model")
+    game = server_game(client, data["id"])
+    assert all(isinstance(game.agents[seat], LearnedPolicyAgent) for seat in (1, 2, 3))
+    own_moves = 0
+    while not data["view"]["over"]:
+        response = client.post(
+            f"/api/games/{data['id']}/move", json={"action": mao_choice(data["view"], rng)}
+        )
+        assert response.status_code == 200, response.text
+        data = response.json()
+        own_moves += 1
+    # The model's seats moved too (the env raises on an illegal action), cards played among them.
+    assert len(game.actions) > own_moves
+    assert sum(action.startswith("play") for action in game.actions) > 0
