@@ -125,8 +125,3 @@ def pretrained_agent(game: str, name: str = "model") -> LearnedPolicyAgent:
             f"or train one with 'madiao-mao train --game {game}'"
         )
     return LearnedPolicyAgent(path, name=name)
-
-
-def pretrained_madiao_agent(name: str = "model") -> LearnedPolicyAgent:
-    """The shipped Madiao model, greedy."""
-    return pretrained_agent("madiao", name)

@@ -172,10 +172,10 @@ def _playout_policy(policy: str) -> Agent | None:
         return None
     if policy == "heuristic":
         return RoleAwareHeuristicAgent()
-    from agents.learned import LearnedPolicyAgent, pretrained_madiao_agent
+    from agents.learned import LearnedPolicyAgent, pretrained_agent
 
     if policy == "model":
-        return pretrained_madiao_agent()
+        return pretrained_agent("madiao")
     from pathlib import Path
 
     if not Path(policy).is_file():

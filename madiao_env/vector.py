@@ -72,13 +72,7 @@ class MadiaoVectorEnv(VectorCardEnv):
 
     # -- hooks ---------------------------------------------------------------------------------
     def _reset_games(self, game_seeds: np.ndarray) -> None:
-        bankers = np.empty(self.n_envs, dtype=np.int64)
-        rng_seeds = np.empty(self.n_envs, dtype=np.uint64)
-        for game, game_seed in enumerate(game_seeds.tolist()):
-            # The AEC env's reset(seed=game_seed) draws exactly these two numbers, in this order.
-            generator = np.random.default_rng(game_seed)
-            bankers[game] = generator.integers(cards.N_SEATS)
-            rng_seeds[game] = generator.integers(1, 2**63, dtype=np.uint64)
+        bankers, rng_seeds = _aec_reset_draws(game_seeds, draw_banker=True)
         self._deal(rng_seeds, bankers, self._no_decks)
 
     def _deal(self, rng_seeds: np.ndarray, bankers: np.ndarray, decks: np.ndarray) -> None:
@@ -163,11 +157,7 @@ class MadiaoVectorEnv(VectorCardEnv):
         if bad_seed.size:
             game = int(bad_seed[0])
             raise ValueError(f"seed {int(seeds[game])} of game {game} is out of range 0..2**63-1")
-        # With its banker given, the AEC env's reset(seed=s) draws only the game's random stream.
-        rng_seeds = np.array(
-            [np.random.default_rng(int(s)).integers(1, 2**63, dtype=np.uint64) for s in seeds.tolist()],
-            dtype=np.uint64,
-        )
+        _, rng_seeds = _aec_reset_draws(seeds, draw_banker=False)
         bankers = bankers.astype(np.int64)
         decks = np.ascontiguousarray(decks, dtype=np.int8)
         return self._start_episodes(seeds, lambda _: self._deal(rng_seeds, bankers, decks))
@@ -211,3 +201,16 @@ class MadiaoVectorEnv(VectorCardEnv):
     def __repr__(self) -> str:
         options = ", ".join(f"{k}={v!r}" for k, v in self.env_kwargs.items())
         return f"MadiaoVectorEnv(n_envs={self.n_envs}, {options})"
+
+
+def _aec_reset_draws(game_seeds: np.ndarray, *, draw_banker: bool) -> tuple[np.ndarray, np.ndarray]:
+    """What the AEC env's ``reset(seed=s)`` draws from ``s``, in its order, for every game seed:
+    the banker (only when none is given; else -1) and then the seed of the game's random stream."""
+    bankers = np.full(len(game_seeds), -1, dtype=np.int64)
+    rng_seeds = np.empty(len(game_seeds), dtype=np.uint64)
+    for game, game_seed in enumerate(np.asarray(game_seeds).tolist()):
+        generator = np.random.default_rng(int(game_seed))
+        if draw_banker:
+            bankers[game] = generator.integers(cards.N_SEATS)
+        rng_seeds[game] = generator.integers(1, 2**63, dtype=np.uint64)
+    return bankers, rng_seeds

@@ -316,15 +316,9 @@ def run_tournament(
         from tqdm import tqdm
 
         iterator = tqdm(pairings, desc="pairings", unit="pair")
-    recorded = 0
-
-    def count_and_pass_on(hand: EpisodeResult) -> None:
-        nonlocal recorded
-        recorded += 1
-        on_hand(hand)
-
+    remaining = record_hands  # hands still to record (None: all)
     for first, second in iterator:
-        remaining = None if record_hands is None else max(record_hands - recorded, 0)
+        recording = on_hand is not None and remaining != 0
         pairs.append(
             duplicate_match(
                 agents[first],
@@ -333,11 +327,13 @@ def run_tournament(
                 env_kwargs=env_kwargs,
                 agent_name=first,
                 opponent_name=second,
-                on_hand=count_and_pass_on if on_hand is not None and remaining != 0 else None,
+                on_hand=on_hand if recording else None,
                 record_hands=remaining,
                 env=env,
             )
         )
+        if recording and remaining is not None:  # a pairing records every hand it may, in order
+            remaining = max(remaining - len(deals) * cards.N_SEATS, 0)
     matches = [(pair.agent, pair.opponent, float(score)) for pair in pairs for score in pair.block_scores()]
     ratings = openskill_ratings(matches, names)
     return TournamentReport(pairs, ratings, n_deals)

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import itertools
 import json
 import os
@@ -717,15 +718,14 @@ def export_policy(model_path: str | Path, destination: str | Path) -> Path:
     model.policy.optimizer = torch.optim.Adam(model.policy.parameters(), lr=model.lr_schedule(1.0))
     destination = Path(destination)
     destination.parent.mkdir(parents=True, exist_ok=True)
-    saved = destination.with_name(f".{destination.stem}.stored.zip")
-    atomic_save_model(model, saved)
+    stored = io.BytesIO()
+    model.save(stored)
     # SB3 stores its archive uncompressed; its "data" member (the spaces, pickled) shrinks several
     # times when deflated, which keeps the shipped models small. ``MaskablePPO.load`` reads both.
     temporary = destination.with_name(f".{destination.stem}.tmp.zip")
-    with zipfile.ZipFile(saved) as source, zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as target:
+    with zipfile.ZipFile(stored) as source, zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as target:
         for item in source.infolist():
             target.writestr(item.filename, source.read(item.filename))
-    saved.unlink()
     os.replace(temporary, destination)
     return destination
 

@@ -260,10 +260,10 @@ def test_a_tournament_records_its_first_hands_and_batches_the_rest(monkeypatch):
 
 
 def test_learned_policy_batched_equals_aec(tmp_path):
-    from agents.learned import pretrained_madiao_agent
+    from agents.learned import pretrained_agent
 
     deals = make_deals(8, seed=12)
-    model = pretrained_madiao_agent()
+    model = pretrained_agent("madiao")
     heuristic = RoleAwareHeuristicAgent()
     batched = duplicate_match(model, heuristic, deals)
     reference = aec_match(model, heuristic, deals)
