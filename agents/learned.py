@@ -47,17 +47,13 @@ class LearnedPolicyAgent(Agent):
         if (path is None) == (model is None):
             raise ValueError("give exactly one of a model path or a loaded model")
         if model is None:
-            path = Path(path)
-            if not path.is_file():
-                raise FileNotFoundError(f"no saved model at {path}")
-            # Imported here: torch and SB3 are optional ("train" extra) and slow to import.
-            from sb3_contrib import MaskablePPO
-
-            model = MaskablePPO.load(str(path), device="cpu")
+            model = load_model(path)
         self.model = model
         self.deterministic = deterministic
         self.name = name or (Path(path).stem if path is not None else "learned")
         self.obs_dim = int(np.prod(model.observation_space.shape))
+        #: The length of the observations it is handed (a belief policy appends inputs of its own).
+        self.table_obs_dim = self.obs_dim
         self.rng = np.random.default_rng(seed)
 
     def seed(self, seed: int | None) -> None:
@@ -66,9 +62,9 @@ class LearnedPolicyAgent(Agent):
 
     def _check_obs(self, observations: np.ndarray) -> np.ndarray:
         observations = np.asarray(observations, dtype=np.float32)
-        if observations.shape[-1] != self.obs_dim:
+        if observations.shape[-1] != self.table_obs_dim:
             raise ValueError(
-                f"model {self.name!r} expects observations of length {self.obs_dim}, got "
+                f"model {self.name!r} expects observations of length {self.table_obs_dim}, got "
                 f"{observations.shape[-1]} (was it trained on another game or obs_type?)"
             )
         return observations
@@ -114,8 +110,98 @@ class LearnedPolicyAgent(Agent):
         return logits.argmax(axis=1).astype(np.int64)
 
 
-def pretrained_agent(game: str, name: str = "model") -> LearnedPolicyAgent:
-    """The shipped model of ``game`` (``PRETRAINED_MODELS``), greedy."""
+class BeliefPolicyAgent(LearnedPolicyAgent):
+    """Plays a Mao policy that reads the belief inputs beside its observation
+    (``agents.mao_features.MaoBeliefPolicy``): it keeps the seat's posterior over the secret rules
+    (``agents.mao_belief_inputs``), so it has a memory per game, like the Bayesian player.
+
+    It is handed the table's observation (``table_obs_dim`` values) and appends the inputs itself.
+    ``act`` follows one seat of one game (call :meth:`reset` between games); ``act_batch`` keeps
+    one posterior per row key, the batch row by default or ``rows`` (one game-seat key per row,
+    as the trainer's opponent table hands them); :meth:`reset_rows` forgets ended games' keys.
+    ``posterior``: the posterior options of the table's variants
+    (``agents.mao_agents.posterior_options``; default: the default table's).
+    """
+
+    decides_from_observation = False  # its posterior remembers the game
+
+    def __init__(self, path: str | Path | None = None, *, posterior: dict | None = None, **kwargs) -> None:
+        from agents.mao_belief_inputs import BELIEF_WIDTH, BeliefTracker
+
+        super().__init__(path, **kwargs)
+        self.table_obs_dim = self.obs_dim - BELIEF_WIDTH
+        self.beliefs = BeliefTracker(posterior)
+
+    def reset(self) -> None:
+        self.beliefs.reset()
+
+    def reset_rows(self, rows: np.ndarray) -> None:
+        self.beliefs.forget(rows)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal_actions(action_mask)
+        masks = np.asarray(action_mask, dtype=bool)[None]
+        return int(self._act_rows(np.asarray(observation)[None], masks, [self.beliefs.posteriors.default])[0])
+
+    def act_batch(
+        self, observations: np.ndarray, masks: np.ndarray, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        masks = np.asarray(masks, dtype=bool)
+        return self._act_rows(observations, masks, self.beliefs.seat_posteriors(masks.shape[0], rows))
+
+    def _act_rows(self, observations: np.ndarray, masks: np.ndarray, posteriors: list) -> np.ndarray:
+        observations = self._check_obs(observations)
+        inputs = self.beliefs.inputs(observations, masks, posteriors)
+        actions = np.full(masks.shape[0], -1, dtype=np.int64)
+        rows = np.flatnonzero(masks.any(axis=1))
+        if rows.size:
+            policy_inputs = np.concatenate([observations[rows], inputs[rows]], axis=1)
+            actions[rows] = self._choose(policy_inputs, masks[rows])
+        self.beliefs.note_actions(posteriors, actions)
+        return actions
+
+
+def load_model(path: str | Path):
+    """A saved MaskablePPO model, on the CPU (a clear error for a missing file)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no saved model at {path}")
+    # Imported here: torch and SB3 are optional ("train" extra) and slow to import.
+    from sb3_contrib import MaskablePPO
+
+    return MaskablePPO.load(str(path), device="cpu")
+
+
+def policy_agent(
+    path: str | Path | None = None,
+    *,
+    model=None,
+    table=None,
+    name: str | None = None,
+    **kwargs,
+) -> LearnedPolicyAgent:
+    """The agent that plays a saved or live MaskablePPO model: a :class:`BeliefPolicyAgent` when
+    its policy reads belief inputs (``reads_belief``), else a :class:`LearnedPolicyAgent`.
+    ``table``: the Mao env (AEC or vector) the agent plays at, whose variants the belief follows
+    (default: the default table's); ``kwargs`` are the agents' own (``deterministic``, ``seed``)."""
+    if (path is None) == (model is None):
+        raise ValueError("give exactly one of a model path or a loaded model")
+    if model is None:
+        model = load_model(path)
+        name = name or Path(path).stem
+    if getattr(model.policy, "reads_belief", False):
+        posterior = None
+        if table is not None:
+            from agents.mao_agents import posterior_options
+
+            posterior = posterior_options(getattr(table, "unwrapped", table).options)
+        return BeliefPolicyAgent(model=model, posterior=posterior, name=name, **kwargs)
+    return LearnedPolicyAgent(model=model, name=name, **kwargs)
+
+
+def pretrained_agent(game: str, name: str = "model", table=None) -> LearnedPolicyAgent:
+    """The shipped model of ``game`` (``PRETRAINED_MODELS``), greedy; ``table``: as
+    :func:`policy_agent`'s (the Mao env it plays at)."""
     if game not in PRETRAINED_MODELS:
         raise ValueError(f"game must be one of {', '.join(PRETRAINED_MODELS)}, got {game!r}")
     path = PRETRAINED_MODELS[game]
@@ -124,4 +210,4 @@ def pretrained_agent(game: str, name: str = "model") -> LearnedPolicyAgent:
             f"the pretrained {game} model is missing ({path.name}); give a model path "
             f"or train one with 'madiao-mao train --game {game}'"
         )
-    return LearnedPolicyAgent(path, name=name)
+    return policy_agent(path, name=name, table=table)

@@ -29,6 +29,7 @@ The belief is what differs:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,7 @@ from agents.mao_beliefs import (
     parse_event,
     parse_observation,
     play_validity,
+    plays_validity,
     turn_faults,
 )
 from mao_env import cards
@@ -93,6 +95,44 @@ def _check_probability(name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
         raise ValueError(f"{name} must be a probability in [0, 1], got {value!r}")
     return float(value)
+
+
+def play_chances(view: SeatView, held: np.ndarray, hypotheses: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """At the start of a turn: the belief that playing each card of ``held`` is a good play."""
+    validity = plays_validity(hypotheses, held, view.top, view.suit_to_follow, view.pending_seven)
+    return weights @ validity
+
+
+@dataclass(frozen=True)
+class SpeechChances:
+    """After playing or drawing: the belief that each phrase is required (``required [P]``), that
+    saying it would be talking (``talking [P]``, zeros at a table without talking calls), and that
+    "Mao" is due given what was said so far (``mao``)."""
+
+    required: np.ndarray
+    talking: np.ndarray
+    mao: float
+
+
+def speech_chances(
+    view: SeatView, hypotheses: np.ndarray, weights: np.ndarray, *, talking: bool, thank_you: bool
+) -> SpeechChances:
+    """The :class:`SpeechChances` of the seat's own turn so far (everything is in its view)."""
+    judgement = own_turn_judgement(hypotheses, view, first_suit_said(view.said, view.played), thank_you)
+    p_required = weights @ judgement.required
+    if talking:
+        p_talking = weights @ (~judgement.required & ~judgement.excused & ~judgement.allowed)
+    else:
+        p_talking = np.zeros(cards.N_PHRASES)
+    p_mao = float(weights @ mao_due(judgement, view.said, view.hand_total, talking))
+    return SpeechChances(p_required, p_talking, p_mao)
+
+
+def fault_chances(
+    view: SeatView, hypotheses: np.ndarray, weights: np.ndarray, *, talking: bool, thank_you: bool
+) -> np.ndarray:
+    """In a call window: the belief that the turn under judgement deserves each call reason."""
+    return weights @ turn_faults(hypotheses, view, talking=talking, thank_you=thank_you)
 
 
 class RuleBeliefAgent(Agent):
@@ -163,27 +203,19 @@ class RuleBeliefAgent(Agent):
     def _start_of_turn(
         self, view: SeatView, mask: np.ndarray, hypotheses: np.ndarray, weights: np.ndarray
     ) -> int:
-        held = [card for card in range(cards.N_CARD_TYPES) if mask[card]]
-        if not held:
+        held = np.flatnonzero(mask[: cards.N_CARD_TYPES])
+        if not held.size:
             return cards.DRAW
-        chance = np.array(
-            [
-                float(
-                    weights
-                    @ play_validity(hypotheses, card, view.top, view.suit_to_follow, view.pending_seven)
-                )
-                for card in held
-            ]
-        )
+        chance = play_chances(view, held, hypotheses, weights)
         best = chance.max()
         if best < self.play_threshold or best <= 0.0:
             return cards.DRAW
-        candidates = [card for card, p in zip(held, chance, strict=True) if p >= best - 1e-9]
+        candidates = [int(card) for card, p in zip(held, chance, strict=True) if p >= best - 1e-9]
         return int(self.rng.choice(candidates))
 
     def _call(self, view: SeatView, mask: np.ndarray, hypotheses: np.ndarray, weights: np.ndarray) -> int:
         """In a call window: the call most likely right, if likely enough; else no (more) call."""
-        chance = weights @ turn_faults(hypotheses, view, talking=self.talking, thank_you=self.thank_you)
+        chance = fault_chances(view, hypotheses, weights, talking=self.talking, thank_you=self.thank_you)
         offered = mask[cards.CALL_0 : cards.NO_CALL] > 0
         chance = np.where(offered, chance, -1.0)
         best = int(np.argmax(chance))
@@ -210,20 +242,17 @@ class RuleBeliefAgent(Agent):
             suit_action = cards.SAY_0 + cards.SUIT_PHRASE_0 + self._jack_suit(view)
             if mask[suit_action]:
                 return suit_action  # naming a suit is never a fault (allowed if good, excused if bad)
-        judgement = own_turn_judgement(hypotheses, view, first_suit, self.thank_you)
-        p_required = weights @ judgement.required
-        talking = ~judgement.required & ~judgement.excused & ~judgement.allowed
-        p_talking = weights @ talking if self.talking else np.zeros(cards.N_PHRASES)
+        speech = speech_chances(view, hypotheses, weights, talking=self.talking, thank_you=self.thank_you)
+        p_required, p_talking = speech.required, speech.talking
         for phrase in np.argsort(-p_required, kind="stable"):
             phrase = int(phrase)
             if phrase == cards.MAO or (said >> phrase) & 1 or not mask[cards.SAY_0 + phrase]:
                 continue
             if p_required[phrase] > 0 and p_required[phrase] > p_talking[phrase]:
                 return cards.SAY_0 + phrase
-        if not (said >> cards.MAO) & 1 and mask[cards.SAY_0 + cards.MAO]:
-            p_mao = float(weights @ mao_due(judgement, said, view.hand_total, self.talking))
-            if p_mao > 0 and p_mao >= self.mao_threshold:
-                return cards.SAY_0 + cards.MAO
+        mao_unsaid = not (said >> cards.MAO) & 1 and mask[cards.SAY_0 + cards.MAO]
+        if mao_unsaid and speech.mao > 0 and speech.mao >= self.mao_threshold:
+            return cards.SAY_0 + cards.MAO
         if mask[cards.END_TURN]:
             return cards.END_TURN
         return int(legal[0])
@@ -560,16 +589,75 @@ class RulePosterior:
         )
 
 
+def posterior_options(options: Any) -> dict[str, Any]:
+    """The :class:`RulePosterior` options that follow a table's public variants, read from its
+    ``MaoOptions`` (an AEC env's or a vector env's ``options``)."""
+    return {
+        "rounds": options.rounds,
+        "seven_turn_ends": options.seven_turn_ends,
+        "reasons": options.reasons,
+        "calls": options.calls,
+        "talking": options.talking,
+        "thank_you": options.seven_phrase == "thank you",
+    }
+
+
+class KeyedPosteriors:
+    """One :class:`RulePosterior` per game seat: ``default`` for a player that follows one seat of
+    one game (``act``), and one per key for callers that hand rows of many games at once (a key
+    names a game seat: the batch row by default, ``rows`` when the caller gives them)."""
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+        self.default = RulePosterior(**options)
+        self._by_key: dict[int, RulePosterior] = {}
+
+    def reset(self) -> None:
+        """Start afresh: the default posterior and every keyed one."""
+        self.default.reset()
+        self._by_key.clear()
+
+    def forget(self, keys: np.ndarray) -> None:
+        """Drop the posteriors of ``keys`` (their games ended)."""
+        for key in np.asarray(keys, dtype=np.int64).ravel():
+            self._by_key.pop(int(key), None)
+
+    def held_keys(self) -> set[int]:
+        """The keys that have a posterior now."""
+        return set(self._by_key)
+
+    def __getitem__(self, key: int) -> RulePosterior:
+        """The posterior of ``key`` (a fresh one for a key not held)."""
+        posterior = self._by_key.get(key)
+        if posterior is None:
+            posterior = self._by_key[key] = RulePosterior(**self.options)
+        return posterior
+
+    @staticmethod
+    def keys(n_rows: int, rows: np.ndarray | None) -> np.ndarray:
+        """The key of each of ``n_rows`` rows: ``rows`` checked (one distinct integer per row), or
+        the row indices."""
+        if rows is None:
+            return np.arange(n_rows, dtype=np.int64)
+        keys = np.asarray(rows)
+        if keys.shape != (n_rows,) or not np.issubdtype(keys.dtype, np.integer):
+            raise ValueError(f"rows must hold one integer key per observation ({n_rows}), got {keys!r:.80}")
+        if np.unique(keys).size != keys.size:
+            raise ValueError(f"rows must not repeat a key within a call, got {keys!r:.80}")
+        return keys.astype(np.int64)
+
+
 class BayesianRuleAgent(RuleBeliefAgent):
     """Infers the secret rules from the calls it observes (:class:`RulePosterior`) and plays the
     card and phrases most likely allowed. Uses only its own observations and the public library.
 
     ``act`` follows one seat of one game (call :meth:`reset` between games; a drop in the rounds
-    counter also starts afresh). ``act_batch`` keeps one posterior per row key: by default the
-    batch row, so row ``i`` must always be the same seat of the same game; a caller that hands
-    different games to different rows at every call (the trainer's opponent table,
-    ``training.sb3_adapter.LearnerVecEnv``) passes ``rows``, one key per observation naming the
-    game seat it belongs to. :meth:`reset_rows` forgets keys whose games ended.
+    counter also starts afresh). ``act_batch`` keeps one posterior per row key
+    (:class:`KeyedPosteriors`): by default the batch row, so row ``i`` must always be the same seat
+    of the same game; a caller that hands different games to different rows at every call (the
+    trainer's opponent table, ``training.sb3_adapter.LearnerVecEnv``) passes ``rows``, one key per
+    observation naming the game seat it belongs to. :meth:`reset_rows` forgets keys whose games
+    ended.
     """
 
     name = "bayes"
@@ -587,26 +675,27 @@ class BayesianRuleAgent(RuleBeliefAgent):
         **kwargs: Any,
     ) -> None:
         super().__init__(seed, **kwargs)
-        self._posterior_options = {
-            "eps": eps,
-            "max_hypotheses": max_hypotheses,
-            "rounds": rounds,
-            "seven_turn_ends": seven_turn_ends,
-            "reasons": reasons,
-            "calls": calls,
-            "talking": self.talking,
-            "thank_you": self.thank_you,
-        }
-        self.posterior = RulePosterior(**self._posterior_options)
-        self._row_posteriors: dict[int, RulePosterior] = {}
+        self.posteriors = KeyedPosteriors(
+            eps=eps,
+            max_hypotheses=max_hypotheses,
+            rounds=rounds,
+            seven_turn_ends=seven_turn_ends,
+            reasons=reasons,
+            calls=calls,
+            talking=self.talking,
+            thank_you=self.thank_you,
+        )
+
+    @property
+    def posterior(self) -> RulePosterior:
+        """The posterior ``act`` follows (one seat of one game)."""
+        return self.posteriors.default
 
     def reset(self) -> None:
-        self.posterior.reset()
-        self._row_posteriors.clear()
+        self.posteriors.reset()
 
     def reset_rows(self, rows: np.ndarray) -> None:
-        for row in np.asarray(rows, dtype=np.int64).ravel():
-            self._row_posteriors.pop(int(row), None)
+        self.posteriors.forget(rows)
 
     def belief(self, view: SeatView, action_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self.posterior.hypotheses, self.posterior.weights
@@ -630,21 +719,8 @@ class BayesianRuleAgent(RuleBeliefAgent):
         row (default: the row's index). Keys must be distinct within a call."""
         observations = np.asarray(observations)
         masks = np.asarray(masks)
-        if rows is None:
-            keys = np.arange(masks.shape[0], dtype=np.int64)
-        else:
-            keys = np.asarray(rows)
-            if keys.shape != (masks.shape[0],) or not np.issubdtype(keys.dtype, np.integer):
-                raise ValueError(
-                    f"rows must hold one integer key per observation ({masks.shape[0]}), got {keys!r:.80}"
-                )
-            if np.unique(keys).size != keys.size:
-                raise ValueError(f"rows must not repeat a key within a call, got {keys!r:.80}")
+        keys = KeyedPosteriors.keys(masks.shape[0], rows)
         actions = np.full(masks.shape[0], -1, dtype=np.int64)
         for row in np.flatnonzero(masks.any(axis=1)):
-            key = int(keys[row])
-            posterior = self._row_posteriors.get(key)
-            if posterior is None:
-                posterior = self._row_posteriors[key] = RulePosterior(**self._posterior_options)
-            actions[row] = self._act_with(posterior, observations[row], masks[row])
+            actions[row] = self._act_with(self.posteriors[int(keys[row])], observations[row], masks[row])
         return actions

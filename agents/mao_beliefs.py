@@ -136,20 +136,34 @@ def play_validity(
     hypotheses: np.ndarray, card: int, top: int, suit_to_follow: int, pending_seven: int
 ) -> np.ndarray:
     """Whether ``card`` is a good play on ``top`` under each hypothesis (bool ``[N]``)."""
-    n = hypotheses.shape[0]
-    if pending_seven > 0 and RANK[card] != cards.SEVEN:
-        return np.zeros(n, dtype=bool)  # only a seven answers a pending seven chain
-    suit_match = SUIT[card] == suit_to_follow
-    rank_match = RANK[card] == RANK[top]
-    forbidding = FORBID[:, card, top].copy()
-    if not suit_match and IS_RED[card] == IS_RED[top]:
-        forbidding |= ALTERNATE
-    wild = hypotheses @ WILD[:, card].astype(np.float32) > 0
+    return plays_validity(hypotheses, np.array([card]), top, suit_to_follow, pending_seven)[:, 0]
+
+
+_WILD_F = WILD.astype(np.float32)
+_HAS_ORDER_F = ORDER.astype(np.float32)
+
+
+def plays_validity(
+    hypotheses: np.ndarray, played: np.ndarray, top: int, suit_to_follow: int, pending_seven: int
+) -> np.ndarray:
+    """Whether each card of ``played`` is a good play on ``top`` under each hypothesis (bool
+    ``[N, C]``): the suit to follow, or the rank clause (the top card's rank, or a rank-order
+    rule's order), or a wild rule, and no forbidding rule (an alternate-colour rule forbids a
+    same-colour card off the suit); with a seven chain pending, only a seven."""
+    played = np.asarray(played, dtype=np.int64)
+    suit_match = SUIT[played] == suit_to_follow  # [C]
+    rank_match = RANK[played] == RANK[top]
+    same_colour_off_suit = ~suit_match & (IS_RED[played] == IS_RED[top])
+    forbidding = FORBID[:, played, top] | (ALTERNATE[:, None] & same_colour_off_suit[None, :])  # [R, C]
+    wild = hypotheses @ _WILD_F[:, played] > 0  # [N, C]
     forbidden = hypotheses @ forbidding.astype(np.float32) > 0
-    has_order = hypotheses @ ORDER.astype(np.float32) > 0
-    order_fails = hypotheses @ (ORDER & ~ORDER_OK[:, card, top]).astype(np.float32) > 0
-    rank_clause = np.where(has_order, ~order_fails, rank_match)
-    return (suit_match | rank_clause | wild) & ~forbidden
+    has_order = (hypotheses @ _HAS_ORDER_F > 0)[:, None]
+    order_fails = hypotheses @ (ORDER[:, None] & ~ORDER_OK[:, played, top]).astype(np.float32) > 0
+    rank_clause = np.where(has_order, ~order_fails, rank_match[None, :])
+    valid = (suit_match[None, :] | rank_clause | wild) & ~forbidden
+    if pending_seven > 0:
+        valid &= (RANK[played] == cards.SEVEN)[None, :]  # only a seven answers a pending chain
+    return valid
 
 
 def forced_cards(hypotheses: np.ndarray, card: int) -> np.ndarray:

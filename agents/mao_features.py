@@ -23,9 +23,16 @@ by name (:mod:`mao_env.layout`).
 action layer directly, beside the MLP's output (a skip connection): "play card c" can then weigh
 "c matches" and "c looks like a card just called bad" in one linear step instead of carrying 53
 bits through the hidden layers.
+
+``MaoBeliefPolicy`` (Mao's default, features "belief") reads those planes and, appended to the
+observation, the seat's belief inputs (``agents.mao_belief_inputs``: its posterior over the secret
+rules, a memory of the whole game); its action head (``BeliefActionHead``) weighs each action's
+belief with weights shared by all actions and decides speech and calls by the belief alone.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import torch
@@ -34,6 +41,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
 from torch import nn
 
+from agents.mao_belief_inputs import BELIEF_SLICES, BELIEF_WIDTH
 from agents.mao_beliefs import event_layout
 from mao_env import cards, layout
 from mao_env.layout import EVENT_SLICES, SLICES
@@ -158,3 +166,124 @@ class MaoRulePolicy(MaskableActorCriticPolicy):
         self.mlp_extractor = SkipMlpExtractor(
             self.features_dim, self.net_arch, self.activation_fn, self.device, n_skip=N_DERIVED
         )
+
+
+class MaoBeliefFeatures(MaoRuleFeatures):
+    """``MaoRuleFeatures`` of the observation, then the belief inputs appended to it
+    (``agents.mao_belief_inputs``: the observation space is the table's observation followed by
+    ``BELIEF_WIDTH`` inputs)."""
+
+    def __init__(self, observation_space: spaces.Box) -> None:
+        obs_dim = int(np.prod(observation_space.shape))
+        table = spaces.Box(-np.inf, np.inf, (obs_dim - BELIEF_WIDTH,), np.float32)
+        super().__init__(table)
+        self.table_dim = obs_dim - BELIEF_WIDTH
+        self._features_dim += BELIEF_WIDTH
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        obs = observations.float().flatten(1)
+        return torch.cat([super().forward(obs[:, : self.table_dim]), obs[:, self.table_dim :]], dim=1)
+
+
+class BeliefActionHead(nn.Module):
+    """Action logits of a belief policy: a linear layer of the MLP's latent, plus for every action a
+    weighting, shared by all actions, of what the belief inputs say about it.
+
+    The channels (``CHANNELS``), one value per action: "good", the belief that playing card c is a
+    good play (and for drawing, one minus the best card's); "required", the belief that phrase p,
+    not said yet, is required (for "Mao", that it is due); "talking", that saying p would be
+    talking; "fault", that the turn under judgement deserves call reason r; "unsaid", for ending
+    the turn, the largest (required - talking) of a phrase (the worth of the best phrase left).
+    With one weight per channel, what the policy
+    learns about acting on its belief holds for every card, phrase and rule alike, including the
+    rules held out of its training; a weight per card would have to be learned card by card from
+    the rules it met. Speech and calls are decided by the belief alone: saying any phrase, ending
+    the turn, calling any reason and not calling each have one learned bias (``speech_bias``) and
+    no logit of the latent, since what a phrase or a call costs is exactly what the belief says
+    of it. A latent read there learned, on the training rules, to end a turn with a phrase that a
+    held-out speech rule requires left unsaid, although the belief was certain of it. Cards,
+    drawing, a point of order and the rule choices keep a logit of the latent each (``linear``).
+    The latent's last ``BELIEF_WIDTH`` values are the belief inputs (the MLP extractor skips them
+    there); the linear layer reads the rest.
+    """
+
+    CHANNELS = ("good", "required", "talking", "fault", "unsaid")
+    #: The weights a fresh head starts from: act on the belief (good cards, required phrases and
+    #: likely faults up, talking and ending a turn with a phrase worth saying down), so that even
+    #: an untrained policy plays like its belief.
+    INITIAL_WEIGHTS = (4.0, 4.0, -4.0, 4.0, -4.0)
+
+    def __init__(self, latent_dim: int, n_actions: int) -> None:
+        super().__init__()
+        # A logit of the latent for each action that is not speech or a call: the cards, drawing,
+        # a point of order and the rule choices.
+        self.linear = nn.Linear(latent_dim, n_actions - N_PHRASES - cards.N_CALL_REASONS - 2)
+        #: One bias each for saying a phrase, ending the turn, calling a reason and not calling.
+        self.speech_bias = nn.Parameter(torch.zeros(4))
+        self.channel_weights = nn.Parameter(torch.tensor(self.INITIAL_WEIGHTS))
+        self.n_actions = n_actions
+
+    def channels(self, belief: torch.Tensor) -> torch.Tensor:
+        """``[B, len(CHANNELS), n_actions]``: the belief inputs placed at the actions they speak of."""
+        out = belief.new_zeros((belief.shape[0], len(self.CHANNELS), self.n_actions))
+        play_good = belief[:, BELIEF_SLICES["play_good"]]
+        out[:, 0, : cards.N_CARD_TYPES] = play_good
+        out[:, 0, cards.DRAW] = 1.0 - play_good.max(dim=1).values
+        says = slice(cards.SAY_0, cards.SAY_0 + N_PHRASES)
+        out[:, 1, says] = belief[:, BELIEF_SLICES["say_required"]]
+        out[:, 1, cards.SAY_0 + cards.MAO] = belief[:, BELIEF_SLICES["mao_due"]][:, 0]
+        out[:, 2, says] = belief[:, BELIEF_SLICES["say_talking"]]
+        # "Mao" is never talking: said in vain it draws its own call, which "required" weighs.
+        out[:, 2, cards.SAY_0 + cards.MAO] = 0.0
+        out[:, 3, cards.CALL_0 : cards.NO_CALL] = belief[:, BELIEF_SLICES["call_fault"]]
+        # Ending the turn: how much the phrase most worth saying (or a due "Mao") is worth.
+        worth = (out[:, 1, says] - out[:, 2, says]).max(dim=1).values.clamp(min=0.0)
+        out[:, 4, cards.END_TURN] = worth
+        return out
+
+    def forward(self, latent: torch.Tensor) -> torch.Tensor:
+        belief, latent = latent[:, -BELIEF_WIDTH:], latent[:, :-BELIEF_WIDTH]
+        own = self.linear(latent)
+        rows = latent.shape[0]
+        say, end_turn, call, no_call = (bias.expand(rows, 1) for bias in self.speech_bias)
+        logits = torch.cat(
+            [
+                own[:, : cards.SAY_0],  # the cards and drawing
+                say.expand(rows, N_PHRASES),
+                end_turn,
+                call.expand(rows, cards.N_CALL_REASONS),
+                no_call,
+                own[:, cards.SAY_0 :],  # a point of order and the rule choices
+            ],
+            dim=1,
+        )
+        return logits + torch.einsum("bca,c->ba", self.channels(belief), self.channel_weights)
+
+
+class MaoBeliefPolicy(MaoRulePolicy):
+    """MaskablePPO's policy over ``MaoBeliefFeatures`` (the rule planes and the belief inputs feed
+    the MLPs), whose action logits add to the actor MLP's output a shared weighting of the belief
+    about each action (:class:`BeliefActionHead`). Played through
+    ``agents.learned.BeliefPolicyAgent``, which computes the inputs."""
+
+    #: The observation this policy reads ends with the belief inputs (the agent's loader reads it).
+    reads_belief = True
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("features_extractor_class", MaoBeliefFeatures)
+        super().__init__(*args, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        # The belief inputs (the last features) reach the action head beside the actor's latent.
+        self.mlp_extractor = SkipMlpExtractor(
+            self.features_dim, self.net_arch, self.activation_fn, self.device, n_skip=BELIEF_WIDTH
+        )
+
+    def _build(self, lr_schedule) -> None:
+        super()._build(lr_schedule)
+        head = BeliefActionHead(self.mlp_extractor.latent_dim_pi - BELIEF_WIDTH, int(self.action_space.n))
+        if self.ortho_init:
+            head.apply(functools.partial(self.init_weights, gain=0.01))  # as SB3's action_net
+        self.action_net = head
+        # SB3 built the optimizer over the replaced layer: once more over the policy's parameters.
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)

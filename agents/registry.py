@@ -38,20 +38,20 @@ def make_agent(spec: str, game: str = "madiao", *, seed: int | None = None, env=
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
     names = agent_names(game)
     if spec.startswith(MODEL_PREFIX):
-        from agents.learned import LearnedPolicyAgent
+        from agents.learned import policy_agent
 
         if spec.endswith(".pt"):  # a policy exported by the RLlib engine (TorchScript)
             from agents.exported_policy import exported_policy_agent
 
             return exported_policy_agent(spec[len(MODEL_PREFIX) :])
 
-        return LearnedPolicyAgent(spec[len(MODEL_PREFIX) :])
+        return policy_agent(spec[len(MODEL_PREFIX) :], table=env)
     if spec == "random":
         return RandomAgent(seed=seed)
     if spec == "model":
         from agents.learned import pretrained_agent
 
-        return pretrained_agent(game)
+        return pretrained_agent(game, table=env)
     if game == "madiao":
         if spec == "greedy":
             from agents.madiao_heuristic import GreedyHeuristicAgent

@@ -47,7 +47,7 @@ SEARCH_BUDGET_HELP = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from training.config import OPPONENT_MODES, TrainConfig
+    from training.config import FEATURES, OPPONENT_MODES, TrainConfig
     from training.games import GAME_DEFAULTS
 
     parser = OneLineArgumentParser(
@@ -164,6 +164,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="league: the scripted members (default "
         f"{' '.join(GAME_DEFAULTS['madiao']['league_anchors'])} for Madiao)",
+    )
+    train.add_argument(
+        "--features",
+        choices=FEATURES,
+        default=None,
+        help="what the policy reads: the observation (flat) or planes derived from it; Madiao: cards; "
+        "Mao: rules, memory (attention over a 16-event window), belief (the seat's posterior over "
+        f"the secret rules, a memory of the whole game). Default {GAME_DEFAULTS['madiao']['features']} "
+        f"for Madiao, {GAME_DEFAULTS['mao']['features']} for Mao",
     )
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
     train.add_argument("--no-report", action="store_true", help="skip the final evaluation report")

@@ -54,7 +54,7 @@ class TrainConfig:
     """Seed of the env, the policy, the seat draws and the evaluation deals."""
     total_timesteps: int | None = None
     """Learner decisions to train on (opponent moves are not counted); None: the game's default
-    (``training.games.GAME_DEFAULTS``: 3,250,000 for Madiao, 1,000,000 for Mao)."""
+    (``training.games.GAME_DEFAULTS``: 3,250,000 for Madiao, 250,000 for Mao)."""
     n_envs: int = 256
     """Games stepped together by the batched env (many games amortise every per-call cost)."""
     n_steps: int = 32
@@ -87,8 +87,11 @@ class TrainConfig:
     """What the MLPs read: "flat" (the observation); Madiao summary observations only, "cards"
     (plus unseen/boss card planes, ``agents.madiao_features``); Mao only, "rules" (plus base-rule
     and recent-call card planes, which also reach the action layer directly: the policy
-    ``agents.mao_features.MaoRulePolicy``); None: the game's default ("cards" for
-    Madiao, "rules" for Mao)."""
+    ``agents.mao_features.MaoRulePolicy``), "memory" (attention over a longer event window,
+    ``agents.mao_memory``) or "belief" (the rule planes and the seat's posterior over the secret
+    rules, a memory of the whole game: ``agents.mao_belief_inputs``, the policy
+    ``agents.mao_features.MaoBeliefPolicy``); None: the game's default ("cards" for Madiao,
+    "belief" for Mao)."""
     obs_type: str = ""
     """Observation variant; "" picks the game's default ("summary" for Madiao, "history" for Mao:
     Mao's secret rules can only be inferred from a history of public events)."""
@@ -385,5 +388,6 @@ def train_config_from_args(args: Any) -> TrainConfig:
         imitation_decisions=args.imitation_decisions,
         opponents=args.opponents,
         league_anchors=args.league_anchors,
+        features=args.features,
         progress_bar=not args.no_progress,
     )

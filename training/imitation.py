@@ -63,11 +63,14 @@ def collect_teacher_decisions(venv, teacher: Agent, n_decisions: int, gamma: flo
     rewards = np.zeros((n_steps, n_envs), dtype=np.float64)
     dones = np.zeros((n_steps, n_envs), dtype=bool)
     episode_returns: list[float] = []
+    # The teacher reads the table's observation: a policy reading more (belief inputs) has them
+    # appended after it (``training.opponents.BeliefObservations``).
+    table_obs_dim = getattr(venv, "table_obs_dim", venv.observation_space.shape[0])
     teacher.reset()
     observation = venv.reset()
     for step in range(n_steps):
         mask = np.asarray(venv.action_masks(), dtype=bool)
-        action = np.asarray(teacher.act_batch(observation, mask), dtype=np.int64)
+        action = np.asarray(teacher.act_batch(observation[:, :table_obs_dim], mask), dtype=np.int64)
         observations[step], masks[step], actions[step] = observation, mask, action
         observation, reward, done, infos = venv.step(action)
         rewards[step], dones[step] = reward, done

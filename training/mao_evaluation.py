@@ -287,7 +287,8 @@ def event_window_kwargs(agent: Agent | None, env_kwargs: Mapping | None) -> dict
     from agents.mao_beliefs import event_layout
 
     kwargs = dict(env_kwargs or {})
-    obs_dim = getattr(agent, "obs_dim", None)
+    # A policy that appends its own belief inputs is handed the table's observation without them.
+    obs_dim = getattr(agent, "table_obs_dim", getattr(agent, "obs_dim", None))
     if obs_dim is None or "n_events" in kwargs or kwargs.get("obs_type", "history") != "history":
         return kwargs
     try:
@@ -747,7 +748,7 @@ def mao_report(
     """The trainer's final Mao section: the agents (with the base-rules and Bayesian players as
     references) facing each rule held out of training (``replicates`` games of ``turns`` own turns
     per rule), at a table of each evaluation opponent, with each agent's paired difference from
-    the base-rules player."""
+    the base-rules player and from the Bayesian player."""
     env_kwargs = {"obs_type": config.obs_type, **config.env_kwargs}
     agents = {**agents, "base": "base", "bayes": "bayes"}
     sections = []
@@ -758,7 +759,9 @@ def mao_report(
         )  # fmt: skip
         write_mao_report(report, Path(run_dir), f"mao_held_out_vs_{opponent}")
         sections.append(report.markdown())
-        sections.append(held_out_verdicts(report))
+        # Each policy against its teacher too: the Mao target is the Bayesian player's penalties.
+        teacher = [(name, "bayes") for name in agents if name not in ("base", "bayes")]
+        sections.append(held_out_verdicts(report, pairs=teacher))
     return "\n".join(sections)
 
 
@@ -912,7 +915,8 @@ def _run_main(args: argparse.Namespace) -> int:
             progress=True,
         )  # fmt: skip
         print(report.markdown())
-        print(held_out_verdicts(report, pairs=list(itertools.combinations(names, 2))))
+        teacher = [(name, "bayes") for name in names]  # the Mao target: the Bayesian player's penalties
+        print(held_out_verdicts(report, pairs=[*itertools.combinations(names, 2), *teacher]))
         if args.out:
             paths = write_mao_report(report, Path(args.out), "mao_held_out")
             print("wrote " + ", ".join(str(p) for p in paths))

@@ -12,6 +12,9 @@ is how the trainer reports the share of time spent in opponents.
 per league member (``training.league``), the adapter drawing ONE slot per game by the league's
 PFSP probabilities (``opponent_draw="per_game"``), and finished games recorded in the league's
 payoff table against the member that played them.
+
+The learner's env wrappers live here too: Mao's hand-size reward (``HandSizeReward``) and the
+belief inputs a Mao belief policy reads beside its observation (``BeliefObservations``).
 """
 
 from __future__ import annotations
@@ -316,3 +319,58 @@ class HandSizeReward(VecEnvWrapper):
         shaped = rewards + self.reward_per_card * (self._held - ended)
         self._held = now
         return observations, shaped.astype(np.float32), dones, infos
+
+
+class BeliefObservations(VecEnvWrapper):
+    """Mao policies that read belief inputs (features "belief", ``agents.mao_belief_inputs``): the
+    learner's observation with its seat's belief inputs appended.
+
+    The wrapper keeps one posterior per game (the learner's seat of it, keyed by the game's row),
+    takes every learner observation into it, tells it each learner action, and starts it afresh
+    when the game ends, exactly as ``agents.learned.BeliefPolicyAgent`` does for a seat it plays
+    (so the policy reads the same inputs in training as in play). A terminal observation, which
+    has no decision, gets zero inputs. ``table_obs_dim`` is the table's observation length (what a
+    scripted teacher in the learner's seat reads, ``training.imitation``). ``posterior``: the
+    table's posterior options (``agents.mao_agents.posterior_options``).
+    """
+
+    def __init__(self, venv, posterior: dict | None = None) -> None:
+        from gymnasium import spaces
+
+        from agents.mao_belief_inputs import BELIEF_WIDTH, BeliefTracker
+
+        self.table_obs_dim = int(venv.observation_space.shape[0])
+        space = spaces.Box(-np.inf, np.inf, (self.table_obs_dim + BELIEF_WIDTH,), np.float32)
+        super().__init__(venv, observation_space=space)
+        self.beliefs = BeliefTracker(posterior)
+        self._games = np.arange(venv.num_envs)
+
+    def _posteriors(self) -> list:
+        return self.beliefs.seat_posteriors(self.num_envs, self._games)
+
+    def _with_beliefs(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        inputs = self.beliefs.inputs(observations, masks, self._posteriors())
+        return np.concatenate([np.asarray(observations, dtype=np.float32), inputs], axis=1)
+
+    def _masks(self) -> np.ndarray:
+        return np.asarray(self.venv.env_method("action_masks"), dtype=bool)
+
+    def reset(self) -> np.ndarray:
+        observations = self.venv.reset()
+        self.beliefs.reset()
+        return self._with_beliefs(observations, self._masks())
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self.beliefs.note_actions(self._posteriors(), np.asarray(actions).reshape(-1))
+        self.venv.step_async(actions)
+
+    def step_wait(self):
+        observations, rewards, dones, infos = self.venv.step_wait()
+        ended = np.flatnonzero(dones)
+        for game in ended:
+            terminal = np.asarray(infos[game]["terminal_observation"], dtype=np.float32)
+            infos[game]["terminal_observation"] = np.concatenate(
+                [terminal, np.zeros(self.observation_space.shape[0] - terminal.size, dtype=np.float32)]
+            )
+        self.beliefs.forget(ended)  # the row holds a new game (and a new learner seat) now
+        return self._with_beliefs(observations, self._masks()), rewards, dones, infos

@@ -276,7 +276,7 @@ def train(
     to resume, and is raised again."""
     import torch
 
-    from agents.learned import LearnedPolicyAgent
+    from agents.learned import policy_agent
     from training.logging_utils import make_logger
     from training.training_callback import TrainingCallback
 
@@ -300,7 +300,7 @@ def train(
         # Opponent copies of the policy sample their moves from generators seeded by the run's
         # seed, so that a run is reproducible when they play.
         pool.set_current(
-            LearnedPolicyAgent(model=model, deterministic=False, name="current", seed=config.seed)
+            policy_agent(model=model, table=vector_env, deterministic=False, name="current", seed=config.seed)
         )
         run.state.setdefault("snapshots", [])
         run.state.setdefault("eval", [])
@@ -436,7 +436,9 @@ def build_env(run: Run, pool) -> tuple[Any, Any]:
         pool.attach(venv)
     else:
         venv = LearnerVecEnv(vector_env, pool.slots, learner_seat="rotate", seed=config.seed)
-    return vector_env, game_spec(config.game).shape_reward(venv, config)
+    venv = game_spec(config.game).shape_reward(venv, config)
+    wrap_for_policy = POLICY_FEATURES[config.features].learner_env
+    return vector_env, (venv if wrap_for_policy is None else wrap_for_policy(venv, vector_env))
 
 
 def make_model(config: TrainConfig, venv):
@@ -664,10 +666,10 @@ def plot_league_history(run_dir: Path) -> list[str]:
 def snapshot_agent(path: Path, seed: int):
     """A frozen snapshot of the learner as a sampling opponent, seeded by the run's seed and the
     snapshot's step (``snapshot_000250112.zip``)."""
-    from agents.learned import LearnedPolicyAgent
+    from agents.learned import policy_agent
 
     steps = int(path.stem.rsplit("_", 1)[-1])
-    return LearnedPolicyAgent(path, deterministic=False, name=path.stem, seed=seed * 1_000_003 + steps)
+    return policy_agent(path, deterministic=False, name=path.stem, seed=seed * 1_000_003 + steps)
 
 
 def warm_start(model, venv, config: TrainConfig, say=print) -> dict[str, float]:
@@ -734,7 +736,7 @@ def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = T
     """The end-of-training evaluation: the run's speed, its league (league mode) and the game's
     sections (``GameSpec.report``: Madiao, a tournament of the final model and the baselines with
     learning curves and ratings as PNGs; Mao, the held-out rules), written to ``report.md``."""
-    from agents.learned import LearnedPolicyAgent
+    from agents.learned import policy_agent
 
     run_dir = Path(run_dir)
     state = json.loads((run_dir / "state.json").read_text())
@@ -748,7 +750,7 @@ def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = T
             f"{100 * speed.get('update_time_fraction', float('nan')):.0f}% of training time "
             f"({speed.get('seconds', float('nan')):.0f} s).\n"
         )
-    learner = LearnedPolicyAgent(run_dir / "final_model.zip", name="learned")
+    learner = policy_agent(run_dir / "final_model.zip", name="learned")
     return write_final_report(run_dir, learner, speed_line, n_deals=n_deals, verbose=verbose)
 
 

@@ -6,6 +6,7 @@
 - ``madiao_selfplay.zip``: the Madiao policy of a ``madiao-mao train`` league run at the default
   settings, continued to 12M learner steps.
 - ``mao_selfplay.zip``: the Mao policy of ``madiao-mao train --game mao`` at the defaults, seed 1
-  (warm start from the Bayesian player, then 1M PPO steps against base players, its snapshots
-  and itself); it reads the default 8-event history observation.
+  (warm start from the Bayesian player, then 250,000 PPO steps against base players, its
+  snapshots and itself); it reads the default 8-event history observation and its seat's
+  posterior over the secret rules (``agents.learned.BeliefPolicyAgent``).
 """

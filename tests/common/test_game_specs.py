@@ -147,14 +147,15 @@ def test_a_run_default_dict_is_a_copy_of_the_table():
 
 def test_policy_features_come_from_the_features_table():
     from agents.madiao_features import MadiaoCardFeatures
-    from agents.mao_features import MaoRulePolicy
+    from agents.mao_features import MaoBeliefPolicy, MaoRulePolicy
     from training.train import TrainConfig, policy_class, policy_kwargs
 
     madiao = TrainConfig()
     assert policy_class(madiao) == "MlpPolicy"
     assert policy_kwargs(madiao)["features_extractor_class"] is MadiaoCardFeatures
     assert policy_kwargs(madiao)["net_arch"] == [256, 256]
-    assert policy_class(TrainConfig(game="mao")) is MaoRulePolicy
+    assert policy_class(TrainConfig(game="mao")) is MaoBeliefPolicy
+    assert policy_class(TrainConfig(game="mao", features="rules")) is MaoRulePolicy
     assert policy_kwargs(TrainConfig(game="mao", features="flat")) == {
         "net_arch": [256, 256],
         "optimizer_kwargs": {"eps": 1e-5, "fused": True},

@@ -276,7 +276,7 @@ def test_config_rejects_bad_values():
     with pytest.raises(ValueError, match="lr_schedule must be one of"):
         TrainConfig(lr_schedule="cosine")
     # Fields left at None take their game's defaults; explicit values are kept.
-    assert TrainConfig().features == "cards" and TrainConfig(game="mao").features == "rules"
+    assert TrainConfig().features == "cards" and TrainConfig(game="mao").features == "belief"
     with pytest.raises(ValueError, match='features="rules" needs game="mao"'):
         TrainConfig(features="rules")
     assert TrainConfig(game="mao").scripted_opponents == ("base",)

@@ -242,7 +242,7 @@ def test_bayesian_batch_rows_forget_their_game_when_reset():
     bayes = BayesianRuleAgent(seed=1)
     # Rows 0 and 1 both follow seat 0 of the game.
     watch_rule(rule, lambda obs, mask: int(bayes.act_batch(np.stack([obs, obs]), np.stack([mask, mask]))[0]))
-    assert bayes._row_posteriors[0].marginals()[rule] > 0.9
+    assert bayes.posteriors[0].marginals()[rule] > 0.9
     bayes.reset_rows(np.array([0]))
-    assert 0 not in bayes._row_posteriors and bayes._row_posteriors[1].marginals()[rule] > 0.9
+    assert 0 not in bayes.posteriors.held_keys() and bayes.posteriors[1].marginals()[rule] > 0.9
     BaseRulesAgent().reset_rows(np.array([0, 1]))  # memoryless agents accept it and do nothing

@@ -141,6 +141,9 @@ def test_held_out_command_compares_several_models_with_each_other(tmp_path, caps
     # The same greedy policy on the same games: a paired difference of exactly zero.
     line = next(x for x in out.splitlines() if x.startswith("- learned1 ") and " vs learned2 " in x)
     assert "paired difference per game +0.000 [+0.000, +0.000]" in line and "round-win rate" in line
+    # Each policy is paired with its teacher too (the Mao target is the Bayesian player's penalties).
+    for name in ("learned1", "learned2"):
+        assert any(x.startswith(f"- {name} ") and " vs bayes " in x for x in out.splitlines())
 
 
 def test_controlled_experiment_records_where_each_game_ends():

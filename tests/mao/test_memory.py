@@ -251,8 +251,8 @@ def test_bayes_at_the_table_keeps_one_posterior_per_opponent_seat():
             for seat in range(venv.n_players)
             if seat != venv.learner_seat[game]
         }
-        assert set(bayes._row_posteriors) <= seats
-    assert ended >= 6 and len(bayes._row_posteriors) > venv.num_envs
+        assert bayes.posteriors.held_keys() <= seats
+    assert ended >= 6 and len(bayes.posteriors.held_keys()) > venv.num_envs
 
 
 def test_bayes_batch_rows_are_checked_before_anything_changes():
@@ -262,9 +262,9 @@ def test_bayes_batch_rows_are_checked_before_anything_changes():
         bayes.act_batch(observations, masks, rows=np.array([7, 7]))
     with pytest.raises(ValueError, match="rows must hold one integer key per observation"):
         bayes.act_batch(observations, masks, rows=np.array([7]))
-    assert not bayes._row_posteriors
+    assert not bayes.posteriors.held_keys()
     bayes.act_batch(observations, masks, rows=np.array([7, 9]))
-    assert set(bayes._row_posteriors) == {7, 9}
+    assert bayes.posteriors.held_keys() == {7, 9}
 
 
 # ---- a tiny league run with the memory features

@@ -26,7 +26,8 @@ def test_it_reads_the_default_observation_and_plays_whole_games_legally():
     model = make_agent("model", "mao")
     assert isinstance(model, LearnedPolicyAgent) and model.deterministic
     env = make_mao_env(4, 2)
-    assert model.obs_dim == env.unwrapped.observation_space("player_0")["observation"].shape[0]
+    # It is handed the table's observation and appends its belief inputs to it.
+    assert model.table_obs_dim == env.unwrapped.observation_space("player_0")["observation"].shape[0]
     lineups = [
         [
             model,
@@ -34,7 +35,8 @@ def test_it_reads_the_default_observation_and_plays_whole_games_legally():
             make_agent("bayes", "mao", seed=2),
             make_agent("random", "mao"),
         ],
-        [model] * 4,
+        # One agent per seat: the policy keeps its seat's posterior over the secret rules.
+        [model, *(make_agent("model", "mao") for _ in range(3))],
     ]
     lines: list[str] = []
     for number, lineup in enumerate(lineups):
@@ -43,6 +45,43 @@ def test_it_reads_the_default_observation_and_plays_whole_games_legally():
     # The model (seat 0 in both games) played cards and said phrases, as a turn needs.
     text = "\n".join(lines)
     assert "player_0: play " in text and "player_0: say " in text, text[:2000]
+
+
+def test_it_keeps_the_seats_posterior_and_ends_rounds_beside_a_player_who_plays_bad_cards():
+    """The shipped policy reads its posterior over the secret rules (``BeliefPolicyAgent``). A
+    table of it beside a naive player who plays its first held card whatever the top card (and so
+    collects calls) still ends its round quickly: the policy before it kept drawing there, since
+    the calls filled its 8-event window (700+ of the naive player's moves in 4 of 6 games)."""
+    from agents.learned import BeliefPolicyAgent
+    from mao_env import cards
+    from mao_env.env import raw_env
+
+    moves = []
+    for seed in range(4):
+        env = raw_env(4, num_rounds=1)
+        env.reset(seed=seed)
+        policies = {name: make_agent("model", "mao", env=env) for name in env.possible_agents[1:]}
+        assert all(isinstance(agent, BeliefPolicyAgent) for agent in policies.values())
+        naive_moves, cut_short = 0, False
+        for name in env.agent_iter(max_iter=20_000):
+            observation, _reward, terminated, truncated, _info = env.last()
+            if terminated or truncated:
+                cut_short |= truncated
+                env.step(None)
+                continue
+            mask = observation["action_mask"]
+            if name in policies:
+                env.step(policies[name].act(observation["observation"], mask))
+                continue
+            naive_moves += 1
+            held = np.flatnonzero(mask[: cards.N_CARD_TYPES])
+            if mask[cards.DRAW] and held.size:
+                env.step(int(held[0]))
+            else:
+                env.step(cards.END_TURN if mask[cards.END_TURN] else int(np.flatnonzero(mask)[0]))
+        assert not env.agents and not cut_short  # the round ended by a win, not the step cap
+        moves.append(naive_moves)
+    assert max(moves) < 200, moves
 
 
 def test_match_and_evaluate_take_model_without_a_path(capsys):

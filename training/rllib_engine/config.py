@@ -20,8 +20,8 @@ batch is the run's rollout in every case: with N learners each updates on its N-
 As in SB3's PPO: no KL penalty, no value clipping, gradients clipped at a global norm of 0.5, no
 per-step check of the gradients for nan (``torch_skip_nan_gradients``).
 Policy features (``features``): "flat", and Madiao's "cards" (the unseen/boss card planes
-appended in the module: ``module.CARD_FEATURES_KEY``); Mao's "rules"/"memory" are SB3 policies
-of their own, for which the engine reads the flat observation (``rllib_features``: a new run's
+appended in the module: ``module.CARD_FEATURES_KEY``); Mao's "rules"/"memory"/"belief" are SB3
+policies of their own, for which the engine reads the flat observation (``rllib_features``: a new run's
 config is saved with the features it used).
 """
 
