@@ -150,13 +150,11 @@ class BeliefPolicyAgent(LearnedPolicyAgent):
         return self._act_rows(observations, masks, self.beliefs.seat_posteriors(masks.shape[0], rows))
 
     def _act_rows(self, observations: np.ndarray, masks: np.ndarray, posteriors: list) -> np.ndarray:
-        observations = self._check_obs(observations)
-        inputs = self.beliefs.inputs(observations, masks, posteriors)
+        policy_inputs = self.beliefs.policy_observations(self._check_obs(observations), masks, posteriors)
         actions = np.full(masks.shape[0], -1, dtype=np.int64)
         rows = np.flatnonzero(masks.any(axis=1))
         if rows.size:
-            policy_inputs = np.concatenate([observations[rows], inputs[rows]], axis=1)
-            actions[rows] = self._choose(policy_inputs, masks[rows])
+            actions[rows] = self._choose(policy_inputs[rows], masks[rows])
         self.beliefs.note_actions(posteriors, actions)
         return actions
 

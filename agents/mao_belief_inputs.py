@@ -157,6 +157,14 @@ class BeliefTracker:
             )
         return out
 
+    def policy_observations(
+        self, observations: np.ndarray, masks: np.ndarray, posteriors: list[RulePosterior]
+    ) -> np.ndarray:
+        """``[M, table + BELIEF_WIDTH]``: each row's table observation with its :meth:`inputs`
+        appended (what a belief policy reads)."""
+        inputs = self.inputs(observations, masks, posteriors)
+        return np.concatenate([np.asarray(observations, dtype=np.float32), inputs], axis=1)
+
     @staticmethod
     def note_actions(posteriors: list[RulePosterior], actions: np.ndarray) -> None:
         """Tell each row's posterior the action its seat took (rows with action -1 did nothing)."""

@@ -349,8 +349,7 @@ class BeliefObservations(VecEnvWrapper):
         return self.beliefs.seat_posteriors(self.num_envs, self._games)
 
     def _with_beliefs(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        inputs = self.beliefs.inputs(observations, masks, self._posteriors())
-        return np.concatenate([np.asarray(observations, dtype=np.float32), inputs], axis=1)
+        return self.beliefs.policy_observations(observations, masks, self._posteriors())
 
     def _masks(self) -> np.ndarray:
         return np.asarray(self.venv.env_method("action_masks"), dtype=bool)
