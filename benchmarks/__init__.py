@@ -4,3 +4,7 @@
 table and writes it to ``benchmarks/results/latest.md``. Compare ratios measured in one run, not
 absolute numbers across runs or machines.
 """
+
+from cardgame_core.version import __version__
+
+__all__ = ["__version__"]

@@ -81,8 +81,10 @@ class EmptyAECEnv(AECEnv):
 
 
 def wrapped_empty_env() -> AECEnv:
-    """The empty env under the wrappers PettingZoo's ``env()`` constructors apply."""
-    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(EmptyAECEnv()))
+    """The empty env under the wrappers PettingZoo's classic ``env()`` constructors apply (and the
+    games' ``env()`` too)."""
+    terminating = wrappers.TerminateIllegalWrapper(EmptyAECEnv(), illegal_reward=-1)
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(terminating))
 
 
 def random_game_body(make_env: Callable[[], AECEnv]) -> Callable[[], int]:

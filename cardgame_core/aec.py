@@ -1,7 +1,16 @@
 """PettingZoo AEC scaffolding shared by both games (the per-game env modules are the glue).
 
 Both environments keep the game state in Numba arrays and only translate here: agents, reward
-and termination dictionaries, the action check and the seeding convention live once.
+and termination dictionaries, the action check, the seeding convention and the wrappers of
+``env()`` live once.
+
+``env()`` is built as PettingZoo's classic games build theirs (``tictactoe_v3``,
+``connect_four_v3``): :func:`wrap_like_pettingzoo_classic` puts the raw env under
+``TerminateIllegalWrapper`` (an action id outside the mask ends the game for every agent, the
+offender gets the game's ``illegal_reward``, the others 0), ``AssertOutOfBoundsWrapper`` and
+``OrderEnforcingWrapper``. The two subclasses here add what this project promises on top: the
+offender's ``infos`` say why the action was illegal, and ``render(seat=k)`` works through the
+wrappers. ``raw_env()`` stays bare and raises :class:`IllegalActionError` instead.
 """
 
 from __future__ import annotations
@@ -11,6 +20,8 @@ from typing import Any
 import numpy as np
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
 
 class IllegalActionError(ValueError):
@@ -26,14 +37,20 @@ def seed_sequence(seed: int | None) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
+def action_id(action: Any) -> int:
+    """``action`` as an int if it is a Python or numpy integer (not a bool), else
+    :class:`IllegalActionError` naming what it is."""
+    if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+        raise IllegalActionError(f"action must be an integer id, got {type(action).__name__} {action!r}")
+    return int(action)
+
+
 def check_action(action: Any, mask: np.ndarray, describe) -> int:
     """Return ``action`` as an int if ``mask`` allows it, else raise a message that names it.
 
     ``describe(action_id)`` turns an id into the game's text form for the message.
     """
-    if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-        raise IllegalActionError(f"action must be an integer id, got {type(action).__name__} {action!r}")
-    action = int(action)
+    action = action_id(action)
     if not 0 <= action < mask.shape[0]:
         raise IllegalActionError(f"action {action} is out of range 0..{mask.shape[0] - 1}")
     if not mask[action]:
@@ -42,6 +59,12 @@ def check_action(action: Any, mask: np.ndarray, describe) -> int:
             f"action {action} ({describe(action)}) is not legal now; legal actions: {legal}"
         )
     return action
+
+
+def no_illegal_action() -> dict[str, Any]:
+    """The illegal-action entries every info holds while no illegal action ended the game (so an
+    info's keys never change; only ``env()``'s wrapper ever sets them, for the offender)."""
+    return {"illegal_action": False, "illegal_action_error": ""}
 
 
 class CardGameAECEnv(AECEnv):
@@ -79,13 +102,27 @@ class CardGameAECEnv(AECEnv):
             )
         return self.agent_selection
 
-    def _reset_bookkeeping(self) -> None:
+    def _reset_bookkeeping(self, info: dict[str, Any]) -> None:
+        """Every agent live with zero rewards, each with its own copy of ``info``."""
         self.agents = self.possible_agents[:]
         self.rewards = {agent: 0.0 for agent in self.agents}
         self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
         self.terminations = {agent: False for agent in self.agents}
         self.truncations = {agent: False for agent in self.agents}
-        self.infos = {agent: {} for agent in self.agents}
+        self.infos = {agent: dict(info) for agent in self.agents}
+
+    def _current_mask(self) -> np.ndarray:
+        """The legal-action mask of the agent to act (int8; all zeros once the game is over)."""
+        raise NotImplementedError
+
+    def explain_illegal(self, action: Any) -> str:
+        """Why ``action`` is not legal for the agent to act now, as :class:`IllegalActionError`
+        would say it (the action named as text, the legal ones listed); ``""`` if it is legal."""
+        try:
+            check_action(action, self._current_mask(), self.describe_action)
+        except IllegalActionError as error:
+            return str(error)
+        return ""
 
     def _set_step_rewards(self, rewards_by_seat) -> None:
         """Rewards of this step, by seat index; accumulated for every agent (moved or not)."""
@@ -98,3 +135,50 @@ class CardGameAECEnv(AECEnv):
         flags = self.truncations if truncated else self.terminations
         for agent in self.agents:
             flags[agent] = True
+
+
+class TerminateIllegalWithReason(wrappers.TerminateIllegalWrapper):
+    """PettingZoo's ``TerminateIllegalWrapper`` that also says why the game ended.
+
+    An action id that the mask forbids ends the game as PettingZoo's wrapper ends it (every agent
+    terminated and truncated, ``illegal_reward`` to the offender, 0 to the others) and sets the
+    offender's ``infos[agent]["illegal_action"]`` to True and ``["illegal_action_error"]`` to the
+    raw env's explanation. Something that is not an action id at all (a bool, a float, an array)
+    is a bug of the caller rather than a move: it raises :class:`IllegalActionError`, as the raw
+    env does, and changes nothing.
+    """
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        live = not (self.terminations[agent] or self.truncations[agent])
+        if live and not self._terminated:
+            action_id(action)
+        ended_before = self._terminated
+        super().step(action)
+        if self._terminated and not ended_before:
+            raw = self.env.unwrapped
+            reason = raw.explain_illegal(action)
+            raw.infos[agent] = {**raw.infos[agent], "illegal_action": True, "illegal_action_error": reason}
+
+
+class OrderEnforcingWithSeatRender(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` whose ``render`` passes ``seat=k`` on to the raw env
+    (PettingZoo's takes no argument)."""
+
+    def render(self, seat: int | None = None) -> Any:
+        """The raw env's ``render(seat=seat)``: the whole table, or what seat ``seat`` sees."""
+        if seat is None:
+            return super().render()
+        if not self._has_reset:
+            EnvLogger.error_render_before_reset()
+        return self.unwrapped.render(seat=seat)
+
+    def __str__(self) -> str:
+        return str(self.env)
+
+
+def wrap_like_pettingzoo_classic(raw_env: CardGameAECEnv, illegal_reward: float) -> AECEnv:
+    """``raw_env`` under the wrappers of PettingZoo's classic ``env()`` (see the module docstring)."""
+    wrapped = TerminateIllegalWithReason(raw_env, illegal_reward=illegal_reward)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    return OrderEnforcingWithSeatRender(wrapped)

@@ -1,9 +1,10 @@
 """Madiao (馬弔), the late-Ming four-player trick-taking game, as a PettingZoo AEC environment.
 
-``from madiao_env import madiao_v0``; ``madiao_v0.env(**kwargs)`` is the wrapped env
-(``AssertOutOfBoundsWrapper`` + ``OrderEnforcingWrapper``), ``madiao_v0.raw_env(**kwargs)`` the
-bare one. The rules are the project's reading in the design doc ``madiao-rules.md``; the game
-itself runs in the Numba kernels of ``madiao_env.core`` and this module is glue.
+``from madiao_env import madiao_v0``; ``madiao_v0.env(...)`` is the env as PettingZoo's classic
+games build theirs (``TerminateIllegalWrapper`` + ``AssertOutOfBoundsWrapper`` +
+``OrderEnforcingWrapper``, see "Illegal actions"), ``madiao_v0.raw_env(...)`` the bare one. The
+rules are the project's reading in the design doc ``madiao-rules.md``; the game itself runs in the
+Numba kernels of ``madiao_env.core`` and this module is glue.
 
 Agents and seats
 ----------------
@@ -38,11 +39,24 @@ id       meaning
 81       pass (decline the redeal)
 ======== =====================================================================
 
-Card ids and names are in ``madiao_env.cards`` (``cards.text_to_action("play 9S")``). An action
-outside the mask raises ``cardgame_core.aec.IllegalActionError`` whose message names the action as
-text and lists the legal ones (the raw env checks it; there is no silent fix-up). Through ``env()``,
-an id outside 0..81 is first stopped by PettingZoo's ``AssertOutOfBoundsWrapper`` (an
-``AssertionError``); the raw env raises ``IllegalActionError`` for it as well.
+Card ids and names are in ``madiao_env.cards`` (``cards.text_to_action("play 9S")``).
+
+Illegal actions
+---------------
+``raw_env()``: an action outside the mask raises ``cardgame_core.aec.IllegalActionError`` whose
+message names the action as text and lists the legal ones; nothing changes (there is no silent
+fix-up). ``env()``, as PettingZoo's classic games: an id in 0..81 that the mask forbids ends the
+episode for every agent (all terminated and truncated, as PettingZoo's ``TerminateIllegalWrapper``
+does); the offender's reward is ``-ILLEGAL_ACTION_STAKES`` stakes (-8 times ``stake``), the others'
+0, and the offender's ``infos`` hold ``"illegal_action": True`` and ``"illegal_action_error"``,
+the explanation ``raw_env()`` would raise. Why -8 stakes rather than PettingZoo's -1: rewards here
+are stakes, and 8 is the largest single payment of the rules (a slam, the exact-eight meld), so an
+illegal action costs about what losing a hand badly costs (a -1 would be cheaper than most lost
+hands, and a learner that ignores the mask could learn to end such hands illegally; a hand can
+still lose more, so mask the actions). Other penalties: wrap ``raw_env()`` in PettingZoo's
+wrappers yourself. An id outside 0..81 is stopped by ``AssertOutOfBoundsWrapper`` (an
+``AssertionError``), and something that is not an action id (a bool, a float, an array) raises
+``IllegalActionError`` from both.
 
 Observations
 ------------
@@ -105,10 +119,16 @@ with the hand's settlement. Every episode starts at hand number 0: a meld at the
 deal, not a hand of the episode (its banker does not count as having been banker in a match).
 ``episode="match"``: the episode is a whole match (it ends after the hand in which the last seat
 that had not been banker has been banker); each hand is rewarded as it is settled.
-After a settlement every agent's ``infos[agent]`` holds ``"settlement"`` (list of
-``{"rule", "payer", "payee", "stakes"}``, stakes times ``stake``), ``"payoffs"`` (4 floats by seat,
-the sum of those lines) and ``"hand_number"`` (the hand settled); they stay until the next
-settlement. Rule names: meld, four_lowest, trick_count, slam, boss_card, hundred_myriad, honours,
+Infos have the same keys and shapes at every step, so that a generic collector can stack them:
+``infos[agent]`` = ``{"hand_number": int, "payoffs": [4 floats], "illegal_action": bool,
+"illegal_action_error": str}``: the hand number and the payoffs by seat of the last settlement
+of the episode (-1 and zeros before the first; they stay until the next settlement) and the
+illegal-action entries (False and "" unless ``env()`` ended the episode on this agent's illegal
+action). The settlement itself, with its lines (a list of varying length), is
+``env.unwrapped.last_settlement`` (same lifetime; None before the first settlement of the
+episode): ``{"hand_number": int, "lines": [...], "payoffs": [4 floats]}``, each line
+``{"rule", "payer", "payee", "stakes"}`` (stakes times ``stake``), the payoffs their sum by seat.
+Rule names: meld, four_lowest, trick_count, slam, boss_card, hundred_myriad, honours,
 two_tricks_hundred_myriad, stock_check, face_up_discard (each rule with its amounts:
 ``madiao_env.payments``). Lines come in the order they arose (declarations and face-up discards
 during the hand, then the end-of-hand lines in the design doc's order); a line between the banker
@@ -121,17 +141,15 @@ keep the hand's number and redeal count (it is the same hand, dealt again).
 
 Options
 -------
-``render_mode`` None | "ansi" (``render()`` returns the table as text) | "human" (prints it);
-``render(seat=k)`` shows only what seat ``k`` sees: its own hand, the other hands as card counts,
-the upcard (and the card under it once the stock check exposed it), other seats' face-down plays
-as "(face down)"; ``render()`` shows the full table.
-``obs_type`` "summary" | "history"; ``episode`` "hand" | "match"; rule variants: ``stake``
-(number in (0, 1e12], default 1), ``max_redeals`` (None = unlimited, or int 0..2**31-1: once that
-many redeals happened in a hand nobody is asked), ``face_up_discard`` (bool, default False; True:
-a face-up play that does not capture is legal and costs 2 stakes to the banker, or a banker 2 to
-each player). A bad option raises ``TypeError`` (wrong type) or ``ValueError`` naming it. The
-options are checked by ``madiao_env.options.MadiaoOptions`` (``env.unwrapped.options``), which
-the batched env and the play-outs build from as well.
+``env()`` and ``raw_env()`` take the same keyword arguments (``help(madiao_v0.env)`` lists them):
+``render_mode`` None | "ansi" (``render()`` returns the table as text) | "human" (prints it), and
+the game options ``obs_type``, ``episode``, ``stake``, ``max_redeals``, ``face_up_discard``, each
+documented once, under its field of ``madiao_env.options.MadiaoOptions``, which checks them (a
+bad one raises ``TypeError`` or ``ValueError`` naming it), is kept as ``env.unwrapped.options``,
+and is what the batched env and the play-outs build from as well.
+``render(seat=k)`` (on ``env()`` too) shows only what seat ``k`` sees: its own hand, the other
+hands as card counts, the upcard (and the card under it once the stock check exposed it), other
+seats' face-down plays as "(face down)"; ``render()`` shows the full table.
 
 ``reset(seed, options)``: options ``{"hands": [[8 names] x 4 by seat], "stock": [8 names, upcard
 first], "banker": seat, "first": seat}`` sets the deal exactly ("banker" and "first" optional:
@@ -154,7 +172,11 @@ reset()"), as stepping before the first ``reset()`` does ("call reset() first").
 
 Version history
 ---------------
-- v0: first release.
+- v0: first release; then, still v0: ``env()`` ends the episode on an illegal action (penalty and
+  reason above) instead of raising, as PettingZoo's classic games do (``raw_env()`` still raises);
+  ``infos`` keep fixed keys at every step (the settlement's lines moved from
+  ``infos[agent]["settlement"]`` to ``env.unwrapped.last_settlement``; ``hand_number`` is -1
+  before the first settlement); snapshots are version 2 (``last_settlement`` added).
 """
 
 from __future__ import annotations
@@ -164,10 +186,11 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
-from pettingzoo.utils import wrappers
+from pettingzoo import AECEnv
 
-from cardgame_core.aec import CardGameAECEnv, check_action, seed_sequence
+from cardgame_core.aec import CardGameAECEnv, check_action, seed_sequence, wrap_like_pettingzoo_classic
 from cardgame_core.jit import compiled_for
+from cardgame_core.options_doc import document_options
 from madiao_env import cards, core, layout, payments, state
 
 # The option limits live in madiao_env.options; re-exported here, where they used to be defined.
@@ -217,11 +240,37 @@ _I_TO_ACT = core.I_TO_ACT
 _step_games = None
 
 
-def env(**kwargs: Any):
-    """The Madiao AEC env in the standard PettingZoo wrappers (see the module docstring)."""
-    wrapped = raw_env(**kwargs)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    return wrappers.OrderEnforcingWrapper(wrapped)
+#: ``env()``'s penalty for an illegal action, in stakes (times the ``stake`` option): the largest
+#: single payment of the rules (see "Illegal actions" in the module docstring).
+ILLEGAL_ACTION_STAKES = payments.MAX_LINE_STAKES
+_RENDER_MODE_DOC = (
+    'None, "ansi" (render() returns the table as text) or "human" (prints it); render(seat=k) '
+    "shows what seat k sees."
+)
+
+
+@document_options(MadiaoOptions, render_mode=_RENDER_MODE_DOC)
+def env(
+    render_mode: str | None = None,
+    obs_type: str = "summary",
+    episode: str = "hand",
+    stake: float = 1.0,
+    max_redeals: int | None = None,
+    face_up_discard: bool = False,
+) -> AECEnv:
+    """The Madiao AEC env as PettingZoo's classic games build ``env()``: an illegal action ends
+    the episode (the offender loses ``ILLEGAL_ACTION_STAKES`` times ``stake``; its ``infos`` say
+    why), ``render(seat=k)`` works through the wrappers. ``raw_env()`` takes the same arguments
+    and raises on an illegal action instead. Documentation: the ``madiao_env.env`` docstring."""
+    bare = raw_env(
+        render_mode=render_mode,
+        obs_type=obs_type,
+        episode=episode,
+        stake=stake,
+        max_redeals=max_redeals,
+        face_up_discard=face_up_discard,
+    )
+    return wrap_like_pettingzoo_classic(bare, illegal_reward=-ILLEGAL_ACTION_STAKES * bare.stake)
 
 
 def _check_seat(value: Any, what: str) -> int:
@@ -262,8 +311,10 @@ def _deck_dealing(hands_and_stock: tuple[list[list[int]], list[int]], first: int
     return deck
 
 
+@document_options(MadiaoOptions, render_mode=_RENDER_MODE_DOC)
 class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
-    """Madiao AEC env (documentation: the module docstring)."""
+    """The bare Madiao AEC env: an illegal action raises ``IllegalActionError`` naming it.
+    ``env()`` is this env in PettingZoo's wrappers. Documentation: the ``madiao_env.env`` docstring."""
 
     metadata: ClassVar[dict[str, Any]] = {
         "name": "madiao_v0",
@@ -326,6 +377,9 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self._obs_seat = -1
         self._rewards_pending_zero = False
         self._rng: np.random.Generator | None = None
+        #: The episode's last settlement, kept until the next one (None before the first):
+        #: ``{"hand_number", "lines", "payoffs"}`` (see the module docstring).
+        self.last_settlement: dict[str, Any] | None = None
         high = max(cards.N_TRICKS, 1)
         observation_space = spaces.Dict(
             {
@@ -380,8 +434,9 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             obs,
             masks,
         )
-        self._reset_bookkeeping()
+        self._reset_bookkeeping(state.settlement_info(-1, [0.0] * cards.N_SEATS))
         self._rewards_pending_zero = False
+        self.last_settlement = None
         self._check_overflow()
         self._after_kernel(obs, masks)
 
@@ -481,17 +536,10 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         lines, payoffs = self.settlement_lines()
         self._set_step_rewards(payoffs)
         self._rewards_pending_zero = True
-        info = {
-            "settlement": lines,
-            "payoffs": payoffs,
-            "hand_number": int(self._ints_row[core.I_LAST_SETTLED_HAND]),
-        }
+        hand_number = int(self._ints_row[core.I_LAST_SETTLED_HAND])
+        self.last_settlement = {"hand_number": hand_number, "lines": lines, "payoffs": payoffs}
         for name in self.agents:
-            self.infos[name] = {
-                "settlement": [dict(line) for line in lines],
-                "payoffs": list(payoffs),
-                "hand_number": info["hand_number"],
-            }
+            self.infos[name] = state.settlement_info(hand_number, payoffs)
 
     def settlement_lines(self) -> tuple[list[dict], list[float]]:
         """Lines settled by the last step (stakes times ``stake``) and the payoffs by seat."""
@@ -504,6 +552,9 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             payoffs[payer] -= amount
             payoffs[payee] += amount
         return lines, payoffs
+
+    def _current_mask(self) -> np.ndarray:
+        return self._mask_row
 
     # ------------------------------------------------------------------ observe
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -563,7 +614,8 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             "cumulative_rewards": dict(self._cumulative_rewards),
             "terminations": dict(self.terminations),
             "truncations": dict(self.truncations),
-            "infos": {name: _copy_info(info) for name, info in self.infos.items()},
+            "infos": {name: state.copy_info(info) for name, info in self.infos.items()},
+            "last_settlement": state.copy_settlement(self.last_settlement),
             "rewards_pending_zero": self._rewards_pending_zero,
         }
 
@@ -595,6 +647,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self.terminations = valid["terminations"]
         self.truncations = valid["truncations"]
         self.infos = valid["infos"]
+        self.last_settlement = valid["last_settlement"]
         self._rewards_pending_zero = valid["rewards_pending_zero"]
         self._seats[0] = seats[0]
         self._obs_row = obs[0]
@@ -614,7 +667,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             return None
         from madiao_env.render import render_table
 
-        text = render_table(self.table(), self.infos, seat)
+        text = render_table(self.table(), self.last_settlement, seat)
         if self.render_mode == "human":
             print(text)
             return None
@@ -622,16 +675,3 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
 
     def close(self) -> None:
         pass
-
-
-def _copy_info(info: dict) -> dict:
-    return {
-        key: (
-            [dict(v) for v in value]
-            if key == "settlement"
-            else list(value)
-            if isinstance(value, list)
-            else value
-        )
-        for key, value in info.items()
-    }

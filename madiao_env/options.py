@@ -34,15 +34,19 @@ class MadiaoOptions:
     """
 
     obs_type: str = "summary"
-    """"summary" (484 entries) or "history" (1579, perfect recall of the deal)."""
+    """"summary" (484 entries: the table now) or "history" (1579 entries: a perfect-recall
+    information state of the deal); index tables in the ``madiao_env.env`` docstring."""
     episode: str = "hand"
-    """"hand" (one hand per episode) or "match" (every seat banker once)."""
+    """"hand" (an episode is one hand) or "match" (an episode is a whole match: it ends after the
+    hand in which the last seat that had not been banker has been banker)."""
     stake: float = 1.0
-    """Multiplier of every payment, in (0, MAX_STAKE]."""
+    """The reward of one stake: every payment is multiplied by it; a number in (0, MAX_STAKE]."""
     max_redeals: int | None = None
-    """Redeals allowed per hand (None: unlimited)."""
+    """Redeals allowed per hand: None (unlimited) or an int 0..MAX_REDEALS_CAP; once that many redeals
+    happened in a hand, nobody is asked any more."""
     face_up_discard: bool = False
-    """A non-capturing face-up play is legal and costs 2 stakes."""
+    """Rule variant: a face-up play that does not capture is legal and costs 2 stakes to the
+    banker (a banker pays 2 to each player)."""
 
     def __post_init__(self) -> None:
         obs_type, episode, stake = self.obs_type, self.episode, self.stake

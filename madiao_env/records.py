@@ -13,13 +13,13 @@ A *game record* is plain JSON (written by ``play``/``match``/``evaluate --record
      "returns": [4 floats]}
 
 The events come from what the env reports while playing (see :class:`EventRecorder`): each seat's
-action, the winner of each completed trick, the env's settlement infos (one settlement event per
-settlement; ``hands_settled`` lists the hands it closes: one, or two when the next deal held a meld that
-the env settled in the same step), and a deal event whenever the env deals. The last trick and
-its winner come before the settlement. A deal event may carry ``"seats"`` (the names of that
-hand's seats when they change from hand to hand, as in a tournament's rotations); hand numbers
-run on through a record of several episodes. Format 2 replaced format 1, whose records repeated
-each settlement at the next deal.
+action, the winner of each completed trick, the env's settlements (``last_settlement``; one
+settlement event per settlement; ``hands_settled`` lists the hands it closes: one, or two when
+the next deal held a meld that the env settled in the same step), and a deal event whenever the
+env deals. The last trick and its winner come before the settlement. A deal event may carry
+``"seats"`` (the names of that hand's seats when they change from hand to hand, as in a
+tournament's rotations); hand numbers run on through a record of several episodes. Format 2
+replaced format 1, whose records repeated each settlement at the next deal.
 
 The play loop with agents (``training.madiao_games.play_episode``) hands each event to an
 ``on_event`` callback as it happens, which is how ``match`` and ``play`` print the game live;
@@ -56,8 +56,8 @@ class EventRecorder:
 
     The sources: the action each seat takes (a move; a trick is complete after four plays, and
     its winner follows from those plays by the rules' ``trick_winner``), the env's
-    ``infos[agent]["settlement"]`` when it settles a hand (a new ``hand_number`` there means a new
-    settlement: the env keeps the last one's info until the next), and ``table()`` only to read a
+    ``last_settlement`` when it settles a hand (a new ``hand_number`` there means a new
+    settlement: the env keeps the last one until the next), and ``table()`` only to read a
     new deal (after ``reset``, after a redeal, and after a settlement that did not end the episode).
     So the last trick's plays and its winner come before the hand's settlement, and every
     settlement is recorded once.
@@ -133,10 +133,10 @@ class EventRecorder:
 
     def _settlement(self) -> bool:
         """Emit the settlement the last step made, if it made one; returns whether it did."""
-        info = next(iter(self.env.unwrapped.infos.values()), {})
-        if "hand_number" not in info or info["hand_number"] == self.last_settled_hand:
+        settlement = self.env.unwrapped.last_settlement
+        if settlement is None or settlement["hand_number"] == self.last_settled_hand:
             return False
-        settled_hand = int(info["hand_number"])
+        settled_hand = int(settlement["hand_number"])
         self.last_settled_hand = settled_hand
         # A hand dealt and ended by a meld within the same step (the next deal after a settlement)
         # is settled together with it: the env reports one set of lines for both.
@@ -146,8 +146,8 @@ class EventRecorder:
                 "type": "settlement",
                 "hand_number": hands[0],
                 "hands_settled": hands,
-                "lines": [dict(line) for line in info["settlement"]],
-                "payoffs": [float(p) for p in info["payoffs"]],
+                "lines": [dict(line) for line in settlement["lines"]],
+                "payoffs": [float(p) for p in settlement["payoffs"]],
             }
         )
         return True

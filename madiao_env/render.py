@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 
-def render_table(table: dict[str, Any], infos: dict[str, dict] | None = None, seat: int | None = None) -> str:
-    """The table as text: hands, upcard, stock, current trick, tricks won, last settlement.
+def render_table(
+    table: dict[str, Any], settlement: dict[str, Any] | None = None, seat: int | None = None
+) -> str:
+    """The table as text: hands, upcard, stock, current trick, tricks won, and ``settlement`` (the
+    env's ``last_settlement``: ``{"hand_number", "lines", "payoffs"}``) if given.
 
     ``seat=None``: the full table (every hand, the whole stock). ``seat=k``: what seat ``k`` sees:
     its own hand, the other hands as card counts, the upcard only (and the card under it once the
@@ -52,14 +55,13 @@ def render_table(table: dict[str, Any], infos: dict[str, dict] | None = None, se
             for player, name, face_up in table["current_trick"]
         )
         lines.append(f"current trick: {plays}")
-    info = next((i for i in (infos or {}).values() if "settlement" in i), None)
-    if info is not None:
-        lines.append(f"settlement of hand {info.get('hand_number', '?')}:")
-        for line in info["settlement"]:
+    if settlement is not None:
+        lines.append(f"settlement of hand {settlement['hand_number']}:")
+        for line in settlement["lines"]:
             lines.append(
                 f"  {line['rule']:<26} seat {line['payer']} pays seat {line['payee']} {line['stakes']:g}"
             )
-        lines.append("  payoffs by seat: " + " ".join(f"{p:+g}" for p in info["payoffs"]))
+        lines.append("  payoffs by seat: " + " ".join(f"{p:+g}" for p in settlement["payoffs"]))
     return "\n".join(lines)
 
 

@@ -18,7 +18,11 @@ A snapshot is a plain, picklable dict::
     rng                  None or the numpy PCG64 ``bit_generator.state`` dict the next reset
                          draws from
     agents, agent_selection, rewards, cumulative_rewards, terminations, truncations, infos,
-    rewards_pending_zero the PettingZoo bookkeeping
+    rewards_pending_zero the PettingZoo bookkeeping (each info as :func:`settlement_info` makes it)
+    last_settlement      None or the env's ``last_settlement`` ({hand_number, lines, payoffs})
+
+Version 2 (the infos' fixed keys, ``last_settlement``) replaced version 1, whose infos held the
+settlement's lines.
 
 The kernels never check their inputs: an index out of range in a snapshot would read or write
 outside an array (a crash or silent corruption), so :func:`validate_snapshot` checks every field a
@@ -35,9 +39,10 @@ from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
+from cardgame_core.aec import no_illegal_action
 from madiao_env import cards, core, payments
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 
 
 class MadiaoState(NamedTuple):
@@ -109,6 +114,7 @@ SNAPSHOT_KEYS = (
     "truncations",
     "infos",
     "rewards_pending_zero",
+    "last_settlement",
 )
 AGENTS = tuple(f"player_{seat}" for seat in range(cards.N_SEATS))
 FULL_DECK = (1 << cards.N_CARDS) - 1
@@ -190,6 +196,29 @@ def rng_from_state(rng_state: dict | None) -> np.random.Generator | None:
     generator = np.random.default_rng(0)
     generator.bit_generator.state = checked_rng_state(rng_state)
     return generator
+
+
+def settlement_info(hand_number: int, payoffs: list[float]) -> dict[str, Any]:
+    """An agent's ``infos`` entry: the last settlement's hand number (-1: none yet) and payoffs by
+    seat, and the illegal-action entries (``cardgame_core.aec.no_illegal_action``). The keys and
+    shapes never change, so that collectors can stack infos."""
+    return {"hand_number": hand_number, "payoffs": list(payoffs), **no_illegal_action()}
+
+
+def copy_info(info: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an info that shares no list with it."""
+    return {**info, "payoffs": list(info["payoffs"])}
+
+
+def copy_settlement(settlement: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A copy of a ``last_settlement`` that shares no list or line with it."""
+    if settlement is None:
+        return None
+    return {
+        "hand_number": settlement["hand_number"],
+        "lines": [dict(line) for line in settlement["lines"]],
+        "payoffs": list(settlement["payoffs"]),
+    }
 
 
 def validate_snapshot(snapshot: Any, config: np.ndarray, stake: float) -> dict[str, Any]:
@@ -557,6 +586,7 @@ def _checked_bookkeeping(snapshot: dict, to_act: int) -> dict[str, Any]:
                 _fail(f"{key}[{agent!r}]", flag, f"must be {expected} (episode over: {to_act < 0})")
         result[key] = dict.fromkeys(agents, expected)
     result["infos"] = {agent: _checked_info(agent, snapshot["infos"][agent]) for agent in agents}
+    result["last_settlement"] = _checked_settlement(snapshot["last_settlement"])
     pending_zero = snapshot["rewards_pending_zero"]
     if not isinstance(pending_zero, (bool, np.bool_)):
         _fail("rewards_pending_zero", pending_zero, "must be a bool")
@@ -565,17 +595,46 @@ def _checked_bookkeeping(snapshot: dict, to_act: int) -> dict[str, Any]:
 
 
 def _checked_info(agent: str, info: Any) -> dict[str, Any]:
-    """A copy of an agent's info: empty, or the last settlement (lines, payoffs, hand number)."""
+    """A copy of an agent's info, which must hold exactly the keys of :func:`settlement_info`."""
     where = f"infos[{agent!r}]"
-    if not isinstance(info, dict):
-        _fail(where, info, "must be a dict")
-    if not info:
-        return {}
-    if set(info) != {"settlement", "payoffs", "hand_number"}:
-        _fail(where, sorted(info), "must be empty or hold 'settlement', 'payoffs' and 'hand_number'")
-    lines = info["settlement"]
+    expected = settlement_info(-1, [0.0] * cards.N_SEATS)
+    if not isinstance(info, dict) or set(info) != set(expected):
+        keys = sorted(info) if isinstance(info, dict) else type(info).__name__
+        _fail(where, keys, f"must be a dict with exactly the keys {sorted(expected)}")
+    hand = info["hand_number"]
+    if isinstance(hand, bool) or not isinstance(hand, (int, np.integer)) or hand < -1:
+        _fail(f"{where}['hand_number']", hand, "must be an int >= -1 (-1: no settlement yet)")
+    payoffs = _checked_payoffs(f"{where}['payoffs']", info["payoffs"])
+    if not isinstance(info["illegal_action"], (bool, np.bool_)):
+        _fail(f"{where}['illegal_action']", info["illegal_action"], "must be a bool")
+    if not isinstance(info["illegal_action_error"], str):
+        _fail(f"{where}['illegal_action_error']", info["illegal_action_error"], "must be a str")
+    return {
+        **settlement_info(int(hand), payoffs),
+        "illegal_action": bool(info["illegal_action"]),
+        "illegal_action_error": info["illegal_action_error"],
+    }
+
+
+def _checked_payoffs(where: str, payoffs: Any) -> list[float]:
+    if not isinstance(payoffs, list) or len(payoffs) != 4 or not all(_is_real(p) for p in payoffs):
+        _fail(where, payoffs, "must be a list of 4 finite numbers")
+    return [float(p) for p in payoffs]
+
+
+def _checked_settlement(settlement: Any) -> dict[str, Any] | None:
+    """A copy of a snapshot's ``last_settlement``: None, or its hand number, lines and payoffs."""
+    where = "last_settlement"
+    if settlement is None:
+        return None
+    if not isinstance(settlement, dict) or set(settlement) != {"hand_number", "lines", "payoffs"}:
+        _fail(where, settlement, "must be None or a dict of 'hand_number', 'lines' and 'payoffs'")
+    hand = settlement["hand_number"]
+    if isinstance(hand, bool) or not isinstance(hand, (int, np.integer)) or hand < 0:
+        _fail(f"{where}['hand_number']", hand, "must be an int >= 0")
+    lines = settlement["lines"]
     if not isinstance(lines, list):
-        _fail(f"{where}['settlement']", lines, "must be a list of lines")
+        _fail(f"{where}['lines']", lines, "must be a list of lines")
     copied_lines = []
     for i, line in enumerate(lines):
         if (
@@ -585,7 +644,7 @@ def _checked_info(agent: str, info: Any) -> dict[str, Any]:
             or any(isinstance(line[k], bool) or line[k] not in range(4) for k in ("payer", "payee"))
             or not _is_real(line["stakes"])
         ):
-            _fail(f"{where}['settlement'][{i}]", line, "must be {rule, payer, payee, stakes} of a settlement")
+            _fail(f"{where}['lines'][{i}]", line, "must be {rule, payer, payee, stakes} of a settlement")
         copied_lines.append(
             {
                 "rule": line["rule"],
@@ -594,10 +653,5 @@ def _checked_info(agent: str, info: Any) -> dict[str, Any]:
                 "stakes": float(line["stakes"]),
             }
         )
-    payoffs = info["payoffs"]
-    if not isinstance(payoffs, list) or len(payoffs) != 4 or not all(_is_real(p) for p in payoffs):
-        _fail(f"{where}['payoffs']", payoffs, "must be a list of 4 finite numbers")
-    hand = info["hand_number"]
-    if isinstance(hand, bool) or not isinstance(hand, (int, np.integer)) or hand < 0:
-        _fail(f"{where}['hand_number']", hand, "must be an int >= 0")
-    return {"settlement": copied_lines, "payoffs": [float(p) for p in payoffs], "hand_number": int(hand)}
+    payoffs = _checked_payoffs(f"{where}['payoffs']", settlement["payoffs"])
+    return {"hand_number": int(hand), "lines": copied_lines, "payoffs": payoffs}

@@ -171,7 +171,7 @@ class MadiaoVectorEnv(VectorCardEnv):
 
     def get_game_state(self, game: int) -> dict[str, Any]:
         """Game ``game`` as an AEC ``get_state()`` snapshot (for ``env.unwrapped.set_state`` or
-        :func:`madiao_env.rollout.random_playouts`); settlement infos and past rewards are empty."""
+        :func:`madiao_env.rollout.random_playouts`); no settlement yet and no past rewards."""
         game = self._check_game(game, "get_game_state")
         agents = list(state.AGENTS)
         return {
@@ -186,8 +186,9 @@ class MadiaoVectorEnv(VectorCardEnv):
             "cumulative_rewards": dict.fromkeys(agents, 0.0),
             "terminations": dict.fromkeys(agents, False),
             "truncations": dict.fromkeys(agents, False),
-            "infos": {agent: {} for agent in agents},
+            "infos": {agent: state.settlement_info(-1, [0.0] * cards.N_SEATS) for agent in agents},
             "rewards_pending_zero": False,
+            "last_settlement": None,
         }
 
     def _check_overflow(self) -> None:

@@ -3,3 +3,7 @@ recorded games (``app``: the FastAPI routes; ``games``: live games and the seat'
 ``replays``: recorded games step by step; ``store``: live games bounded in number and age;
 ``static/``: the page). Needs the ``web`` extra.
 """
+
+from cardgame_core.version import __version__
+
+__all__ = ["__version__"]

@@ -229,21 +229,20 @@ class MadiaoGame:
         completed = (len(history) - in_trick) // 4
         last_trick = history[(completed - 1) * 4 : completed * 4] if completed else []
         settlement = None
-        if self.over:
-            info = self.env.infos.get(f"player_{self.seat}", {})
-            if "settlement" in info:
-                settlement = {
-                    "lines": [
-                        {
-                            "rule": line["rule"],
-                            "payer": int(line["payer"]),
-                            "payee": int(line["payee"]),
-                            "stakes": float(line["stakes"]),
-                        }
-                        for line in info["settlement"]
-                    ],
-                    "payoffs": [float(p) for p in info["payoffs"]],
-                }
+        if self.over and self.env.last_settlement is not None:
+            last = self.env.last_settlement
+            settlement = {
+                "lines": [
+                    {
+                        "rule": line["rule"],
+                        "payer": int(line["payer"]),
+                        "payee": int(line["payee"]),
+                        "stakes": float(line["stakes"]),
+                    }
+                    for line in last["lines"]
+                ],
+                "payoffs": [float(p) for p in last["payoffs"]],
+            }
         return {
             "game": "madiao",
             "seat": self.seat,

@@ -1,5 +1,9 @@
 """Mao — PettingZoo AEC environment ``mao_v0`` (the environment is the Mao Master).
 
+``from mao_env import mao_v0``; ``mao_v0.env(...)`` is the env as PettingZoo's classic games
+build theirs (``TerminateIllegalWrapper`` + ``AssertOutOfBoundsWrapper`` +
+``OrderEnforcingWrapper``, see "Illegal actions"), ``mao_v0.raw_env(...)`` the bare one.
+
 Mao is a shedding game whose subject is rules nobody explains: players learn them from penalty
 calls, and every round's winner adds a secret rule. ``docs/mao-rules.md`` gives the rules in
 full; ``mao_env.rules`` holds the secret-rule library.
@@ -81,9 +85,15 @@ Rewards (per step, every seat): ``win_reward`` (default 1.0) to the round winner
 "Mao"'s three cards, a forgotten "Mao"'s ``forgotten_mao_cards``, bad calls; cards a dynamics
 rule makes a seat take are not penalties).
 
-Calls: after every step ``env.last_calls`` and ``infos[agent]["calls"]`` (every agent) list the
-calls of that step: ``{"player"`` (who takes the cards), ``"caller"`` (``None`` for the Mao
-Master), ``"bad_call"``, ``"call"``, ``"cards"}`` plus, unless ``reasons="hidden"``, ``"code"``
+Infos have the same keys and shapes at every step, so that a generic collector can stack them:
+``infos[agent]`` = ``{"n_calls": int, "call_cards": int, "illegal_action": bool,
+"illegal_action_error": str}``: the number of calls the last step made, the cards this agent takes
+for them, and the illegal-action entries (False and "" unless ``env()`` ended the episode on this
+agent's illegal action).
+
+Calls: after every step ``env.unwrapped.last_calls`` lists the calls of that step (a list of
+varying length, so not in ``infos``): ``{"player"`` (who takes the cards), ``"caller"`` (``None``
+for the Mao Master), ``"bad_call"``, ``"call"``, ``"cards"}`` plus, unless ``reasons="hidden"``, ``"code"``
 (0 bad card, 1 failure to say, 2 talking, 3 Mao in vain, 4 bad call), ``"reason"`` and ``"phrase"``
 (for a bad call ``"called"``: the reason called), and with ``reasons="revealed"`` the library
 ``"rule"`` behind it (-1 for a base rule).
@@ -104,23 +114,32 @@ not), a point of order too, and the settled turn's event lists the reasons that 
 calls. ``env.window_faults()`` (Mao Master knowledge, for evaluation) gives the faults of the turn
 under judgement.
 
-Episodes: ``num_rounds`` rounds (default 1) — termination — or ``max_steps`` sub-actions
-(default 3000) — truncation for all agents. ``max_sub_actions`` (default 18) caps one turn.
-These three counts are integers of at most ``2**31 - 1``; ``win_reward`` and
-``penalty_card_reward`` must be finite numbers. Once every agent has stepped out of an ended
-episode, ``step`` raises ``RuntimeError`` ("the episode is over: call reset()").
+Episodes: ``num_rounds`` rounds — termination — or ``max_steps`` sub-actions — truncation for
+all agents. Once every agent has stepped out of an ended episode, ``step`` raises
+``RuntimeError`` ("the episode is over: call reset()").
 
-Variants (constructor options): ``seven_turn_ends`` (taking the seven penalty ends the turn),
-``seven_phrase`` ("penalty card" or "thank you"), ``talking`` (penalise phrases not required,
-default on; "pass" after a draw is never talking), ``calls`` ("master", "players"),
-``forgotten_mao_cards`` (3, the seed's reading, default; or 1), ``rounds`` ("plain": everyone
-re-dealt; "cambridge": the winner re-enters with five cards), ``rule_choice`` ("agent", "sampled",
-"fixed": the list ``options["fixed_rules"]`` at reset), ``reasons`` ("calls", "hidden", "revealed"),
-``mask`` ("physical", "rules"), ``n_events`` (K, default 8, at most 16), ``obs_type`` ("history":
-with the K events, default; "summary": without them), ``win_reward``, ``penalty_card_reward``,
-``render_mode`` ("ansi", "human": the table and every call as the Mao Master says it). Every option
-but ``render_mode`` is a field of :class:`mao_env.options.MaoOptions` (checked there, kept as
-``env.options``), which also builds the kernels' config row; the batched env builds from it too.
+Options: ``env()`` and ``raw_env()`` take the same keyword arguments (``help(mao_v0.env)`` lists
+them): ``render_mode`` (None, "ansi", "human": the table and every call as the Mao Master says
+it) and the game options ``n_players`` (also positional), ``num_rounds``, ``max_steps``, ``mask``,
+``reasons``, ``rule_choice``, ``rounds``, ``seven_turn_ends``, ``seven_phrase``, ``talking``,
+``calls``, ``forgotten_mao_cards``, ``max_sub_actions``, ``n_events``, ``obs_type``,
+``win_reward``, ``penalty_card_reward``, each documented once, under its field of
+:class:`mao_env.options.MaoOptions`, which checks them (``TypeError``/``ValueError`` naming a bad
+one), is kept as ``env.options``, builds the kernels' config row, and is what the batched env
+builds from too.
+
+Illegal actions: ``raw_env()`` raises ``cardgame_core.aec.IllegalActionError`` for an action
+outside the mask, naming it as text and listing the legal ones; nothing changes. ``env()``, as
+PettingZoo's classic games: an id the mask forbids ends the episode for every agent (all
+terminated and truncated, PettingZoo's ``TerminateIllegalWrapper``); the offender's reward is
+``ILLEGAL_ACTION_REWARD`` (-1), the others' 0, and the offender's ``infos`` hold
+``"illegal_action": True`` and ``"illegal_action_error"``, the explanation ``raw_env()`` would
+raise. Why -1, PettingZoo's value: with the default rewards it is a round's win lost, or ten
+penalty cards, more than a player who follows the base rules takes in a round; a learner that
+ignores the mask and takes more could still prefer ending the episode illegally, so mask the
+actions. Other penalties: wrap ``raw_env()`` in PettingZoo's wrappers yourself. An id outside
+the action space is stopped by ``AssertOutOfBoundsWrapper`` (an ``AssertionError``), and
+something that is not an action id (a bool, a float, an array) raises ``IllegalActionError``.
 
 Scenario API: ``reset(options={...})`` with ``hands`` ({seat: ["9D", ...]}), ``pile`` (bottom to
 top), ``stack`` (next card drawn first), ``rules`` ([rule id] or [(rule id, author)]),
@@ -140,15 +159,18 @@ may know: its hand, the top card, the suit to follow, the direction, the seven c
 seats' hand sizes, the rounds, the number of active secret rules and the ones this seat authored
 (with their descriptions), its own turn so far, and the last public events with the Mao Master's
 calls (as the ``reasons`` mode lets the table hear them; ``"revealed"`` names the rules behind
-calls, for everyone). ``render(seat=k)`` returns it with ``render_mode="ansi"`` (prints it with
-``"human"``); ``render()`` without a seat is the Mao Master's view with every hand.
+calls, for everyone). ``render(seat=k)`` (on ``env()`` too) returns it with ``render_mode="ansi"``
+(prints it with ``"human"``); ``render()`` without a seat is the Mao Master's view with every hand.
 Text helpers: ``env.action_from_text("play 9D" | "draw" | "say last-card" | "end" |
 "call bad-card" | "call failure last-card" | "no call" | "point of order" | "rule 12")``,
 ``env.describe_action(id)``; ``allowed_actions(env.get_state()["arrays"])`` is the rules mask.
 
 Version history: v0 — first release; then, still v0: players' calls (``calls``), the phrase
 "pass", a forgotten "Mao" costs three cards (``forgotten_mao_cards``); actions 115 -> 137 and the
-observation grew (a policy trained before does not load).
+observation grew (a policy trained before does not load); then ``env()`` ends the episode on an
+illegal action (penalty and reason above) instead of raising, as PettingZoo's classic games do
+(``raw_env()`` still raises), and ``infos`` keep fixed keys at every step (the calls moved from
+``infos[agent]["calls"]`` to ``env.unwrapped.last_calls`` alone; snapshots are version 2).
 """
 
 from __future__ import annotations
@@ -159,10 +181,17 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
-from pettingzoo.utils import wrappers
+from pettingzoo import AECEnv
 
-from cardgame_core.aec import CardGameAECEnv, IllegalActionError, check_action, seed_sequence
+from cardgame_core.aec import (
+    CardGameAECEnv,
+    IllegalActionError,
+    check_action,
+    seed_sequence,
+    wrap_like_pettingzoo_classic,
+)
 from cardgame_core.jit import compiled_for
+from cardgame_core.options_doc import document_options
 from mao_env import cards, core
 from mao_env import rules as rule_library
 from mao_env import state as snapshots
@@ -245,15 +274,56 @@ def allowed_actions(state: dict[str, np.ndarray], game: int = 0) -> np.ndarray:
     return out
 
 
-def env(**kwargs: Any):
-    """The Mao AEC env in PettingZoo's standard wrappers."""
-    aec = raw_env(**kwargs)
-    aec = wrappers.AssertOutOfBoundsWrapper(aec)
-    return wrappers.OrderEnforcingWrapper(aec)
+#: ``env()``'s reward for an illegal action (see "Illegal actions" in the module docstring).
+ILLEGAL_ACTION_REWARD = -1.0
+_RENDER_MODE_DOC = (
+    'None, "ansi" (render() returns the table as text) or "human" (prints it, with every call); '
+    "render(seat=k) shows what seat k may know."
+)
 
 
+@document_options(MaoOptions, render_mode=_RENDER_MODE_DOC)
+def env(
+    n_players: int = 4,
+    *,
+    num_rounds: int = 1,
+    max_steps: int = 3000,
+    mask: str = "physical",
+    reasons: str = "calls",
+    rule_choice: str = "agent",
+    rounds: str = "plain",
+    seven_turn_ends: bool = False,
+    seven_phrase: str = "penalty card",
+    talking: bool = True,
+    calls: str = "master",
+    forgotten_mao_cards: int = 3,
+    max_sub_actions: int = 18,
+    n_events: int = 8,
+    obs_type: str = "history",
+    win_reward: float = 1.0,
+    penalty_card_reward: float = -0.1,
+    render_mode: str | None = None,
+) -> AECEnv:
+    """The Mao AEC env as PettingZoo's classic games build ``env()``: an illegal action ends the
+    episode (the offender gets ``ILLEGAL_ACTION_REWARD``; its ``infos`` say why), ``render(seat=k)``
+    works through the wrappers. ``raw_env()`` takes the same arguments and raises on an illegal
+    action instead. Documentation: the ``mao_env.env`` docstring."""
+    bare = raw_env(
+        n_players, num_rounds=num_rounds, max_steps=max_steps, mask=mask, reasons=reasons,
+        rule_choice=rule_choice, rounds=rounds, seven_turn_ends=seven_turn_ends,
+        seven_phrase=seven_phrase, talking=talking, calls=calls,
+        forgotten_mao_cards=forgotten_mao_cards, max_sub_actions=max_sub_actions,
+        n_events=n_events, obs_type=obs_type, win_reward=win_reward,
+        penalty_card_reward=penalty_card_reward, render_mode=render_mode,
+    )  # fmt: skip
+    return wrap_like_pettingzoo_classic(bare, illegal_reward=ILLEGAL_ACTION_REWARD)
+
+
+@document_options(MaoOptions, render_mode=_RENDER_MODE_DOC)
 class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
-    """Mao with the environment as Mao Master; see the module docstring for everything."""
+    """The bare Mao AEC env, the environment as Mao Master: an illegal action raises
+    ``IllegalActionError`` naming it. ``env()`` is this env in PettingZoo's wrappers.
+    Documentation: the ``mao_env.env`` docstring."""
 
     metadata: ClassVar[dict] = {
         "name": "mao_v0",
@@ -381,7 +451,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         core.reset_game(self._state, 0, game_seed)
         if scenario is not None:
             self._place_scenario(scenario)
-        self._reset_bookkeeping()
+        self._reset_bookkeeping(snapshots.calls_info(0, 0))
         self._rewards_zero = True
         self._infos_quiet = False
         self.last_calls = []
@@ -423,13 +493,15 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         if flags & core.STEP_CALLS:
             self.last_calls = []
             self._record_calls(self._seat_of[agent], int(scalars[0, core.S_N_CALLS]))
+            n_calls = len(self.last_calls)
             for name in self.agents:
-                self.infos[name] = {"calls": list(self.last_calls)}
+                taken = sum(call["cards"] for call in self.last_calls if call["player"] == name)
+                self.infos[name] = snapshots.calls_info(n_calls, taken)
             self._infos_quiet = False
         elif not self._infos_quiet:
             self.last_calls = []
             for name in self.agents:
-                self.infos[name] = {"calls": []}
+                self.infos[name] = snapshots.calls_info(0, 0)
             self._infos_quiet = True
         if self.render_mode is not None:
             self._narrate_new_events()
@@ -537,6 +609,9 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         _observe(*arguments)
         mask = self._mask.copy() if agent == self.agent_selection else np.zeros(self.n_actions, np.int8)
         return {"observation": observation, "action_mask": mask}
+
+    def _current_mask(self) -> np.ndarray:
+        return self._mask
 
     def describe_action(self, action: int) -> str:
         return cards.action_to_text(action, rule_library.N_RULES)

@@ -113,22 +113,46 @@ class MaoOptions:
     """
 
     n_players: int = 4
+    """Players, 2..8 (3..8 usual); one deck per three players, rounded up."""
     num_rounds: int = 1
+    """Rounds per episode (the episode terminates after the last), 1..MAX_COUNT_OPTION."""
     max_steps: int = 3000
+    """Sub-actions after which the episode is truncated for every agent, 1..MAX_COUNT_OPTION."""
     mask: str = "physical"
+    """"physical": what a person can do; "rules": what the full rule set allows (leaks the secret
+    rules: for curricula, debugging and the oracle agent)."""
     reasons: str = "calls"
+    """What the table hears of a call: "calls" (the Mao Master's words), "hidden" (only that a
+    penalty was given) or "revealed" (also the library rule behind it, for everyone)."""
     rule_choice: str = "agent"
+    """How a round winner's new rule is chosen: "agent" (its own decision), "sampled" (at random),
+    "fixed" (the list ``reset(options={"fixed_rules": [...]})`` gives)."""
     rounds: str = "plain"
+    """"plain" (everyone re-dealt after a round) or "cambridge" (the winner re-enters with five
+    cards, the others keep theirs)."""
     seven_turn_ends: bool = False
+    """Taking the cards of a seven chain ends the turn."""
     seven_phrase: str = "penalty card"
+    """The phrase owed when a seven is played: "penalty card" or "thank you"."""
     talking: bool = True
+    """Penalise phrases no rule requires ("pass" after a draw is never talking)."""
     calls: str = "master"
+    """Who calls the faults: "master" (the Mao Master, every fault, at the end of the turn) or
+    "players" (call windows: the other seats call, wrong calls cost the caller)."""
     forgotten_mao_cards: int = 3
+    """Penalty cards for a forgotten "Mao": 3 (the seed's reading) or 1."""
     max_sub_actions: int = 18
+    """Sub-actions one turn may take (after one fewer, only the end of the turn is legal),
+    3..MAX_COUNT_OPTION."""
     n_events: int = 8
+    """Public events in the observation (K, most recent first), 0..16; 0 with ``obs_type="summary"``."""
     obs_type: str = "history"
+    """"history" (the table and the last K public events) or "summary" (the table only)."""
     win_reward: float = 1.0
+    """Reward of the round winner (a finite number)."""
     penalty_card_reward: float = -0.1
+    """Reward per penalty card received: calls, the seven chain, a wrong or forgotten "Mao", bad
+    calls (cards a dynamics rule makes a seat take are not penalties); a finite number."""
 
     def __post_init__(self) -> None:
         checked = {

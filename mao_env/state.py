@@ -10,7 +10,7 @@ kernels take ``state`` and read ``state.scalars`` etc. by name. The secret-rule 
 A snapshot is what ``raw_env.get_state()`` and ``MaoVectorEnv.get_game_state()`` return and what
 ``raw_env.set_state()`` and ``MaoVectorEnv.set_game_state()`` take back: a picklable dict::
 
-    version             SNAPSHOT_VERSION (1)
+    version             SNAPSHOT_VERSION (2; version 1's infos held the calls themselves)
     options             the options that define the game (GAME_OPTIONS: name -> value)
     arrays              the core's state arrays of one game, each with a batch axis of 1:
         hands      int8   [1, 8, 53]    cards of each type held by each seat
@@ -24,7 +24,8 @@ A snapshot is what ``raw_env.get_state()`` and ``MaoVectorEnv.get_game_state()``
                                         player, caller)
         rng        uint64 [1]           the game's SplitMix64 state
     agents, rewards, cumulative_rewards, terminations, truncations, infos
-                        the PettingZoo bookkeeping of the AEC env
+                        the PettingZoo bookkeeping of the AEC env (each info as
+                        :func:`calls_info` makes it)
     reset_rng           the numpy bit-generator state the next seedless reset() draws from
     last_calls          the Mao Master's calls of the last step (dicts, as ``env.last_calls``)
 
@@ -45,10 +46,19 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from cardgame_core.aec import no_illegal_action
 from mao_env import cards, core
 from mao_env import rules as rule_library
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2
+
+
+def calls_info(n_calls: int, call_cards: int) -> dict[str, Any]:
+    """An agent's ``infos`` entry after a step: the number of calls the step made, the cards this
+    agent takes for them, and the illegal-action entries (``cardgame_core.aec.no_illegal_action``).
+    The keys and shapes never change, so that collectors can stack infos; the calls themselves
+    are ``env.last_calls``."""
+    return {"n_calls": n_calls, "call_cards": call_cards, **no_illegal_action()}
 
 
 class MaoState(NamedTuple):
@@ -465,6 +475,29 @@ def _check_call_window(scalars: np.ndarray, phase: int, spec: GameSpec) -> None:
         check(core.S_FAULT_RULE_0 + reason, -1, high)
 
 
+def _checked_info(field: str, info: Any) -> dict[str, Any]:
+    """A copy of an agent's info, which must hold exactly the keys of :func:`calls_info`."""
+    expected = calls_info(0, 0)
+    if not isinstance(info, dict) or set(info) != set(expected):
+        _fail(field, f"must be a dict with exactly the keys {', '.join(sorted(expected))}, got {info!r}")
+    for key in ("n_calls", "call_cards"):
+        if (
+            isinstance(info[key], (bool, np.bool_))
+            or not isinstance(info[key], (int, np.integer))
+            or info[key] < 0
+        ):
+            _fail(f"{field}[{key!r}]", f"must be an int >= 0, got {info[key]!r}")
+    if not isinstance(info["illegal_action"], (bool, np.bool_)):
+        _fail(f"{field}['illegal_action']", f"must be a bool, got {info['illegal_action']!r}")
+    if not isinstance(info["illegal_action_error"], str):
+        _fail(f"{field}['illegal_action_error']", f"must be a str, got {info['illegal_action_error']!r}")
+    return {
+        **calls_info(int(info["n_calls"]), int(info["call_cards"])),
+        "illegal_action": bool(info["illegal_action"]),
+        "illegal_action_error": info["illegal_action_error"],
+    }
+
+
 def _is_number(value: Any) -> bool:
     return (
         not isinstance(value, (bool, np.bool_))
@@ -502,9 +535,7 @@ def _check_bookkeeping(snapshot: dict, arrays: MaoState, spec: GameSpec) -> Snap
                 _fail(f"{key}[{agent!r}]", f"must be {expected} for this game state, got {value!r}")
             copies[key][agent] = bool(value)
     for agent, info in copies["infos"].items():
-        if not isinstance(info, dict):
-            _fail(f"infos[{agent!r}]", f"must be a dict, got {type(info).__name__}")
-        copies["infos"][agent] = dict(info)
+        copies["infos"][agent] = _checked_info(f"infos[{agent!r}]", info)
     last_calls = snapshot["last_calls"]
     if not isinstance(last_calls, list) or not all(isinstance(call, dict) for call in last_calls):
         _fail("last_calls", "must be a list of call dicts")

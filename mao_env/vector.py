@@ -218,7 +218,7 @@ class MaoVectorEnv(VectorCardEnv):
 
     def get_game_state(self, game: int) -> dict[str, Any]:
         """Game ``game`` as an AEC ``get_state()`` snapshot, for ``set_state`` of an AEC env built
-        with the same options (past rewards, infos and calls are empty)."""
+        with the same options (no past rewards, no calls)."""
         game = self._check_game(game, "get_game_state")
         row = slice(game, game + 1)
         agents = self.options.possible_agents
@@ -233,7 +233,7 @@ class MaoVectorEnv(VectorCardEnv):
             "cumulative_rewards": dict.fromkeys(agents, 0.0),
             "terminations": dict.fromkeys(agents, False),
             "truncations": dict.fromkeys(agents, False),
-            "infos": {agent: {} for agent in agents},
+            "infos": {agent: snapshots.calls_info(0, 0) for agent in agents},
             "reset_rng": reset_rng,
             "last_calls": [],
         }

@@ -55,10 +55,12 @@ __all__ = [
 
 
 def make_env(**env_kwargs: Any):
-    """The wrapped PettingZoo Madiao env (imported lazily: the env module compiles on first use)."""
+    """The raw PettingZoo Madiao env, which raises on an illegal action: an agent's illegal move
+    is a bug to stop at, never a lost hand to count (``env()`` would end the hand with a penalty).
+    Imported lazily: the env module compiles on first use."""
     from madiao_env import madiao_v0
 
-    return madiao_v0.env(**env_kwargs)
+    return madiao_v0.raw_env(**env_kwargs)
 
 
 def seat_of(agent_name: str) -> int:

@@ -34,10 +34,12 @@ DEFAULT_MAO_OPPONENT = "bayes"
 
 
 def make_mao_env(n_players: int, num_rounds: int):
-    """The wrapped Mao AEC env for terminal play (imported here: the env compiles on first use)."""
+    """The raw Mao AEC env for terminal play, which raises on an illegal action (an agent's illegal
+    move is a bug to stop at, not a game to end with a penalty as ``env()`` would). Imported here:
+    the env compiles on first use."""
     from mao_env import mao_v0
 
-    return mao_v0.env(n_players=n_players, num_rounds=num_rounds)
+    return mao_v0.raw_env(n_players=n_players, num_rounds=num_rounds)
 
 
 @dataclass

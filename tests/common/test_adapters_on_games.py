@@ -39,12 +39,14 @@ def test_learner_reward_is_its_own_seats_settlement_in_every_seat() -> None:
             _, reward, terminated, truncated, info = env.step(action)
             total += reward
             done = terminated or truncated
+        lines = aec.unwrapped.last_settlement["lines"]
         settlement_total = sum(
             (line["stakes"] if line["payee"] == seat else 0.0)
             - (line["stakes"] if line["payer"] == seat else 0.0)
-            for line in info["settlement"]
+            for line in lines
         )
-        assert total == pytest.approx(settlement_total), (episode, seat, info["settlement"])
+        assert total == pytest.approx(settlement_total), (episode, seat, lines)
+        assert info["payoffs"][seat] == pytest.approx(settlement_total)
         seats_checked.add(seat)
         history = aec.unwrapped.table()["history"]
         if history and history[-1][0] != seat:

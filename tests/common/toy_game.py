@@ -104,7 +104,7 @@ class CountdownAECEnv(CardGameAECEnv):
         return spaces.Discrete(N_ACTIONS)
 
     def reset(self, seed=None, options=None):
-        self._reset_bookkeeping()
+        self._reset_bookkeeping({})
         self.counter = START
         self.seat = 0 if seed is None else int(seed) % N_SEATS
         self.agent_selection = self.agents[self.seat]

@@ -128,8 +128,8 @@ def play_script(
 
 def settlement(env) -> list[tuple[str, int, int, float]]:
     """The last settlement's lines as sorted (rule, payer, payee, stakes) tuples."""
-    info = env.infos["player_0"]
-    return sorted((line["rule"], line["payer"], line["payee"], line["stakes"]) for line in info["settlement"])
+    lines = env.unwrapped.last_settlement["lines"]
+    return sorted((line["rule"], line["payer"], line["payee"], line["stakes"]) for line in lines)
 
 
 def payoffs(env) -> list[float]:

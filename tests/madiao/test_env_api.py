@@ -50,18 +50,23 @@ def test_rewards_are_zero_sum_and_equal_the_settlement_lines(episode):
     returns = np.zeros(4)
     settled_sum = np.zeros(4)
     while env.agents and not env.terminations[env.agent_selection]:
-        before = env.infos["player_0"].get("hand_number"), id(env.infos["player_0"])
+        before = env.last_settlement
         env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
         returns += [env.rewards[f"player_{s}"] for s in range(4)]
-        info = env.infos["player_0"]
-        if "payoffs" in info and (info.get("hand_number"), id(info)) != before:
-            settled_sum += info["payoffs"]
+        settlement = env.last_settlement
+        if settlement is not before:
+            info = env.infos["player_0"]
+            assert (info["hand_number"], info["payoffs"]) == (
+                settlement["hand_number"],
+                settlement["payoffs"],
+            )
+            settled_sum += settlement["payoffs"]
             by_lines = np.zeros(4)
-            for line in info["settlement"]:
+            for line in settlement["lines"]:
                 assert line["rule"] in core.RULE_NAMES and line["stakes"] > 0
                 by_lines[line["payer"]] -= line["stakes"]
                 by_lines[line["payee"]] += line["stakes"]
-            np.testing.assert_allclose(by_lines, info["payoffs"])
+            np.testing.assert_allclose(by_lines, settlement["payoffs"])
     assert returns.sum() == pytest.approx(0.0)
     np.testing.assert_allclose(returns, settled_sum)
     assert env.table()["phase"] == "over"
@@ -83,7 +88,7 @@ def test_terminal_rewards_reach_every_agent_through_last():
         _, reward, terminated, truncated, info = env.last()
         totals[agent] += reward
         if terminated or truncated:
-            assert "payoffs" in info
+            assert info["hand_number"] == 0 and sum(info["payoffs"]) == pytest.approx(0.0)
             env.step(None)
             continue
         env.step(int(rng.choice(np.flatnonzero(env.last()[0]["action_mask"]))))
@@ -232,8 +237,8 @@ def test_reset_seed_is_deterministic_and_seedless_reset_continues():
 # ----------------------------------------------------------------------------- errors
 
 
-def test_illegal_action_names_the_action():
-    env = madiao_v0.env()
+def test_raw_env_illegal_action_names_the_action():
+    env = madiao_v0.raw_env()
     env.reset(seed=0)
     mask = env.observe(env.agent_selection)["action_mask"]
     illegal = int(np.flatnonzero(mask == 0)[0])

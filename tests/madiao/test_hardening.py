@@ -81,11 +81,10 @@ def test_a_meld_in_the_hands_option_starts_at_hand_zero_and_is_paid_with_hand_ze
     while env.agents and not env.terminations[env.agent_selection]:
         mask = env.observe(env.agent_selection)["action_mask"]
         env.step(int(rng.choice(np.flatnonzero(mask))))
-        info = env.infos["player_0"]
-        if first_settlement is None and "settlement" in info:
-            first_settlement = copy.deepcopy(info)
+        if first_settlement is None and env.last_settlement is not None:
+            first_settlement = copy.deepcopy(env.last_settlement)
     assert first_settlement["hand_number"] == 0
-    assert any(line["rule"] == "meld" for line in first_settlement["settlement"])
+    assert any(line["rule"] == "meld" for line in first_settlement["lines"])
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -308,7 +307,7 @@ def test_set_state_rejects_bad_settlement_lines():
         (lambda s: s["arrays"].__setitem__(2, s["arrays"][2][:, :31]), r"arrays\[2\] \(history\)"),
         (lambda s: s["arrays"].__setitem__(0, s["arrays"][0][0]), r"arrays\[0\] \(card_sets\)"),
         (lambda s: s.pop("rng"), "missing key"),
-        (lambda s: s.update(version=2), "version"),
+        (lambda s: s.update(version=1), "version"),
         (lambda s: s.update(version=True), "version"),
         (lambda s: s.update(stake=2.0), "stake"),
         (lambda s: s.update(stake=10**400), "stake"),
@@ -322,6 +321,17 @@ def test_set_state_rejects_bad_settlement_lines():
         (lambda s: s["rewards"].__setitem__("player_0", float("nan")), "rewards"),
         (lambda s: s["terminations"].__setitem__("player_0", True), "terminations"),
         (lambda s: s["infos"].__setitem__("player_0", {"settlement": 1}), "infos"),
+        (lambda s: s["infos"]["player_0"].__setitem__("hand_number", -2), "hand_number"),
+        (lambda s: s["infos"]["player_0"].__setitem__("payoffs", [0.0] * 3), "payoffs"),
+        (lambda s: s["infos"]["player_0"].__setitem__("illegal_action", "no"), "illegal_action"),
+        (lambda s: s["infos"]["player_0"].__setitem__("illegal_action_error", None), "illegal_action_error"),
+        (lambda s: s.update(last_settlement={"lines": []}), "last_settlement"),
+        (
+            lambda s: s.update(
+                last_settlement={"hand_number": 0, "lines": [{"rule": "x"}], "payoffs": [0.0] * 4}
+            ),
+            r"last_settlement\['lines'\]\[0\]",
+        ),
         (lambda s: s.update(rng={"bit_generator": "PCG64", "state": 5}), "rng"),
         (lambda s: s.update(rng="x"), "rng"),
         (lambda s: s.update(rewards_pending_zero="no"), "rewards_pending_zero"),

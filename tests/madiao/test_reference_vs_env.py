@@ -93,11 +93,11 @@ def by_rule_and_pair(lines) -> Counter:
 
 def env_settlement(env) -> Counter:
     """The env's lines in stakes (the env reports them times the ``stake`` option)."""
-    info = env.infos[AGENTS[0]]
+    settlement = env.unwrapped.last_settlement
     unit = env.unwrapped.stake
     return by_rule_and_pair(
         Payment(line["rule"], line["payer"], line["payee"], float(line["stakes"]) / unit)
-        for line in info.get("settlement", [])
+        for line in (settlement["lines"] if settlement is not None else [])
     )
 
 

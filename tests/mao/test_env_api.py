@@ -86,7 +86,14 @@ def test_penalty_rewards_are_configurable():
     env = scenario(4, hands={0: ["9C", "KS", "QS"], **HANDS}, pile=["5H"], penalty_card_reward=-0.5)
     turn(env, "play 9C", "say rabbit", "end")
     assert env.rewards == {"player_0": -1.0, "player_1": 0.0, "player_2": 0.0, "player_3": 0.0}
-    assert env.infos["player_2"]["calls"][0]["reason"] == "bad card"
+    assert env.last_calls[0]["reason"] == "bad card" and env.last_calls[0]["player"] == "player_0"
+    assert env.infos["player_0"] == {
+        "n_calls": 2,
+        "call_cards": 2,
+        "illegal_action": False,
+        "illegal_action_error": "",
+    }
+    assert (env.infos["player_2"]["n_calls"], env.infos["player_2"]["call_cards"]) == (2, 0)
 
 
 def test_step_cap_truncates():
