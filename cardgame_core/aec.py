@@ -149,13 +149,14 @@ class TerminateIllegalWithReason(wrappers.TerminateIllegalWrapper):
     """
 
     def step(self, action: Any) -> None:
-        agent = self.agent_selection
-        live = not (self.terminations[agent] or self.truncations[agent])
-        if live and not self._terminated:
+        if action is not None:  # None is a dead step's action (a live agent's is stopped outside)
             action_id(action)
-        ended_before = self._terminated
+        if self._terminated:  # the dead steps after an illegal action
+            super().step(action)
+            return
+        agent = self.agent_selection
         super().step(action)
-        if self._terminated and not ended_before:
+        if self._terminated:
             raw = self.env.unwrapped
             reason = raw.explain_illegal(action)
             raw.infos[agent] = {**raw.infos[agent], "illegal_action": True, "illegal_action_error": reason}

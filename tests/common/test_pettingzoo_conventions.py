@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from pettingzoo.utils.env_logger import EnvLogger
 
+from agents.base import Agent
 from cardgame_core import version
 from cardgame_core.aec import IllegalActionError
 from cardgame_core.options_doc import field_docs
@@ -259,3 +260,24 @@ def test_an_uninstalled_checkout_reads_its_version_from_pyproject(tmp_path):
     pyproject.write_text('[project]\nname = "something-else"\nversion = "1.0"\n')
     assert version._checkout_version(pyproject) == version.UNKNOWN_VERSION
     assert version._checkout_version(tmp_path / "missing.toml") == version.UNKNOWN_VERSION
+
+
+# ----------------------------------------------------------------------------- the project's own play
+
+
+class IllegalMover(Agent):
+    """A buggy agent: the first action its mask forbids."""
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(np.flatnonzero(action_mask == 0)[0])
+
+
+def test_the_projects_play_loops_stop_at_an_agents_illegal_move_rather_than_score_it():
+    # Tournaments, match and play run on raw_env(): a bug in an agent raises, it is never a lost hand.
+    from training.madiao_games import make_env, play_episode
+    from training.mao_play import make_mao_env, play_mao_game
+
+    with pytest.raises(IllegalActionError, match="is not legal now"):
+        play_episode(make_env(), [IllegalMover()] * 4, seed=0)
+    with pytest.raises(IllegalActionError, match="is not legal now"):
+        play_mao_game(make_mao_env(3, 1), [IllegalMover()] * 3, None, seed=0, write=lambda _: None)
