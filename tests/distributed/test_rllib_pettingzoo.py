@@ -57,10 +57,13 @@ def test_rllib_env_check_is_a_real_check_raw_env_fails_it(rllib):
     from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
     env = PettingZooEnv(madiao_v0.raw_env())
-    env.action_spaces[env.env.agent_selection].seed(0)
-    mask = env.env.observe(env.env.agent_selection)["action_mask"]
-    assert not mask[env.action_spaces[env.env.agent_selection].sample()]  # seed 0 draws an illegal id
-    env.action_spaces[env.env.agent_selection].seed(0)
+    env.reset(seed=42, options={})  # the check's own reset: the same deal and seat to act
+    agent = env.env.agent_selection
+    for space in env.action_spaces.values():
+        space.seed(0)
+    assert not env.env.observe(agent)["action_mask"][env.action_spaces[agent].sample()]  # an illegal id
+    for space in env.action_spaces.values():
+        space.seed(0)
     with pytest.raises(ValueError, match="step"):
         check_multiagent_environments(env)
 
