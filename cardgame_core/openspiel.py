@@ -32,10 +32,10 @@ __all__ = [
     "CardGameState",
     "LayoutObserver",
     "checked_player",
-    "observation_kind",
     "options_from_parameters",
     "parameter_specification",
     "register",
+    "wants_information_state",
 ]
 
 
@@ -66,11 +66,11 @@ def register(game_type: pyspiel.GameType, game_class: type) -> None:
 
 
 # ----------------------------------------------------------------------------- observers
-def observation_kind(iig_obs_type: Any, params: Any, info_state: bool) -> bool:
+def wants_information_state(iig_obs_type: Any, params: Any, info_state: bool) -> bool:
     """Whether an OpenSpiel observer request (``make_py_observer``'s arguments) asks for the
     information state (True) or the observation (False); ``ValueError`` for what a game does not
     provide: another player's private information, public information only, observer parameters,
-    or an information state when the game has none (``info_state`` False)."""
+    or an information state from a game that has none (``info_state`` False)."""
     if isinstance(iig_obs_type, Mapping):  # OpenSpiel called make_py_observer(params)
         iig_obs_type, params = None, iig_obs_type
     if params:

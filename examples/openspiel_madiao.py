@@ -7,11 +7,16 @@ Needs the ``openspiel`` extra. Run from the repository root::
 
 ``import madiao_env.openspiel_game`` registers the game: ``pyspiel.load_game("madiao")`` is one
 hand of Madiao with every deal drawn by chance nodes. OpenSpiel's outcome-sampling MCCFR learns
-from sampled hands; a few hundred iterations touch only a sliver of Madiao's information states,
-so this shows the plumbing, not a strong player. The evaluation seats the MCCFR average policy
-at each seat in turn against three of the project's heuristic players (OpenSpiel bots made from
+from sampled hands. The evaluation seats the MCCFR average policy at each seat in turn against
+three of the project's heuristic players (OpenSpiel bots made from
 ``agents.registry.make_agent("heuristic")``), and the uniform random policy on the same seats
 and seeds for comparison; it prints the mean return of the tested seat, in stakes.
+
+Tabular MCCFR meets almost every Madiao information state once at any budget a laptop allows
+(a hand's deal alone makes it new), so its average policy is still the uniform one where play
+goes and the two lines come out alike: this shows the plumbing (the game, an algorithm, the
+project's agents as bots), not a strong player; a Madiao player needs an abstraction or a
+network over the information-state tensor.
 """
 
 from __future__ import annotations

@@ -153,7 +153,7 @@ class MadiaoGame(pyspiel.Game):
         return MadiaoGameState(self)
 
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> spiel_glue.LayoutObserver:
-        if spiel_glue.observation_kind(iig_obs_type, params, info_state=True):
+        if spiel_glue.wants_information_state(iig_obs_type, params, info_state=True):
             return spiel_glue.LayoutObserver(_INFO_STATE_PIECES, _write_info_state)
         return spiel_glue.LayoutObserver(_OBSERVATION_PIECES, _write_observation)
 

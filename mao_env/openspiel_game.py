@@ -136,7 +136,7 @@ class MaoGame(pyspiel.Game):
         return MaoGameState(self)
 
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> spiel_glue.LayoutObserver:
-        spiel_glue.observation_kind(iig_obs_type, params, info_state=False)
+        spiel_glue.wants_information_state(iig_obs_type, params, info_state=False)
         return spiel_glue.LayoutObserver(self._pieces, _write_observation)
 
 
