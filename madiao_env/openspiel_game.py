@@ -231,7 +231,7 @@ class MadiaoGameState(spiel_glue.CardGameState):
     # -- views of a seat ----------------------------------------------------------------------------
     def agent_observation(self, player: int) -> dict[str, np.ndarray]:
         """The PettingZoo env's observation of ``player`` (``obs_type="summary"``): what agents take."""
-        view = self.kernel_view(player, history=False)
+        view = self._kernel_view(player, history=False)
         observation = np.zeros(layout.SUMMARY_SIZE, dtype=np.int8)
         mask = np.zeros(cards.N_ACTIONS, dtype=np.int8)
         if view is not None:
@@ -240,7 +240,7 @@ class MadiaoGameState(spiel_glue.CardGameState):
                 mask[:] = self._mask
         return {"observation": observation, "action_mask": mask}
 
-    def kernel_view(self, player: int, history: bool) -> np.ndarray | None:
+    def _kernel_view(self, player: int, history: bool) -> np.ndarray | None:
         """``player``'s observation as the env encodes it (``obs_type`` "history" or "summary"),
         None while a deal is drawn; a buffer of the game's, overwritten by the next view."""
         seats = np.array([spiel_glue.checked_player(player, _N_SEATS)], dtype=np.int64)
@@ -318,12 +318,12 @@ def _cards_left(deck: list[int]) -> list[int]:
 
 # ----------------------------------------------------------------------------- observers
 def _write_observation(spiel_state: MadiaoGameState, player: int, tensor: np.ndarray) -> None:
-    view = spiel_state.kernel_view(player, history=False)
+    view = spiel_state._kernel_view(player, history=False)
     tensor[:] = 0 if view is None else view
 
 
 def _write_info_state(spiel_state: MadiaoGameState, player: int, tensor: np.ndarray) -> None:
-    view = spiel_state.kernel_view(player, history=True)
+    view = spiel_state._kernel_view(player, history=True)
     if view is None:
         tensor[:] = 0
         return
