@@ -121,7 +121,10 @@ def test_mao_game_never_shows_other_hands_or_rules_not_authored(client):
     checks = others_rules_checked = cards_checked = 0
     while True:
         view = data["view"]
-        text = json.dumps(data, ensure_ascii=False)
+        # The rule choice offers every library rule the seat does not know to be in force, whoever
+        # made the rules in force (checked below): naming a rule there gives nothing away.
+        shown = data | {"view": {k: v for k, v in view.items() if k not in ("legal", "rule_choices")}}
+        text = json.dumps(shown, ensure_ascii=False)
         assert view["hand"] == sorted(game.env.hand(1), key=view["hand"].index)
         assert sorted(view["hand"]) == sorted(game.env.hand(1))
         public = {a.split()[1] for a in game.actions if a.startswith("play")} | {game.env.top_card()}
@@ -130,8 +133,12 @@ def test_mao_game_never_shows_other_hands_or_rules_not_authored(client):
         cards_checked += bool(hidden)
         authored = {r for r, a in game.env.active_rules() if a == 1}
         assert {r["rule"] for r in view["my_rules"]} == authored
+        known = authored | set(game.env.refused_rules(1))  # refused to seat 1: it knows them
+        if view["rule_choices"]:
+            offered = {f"rule {r}" for r in range(mao_rules.N_RULES) if r not in known}
+            assert set(view["rule_choices"]) == offered
         for rule, author in game.env.active_rules():
-            if author != 1:
+            if author != 1 and rule not in known:
                 others_rules_checked += 1
                 assert mao_rules.RULE_DESCRIPTIONS[rule] not in text
                 assert not re.search(rf"\brule {rule}\b", text)
