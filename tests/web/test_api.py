@@ -152,6 +152,28 @@ def test_mao_game_never_shows_other_hands_or_rules_not_authored(client):
     assert checks > 5 and cards_checked > 5 and others_rules_checked > 0
 
 
+def test_mao_rule_choice_offers_the_library_and_tells_a_refusal_to_the_proposer():
+    from madiao_mao_web.games import MaoGame
+    from mao_env import core as mao_core
+
+    game = MaoGame(seat=0, players=4, rounds=2, agents="base", seed=0)
+    # Seat 0 (the person) is about to win; rules 3 and 30 are seat 1's and seat 2's.
+    hands = {0: ["9H"], 1: ["2D", "3D", "4D", "5D"], 2: ["2H", "3H", "4H", "6H"], 3: ["2C", "3C", "4C", "6C"]}
+    game.env.reset(seed=0, options={"hands": hands, "pile": ["5H"], "rules": [(3, 1), (30, 2)]})
+    game._events_seen = int(game.env._state.scalars[0, mao_core.S_N_EVENTS])
+    for move in ("play 9H", "say mao", "end"):
+        game.move(move)
+    every_rule = {f"rule {rule}" for rule in range(mao_rules.N_RULES)}
+    assert set(game.view()["rule_choices"]) == every_rule  # nothing tells which are in force
+    game.move("rule 30")
+    view = game.view()
+    assert view["log"][-1] == 'You: rule 30? Mao Master: "That rule is already in force." Choose another.'
+    assert set(view["rule_choices"]) == every_rule - {"rule 30"} and view["to_act"] == 0
+    game.move("rule 7")
+    assert game.env.active_rules() == [(3, 1), (30, 2), (7, 0)]
+    assert sum("already in force" in line for line in game.view()["log"]) == 1
+
+
 @pytest.mark.parametrize(
     ("body", "status", "words"),
     [
