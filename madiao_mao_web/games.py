@@ -341,6 +341,10 @@ class MaoGame:
             self.returns[other] += float(self.env.rewards.get(name, 0.0))
         if action == mao_cards.END_TURN:
             self._turn += 1
+        rule = action - mao_cards.CHOOSE_RULE_0
+        if seat == self.seat and rule >= 0 and rule in self.env.refused_rules(seat):
+            # Said to the proposer alone (an agent's refused proposal is no one else's news).
+            self.log.append(f'You: rule {rule}? Mao Master: "That rule is already in force." Choose another.')
         for call in self.env.last_calls:
             # What the whole table hears: who is called, the call, the cards; no rule ids.
             self.calls.append(
@@ -432,7 +436,8 @@ class MaoGame:
         legal = self._legal()
         return mao_seat_view(self.env, self.seat, self.seat_names) | {
             "legal": [self.env.describe_action(a) for a in legal],
-            # The round winner's choice: library rules are public, which are active is not.
+            # The round winner's choice: every library rule it does not know to be in force (which
+            # are is the secret; one in force is refused when proposed, see the log).
             "rule_choices": {
                 self.env.describe_action(a): mao_rules.RULE_DESCRIPTIONS[a - mao_cards.CHOOSE_RULE_0]
                 for a in legal

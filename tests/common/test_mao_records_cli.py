@@ -249,3 +249,22 @@ def test_a_bad_mao_record_invocation_is_one_line_and_status_2(argv, named, paths
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and named in lines[0], captured.err
     assert "Mao" not in captured.out and "Madiao match" not in captured.out  # no game started
+
+
+def test_a_refused_rule_proposal_is_printed_to_its_proposer_and_a_spectator_only():
+    from mao_env import cards
+    from tests.mao.mao_helpers import won_round_table
+    from training.mao_play import write_step
+
+    env = won_round_table([(3, 1), (30, 2)])  # seat 0 chooses a rule; 30 is seat 2's
+    action = env.action_from_text("rule 30")
+    env.step(action)
+    refusal = '  you: rule 30? Mao Master: "That rule is already in force." (propose another)'
+    for viewer, expected in ((0, [refusal]), (2, []), (None, [refusal.replace("you", "player_0")])):
+        lines: list[str] = []
+        assert not write_step(env, 0, action, viewer, lines.append, show_own_move=False)
+        assert lines == expected, viewer
+    env.step(cards.CHOOSE_RULE_0 + 7)  # accepted: the other seats hear of a new rule
+    lines = []
+    write_step(env, 0, cards.CHOOSE_RULE_0 + 7, 2, lines.append, show_own_move=False)
+    assert lines == ['  player_0: "Introducing a new rule." (secret)']

@@ -121,7 +121,10 @@ def test_mao_game_never_shows_other_hands_or_rules_not_authored(client):
     checks = others_rules_checked = cards_checked = 0
     while True:
         view = data["view"]
-        text = json.dumps(data, ensure_ascii=False)
+        # The rule choice offers every library rule the seat does not know to be in force, whoever
+        # made the rules in force (checked below): naming a rule there gives nothing away.
+        shown = data | {"view": {k: v for k, v in view.items() if k not in ("legal", "rule_choices")}}
+        text = json.dumps(shown, ensure_ascii=False)
         assert view["hand"] == sorted(game.env.hand(1), key=view["hand"].index)
         assert sorted(view["hand"]) == sorted(game.env.hand(1))
         public = {a.split()[1] for a in game.actions if a.startswith("play")} | {game.env.top_card()}
@@ -130,8 +133,12 @@ def test_mao_game_never_shows_other_hands_or_rules_not_authored(client):
         cards_checked += bool(hidden)
         authored = {r for r, a in game.env.active_rules() if a == 1}
         assert {r["rule"] for r in view["my_rules"]} == authored
+        known = authored | set(game.env.refused_rules(1))  # refused to seat 1: it knows them
+        if view["rule_choices"]:
+            offered = {f"rule {r}" for r in range(mao_rules.N_RULES) if r not in known}
+            assert set(view["rule_choices"]) == offered
         for rule, author in game.env.active_rules():
-            if author != 1:
+            if author != 1 and rule not in known:
                 others_rules_checked += 1
                 assert mao_rules.RULE_DESCRIPTIONS[rule] not in text
                 assert not re.search(rf"\brule {rule}\b", text)
@@ -143,6 +150,28 @@ def test_mao_game_never_shows_other_hands_or_rules_not_authored(client):
         data = response.json()
     # The checks above ran on something to hide: cards in other hands and others' rules.
     assert checks > 5 and cards_checked > 5 and others_rules_checked > 0
+
+
+def test_mao_rule_choice_offers_the_library_and_tells_a_refusal_to_the_proposer():
+    from madiao_mao_web.games import MaoGame
+    from mao_env import core as mao_core
+
+    game = MaoGame(seat=0, players=4, rounds=2, agents="base", seed=0)
+    # Seat 0 (the person) is about to win; rules 3 and 30 are seat 1's and seat 2's.
+    hands = {0: ["9H"], 1: ["2D", "3D", "4D", "5D"], 2: ["2H", "3H", "4H", "6H"], 3: ["2C", "3C", "4C", "6C"]}
+    game.env.reset(seed=0, options={"hands": hands, "pile": ["5H"], "rules": [(3, 1), (30, 2)]})
+    game._events_seen = int(game.env._state.scalars[0, mao_core.S_N_EVENTS])
+    for move in ("play 9H", "say mao", "end"):
+        game.move(move)
+    every_rule = {f"rule {rule}" for rule in range(mao_rules.N_RULES)}
+    assert set(game.view()["rule_choices"]) == every_rule  # nothing tells which are in force
+    game.move("rule 30")
+    view = game.view()
+    assert view["log"][-1] == 'You: rule 30? Mao Master: "That rule is already in force." Choose another.'
+    assert set(view["rule_choices"]) == every_rule - {"rule 30"} and view["to_act"] == 0
+    game.move("rule 7")
+    assert game.env.active_rules() == [(3, 1), (30, 2), (7, 0)]
+    assert sum("already in force" in line for line in game.view()["log"]) == 1
 
 
 @pytest.mark.parametrize(
