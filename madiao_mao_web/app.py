@@ -10,59 +10,108 @@ Pages (all the same static page; its script reads the path and the query):
 - ``/replay`` — open a record file (``match``/``evaluate --record`` for Madiao, a Mao record from
   ``mao_env.records`` or this app's "download record") and step through it.
 
-API (JSON; every error is a 4xx/5xx whose ``detail`` says what is wrong, and changes nothing):
+API (JSON in, JSON out; every error is a 4xx whose ``detail`` says what is wrong, quotes at most
+a short piece of the input, and changes nothing):
 
 - ``POST /api/games`` ``{"game": "madiao"|"mao", "seat", "agents", "players", "rounds", "seed",
-  "hand_size"}`` -> ``{"id", "view"}``; ``GET /api/games/{id}`` -> ``{"id", "view"}``;
-  ``POST /api/games/{id}/move`` ``{"action": "play 9S"}`` -> ``{"id", "view"}`` (400 for an
-  unreadable or illegal move, 409 when it is not your turn or the game is over);
-  ``GET /api/games/{id}/record`` -> the Mao game's record.
-- ``POST /api/replays`` (body: a record) -> ``{"id", "game", "n_steps", "seats", "frame"}``;
-  ``GET /api/replays/{id}?step=K&view=all|SEAT`` -> ``{"frame"}``.
+  "hand_size"}`` -> ``{"id", "view"}`` (400 naming a bad parameter; 503 when every live game was
+  played in the last few minutes). ``GET /api/games/{id}`` -> ``{"id", "view"}``.
+- ``POST /api/games/{id}/move`` ``{"action": "play 9S", "version": 3}`` -> ``{"id", "view"}``.
+  ``action`` is one of the view's ``legal`` texts; ``version`` is the ``version`` of the view the
+  move was chosen from (a counter of the person's moves, 0 at the start). 400: an unreadable or
+  illegal move, a missing or non-integer version, a body with other keys; 409: the version is not
+  the game's current one (a stale or double-sent move: nothing is played; fetch the view again)
+  or the game is over.
+- ``GET /api/games/{id}/record`` -> the Mao game's record once the game is over; 409 while it is
+  being played (the record holds every hand and secret rule).
+- ``POST /api/replays`` (body: a record) -> ``{"id", "game", "n_steps", "seats", "frame"}``; 400 for
+  a record that does not read or replay, 422 for one longer than a replay holds or too slow to
+  replay, 409 for a Mao record with the seed and table size of a game still being played here.
+  ``GET /api/replays/{id}?step=K&view=all|SEAT`` -> ``{"frame"}`` (400 for a bad step or view).
+
+Every request: a body only as ``Content-Type: application/json`` (415 otherwise), at most
+``MAX_REQUEST_BYTES`` (a record: ``MAX_BODY_BYTES``; 413 beyond), strict JSON (400 for
+NaN/Infinity, out-of-range numbers, integers longer than 40 digits, nesting deeper than 32);
+numbers in a query or a parameter given as text are ASCII digits; a ``Host`` of the allowlist
+(400 otherwise: DNS rebinding); no request a browser sends for another site (403: ``Origin`` /
+``Sec-Fetch-Site``, top-level links excepted); security headers on every response (see
+``madiao_mao_web.security``). 404 for an unknown or expired id.
 
 A view is only what the human's seat observes (see ``madiao_mao_web.games``). Live games and
-replays share one bounded store (``madiao_mao_web.store``): 404 for an unknown or expired id, 503
-when too many are live.
+replays are kept apart in one bounded store (``madiao_mao_web.store``): a burst of new games
+evicts finished and idle games, never one moved in the last few minutes.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable
 from importlib import resources
 from typing import Any
 
+import anyio
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from madiao_mao_web.games import GameOptionError, GameOverError, MadiaoGame, MaoGame, MoveError
-from madiao_mao_web.replays import MadiaoReplay, MaoReplay, RecordError, load_record, make_replay, parse_view
+from madiao_mao_web.games import (
+    GameLiveError,
+    GameOptionError,
+    GameOverError,
+    MadiaoGame,
+    MaoGame,
+    MoveError,
+    StaleMoveError,
+)
+from madiao_mao_web.replays import (
+    MadiaoReplay,
+    MaoReplay,
+    RecordError,
+    RecordTooLargeError,
+    deals_alike,
+    load_record,
+    make_replay,
+    parse_step,
+    parse_view,
+)
+from madiao_mao_web.security import BrowserGuard, allowed_hosts, echo, read_json_body
 from madiao_mao_web.store import GameStore, StoreFullError, UnknownGameError
 
-MAX_BODY_BYTES = 4 * 1024 * 1024  # a long Madiao match record is well under 1 MB
+MAX_BODY_BYTES = 4 * 1024 * 1024  # a record: a long Madiao match is well under 1 MB
+MAX_REQUEST_BYTES = 16 * 1024  # a new game's options or a move: a few hundred bytes
+MAX_DETAIL_CHARS = 2000  # an error's detail: a Mao move's list of legal moves fits
+REPLAY_BUILDS_AT_ONCE = 2  # uploads replaying at the same time (each costs up to MAX_BUILD_SECONDS)
 GAME_PARAMETERS = {
     "madiao": ("seat", "agents", "seed"),
     "mao": ("seat", "agents", "players", "rounds", "seed", "hand_size"),
 }
+MOVE_KEYS = {"action", "version"}
 STATIC = resources.files("madiao_mao_web") / "static"
 
 
-def _json_body(raw: bytes, what: str) -> Any:
-    if len(raw) > MAX_BODY_BYTES:
-        raise HTTPException(413, f"{what} is larger than {MAX_BODY_BYTES} bytes")
-    try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise HTTPException(400, f"{what} is not valid JSON: {error}") from None
-
-
-def create_app(store: GameStore | None = None) -> FastAPI:
-    """The app; ``store`` sets the bounds on live games (a fresh default store otherwise)."""
+def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = None) -> FastAPI:
+    """The app; ``store`` sets the bounds on live games (a fresh default store otherwise);
+    ``hosts`` the ``Host`` names it answers to (default: this machine's localhost names)."""
     store = store if store is not None else GameStore()
     app = FastAPI(title="madiao-mao", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.store = store
+    # add_middleware puts the last one added outermost: the guard's headers reach host refusals too.
+    app.add_middleware(
+        TrustedHostMiddleware, allowed_hosts=list(hosts) if hosts is not None else allowed_hosts("127.0.0.1")
+    )
+    app.add_middleware(BrowserGuard)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    replay_builds = anyio.CapacityLimiter(REPLAY_BUILDS_AT_ONCE)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def short_detail(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        # The one backstop for messages quoting input from below the app (the env's parsers).
+        detail = error.detail if isinstance(error.detail, str) else str(error.detail)
+        if len(detail) > MAX_DETAIL_CHARS:
+            detail = detail[:MAX_DETAIL_CHARS] + " ... (cut)"
+        return JSONResponse({"detail": detail}, status_code=error.status_code, headers=error.headers)
 
     def page() -> FileResponse:
         return FileResponse(str(STATIC / "index.html"), media_type="text/html")
@@ -85,17 +134,18 @@ def create_app(store: GameStore | None = None) -> FastAPI:
 
     @app.post("/api/games")
     async def new_game(request: Request) -> JSONResponse:
-        body = _json_body(await request.body(), "the request body")
+        body = await read_json_body(request, "the request body", MAX_REQUEST_BYTES)
         if not isinstance(body, dict):
             raise HTTPException(400, "the request body must be a JSON object with 'game' and options")
         game = body.get("game")
         if game not in GAME_PARAMETERS:
-            raise HTTPException(400, f"game must be 'madiao' or 'mao', got {game!r}")
+            raise HTTPException(400, f"game must be 'madiao' or 'mao', got {echo(game)}")
         unknown = set(body) - {"game", *GAME_PARAMETERS[game]}
         if unknown:
             raise HTTPException(
                 400,
-                f"unknown parameter(s) {sorted(unknown)}; {game} takes {', '.join(GAME_PARAMETERS[game])}",
+                f"unknown parameter(s) {echo(sorted(unknown))}; "
+                f"{game} takes {', '.join(GAME_PARAMETERS[game])}",
             )
         try:
             store.reserve()  # refuse before the agents are built and the first moves played
@@ -126,18 +176,23 @@ def create_app(store: GameStore | None = None) -> FastAPI:
     @app.post("/api/games/{key}/move")
     async def move(key: str, request: Request) -> JSONResponse:
         entry = entry_of(key, (MadiaoGame, MaoGame))
-        body = _json_body(await request.body(), "the move")
-        if not isinstance(body, dict) or set(body) != {"action"}:
-            raise HTTPException(400, 'a move is a JSON object {"action": "<action text>"}')
+        body = await read_json_body(request, "the move", MAX_REQUEST_BYTES)
+        if not isinstance(body, dict) or set(body) != MOVE_KEYS:
+            raise HTTPException(
+                400, 'a move is a JSON object {"action": "<action text>", "version": <the view\'s version>}'
+            )
 
         def play() -> dict[str, Any]:
+            # The version is compared under the game's lock: of moves sent at once against one
+            # version, the first plays and the others find a newer version (409).
             with entry.lock:
-                entry.item.move(body["action"])
+                entry.item.move(body["action"], body["version"])
+                store.mark_moved(entry)
                 return entry.item.view()
 
         try:
             view = await run_in_threadpool(play)
-        except GameOverError as error:
+        except (GameOverError, StaleMoveError) as error:
             raise HTTPException(409, str(error)) from None
         except MoveError as error:
             raise HTTPException(400, str(error)) from None
@@ -151,22 +206,31 @@ def create_app(store: GameStore | None = None) -> FastAPI:
             with entry.lock:
                 return entry.item.record()
 
-        data = await run_in_threadpool(write)
+        try:
+            data = await run_in_threadpool(write)
+        except GameLiveError as error:
+            raise HTTPException(409, str(error)) from None
         return JSONResponse(data, headers={"Content-Disposition": 'attachment; filename="mao-game.json"'})
 
     @app.post("/api/replays")
     async def new_replay(request: Request) -> JSONResponse:
-        raw = await request.body()
-        if len(raw) > MAX_BODY_BYTES:
-            raise HTTPException(413, f"the record is larger than {MAX_BODY_BYTES} bytes")
+        body = await read_json_body(request, "the record", MAX_BODY_BYTES)
         try:
-            store.reserve()
-            replay = await run_in_threadpool(lambda: make_replay(load_record(raw)))
-            key = store.add(replay)
+            record = load_record(body)
         except RecordError as error:
             raise HTTPException(400, str(error)) from None
-        except StoreFullError as error:
-            raise HTTPException(503, str(error)) from None
+        live_mao = [item for item in store.items() if isinstance(item, MaoGame) and not item.over]
+        if record["game"] == "mao" and any(deals_alike(record, game) for game in live_mao):
+            raise HTTPException(
+                409, "this record has the deal of a game still being played here: replay it once it is over"
+            )
+        try:
+            replay = await anyio.to_thread.run_sync(lambda: make_replay(record), limiter=replay_builds)
+        except RecordTooLargeError as error:
+            raise HTTPException(422, str(error)) from None
+        except RecordError as error:
+            raise HTTPException(400, str(error)) from None
+        key = store.add(replay, replay=True)
         return JSONResponse(
             {
                 "id": key,
@@ -182,22 +246,23 @@ def create_app(store: GameStore | None = None) -> FastAPI:
         entry = entry_of(key, (MadiaoReplay, MaoReplay))
         replay = entry.item
         try:
-            number = int(step)
-        except ValueError:
-            raise HTTPException(400, f"step must be an integer 0..{replay.n_steps}, got {step!r}") from None
-        if not 0 <= number <= replay.n_steps:
-            raise HTTPException(400, f"step must be an integer 0..{replay.n_steps}, got {number}")
-        try:
+            number = parse_step(step, replay.n_steps)
             seat = parse_view(view, len(replay.seats))
         except RecordError as error:
             raise HTTPException(400, str(error)) from None
-        return JSONResponse({"frame": replay.frame(number, seat)})
+
+        def show() -> dict[str, Any]:
+            with entry.lock:  # a Mao replay steps its one env to the frame
+                return replay.frame(number, seat)
+
+        return JSONResponse({"frame": await run_in_threadpool(show)})
 
     return app
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Run the app with uvicorn until interrupted (``madiao-mao serve``)."""
+def serve(host: str = "127.0.0.1", port: int = 8000, allow_hosts: Iterable[str] = ()) -> None:
+    """Run the app with uvicorn until interrupted (``madiao-mao serve``); it answers requests for
+    the localhost names, ``host`` and the names in ``allow_hosts``."""
     import uvicorn
 
-    uvicorn.run(create_app(), host=host, port=port, log_level="info")
+    uvicorn.run(create_app(hosts=allowed_hosts(host, allow_hosts)), host=host, port=port, log_level="info")

@@ -4,13 +4,19 @@ The server owns the env (``madiao_v0.raw_env`` / ``mao_v0.raw_env``) and the age
 move until the human is to act (or the game ends). ``view()`` is everything the page receives:
 built only from what the human's seat may see (its hand, the public table, its legal moves as
 text, the secret rules it authored) — never another hand, another seat's face-down card or a rule
-it did not author. ``move(text)`` checks the text against the seat's legal moves before anything
-changes, so a bad move raises :class:`MoveError` and leaves the game as it was.
+it did not author. ``move(text, version)`` checks the version and the text against the seat's
+legal moves before anything changes, so a bad move raises :class:`MoveError` and leaves the game
+as it was.
+
+``version`` counts the person's moves: the view carries it and a move names the version it was
+made against, so a move sent twice, or one chosen from a view that has since changed, raises
+:class:`StaleMoveError` instead of playing on the next turn.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +24,7 @@ import numpy as np
 
 from agents.registry import agent_names, make_agent
 from madiao_env import cards as madiao_cards
+from madiao_mao_web.security import echo
 from mao_env import cards as mao_cards
 from mao_env import core as mao_core
 from mao_env import rules as mao_rules
@@ -28,6 +35,7 @@ MAO_DEFAULT_PLAYERS = 4
 MAO_DEFAULT_ROUNDS = 3
 MAO_MAX_HAND_SIZE = 10
 LOG_LENGTH = 60  # log lines kept in a view (the page shows the latest)
+MAX_ACTION_CHARS = 64  # every action text either game reads is shorter (the longest is 25)
 
 
 class MoveError(ValueError):
@@ -38,24 +46,61 @@ class GameOverError(MoveError):
     """A move sent after the game ended (a 409)."""
 
 
+class StaleMoveError(MoveError):
+    """A move made against another version of the game than the current one (a 409)."""
+
+
+class GameLiveError(RuntimeError):
+    """What only a finished game may show (its record: every hand, every secret rule) was asked
+    of a live one (a 409)."""
+
+
 class GameOptionError(ValueError):
     """A bad parameter for a new game (a 400 naming the parameter)."""
+
+
+#: An integer as a page sends it in a query string: ASCII digits only (``int()`` would also take
+#: "٣", " 3", "3_0"), and not so long that converting it costs anything.
+INTEGER_TEXT = re.compile(r"-?[0-9]{1,18}")
+
+
+def parse_int_text(value: Any) -> int | None:
+    """``value`` as an int if it is one or a short string of ASCII digits; None otherwise."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and INTEGER_TEXT.fullmatch(value):
+        return int(value)
+    return None
 
 
 def _int_param(name: str, value: Any, low: int, high: int, default: int | None) -> int | None:
     if value is None or value == "":
         return default
-    if isinstance(value, bool):
-        raise GameOptionError(f"{name} must be an integer {low}..{high}, got {value!r}")
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise GameOptionError(f"{name} must be an integer {low}..{high}, got {value!r}") from None
-    if isinstance(value, float) and number != value:
-        raise GameOptionError(f"{name} must be an integer {low}..{high}, got {value!r}")
-    if not low <= number <= high:
-        raise GameOptionError(f"{name} must be an integer {low}..{high}, got {number}")
+    number = parse_int_text(value)
+    if number is None or not low <= number <= high:
+        raise GameOptionError(f"{name} must be an integer {low}..{high}, got {echo(value)}")
     return number
+
+
+def check_move(game: MadiaoGame | MaoGame, text: Any, version: Any, example: str) -> None:
+    """Refuse a move before reading it: not a short ASCII string (400), the game over (409), made
+    against another version than the current one (409, :class:`StaleMoveError`)."""
+    if not isinstance(text, str):
+        kind = type(text).__name__
+        raise MoveError(f"action must be a string such as {example!r}, got {kind} {echo(text)}")
+    if len(text) > MAX_ACTION_CHARS or not text.isascii():
+        raise MoveError(f"cannot read action {echo(text)}: an action is a short text such as {example!r}")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise MoveError(f"version must be the integer 'version' of the view moved from, got {echo(version)}")
+    if game.over:
+        raise GameOverError(f"the {'hand' if game.game == 'madiao' else 'game'} is over: no more moves")
+    if version != game.version:
+        raise StaleMoveError(
+            f"this move was made against version {version} of the game, which is now at version "
+            f"{game.version}: the table has changed since (a move sent twice?); nothing was played"
+        )
 
 
 def _agent_list(value: Any, game: str, n_others: int, default: str) -> list[str]:
@@ -67,12 +112,14 @@ def _agent_list(value: Any, game: str, n_others: int, default: str) -> list[str]
     elif isinstance(value, list) and all(isinstance(item, str) for item in value):
         names = [item.strip() for item in value]
     else:
-        raise GameOptionError(f"agents must be a comma-separated string of agent names, got {value!r}")
+        raise GameOptionError(f"agents must be a comma-separated string of agent names, got {echo(value)}")
     known = agent_names(game)
     for name in names:
         # model:PATH is not offered: a page must not make the server load files from paths.
         if name not in known:
-            raise GameOptionError(f"agents: unknown {game} agent {name!r}; choose from {', '.join(known)}")
+            raise GameOptionError(
+                f"agents: unknown {game} agent {echo(name)}; choose from {', '.join(known)}"
+            )
     if len(names) == 1:
         names = names * n_others
     if len(names) != n_others:
@@ -136,6 +183,7 @@ class MadiaoGame:
         for agent in self.agents.values():
             agent.reset()
         self.env.reset(seed=self.seed)
+        self.version = 0
         self.log: list[dict[str, Any]] = []
         self._deal_key: tuple | None = None
         self._tricks_won = [0, 0, 0, 0]
@@ -182,11 +230,8 @@ class MadiaoGame:
             action = self.agents[seat].act(observation["observation"], observation["action_mask"])
             self._step(seat, int(action))
 
-    def move(self, text: Any) -> None:
-        if not isinstance(text, str):
-            raise MoveError(f"action must be a string such as 'play 9S', got {type(text).__name__} {text!r}")
-        if self.over:
-            raise GameOverError("the hand is over: no more moves")
+    def move(self, text: Any, version: Any) -> None:
+        check_move(self, text, version, "play 9S")
         try:
             action = madiao_cards.text_to_action(text)
         except ValueError as error:
@@ -195,6 +240,7 @@ class MadiaoGame:
         if action not in legal:
             texts = ", ".join(madiao_cards.action_to_text(a) for a in legal)
             raise MoveError(f"illegal move {text!r}: your legal moves are {texts}")
+        self.version += 1
         self._step(self.seat, action)
         self._advance()
 
@@ -265,6 +311,7 @@ class MadiaoGame:
             "legal": [madiao_cards.action_to_text(a) for a in self._legal()],
             "log": [self._log_text(entry) for entry in self.log[-LOG_LENGTH:]],
             "over": self.over,
+            "version": self.version,
             "settlement": settlement,
         }
 
@@ -306,6 +353,7 @@ class MaoGame:
             agent.reset()
         self.options = self._deal_options(hand_size)
         self.env.reset(seed=self.seed, options=self.options)
+        self.version = 0
         self.actions: list[str] = []
         self.returns = [0.0] * n_players
         self.calls: list[dict[str, Any]] = []
@@ -403,11 +451,8 @@ class MaoGame:
             action = self.agents[seat].act(observation["observation"], observation["action_mask"])
             self._step(seat, int(action))
 
-    def move(self, text: Any) -> None:
-        if not isinstance(text, str):
-            raise MoveError(f"action must be a string such as 'play 9D', got {type(text).__name__} {text!r}")
-        if self.over:
-            raise GameOverError("the game is over: no more moves")
+    def move(self, text: Any, version: Any) -> None:
+        check_move(self, text, version, "play 9D")
         try:
             action = self.env.action_from_text(text)
         except (TypeError, ValueError) as error:
@@ -416,12 +461,19 @@ class MaoGame:
         if action not in legal:
             texts = ", ".join(self.env.describe_action(a) for a in legal)
             raise MoveError(f"illegal move {text!r}: your legal moves are {texts}")
+        self.version += 1
         self._step(self.seat, action)
         self._advance()
 
     def record(self) -> dict[str, Any]:
+        """The game's record (the seed, every hand, every secret rule): once the game is over."""
         from mao_env.records import make_record
 
+        if not self.over:
+            raise GameLiveError(
+                "the game is still being played: its record (the deal, every hand and secret rule) "
+                "can be downloaded once it is over"
+            )
         return make_record(
             self.env,
             seed=self.seed,
@@ -447,6 +499,7 @@ class MaoGame:
             "log": self.log[-LOG_LENGTH:],
             "returns": [round(r, 6) for r in self.returns],
             "over": self.over,
+            "version": self.version,
         }
 
 

@@ -1,5 +1,6 @@
 // madiao-mao web page: plain JS, no build step. The server holds the game; this page shows the
-// view it gets (only the player's own seat) and sends the text of the move clicked.
+// view it gets (only the player's own seat) and sends the text of the move clicked, with the
+// version of the view it was chosen from (the server refuses a stale or repeated move: 409).
 "use strict";
 
 const main = document.getElementById("main");
@@ -47,7 +48,9 @@ async function api(method, path, body) {
   }
   if (!response.ok) {
     const detail = data && data.detail ? data.detail : response.statusText;
-    throw new Error(typeof detail === "string" ? detail : JSON.stringify(detail));
+    const error = new Error(typeof detail === "string" ? detail : JSON.stringify(detail));
+    error.status = response.status;
+    throw error;
   }
   return data;
 }
@@ -233,6 +236,7 @@ function renderMao(view, onMove) {
 // ---------------------------------------------------------------- playing
 
 let currentGame = null;
+let currentView = null;
 
 function newGameQuery() {
   const params = new URLSearchParams(location.search);
@@ -242,6 +246,7 @@ function newGameQuery() {
 }
 
 function showView(view) {
+  currentView = view;
   const container = document.getElementById("game");
   container.replaceChildren(...(view.game === "madiao" ? renderMadiao(view, sendMove) : renderMao(view, sendMove)));
   container.hidden = false;
@@ -254,11 +259,20 @@ async function sendMove(action) {
   setState("busy");
   for (const button of document.querySelectorAll("button.move")) button.disabled = true;
   try {
-    const data = await api("POST", `/api/games/${currentGame}/move`, { action });
+    const data = await api("POST", `/api/games/${currentGame}/move`, { action, version: currentView.version });
     showError("");
     showView(data.view);
   } catch (error) {
     showError(error.message);
+    if (error.status === 409) {
+      // The game moved on (a move sent twice, another tab): show the table as it is now.
+      try {
+        showView((await api("GET", `/api/games/${currentGame}`)).view);
+        return;
+      } catch (_) {
+        // keep the error shown
+      }
+    }
     for (const button of document.querySelectorAll("button.move")) button.disabled = false;
     setState("ready");
   }

@@ -44,15 +44,15 @@ def printed_rewards(out: str) -> list[float]:
 def web_replay_steps(text: str) -> int:
     """The record through the web app's replay endpoint: its number of steps (the last frame is
     read too, from one seat's view and all hands open)."""
-    from tests.web.conftest import import_or_require
+    from tests.web.conftest import LOCAL_BASE_URL, import_or_require
 
     import_or_require("fastapi")
     from fastapi.testclient import TestClient
 
     from madiao_mao_web.app import create_app
 
-    with TestClient(create_app()) as client:
-        response = client.post("/api/replays", content=text)
+    with TestClient(create_app(), base_url=LOCAL_BASE_URL) as client:
+        response = client.post("/api/replays", content=text, headers={"Content-Type": "application/json"})
         assert response.status_code == 200, response.text
         data = response.json()
         assert data["game"] == "mao"
