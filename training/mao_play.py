@@ -35,10 +35,27 @@ DEFAULT_MAO_OPPONENT = "bayes"
 
 
 def make_mao_env(n_players: int, num_rounds: int):
-    """The wrapped Mao AEC env for terminal play (imported here: the env compiles on first use)."""
-    from mao_env import mao_v0
+    """The wrapped Mao AEC env for terminal play (imported here: the env compiles on first use).
 
-    return mao_v0.env(n_players=n_players, num_rounds=num_rounds)
+    Its step cap is the env's default cap of a one-round episode for each round: a round between
+    players who never learn the secret rules can take thousands of steps (the default ``match``,
+    seed 0: its third round, under two rules the base-rules players keep breaking, took 3,500),
+    while a round can also reach a table where no seat holds a card it may play and the stack is
+    empty, which never ends: the cap ends that game.
+    """
+    from mao_env import mao_v0
+    from mao_env.options import MAX_COUNT_OPTION, MaoOptions
+
+    max_steps = min(MaoOptions.max_steps * num_rounds, MAX_COUNT_OPTION)
+    return mao_v0.env(n_players=n_players, num_rounds=num_rounds, max_steps=max_steps)
+
+
+def cut_off_text(unwrapped, rounds_won: int) -> str:
+    """What a game cut off by the env's step cap says (a truncation is never silent)."""
+    return (
+        f"The game was cut off at the step cap ({unwrapped.max_steps} steps) after {rounds_won} of "
+        f"{unwrapped.num_rounds} round(s)."
+    )
 
 
 @dataclass
@@ -183,11 +200,13 @@ def play_mao_game(
     previous_actor: int | None = None
     round_number = 1
     deal_pending = human_seat is None  # a spectator sees every hand of each deal
+    cut_off = False
     for agent_name in env.agent_iter():
         observation, reward, terminated, truncated, _ = env.last()
         seat = unwrapped.possible_agents.index(agent_name)
         returns[seat] += reward
         if terminated or truncated:
+            cut_off = cut_off or truncated
             env.step(None)
             continue
         if deal_pending and not _choosing_rule(unwrapped):
@@ -204,6 +223,8 @@ def play_mao_game(
         if write_step(env, seat, action, human_seat, write, show_own_move=False):
             round_number += 1
             deal_pending = human_seat is None
+    if cut_off:
+        write(cut_off_text(unwrapped, round_number - 1))
     return returns
 
 
@@ -244,7 +265,7 @@ def print_mao_record(record: dict[str, Any], write: Callable[[str], None] = prin
             deal_pending = False
         actor = env.current_seat
     if truncated:
-        lines.append(f"The game was cut off at the step cap ({env.max_steps} steps).")
+        lines.append(cut_off_text(env, round_number - 1))
     elif not over:
         lines.append("The record ends before the game does (the game was left).")
     lines.append(

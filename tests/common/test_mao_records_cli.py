@@ -101,6 +101,36 @@ def test_match_mao_is_the_same_game_for_the_same_seed(tmp_path, capsys):
     assert read_record(first) == read_record(second)
 
 
+def test_match_mao_at_its_defaults_plays_every_round(capsys):
+    """The default match (4 players, bayes and base alternating, 3 rounds, seed 0) has a third
+    round of about 3,500 steps, past the env's one-round cap of 3,000: the match's cap is the
+    env's default per round, so all three rounds are played."""
+    assert main(["match", "--game", "mao"]) == 0
+    out = capsys.readouterr().out
+    assert len(re.findall(r"^  player_\d wins the round\.$", out, re.MULTILINE)) == 3
+    assert "cut off" not in out
+
+
+def test_a_mao_game_cut_off_by_the_step_cap_says_so(tmp_path):
+    """A game the step cap ends says so, with the rounds it played, live and in its replay."""
+    from mao_env import mao_v0
+    from mao_env.records import write_record
+    from training.cli_args import load_agent
+    from training.mao_play import MaoGameLog, play_mao_game, print_mao_record
+
+    env = mao_v0.env(n_players=3, num_rounds=2, max_steps=40)
+    agents = [load_agent("base", "mao", seed=seat, env=env) for seat in range(3)]
+    log = MaoGameLog(seed=1)
+    printed: list[str] = []
+    play_mao_game(env, agents, None, write=printed.append, log=log, names=["base"] * 3)
+    cut_off = "The game was cut off at the step cap (40 steps) after 0 of 2 round(s)."
+    assert printed[-1] == cut_off
+    replayed_lines: list[str] = []
+    print_mao_record(read_record(write_record(tmp_path / "cut.json", log.record(env, ["base"] * 3))),
+                     replayed_lines.append)  # fmt: skip
+    assert cut_off in replayed_lines
+
+
 # ----------------------------------------------------------------------------- play
 
 
