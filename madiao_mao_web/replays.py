@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from madiao_env import cards as madiao_cards
-from madiao_mao_web.games import madiao_card, madiao_role, madiao_sorted, mao_seat_view
+from madiao_mao_web.games import (
+    madiao_card,
+    madiao_role,
+    madiao_settlement_view,
+    madiao_sorted,
+    madiao_trick_view,
+    mao_reason_text,
+    mao_seat_view,
+)
 from mao_env import cards as mao_cards
 from mao_env import rules as mao_rules
 
@@ -103,6 +111,7 @@ class MadiaoReplay:
             "upcard": None,
             "trick": [],
             "last_trick": [],
+            "last_winner": None,
             "tricks_won": [0, 0, 0, 0],
             "sloughed": [[], [], [], []],
             "settlement": None,
@@ -130,6 +139,7 @@ class MadiaoReplay:
                     upcard=madiao_cards.card_name(madiao_cards.card_id(event["stock"][0])),
                     trick=[],
                     last_trick=[],
+                    last_winner=None,
                     tricks_won=[0, 0, 0, 0],
                     sloughed=[[], [], [], []],
                     settlement=None,
@@ -154,8 +164,6 @@ class MadiaoReplay:
                     state["hands"][seat].remove(name)
                     if not face_up:
                         state["sloughed"][seat].append(name)
-                    if len(state["trick"]) == 4:
-                        state["last_trick"], state["trick"] = state["trick"], []
                     state["trick"].append((seat, name, face_up))
             elif kind == "trick":
                 if "tricks_won" in event:
@@ -163,20 +171,19 @@ class MadiaoReplay:
                 else:
                     state["tricks_won"][int(event["winner"])] += 1
                 state["last_trick"], state["trick"] = state["trick"], []
+                state["last_winner"] = int(event["winner"])
             elif kind == "settlement":
                 payoffs = [float(p) for p in event["payoffs"]]
-                state["settlement"] = {
-                    "lines": [
-                        {
-                            "rule": str(line["rule"]),
-                            "payer": int(line["payer"]),
-                            "payee": int(line["payee"]),
-                            "stakes": float(line["stakes"]),
-                        }
-                        for line in event["lines"]
-                    ],
-                    "payoffs": payoffs,
-                }
+                lines = [
+                    {
+                        "rule": str(line["rule"]),
+                        "payer": int(line["payer"]),
+                        "payee": int(line["payee"]),
+                        "stakes": float(line["stakes"]),
+                    }
+                    for line in event["lines"]
+                ]
+                state["settlement"] = madiao_settlement_view(lines, payoffs, state["banker"])
                 state["totals"] = [t + p for t, p in zip(state["totals"], payoffs, strict=True)]
             states.append(_copy(state))
         return states
@@ -203,11 +210,6 @@ class MadiaoReplay:
         state = self._states[step]
         banker = state["banker"]
 
-        def play(entry) -> dict[str, Any]:
-            who, name, face_up = entry
-            shown = face_up or seat is None or who == seat
-            return {"seat": who, "face_up": face_up, "card": madiao_card(name) if shown else None}
-
         hands = [
             [madiao_card(n) for n in madiao_sorted(hand)] if seat is None or s == seat else None
             for s, hand in enumerate(state["hands"])
@@ -219,7 +221,14 @@ class MadiaoReplay:
             "view": "all" if seat is None else seat,
             "event": self._event_text(state["event"], seat, state["names"]),
             "seats": [
-                {"seat": s, "name": state["names"][s], "role": madiao_role(s, banker), "tricks_won": won}
+                {
+                    "seat": s,
+                    "name": state["names"][s],
+                    "role": madiao_role(s, banker),
+                    "side": "banker" if s == banker else "player",
+                    "tricks_won": won,
+                    "cards": len(state["hands"][s]),
+                }
                 for s, won in enumerate(state["tricks_won"])
             ],
             "banker": banker,
@@ -227,8 +236,10 @@ class MadiaoReplay:
             "upcard": madiao_card(state["upcard"]) if state["upcard"] else None,
             "hands": hands,
             "hand_sizes": [len(hand) for hand in state["hands"]],
-            "trick": [play(entry) for entry in state["trick"]],
-            "last_trick": [play(entry) for entry in state["last_trick"]],
+            "trick": madiao_trick_view(state["trick"], seat) | {"winner": None},
+            "last_trick": madiao_trick_view(state["last_trick"], seat) | {"winner": state["last_winner"]}
+            if state["last_trick"]
+            else None,
             "settlement": state["settlement"],
             "totals": state["totals"],
         }
@@ -258,14 +269,21 @@ class MaoReplay:
         self.frames: list[dict[str, Any]] = []
         calls: list[dict[str, Any]] = []
         actor = None  # the seat whose action led to the step's state
+        played = None  # the last card played: "the name of the card" a call names
         try:
             for step, env in enumerate(replay(record)):
+                action = record["actions"][step - 1] if step else ""
+                if action.startswith("play "):
+                    played = action.split()[1]
                 for call in env.last_calls if step else []:
+                    said = call["call"]
+                    if call.get("phrase") == "card-name" and not call["bad_call"]:
+                        said = mao_reason_text("failure card-name", played)
                     calls.append(
                         {
                             "step": step,
                             "seat": int(call["player"].rsplit("_", 1)[1]),
-                            "call": call["call"],
+                            "call": said,
                             "cards": int(call["cards"]),
                         }
                     )

@@ -96,8 +96,10 @@ def browser():
 
 @pytest.fixture
 def page(browser, live_server):
-    """A fresh page (own browser context: own cookies and storage) that records console errors."""
+    """A fresh page (own browser context: own cookies and storage) that records console errors;
+    the other seats' moves are shown at once (the page's stored pause is 0; ``?pause=`` overrides)."""
     context = browser.new_context(viewport={"width": 1100, "height": 1000}, base_url=live_server)
+    context.add_init_script("localStorage.setItem('madiao-mao-pause', '0')")
     new_page = context.new_page()
     new_page.console_errors = []
     new_page.on("console", lambda m: new_page.console_errors.append(m.text) if m.type == "error" else None)

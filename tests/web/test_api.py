@@ -94,8 +94,8 @@ def test_madiao_hand_never_shows_another_seats_cards(client, seat):
         data = response.json()
         assert client.get(f"/api/games/{data['id']}").json() == data
     assert own_seen and responses >= 8
-    assert data["view"]["settlement"]["lines"]
-    assert sum(data["view"]["settlement"]["payoffs"]) == pytest.approx(0)
+    assert data["view"]["settlements"][-1]["rules"]
+    assert sum(data["view"]["settlements"][-1]["payoffs"]) == pytest.approx(0)
 
 
 def mao_choice(view: dict, rng) -> str:
@@ -292,7 +292,7 @@ def test_madiao_replay_seat_view_hides_other_hands_and_sloughs(client, match_rec
             }
             hidden |= {
                 p["card"]["name"]
-                for p in full["trick"] + full["last_trick"]
+                for p in full["trick"]["plays"] + (full["last_trick"] or {"plays": []})["plays"]
                 if not p["face_up"] and p["seat"] != seat
             }
             assert madiao_leaks(frame, hidden) == set()
@@ -300,7 +300,7 @@ def test_madiao_replay_seat_view_hides_other_hands_and_sloughs(client, match_rec
             hidden_checked += bool(hidden)
     assert hidden_checked > n_steps  # most frames had something to hide
     last = client.get(f"/api/replays/{key}?step={n_steps}&view=all").json()["frame"]
-    assert last["settlement"]["lines"]
+    assert last["settlement"]["rules"]
 
 
 def test_mao_record_replays_through_the_env_and_in_the_app(client, tmp_path):
