@@ -860,6 +860,8 @@ class MaoGame(LiveGame):
             },
             "call_choices": self._call_choices(legal),
             "judged_turn": turn if self.env.in_call_window() else None,
+            # The turn being played (its card goes on the pile when the turn ends).
+            "open_turn": turn if turn and not turn["ended"] else None,
             # The round winner's choice (grouped by family on the page, from rule_texts()).
             "rule_choices": [self.env.describe_action(a) for a in legal if a >= mao_cards.CHOOSE_RULE_0],
             "turns": self.turns,

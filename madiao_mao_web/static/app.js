@@ -221,9 +221,10 @@ function madiaoTrickArea(view, viewer) {
   ];
 }
 
+// The seat at the bottom of the table: the person's, or in a replay the seat whose view it is.
 function madiaoTable(view) {
-  const viewer = view.seat === null || view.seat === undefined ? 0 : view.seat;
-  return tableLayout(4, viewer, (seat) => madiaoSeat(Object.assign({}, view, { seat: view.seat }), seat), madiaoTrickArea(view, viewer));
+  const viewer = view.viewer ?? view.seat ?? 0;
+  return tableLayout(4, viewer, (seat) => madiaoSeat(view, seat), madiaoTrickArea(view, viewer));
 }
 
 // The chosen way to play a card: face up (lead, capture) or face down (slough); null: not chosen
@@ -328,7 +329,7 @@ function settlementPanel(view, settled, title) {
   );
   const headline =
     view.seat === null
-      ? settled.payoffs.map((p, s) => `seat ${s} ${resultWords(p)}`).join(", ") + "."
+      ? settled.payoffs.map((p, s) => `${s ? "seat" : "Seat"} ${s} ${resultWords(p)}`).join(", ") + "."
       : `You ${resultWords(settled.payoffs[view.seat])}.`;
   return panel(
     title,
@@ -438,14 +439,16 @@ function maoSeat(view, seat) {
 function maoCenter(view) {
   const legal = new Set(view.legal);
   const drawOk = !view.animating && legal.has("draw");
+  // The card of the turn being played or judged: on the pile once the turn is settled.
+  const pending = view.animating ? null : view.in_call_window ? view.judged_turn : view.open_turn;
   return [
     el(
       "div",
       { class: "pile" },
       el("div", { class: "stack" }, el("span", { class: "card mao back", "aria-hidden": "true" }), el("span", { class: "label", text: `stack ${view.stack_size}` })),
       el("div", { class: "top-card" }, maoCardFace(view.top, "big"), el("span", { class: "label", text: "pile" })),
-      view.in_call_window && view.judged_turn && view.judged_turn.played
-        ? el("div", { class: "top-card judged" }, maoCardFace(view.judged_turn.played), el("span", { class: "label", text: "played, being judged" }))
+      pending && pending.played
+        ? el("div", { class: "top-card judged" }, maoCardFace(pending.played), el("span", { class: "label", text: view.in_call_window ? "being judged" : "played this turn" }))
         : null
     ),
     drawOk ? el("button", { class: "move draw", "data-action": "draw", onclick: () => sendMove("draw") }, "Draw a card") : null,
@@ -841,7 +844,7 @@ function renderReplayFrame(frame) {
   const parts = [el("p", { class: "event", "data-testid": "replay-event", text: frame.event })];
   if (frame.game === "madiao") {
     const seat = frame.view === "all" ? null : frame.view;
-    const shown = Object.assign({}, frame, { seat, to_act: null, over: false, last_trick: frame.last_trick && Object.assign({ number: frame.seats.reduce((n, s) => n + s.tricks_won, 0) }, frame.last_trick) });
+    const shown = Object.assign({}, frame, { seat: null, viewer: seat, to_act: null, over: false, last_trick: frame.last_trick && Object.assign({ number: frame.seats.reduce((n, s) => n + s.tricks_won, 0) }, frame.last_trick) });
     parts.push(madiaoTable(shown));
     parts.push(
       panel(

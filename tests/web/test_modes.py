@@ -255,3 +255,14 @@ def test_phrases_and_calls_are_written_out():
     assert mao_reason_text("failure card-name", "JK") == "Failure to say 'Joker'"
     assert mao_reason_text("bad-card", "JK") == "Bad card"
     assert mao_reason_text("mao-in-vain", None).startswith("Taking the name")
+
+
+def test_the_card_of_the_turn_being_played_is_shown_until_the_turn_ends():
+    game = MaoGame(seat=0, players=3, rounds=1, hand_size=3, seed=4)
+    top = game.view()["top"]
+    game.move("play 7C")
+    view = game.view()
+    assert view["open_turn"]["played"] == "7C" and view["top"] == top  # on the pile at the end
+    assert "end" in view["legal"] and view["phrase_texts"]["card-name"] == "Seven of clubs"
+    game.move("end")
+    assert game.view()["open_turn"] is None
