@@ -3,22 +3,27 @@
 The server owns the env (``madiao_v0.raw_env`` / ``mao_v0.raw_env``) and the agents; the agents
 move until the person is to act (or the game ends). ``view()`` is everything the page receives:
 built only from what the person's seat may see (its hand, the public table, its legal moves as
-text, the secret rules it authored) — never another hand, another seat's face-down card or a rule
-it did not author. ``move(text)`` checks the text against the seat's legal moves before anything
-changes, so a bad move raises :class:`MoveError` and leaves the game as it was.
+text, the secret rules it authored and those refused to it as already in force) — never another
+hand, another seat's face-down card or any other secret rule. ``move(text, version)`` checks the version and the text against
+the seat's legal moves before anything changes, so a bad move raises :class:`MoveError` and leaves
+the game as it was.
 
 A *watched* game (``watch=True``) has agents in every seat and nobody's secrets to keep: its view
-opens every hand (a spectator's, as a replay's "all hands open"), and ``step()`` plays one agent
-move at a time, at the pace the page asks for.
+opens every hand (a spectator's, as a replay's "all hands open"), and ``step(version)`` plays one
+agent move at a time, at the pace the page asks for. A game is watched or has a person's seat from
+its creation on; nothing turns one into the other.
 
-Every view carries ``version`` (the moves applied so far: a move names the version it was made
-against, and a stale one is refused) and ``frames``: the public table after each move since the
-previous request that moved, so the page can show the other seats' moves one at a time.
+Every view carries ``version`` (the person's moves, or a watched game's steps, so far: a move
+names the version it was made against, so a move sent twice, or one chosen from a view that has
+since changed, raises :class:`StaleMoveError` instead of playing on the next turn) and ``frames``:
+the public table after each move since the previous request that moved, so the page can show the
+other seats' moves one at a time.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
@@ -29,6 +34,7 @@ from agents.registry import agent_names, make_agent
 from madiao_env import cards as madiao_cards
 from madiao_env import payments as madiao_payments
 from madiao_env import reference as madiao_reference
+from madiao_mao_web.security import echo
 from mao_env import cards as mao_cards
 from mao_env import core as mao_core
 from mao_env import rules as mao_rules
@@ -41,6 +47,7 @@ MAO_DEFAULT_ROUNDS = 3
 MAO_MAX_HAND_SIZE = 10
 MAO_CALL_MODES = ("master", "players")
 LOG_LENGTH = 60  # log lines (Madiao) and turns (Mao) kept in a view (the page shows the latest)
+MAX_ACTION_CHARS = 64  # every action text either game reads is shorter (the longest is 25)
 FRAMES_KEPT = 200  # the public tables a view replays at most (the latest: a long run of agents' moves)
 REDEAL_EXPLANATION = (
     "You hold five or more cards of one suit, so you may ask for a redeal: every hand is dealt "
@@ -56,23 +63,41 @@ class GameOverError(MoveError):
     """A move sent after the game ended (a 409)."""
 
 
+class StaleMoveError(MoveError):
+    """A move made against another version of the game than the current one (a 409)."""
+
+
+class GameLiveError(RuntimeError):
+    """What only a finished game may show (its record: every hand, every secret rule) was asked
+    of a live one (a 409)."""
+
+
 class GameOptionError(ValueError):
     """A bad parameter for a new game (a 400 naming the parameter)."""
+
+
+#: An integer as a page sends it in a query string: ASCII digits only (``int()`` would also take
+#: "٣", " 3", "3_0"), and not so long that converting it costs anything.
+INTEGER_TEXT = re.compile(r"-?[0-9]{1,18}")
+
+
+def parse_int_text(value: Any) -> int | None:
+    """``value`` as an int if it is one or a short string of ASCII digits; None otherwise."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and INTEGER_TEXT.fullmatch(value):
+        return int(value)
+    return None
 
 
 def _int_param(name: str, value: Any, low: int, high: int, default: int | None) -> int | None:
     if value is None or value == "":
         return default
-    if isinstance(value, bool):
-        raise GameOptionError(f"{name} must be an integer {low}..{high}, got {value!r}")
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise GameOptionError(f"{name} must be an integer {low}..{high}, got {value!r}") from None
-    if isinstance(value, float) and number != value:
-        raise GameOptionError(f"{name} must be an integer {low}..{high}, got {value!r}")
-    if not low <= number <= high:
-        raise GameOptionError(f"{name} must be an integer {low}..{high}, got {number}")
+    number = parse_int_text(value)
+    if number is None or not low <= number <= high:
+        raise GameOptionError(f"{name} must be an integer {low}..{high}, got {echo(value)}")
     return number
 
 
@@ -89,7 +114,7 @@ def _bool_param(name: str, value: Any) -> bool:
         return value.strip().lower() in _TRUE_WORDS
     if type(value) is int and value in (0, 1):
         return bool(value)
-    raise GameOptionError(f"{name} must be true or false, got {value!r}")
+    raise GameOptionError(f"{name} must be true or false, got {echo(value)}")
 
 
 def _agent_list(value: Any, game: str, n_agents: int, default: str) -> list[str]:
@@ -101,12 +126,14 @@ def _agent_list(value: Any, game: str, n_agents: int, default: str) -> list[str]
     elif isinstance(value, list) and all(isinstance(item, str) for item in value):
         names = [item.strip() for item in value]
     else:
-        raise GameOptionError(f"agents must be a comma-separated string of agent names, got {value!r}")
+        raise GameOptionError(f"agents must be a comma-separated string of agent names, got {echo(value)}")
     known = agent_names(game)
     for name in names:
         # model:PATH is not offered: a page must not make the server load files from paths.
         if name not in known:
-            raise GameOptionError(f"agents: unknown {game} agent {name!r}; choose from {', '.join(known)}")
+            raise GameOptionError(
+                f"agents: unknown {game} agent {echo(name)}; choose from {', '.join(known)}"
+            )
     if len(names) == 1:
         names = names * n_agents
     if len(names) != n_agents:
@@ -145,6 +172,7 @@ class LiveGame(ABC):
     """What both games share: the seat, the version counter, the agents' moves, the frames."""
 
     game: str
+    move_example: str  # an action text, for error messages
     seat: int | None
     seat_names: list[str]
     agents: dict[int, Any]
@@ -197,14 +225,32 @@ class LiveGame(ABC):
     def _who(self, seat: int) -> str:
         return "You" if seat == self.seat else f"Seat {seat} ({self.seat_names[seat]})"
 
-    def move(self, text: Any) -> None:
-        """Play the person's move ``text`` (an action text), then the agents' moves up to the next."""
+    def _check_version(self, version: Any) -> None:
+        """Refuse a request made against another version than the current one (409), or after
+        the end (409); the version's type was checked before."""
+        if self.over:
+            raise GameOverError(f"the {'hand' if self.game == 'madiao' else 'game'} is over: no more moves")
+        if version != self.version:
+            raise StaleMoveError(
+                f"this move was made against version {version} of the game, which is now at version "
+                f"{self.version}: the table has changed since (a move sent twice?); nothing was played"
+            )
+
+    def move(self, text: Any, version: Any) -> None:
+        """Play the person's move ``text`` (an action text) made on the view of ``version``, then
+        the agents' moves up to the person's next. Refused before anything changes: not a short
+        ASCII string (400), a watched game (400), the game over or a stale version (409), an
+        unreadable or illegal move (400)."""
+        example = self.move_example
         if not isinstance(text, str):
-            raise MoveError(f"action must be a string such as 'play 9S', got {type(text).__name__} {text!r}")
+            kind = type(text).__name__
+            raise MoveError(f"action must be a string such as {example!r}, got {kind} {echo(text)}")
+        if len(text) > MAX_ACTION_CHARS or not text.isascii():
+            raise MoveError(f"cannot read action {echo(text)}: an action is a short text such as {example!r}")
+        _check_version_type(version)
         if self.watch:
             raise MoveError("this game is watched: agents play every seat (step it instead)")
-        if self.over:
-            raise GameOverError("the game is over: no more moves")
+        self._check_version(version)
         try:
             action = self._action_from_text(text)
         except (TypeError, ValueError) as error:
@@ -212,21 +258,47 @@ class LiveGame(ABC):
         legal = self._legal()
         if action not in legal:
             texts = ", ".join(self._action_text(a) for a in legal)
-            raise MoveError(f"illegal move {text!r}: your legal moves are {texts or 'none (not your turn)'}")
+            raise MoveError(
+                f"illegal move {echo(text)}: your legal moves are {texts or 'none (not your turn)'}"
+            )
         self.frames = []
         self.version += 1
         self._step(self.seat, action)
         self._advance()
 
-    def step(self) -> None:
-        """A watched game: the next agent plays one move."""
+    def step(self, version: Any) -> None:
+        """A watched game: the next agent plays one move, if ``version`` is the current one (the
+        same refusals as :meth:`move`: a game with a person's seat is never stepped)."""
+        _check_version_type(version)
         if not self.watch:
             raise MoveError("only a watched game is stepped; this one has your seat (send moves)")
-        if self.over:
-            raise GameOverError("the game is over: no more moves")
+        self._check_version(version)
         self.frames = []
         self.version += 1
         self._agent_move()
+
+    @abstractmethod
+    def _record(self) -> dict[str, Any]: ...
+
+    def record(self) -> dict[str, Any]:
+        """The game's record (the seed, every hand, every secret rule): once the game is over."""
+        if not self.over:
+            raise GameLiveError(
+                "the game is still being played: its record (the deal, every hand and secret rule) "
+                "is given once it is over"
+            )
+        return self._record()
+
+    @property
+    def deal(self) -> tuple[str, int, int]:
+        """What fixes the game's deals: two games alike in it are dealt the same cards (and, in
+        Mao, the same starting table), whoever sits where and whatever the other options."""
+        return self.game, self.seed, len(self.seat_names)
+
+
+def _check_version_type(version: Any) -> None:
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise MoveError(f"version must be the integer 'version' of the view moved from, got {echo(version)}")
 
 
 # ============================================================================ Madiao
@@ -342,6 +414,7 @@ class MadiaoGame(LiveGame):
     person in ``seat`` and agents in the other three, or agents in all four (``watch=True``)."""
 
     game = "madiao"
+    move_example = "play 9S"
 
     def __init__(
         self, *, seat: Any = None, agents: Any = None, seed: Any = None, match: Any = None, watch: Any = None
@@ -530,8 +603,8 @@ class MadiaoGame(LiveGame):
         }
         return view
 
-    def record(self) -> dict[str, Any]:
-        """The game's record (``madiao_env.records``' format, as ``match --record`` writes)."""
+    def _record(self) -> dict[str, Any]:
+        """``madiao_env.records``' format, as ``match --record`` writes."""
         from madiao_env.records import make_record
 
         result = _EpisodeResult(self.totals, self._recorder.events, self.seat_names)
@@ -588,6 +661,7 @@ class MaoGame(LiveGame):
     every seat (``watch=True``); ``calls="players"`` is the players' calls variant."""
 
     game = "mao"
+    move_example = "play 9D"
 
     def __init__(
         self,
@@ -614,7 +688,7 @@ class MaoGame(LiveGame):
         if calls in (None, ""):
             calls = "master"
         if calls not in MAO_CALL_MODES:
-            raise GameOptionError(f"calls must be 'master' or 'players', got {calls!r}")
+            raise GameOptionError(f"calls must be 'master' or 'players', got {echo(calls)}")
         self.env = mao_v0.raw_env(n_players, num_rounds=self.rounds, calls=calls)
         self.agents = {
             s: _build_agent(self.seat_names[s], "mao", self.seed + s, self.env)
@@ -669,8 +743,15 @@ class MaoGame(LiveGame):
     def _step(self, seat: int, action: int) -> None:
         text = self.env.describe_action(action)
         self.actions.append(text)
-        self._note_action(seat, action, text)
         self.env.step(int(action))
+        # A proposal of a rule in force is refused to the proposer alone (the env changes nothing
+        # else, and the other seats do not learn a proposal was refused): the person reads it only
+        # if it was theirs, or as a spectator.
+        rule = action - mao_cards.CHOOSE_RULE_0
+        refused = rule >= 0 and rule in self.env.refused_rules(seat)
+        if refused and not (seat == self.seat or self.watch):
+            return
+        self._note_action(seat, action, text, refused)
         winner = self.env.round_won_by
         options = self.env.options
         for other, name in enumerate(self.env.possible_agents):
@@ -686,7 +767,7 @@ class MaoGame(LiveGame):
         frame = self._table()
         if not self.watch:  # the hand the person held then (the page shows the hand it had)
             del frame["hand"]
-        frame["text"] = self._frame_text(seat, action, text)
+        frame["text"] = self._frame_text(seat, action, text, refused)
         self._add_frame(frame)
 
     # ------------------------------------------------------------------ the turns, in words
@@ -712,7 +793,7 @@ class MaoGame(LiveGame):
     def _judged_turn(self) -> dict[str, Any] | None:
         return next((t for t in reversed(self.turns) if t["kind"] == "turn"), None)
 
-    def _note_action(self, seat: int, action: int, text: str) -> None:
+    def _note_action(self, seat: int, action: int, text: str, refused: bool) -> None:
         if action <= mao_cards.END_TURN:
             turn = self._turn_of(seat)
             if action < mao_cards.DRAW:
@@ -739,6 +820,7 @@ class MaoGame(LiveGame):
                     "seat": seat,
                     "who": self._who(seat),
                     "rule": mao_rules.RULE_DESCRIPTIONS[rule] if known else None,
+                    "refused": refused,  # only ever true for the person's own proposals (or watched)
                 }
             )
 
@@ -792,7 +874,7 @@ class MaoGame(LiveGame):
             if event["won"]:
                 notes.append(f"{turn['who']} won the round!")
 
-    def _frame_text(self, seat: int, action: int, text: str) -> str:
+    def _frame_text(self, seat: int, action: int, text: str, refused: bool) -> str:
         who = self._who(seat)
         you = seat == self.seat
         if action < mao_cards.DRAW:
@@ -813,6 +895,9 @@ class MaoGame(LiveGame):
             turn = self._judged_turn()
             reason = mao_reason_text(text.removeprefix("call "), turn["played"] if turn else None)
             return f"{who} call{'' if you else 's'} “{reason}”."
+        if refused:
+            again = "choose another" if you else "it proposes another"
+            return f'{who}: {text}? Mao Master: "That rule is already in force." ({again})'
         return f"{who} introduce{'' if you else 's'} a new rule."
 
     # ------------------------------------------------------------------ the seat's view
@@ -862,8 +947,14 @@ class MaoGame(LiveGame):
             "judged_turn": turn if self.env.in_call_window() else None,
             # The turn being played (its card goes on the pile when the turn ends).
             "open_turn": turn if turn and not turn["ended"] else None,
-            # The round winner's choice (grouped by family on the page, from rule_texts()).
+            # The round winner's choice (grouped by family on the page, from rule_texts()): every
+            # library rule the seat does not know to be in force, whatever the other seats' rules
+            # are (one in force is refused when proposed, and joins refused_rules).
             "rule_choices": [self.env.describe_action(a) for a in legal if a >= mao_cards.CHOOSE_RULE_0],
+            "refused_rules": [
+                {"rule": rule, "description": mao_rules.RULE_DESCRIPTIONS[rule]}
+                for rule in ([] if self.watch else self.env.refused_rules(self.seat))
+            ],
             "turns": self.turns,
             "frames": self.frames,
             "rounds_won": self.rounds_won,
@@ -871,7 +962,8 @@ class MaoGame(LiveGame):
             "over": self.over,
         }
 
-    def record(self) -> dict[str, Any]:
+    def _record(self) -> dict[str, Any]:
+        """``mao_env.records``' format."""
         from mao_env.records import make_record
 
         return make_record(

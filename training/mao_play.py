@@ -7,7 +7,8 @@ rules they authored, the recent public events with the Mao Master's calls), and 
 every public move of the table (plays, draws, what is said, the turn ends) and every call the Mao
 Master makes (with ``calls="players"``: every call a seat makes, and the bad calls), to whom and
 for how many cards. The rule another seat adds after winning a round is
-secret: only the fact that a rule was added is shown.
+secret: only the fact that a rule was added is shown; a proposal the Mao Master refuses (the rule
+is already in force) is told to its proposer alone.
 
 Without a person at the table (``viewer=None``: a match between agents, a replay) nothing is
 secret: every seat's hand is listed at each deal and a new rule is shown with its text.
@@ -70,12 +71,22 @@ class MaoGameLog:
         )  # fmt: skip
 
 
+def _refused(unwrapped, seat: int, action: int) -> bool:
+    """Whether ``seat``'s ``action``, just stepped, was a proposal of a rule already in force
+    (the mask offers no rule refused before, so the rule is among the refused ones just now)."""
+    return action >= cards.CHOOSE_RULE_0 and action - cards.CHOOSE_RULE_0 in unwrapped.refused_rules(seat)
+
+
 def public_move_text(env, seat: int, action: int, viewer: int | None) -> str | None:
-    """What ``viewer`` sees of ``seat``'s move (``viewer=None``: a spectator who sees everything,
-    new rules included)."""
+    """What ``viewer`` sees of ``seat``'s move, just stepped (``viewer=None``: a spectator who
+    sees everything, new rules included; ``None``: nothing)."""
     name = "you" if seat == viewer else env.unwrapped.possible_agents[seat]
     if action >= cards.CHOOSE_RULE_0:
         rule = action - cards.CHOOSE_RULE_0
+        if _refused(env.unwrapped, seat, action):  # said to the proposer alone
+            if viewer is not None and seat != viewer:
+                return None
+            return f'{name}: rule {rule}? Mao Master: "That rule is already in force." (propose another)'
         if viewer is None:
             return f"{name}: new secret rule {rule}: {rules.RULE_DESCRIPTIONS[rule]}"
         if seat == viewer:
@@ -106,7 +117,7 @@ def write_step(
     move, the Mao Master's calls and the end of a round. Returns whether the move won a round."""
     unwrapped = env.unwrapped
     move = public_move_text(env, seat, action, viewer)
-    if move is not None and (show_own_move or seat != viewer):
+    if move is not None and (show_own_move or seat != viewer or _refused(unwrapped, seat, action)):
         write("  " + move)
     me = unwrapped.possible_agents[viewer] if viewer is not None else None
     for call in unwrapped.last_calls:

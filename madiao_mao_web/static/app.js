@@ -1,6 +1,8 @@
 // madiao-mao web page: plain JS, no build step. The server holds the game; this page shows the
 // view it gets (only the person's own seat) and sends the text of the move clicked, with the
 // version of the view it was made on (a stale one is refused with 409: the page looks again).
+// Every request body is JSON sent as application/json; the page has no inline script or style
+// (the server's Content-Security-Policy allows only these files).
 "use strict";
 
 const errorBox = document.querySelector('[data-testid="error"]');
@@ -490,6 +492,7 @@ function maoHand(view) {
 }
 
 function turnSummary(view, turn) {
+  if (turn.kind === "rule" && turn.refused) return `${turn.who} proposed “${turn.rule}”. Mao Master: “That rule is already in force.”`;
   if (turn.kind === "rule") return `${turn.who} introduce${turn.seat === view.seat ? "" : "s"} a new rule` + (turn.rule ? `: ${turn.rule}.` : ".");
   const did = [];
   if (turn.drew) did.push(`drew ${turn.drew === 1 ? "a card" : plural(turn.drew, "card")}`);
@@ -560,10 +563,13 @@ function ruleChoice(view) {
   const groups = ruleTexts.mao.families
     .map((family, index) => Object.assign({ rules: ruleTexts.mao.rules.filter((r) => r.family === index && offered.has(r.action)) }, family))
     .filter((group) => group.rules.length);
+  const last = view.turns[view.turns.length - 1];
+  const refused = last && last.kind === "rule" && last.refused ? last.rule : null;
   return panel(
     "You won the round: add a secret rule",
     { class: "panel rule-choice", "data-testid": "rule-choice" },
-    el("p", { class: "hint", text: "Only you will know it. The others learn it from the calls it brings." }),
+    refused ? el("p", { class: "refused", "data-testid": "rule-refused" }, `Mao Master: “${refused}” is already in force. Choose another.`) : null,
+    el("p", { class: "hint", text: "Only you will know it. The others learn it from the calls it brings. A rule already in force (someone's secret) is refused, and you choose again." }),
     groups.map((group, index) =>
       el(
         "details",
@@ -576,10 +582,10 @@ function ruleChoice(view) {
   );
 }
 
-function rulesPanel(title, rules, withAuthor) {
+function rulesPanel(title, rules, withAuthor, testid = "rules") {
   const items = rules.map((r) => el("li", {}, `${r.description}` + (withAuthor ? ` (by seat ${r.author})` : "")));
   if (!items.length) items.push(el("li", { class: "muted", text: "(none)" }));
-  return panel(title, {}, el("ul", { "data-testid": "rules" }, items));
+  return panel(title, {}, el("ul", { "data-testid": testid }, items));
 }
 
 function maoResults(view) {
@@ -619,7 +625,10 @@ function maoPanels(view) {
   if (view.over) parts.push(maoResults(view), endLinks(view, "Play again"));
   parts.push(turnsPanel(view));
   if (view.seat === null) parts.push(rulesPanel("Secret rules (spectator: all open)", view.rules, true));
-  else parts.push(rulesPanel("Secret rules you authored", view.my_rules, false));
+  else {
+    parts.push(rulesPanel("Secret rules you authored", view.my_rules, false));
+    if (view.refused_rules.length) parts.push(rulesPanel("Rules refused to you (already in force)", view.refused_rules, false, "refused-rules"));
+  }
   return parts;
 }
 

@@ -179,7 +179,7 @@ def test_the_mao_rule_choice_offers_the_winners_legal_rules():
         view = game.view()
         if view["rule_choices"]:
             break
-        game.move(choose(view))
+        game.move(choose(view), game.version)
     assert view["rule_choices"] == [a for a in view["legal"] if a.startswith("rule ")]
     assert len(view["rule_choices"]) >= mao_rules.N_RULES - 1
     # The library's words are not in the view: /api/rules has them, once.
@@ -234,10 +234,10 @@ def test_bad_mode_parameters_are_400_naming_them(client, body, words):
 def test_the_game_just_played_is_replayed_once_it_is_over(client, game):
     options = {"seed": 7} if game == "madiao" else {"players": 3, "rounds": 1, "hand_size": 2, "seed": 7}
     key, view = new_game(client, game=game, **options)
-    live = client.post(f"/api/games/{key}/replay")
+    live = client.post(f"/api/games/{key}/replay", json={})
     assert live.status_code == 409 and "still being played" in live.json()["detail"]
     view = play(client, key, view)
-    response = client.post(f"/api/games/{key}/replay")
+    response = client.post(f"/api/games/{key}/replay", json={})
     assert response.status_code == 200, response.text
     replay = response.json()
     assert replay["game"] == game and replay["seats"][0] == "you"
@@ -260,9 +260,9 @@ def test_phrases_and_calls_are_written_out():
 def test_the_card_of_the_turn_being_played_is_shown_until_the_turn_ends():
     game = MaoGame(seat=0, players=3, rounds=1, hand_size=3, seed=4)
     top = game.view()["top"]
-    game.move("play 7C")
+    game.move("play 7C", game.version)
     view = game.view()
     assert view["open_turn"]["played"] == "7C" and view["top"] == top  # on the pile at the end
     assert "end" in view["legal"] and view["phrase_texts"]["card-name"] == "Seven of clubs"
-    game.move("end")
+    game.move("end", game.version)
     assert game.view()["open_turn"] is None
