@@ -121,3 +121,5 @@ def page(browser, live_server):
     new_page.set_default_timeout(20_000)
     yield new_page
     context.close()
+    # Every browser test also shows that the page runs under the server's Content-Security-Policy.
+    assert [text for text in new_page.console_errors if "Content Security Policy" in text] == []
