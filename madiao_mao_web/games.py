@@ -4,9 +4,9 @@ The server owns the env (``madiao_v0.raw_env`` / ``mao_v0.raw_env``) and the age
 move until the person is to act (or the game ends). ``view()`` is everything the page receives:
 built only from what the person's seat may see (its hand, the public table, its legal moves as
 text, the secret rules it authored and those refused to it as already in force) — never another
-hand, another seat's face-down card or any other secret rule. ``move(text, version)`` checks the version and the text against
-the seat's legal moves before anything changes, so a bad move raises :class:`MoveError` and leaves
-the game as it was.
+hand, another seat's face-down card or any other secret rule. ``move(text, version)`` checks the
+version and the text against the seat's legal moves before anything changes, so a bad move raises
+:class:`MoveError` and leaves the game as it was.
 
 A *watched* game (``watch=True``) has agents in every seat and nobody's secrets to keep: its view
 opens every hand (a spectator's, as a replay's "all hands open"), and ``step(version)`` plays one
