@@ -10,9 +10,10 @@ A frame for a seat shows that seat's hand only and hides the other seats' face-d
 for Mao, the secret rules it did not author); ``view="all"`` opens every hand and every rule.
 
 A replay shows nothing that its record does not determine (the uploader could replay it with the
-env), so the secrets of a live game stay safe as long as its record does: the app gives a Mao
-game's record only once the game is over, and refuses a Mao record with the seed and table size
-of a game still being played here (:func:`deals_alike`).
+env), so the secrets of a live game stay safe as long as its record does: the app gives a game's
+record (or its replay) only once the game is over and no game of the same deal with a person's
+seat is being played, and refuses a Mao record with the seed and table size of such a game
+(:func:`record_deal`).
 
 Costs are bounded: a record holds at most ``MAX_REPLAY_STEPS`` steps (else
 :class:`RecordTooLargeError`, a 422) and must replay within ``MAX_BUILD_SECONDS``. The record is
@@ -32,7 +33,16 @@ from pathlib import Path
 from typing import Any
 
 from madiao_env import cards as madiao_cards
-from madiao_mao_web.games import madiao_card, madiao_role, madiao_sorted, mao_seat_view, parse_int_text
+from madiao_mao_web.games import (
+    madiao_card,
+    madiao_role,
+    madiao_settlement_view,
+    madiao_sorted,
+    madiao_trick_view,
+    mao_reason_text,
+    mao_seat_view,
+    parse_int_text,
+)
 from madiao_mao_web.security import echo
 from mao_env import cards as mao_cards
 from mao_env import rules as mao_rules
@@ -79,12 +89,12 @@ def load_record(record: Any) -> dict[str, Any]:
             raise RecordError(str(error).replace(str(path), "the record")) from None
 
 
-def deals_alike(record: dict[str, Any], game: Any) -> bool:
-    """Whether the Mao ``record`` could be the deal of the live Mao ``game``: the same seed and
-    number of seats. Such a record may be the live game's own (its seed known to whoever chose
-    it, its moves partly public): the app refuses it while that game is being played."""
-    same_seed = record["seed"] is not None and record["seed"] == game.seed
-    return same_seed and len(record["seats"]) == len(game.seat_names)
+def record_deal(record: dict[str, Any]) -> tuple[str, int, int]:
+    """The deal of a Mao ``record`` with a seed, as a live game names its own
+    (``madiao_mao_web.games.LiveGame.deal``): the same seed and number of seats. Such a record may
+    be a live game's own (its seed known to whoever chose it, its moves partly public): the app
+    refuses it while that game is being played."""
+    return "mao", record["seed"], len(record["seats"])
 
 
 def parse_view(view: Any, n_seats: int) -> int | None:
@@ -151,6 +161,7 @@ class MadiaoReplay:
             "upcard": None,
             "trick": [],
             "last_trick": [],
+            "last_winner": None,
             "tricks_won": [0, 0, 0, 0],
             "sloughed": [[], [], [], []],
             "settlement": None,
@@ -190,11 +201,6 @@ class MadiaoReplay:
         state = self._state(step)
         banker = state["banker"]
 
-        def play(entry) -> dict[str, Any]:
-            who, name, face_up = entry
-            shown = face_up or seat is None or who == seat
-            return {"seat": who, "face_up": face_up, "card": madiao_card(name) if shown else None}
-
         hands = [
             [madiao_card(n) for n in madiao_sorted(hand)] if seat is None or s == seat else None
             for s, hand in enumerate(state["hands"])
@@ -206,7 +212,14 @@ class MadiaoReplay:
             "view": "all" if seat is None else seat,
             "event": self._event_text(state["event"], seat, state["names"]),
             "seats": [
-                {"seat": s, "name": state["names"][s], "role": madiao_role(s, banker), "tricks_won": won}
+                {
+                    "seat": s,
+                    "name": state["names"][s],
+                    "role": madiao_role(s, banker),
+                    "side": "banker" if s == banker else "player",
+                    "tricks_won": won,
+                    "cards": len(state["hands"][s]),
+                }
                 for s, won in enumerate(state["tricks_won"])
             ],
             "banker": banker,
@@ -214,8 +227,10 @@ class MadiaoReplay:
             "upcard": madiao_card(state["upcard"]) if state["upcard"] else None,
             "hands": hands,
             "hand_sizes": [len(hand) for hand in state["hands"]],
-            "trick": [play(entry) for entry in state["trick"]],
-            "last_trick": [play(entry) for entry in state["last_trick"]],
+            "trick": madiao_trick_view(state["trick"], seat) | {"winner": None},
+            "last_trick": madiao_trick_view(state["last_trick"], seat) | {"winner": state["last_winner"]}
+            if state["last_trick"]
+            else None,
             "settlement": state["settlement"],
             "totals": state["totals"],
         }
@@ -240,6 +255,7 @@ def _apply_madiao_event(state: dict[str, Any], event: Any) -> None:
             upcard=madiao_cards.card_name(madiao_cards.card_id(event["stock"][0])),
             trick=[],
             last_trick=[],
+            last_winner=None,
             tricks_won=[0, 0, 0, 0],
             sloughed=[[], [], [], []],
             settlement=None,
@@ -264,8 +280,6 @@ def _apply_madiao_event(state: dict[str, Any], event: Any) -> None:
             state["hands"][seat].remove(name)
             if not face_up:
                 state["sloughed"][seat].append(name)
-            if len(state["trick"]) == 4:
-                state["last_trick"], state["trick"] = state["trick"], []
             state["trick"].append((seat, name, face_up))
     elif kind == "trick":
         if "tricks_won" in event:
@@ -273,20 +287,19 @@ def _apply_madiao_event(state: dict[str, Any], event: Any) -> None:
         else:
             state["tricks_won"][int(event["winner"])] += 1
         state["last_trick"], state["trick"] = state["trick"], []
+        state["last_winner"] = int(event["winner"])
     elif kind == "settlement":
         payoffs = [float(p) for p in event["payoffs"]]
-        state["settlement"] = {
-            "lines": [
-                {
-                    "rule": str(line["rule"]),
-                    "payer": int(line["payer"]),
-                    "payee": int(line["payee"]),
-                    "stakes": float(line["stakes"]),
-                }
-                for line in event["lines"]
-            ],
-            "payoffs": payoffs,
-        }
+        lines = [
+            {
+                "rule": str(line["rule"]),
+                "payer": int(line["payer"]),
+                "payee": int(line["payee"]),
+                "stakes": float(line["stakes"]),
+            }
+            for line in event["lines"]
+        ]
+        state["settlement"] = madiao_settlement_view(lines, payoffs, state["banker"])
         state["totals"] = [t + p for t, p in zip(state["totals"], payoffs, strict=True)]
 
 
@@ -318,17 +331,24 @@ class MaoReplay:
         self._actors: list[int] = []  # the seat that took each action
         self.calls: list[dict[str, Any]] = []  # every call, with the step it followed
         deadline = time.monotonic() + (MAX_BUILD_SECONDS if max_seconds is None else max_seconds)
+        played = None  # the last card played: "the name of the card" a call names
         try:
             for step, env in enumerate(replay(record)):
                 if step % self._stride == 0:
                     self._checkpoints.append(env.get_state())
                 _check_deadline(deadline, step)
+                action = actions[step - 1] if step else ""
+                if action.startswith("play "):
+                    played = action.split()[1]
                 for call in env.last_calls if step else []:
+                    said = call["call"]
+                    if call.get("phrase") == "card-name" and not call["bad_call"]:
+                        said = mao_reason_text("failure card-name", played)
                     self.calls.append(
                         {
                             "step": step,
                             "seat": int(call["player"].rsplit("_", 1)[1]),
-                            "call": call["call"],
+                            "call": said,
                             "cards": int(call["cards"]),
                         }
                     )

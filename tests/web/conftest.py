@@ -110,8 +110,10 @@ def browser():
 
 @pytest.fixture
 def page(browser, live_server):
-    """A fresh page (own browser context: own cookies and storage) that records console errors."""
+    """A fresh page (own browser context: own cookies and storage) that records console errors;
+    the other seats' moves are shown at once (the page's stored pause is 0; ``?pause=`` overrides)."""
     context = browser.new_context(viewport={"width": 1100, "height": 1000}, base_url=live_server)
+    context.add_init_script("localStorage.setItem('madiao-mao-pause', '0')")
     new_page = context.new_page()
     new_page.console_errors = []
     new_page.on("console", lambda m: new_page.console_errors.append(m.text) if m.type == "error" else None)
@@ -119,3 +121,5 @@ def page(browser, live_server):
     new_page.set_default_timeout(20_000)
     yield new_page
     context.close()
+    # Every browser test also shows that the page runs under the server's Content-Security-Policy.
+    assert [text for text in new_page.console_errors if "Content Security Policy" in text] == []

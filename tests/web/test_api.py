@@ -105,8 +105,8 @@ def test_madiao_hand_never_shows_another_seats_cards(client, seat):
         data = response.json()
         assert client.get(f"/api/games/{data['id']}").json() == data
     assert own_seen and responses >= 8
-    assert data["view"]["settlement"]["lines"]
-    assert sum(data["view"]["settlement"]["payoffs"]) == pytest.approx(0)
+    assert data["view"]["settlements"][-1]["rules"]
+    assert sum(data["view"]["settlements"][-1]["payoffs"]) == pytest.approx(0)
 
 
 def mao_choice(view: dict, rng) -> str:
@@ -173,16 +173,24 @@ def test_mao_rule_choice_offers_the_library_and_tells_a_refusal_to_the_proposer(
     game.env.reset(seed=0, options={"hands": hands, "pile": ["5H"], "rules": [(3, 1), (30, 2)]})
     game._events_seen = int(game.env._state.scalars[0, mao_core.S_N_EVENTS])
     for move in ("play 9H", "say mao", "end"):
-        game.move(move)
+        game.move(move, game.version)
     every_rule = {f"rule {rule}" for rule in range(mao_rules.N_RULES)}
     assert set(game.view()["rule_choices"]) == every_rule  # nothing tells which are in force
-    game.move("rule 30")
+    game.move("rule 30", game.version)
     view = game.view()
-    assert view["log"][-1] == 'You: rule 30? Mao Master: "That rule is already in force." Choose another.'
+    rule_30 = mao_rules.RULE_DESCRIPTIONS[30]
+    refusal = {"kind": "rule", "seat": 0, "who": "You", "rule": rule_30, "refused": True}
+    assert view["turns"][-1] == refusal
+    said = 'You: rule 30? Mao Master: "That rule is already in force." (choose another)'
+    assert view["frames"][-1]["text"] == said
+    assert view["refused_rules"] == [{"rule": 30, "description": mao_rules.RULE_DESCRIPTIONS[30]}]
     assert set(view["rule_choices"]) == every_rule - {"rule 30"} and view["to_act"] == 0
-    game.move("rule 7")
+    game.move("rule 7", game.version)
     assert game.env.active_rules() == [(3, 1), (30, 2), (7, 0)]
-    assert sum("already in force" in line for line in game.view()["log"]) == 1
+    assert [turn for turn in game.view()["turns"] if turn["kind"] == "rule"][-2:] == [
+        refusal,
+        refusal | {"rule": mao_rules.RULE_DESCRIPTIONS[7], "refused": False},
+    ]
 
 
 @pytest.mark.parametrize(
@@ -341,7 +349,7 @@ def test_madiao_replay_seat_view_hides_other_hands_and_sloughs(client, match_rec
             }
             hidden |= {
                 p["card"]["name"]
-                for p in full["trick"] + full["last_trick"]
+                for p in full["trick"]["plays"] + (full["last_trick"] or {"plays": []})["plays"]
                 if not p["face_up"] and p["seat"] != seat
             }
             assert madiao_leaks(frame, hidden) == set()
@@ -349,7 +357,7 @@ def test_madiao_replay_seat_view_hides_other_hands_and_sloughs(client, match_rec
             hidden_checked += bool(hidden)
     assert hidden_checked > n_steps  # most frames had something to hide
     last = client.get(f"/api/replays/{key}?step={n_steps}&view=all").json()["frame"]
-    assert last["settlement"]["lines"]
+    assert last["settlement"]["rules"]
 
 
 def test_mao_record_replays_through_the_env_and_in_the_app(client, tmp_path):

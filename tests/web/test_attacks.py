@@ -1,12 +1,15 @@
 """The web app attacked as a stranger would: the server's trust boundary (loopback only, bounded).
 
 What a live game can reveal (nothing but its seat's view, on every route, at every moment, for
-every seat), what an upload may cost (a 20,000-action, 8-seat Mao record against a real uvicorn
-server in a subprocess: its memory and latency), which requests are read at all (JSON bodies,
-same-origin, allowed ``Host`` names, a real Chromium page on another origin), that a burst of new
-games cannot lock a person out, that odd numbers, deep nesting and huge texts are 4xx with a short
-answer, that a stale or double-sent move plays nothing, and a bounded fuzz of every route. Every
-server a test starts (a thread or a subprocess) is stopped by its handle.
+every seat, in every mode: a Mao game with the Master's or the players' calls, a Madiao match;
+no watched game, record or replay of its deal while it is played; a rule choice that tells
+nothing of the other seats' rules), what an upload may cost (a 20,000-action, 8-seat Mao record
+against a real uvicorn server in a subprocess: its memory and latency), which requests are read
+at all (JSON bodies, same-origin, allowed ``Host`` names, a real Chromium page on another
+origin), that a burst of new games cannot lock a person (or a watcher stepping) out, that odd
+numbers, deep nesting and huge texts are 4xx with a short answer, that a stale or double-sent
+move plays nothing, and a bounded fuzz of every route. Every server a test starts (a thread or a
+subprocess) is stopped by its handle.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any
 import pytest
 
 from tests.web.conftest import LOCAL_BASE_URL, import_or_require, require, serving_in_thread
-from tests.web.test_api import mao_choice, tokens_of
+from tests.web.test_api import madiao_hidden, madiao_leaks, mao_choice, tokens_of
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 JSON_HEADERS = {"Content-Type": "application/json"}
@@ -185,54 +188,199 @@ def test_every_api_route_is_examined_here(client):
         ("/api/games", "POST"),
         ("/api/games/{key}", "GET"),
         ("/api/games/{key}/move", "POST"),
+        ("/api/games/{key}/step", "POST"),
         ("/api/games/{key}/record", "GET"),
+        ("/api/games/{key}/replay", "POST"),
+        ("/api/rules", "GET"),
         ("/api/replays", "POST"),
         ("/api/replays/{key}", "GET"),
     }
 
 
-@pytest.mark.parametrize("seat", [0, 1, 2])
-def test_a_live_mao_game_shows_each_seat_its_view_only_on_every_route(client, seat):
+def answers_on_every_route(client, data: dict, twin: dict) -> list:
+    """What every route answers about the live game of ``data`` with a person's seat (the view
+    last), and a watched game of its deal (``twin``: its new-game options)."""
+    key, version = data["id"], data["view"]["version"]
+    answers = [
+        client.get(f"/api/games/{key}/record"),
+        client.get(f"/api/replays/{key}"),
+        client.get(f"/api/replays/{key}?step=0&view=all"),
+        client.post(f"/api/games/{key}/replay", json={}),
+        client.post(f"/api/games/{key}/step", json={"version": version}),  # a person's game is never stepped
+        client.post("/api/games", json=twin | {"watch": True}),
+        client.get(f"/api/games/{key}"),
+    ]
+    statuses = [answer.status_code for answer in answers]
+    assert statuses == [409 if data["view"]["game"] == "mao" else 404, 404, 404, 409, 400, 409, 200]
+    assert "still being played" in answers[5].json()["detail"]
+    view = answers[-1].json()["view"]
+    assert answers[-1].json() == data  # the refusals changed nothing
+    # No full table: no hands but the person's, in the view or in any frame of it.
+    assert view.get("hands") is None and all(frame.get("hands") is None for frame in view["frames"])
+    assert len(client.app.state.store) == 1  # no watched twin, no replay was added
+    return answers
+
+
+@pytest.mark.parametrize(("seat", "calls"), [(0, "master"), (1, "master"), (2, "master"), (0, "players")])
+def test_a_live_mao_game_shows_each_seat_its_view_only_on_every_route(client, seat, calls):
     import numpy as np
 
+    from madiao_mao_web.games import rule_texts
     from mao_env import rules as mao_rules
     from mao_env.records import make_record
 
     rng = np.random.default_rng(seat)
-    data = start(client, game="mao", seat=seat, players=3, rounds=2, hand_size=2, seed=40 + seat)
+    options = {"game": "mao", "players": 3, "rounds": 2, "hand_size": 2, "seed": 40 + seat, "calls": calls}
+    data = start(client, seat=seat, **options)
     key = data["id"]
     game = client.app.state.store.get(key).item
-    moments = 0
+    moments = call_windows = 0
     while not data["view"]["over"]:
         hidden_cards = {c for s in range(3) if s != seat for c in game.env.hand(s)} - set(game.env.hand(seat))
         hidden_cards -= {a.split()[1] for a in game.actions if a.startswith("play")} | {game.env.top_card()}
-        others_rules = [rule for rule, author in game.env.active_rules() if author != seat]
-        answers = [
-            client.get(f"/api/games/{key}"),
-            client.get(f"/api/games/{key}/record"),
-            client.get(f"/api/replays/{key}"),
-            client.get(f"/api/replays/{key}?step=0&view=all"),
-        ]
-        assert [a.status_code for a in answers] == [200, 409, 404, 404]
+        known = {rule for rule, author in game.env.active_rules() if author == seat}
+        known |= set(game.env.refused_rules(seat))  # refused to this seat: it knows they are in force
+        others_rules = [rule for rule, _ in game.env.active_rules() if rule not in known]
+        answers = answers_on_every_route(client, data, options)
         # The record a seat could write itself (it chose the seed, saw the public moves) does not
         # replay while the game is live: no full table of it exists on this server.
         own_record = make_record(game.env, seed=game.seed, options=game.options, seats=game.seat_names,
                                  actions=game.actions)  # fmt: skip
         answers.append(upload(client, own_record))
         assert answers[-1].status_code == 409 and "still being played" in answers[-1].json()["detail"]
+        # The rules in words are the library's, the same whatever the game (not scanned).
+        assert client.get("/api/rules").json() == rule_texts()
+        view = data["view"]
+        if view["rule_choices"]:  # the library less what this seat knows: nothing of the others' rules
+            offered = {f"rule {rule}" for rule in range(mao_rules.N_RULES) if rule not in known}
+            assert set(view["rule_choices"]) == offered
+        call_windows += view["in_call_window"]
         for answer in answers:
-            text = answer.text
-            assert tokens_of(answer.json()) & hidden_cards == set()
+            shown = answer.json()
+            if "view" in shown:  # the offered rules are checked above: naming one tells nothing
+                shown = {k: v for k, v in shown["view"].items() if k not in ("legal", "rule_choices")}
+            text = json.dumps(shown, ensure_ascii=False)
+            assert tokens_of(shown) & hidden_cards == set()
             for rule in others_rules:
                 assert mao_rules.RULE_DESCRIPTIONS[rule] not in text
                 assert not re.search(rf"\brule {rule}\b", text)
         assert len(client.app.state.store) == 1  # the refused upload added nothing
         moments += 1
         data = move(client, data, mao_choice(data["view"], rng)).json()
-    assert moments > 3
-    record = client.get(f"/api/games/{key}/record")  # over: the record, and its replay, are given
+    assert moments > 3 and (call_windows > 0) == (calls == "players")
+    record = client.get(f"/api/games/{key}/record")  # over: the record, its replay, its watched twin
     assert record.status_code == 200 and record.json()["seed"] == 40 + seat
     assert upload(client, record.text).status_code == 200
+    assert client.post(f"/api/games/{key}/replay", json={}).status_code == 200
+    assert client.post("/api/games", json=options | {"watch": True}).status_code == 200
+
+
+def test_a_live_madiao_match_shows_the_person_their_view_only_on_every_route(client):
+    options = {"game": "madiao", "match": True, "seed": 31}
+    data = start(client, seat=1, **options)
+    game = client.app.state.store.get(data["id"]).item
+    seen: set[str] = set()  # cards the person held or saw face up (or turned up) earlier in the match
+    moments = hidden_checked = 0
+    while not data["view"]["over"]:
+        view = data["view"]
+        seen.update(card["name"] for card in view["hand"])
+        for table in [view, *view["frames"]]:
+            seen.update(play["card"]["name"] for play in table["trick"]["plays"] if play["face_up"])
+            seen.update([table["upcard"]["name"]] if table["upcard"] else [])
+        hidden = madiao_hidden(game) - seen
+        for answer in answers_on_every_route(client, data, options):
+            assert madiao_leaks(answer.json(), hidden) == set()
+        hidden_checked += bool(hidden)
+        moments += 1
+        data = move(client, data, data["view"]["legal"][0]).json()
+    assert moments > 20 and hidden_checked > 20
+    assert {hand["banker"] for hand in data["view"]["settlements"]} == {0, 1, 2, 3}
+    assert client.post(f"/api/games/{data['id']}/replay", json={}).status_code == 200
+
+
+def test_a_watched_game_and_a_played_game_of_one_deal_are_never_live_together(fresh_client):
+    client = fresh_client
+    watched = start(client, game="mao", watch=True, players=3, hand_size=2, rounds=1, seed=8)
+    assert all(watched["view"]["hands"])  # a spectator of agents: every hand open, by design
+    # A person cannot sit down at a deal that is being shown with every hand open...
+    seated = client.post("/api/games", json={"game": "mao", "seat": 0, "players": 3, "seed": 8})
+    assert seated.status_code == 409 and "watched game" in seated.json()["detail"]
+    # ...but may at another table size (another deal), and at this one once the watched game ends.
+    other = start(client, game="mao", seat=0, players=4, seed=8)
+    assert "hands" not in other["view"]
+    view = watched["view"]
+    while not view["over"]:
+        step = {"version": view["version"]}
+        view = client.post(f"/api/games/{watched['id']}/step", json=step).json()["view"]
+    assert start(client, game="mao", seat=0, players=3, seed=8)["view"].get("hands") is None
+    # A finished game's replay and record wait for a live game of its deal with a person's seat.
+    finished = start(client, game="madiao", seat=0, seed=5)
+    while not finished["view"]["over"]:
+        finished = move(client, finished, finished["view"]["legal"][0]).json()
+    live = start(client, game="madiao", seat=2, seed=5)
+    refused = client.post(f"/api/games/{finished['id']}/replay", json={})
+    assert refused.status_code == 409 and "same deal" in refused.json()["detail"]
+    while not live["view"]["over"]:
+        live = move(client, live, live["view"]["legal"][0]).json()
+    assert client.post(f"/api/games/{finished['id']}/replay", json={}).status_code == 200
+
+
+def rule_choice_game(rules_in_force: list[tuple[int, int]], proposals: list[str] | None = None):
+    """A 4-seat Mao game where the next winner is about to choose a rule: the person (seat 0) if
+    ``proposals`` is None, else seat 1, an agent proposing ``proposals`` in turn (then the first
+    legal move), after the person's "draw" and "end"."""
+    import numpy as np
+
+    from madiao_mao_web.games import MaoGame
+    from mao_env import core as mao_core
+
+    class Proposer:
+        def __init__(self, env) -> None:
+            self.env = env
+            self.script = ["play 9H", "say mao", "end", *(proposals or [])]
+
+        def reset(self) -> None: ...
+
+        def act(self, observation, action_mask) -> int:
+            action = self.env.action_from_text(self.script.pop(0)) if self.script else -1
+            return action if action >= 0 and action_mask[action] else int(np.flatnonzero(action_mask)[0])
+
+    game = MaoGame(seat=0, players=4, rounds=2, agents="base", seed=0)
+    winner = 0 if proposals is None else 1
+    suits = ["D", "H", "C", "S"]
+    hands = {s: [f"{rank}{suits[s]}" for rank in "2346"] for s in range(4)} | {winner: ["9H"]}
+    game.env.reset(seed=0, options={"hands": hands, "pile": ["5H"], "rules": rules_in_force})
+    game._events_seen = int(game.env._state.scalars[0, mao_core.S_N_EVENTS])
+    game.agents[1] = Proposer(game.env)
+    moves = ["play 9H", "say mao", "end"] if winner == 0 else ["draw", "end"]
+    for text in moves:
+        game.move(text, game.version)
+    return game
+
+
+def test_the_rule_choice_tells_the_winner_nothing_of_the_other_seats_rules():
+    from madiao_mao_web.games import MoveError
+
+    views, errors = [], []
+    for rules in ([], [(3, 1), (30, 2)], [(7, 3), (3, 2), (44, 1)]):
+        game = rule_choice_game(rules)
+        views.append(game.view())
+        with pytest.raises(MoveError) as refused:
+            game.move("play 2D", game.version)  # an illegal move's error lists the legal moves
+        errors.append(str(refused.value))
+    # Whatever the others' rules, the same view (the whole library offered) and the same error.
+    assert views[0] == views[1] == views[2]
+    assert len(views[0]["rule_choices"]) == 45 and errors[0] == errors[1] == errors[2]
+
+
+def test_another_seats_refused_proposal_is_not_seen_by_the_person():
+    refused = rule_choice_game([(30, 2)], proposals=["rule 30", "rule 7"])
+    accepted = rule_choice_game([(30, 2)], proposals=["rule 7"])
+    assert refused.env.refused_rules(1) == [30] and accepted.env.refused_rules(1) == []
+    assert refused.env.active_rules() == accepted.env.active_rules() == [(30, 2), (7, 1)]
+    # The same view, frames and version: the person does not even learn a proposal was refused.
+    assert refused.view() == accepted.view()
+    assert sum(turn["kind"] == "rule" for turn in refused.view()["turns"]) == 1
 
 
 def test_a_madiao_game_has_no_record_route(client):
@@ -371,17 +519,22 @@ def test_checkpointed_madiao_frames_equal_frames_kept_for_every_step(monkeypatch
 )
 def test_bodies_are_read_only_as_application_json(fresh_client, content_type):
     data = start(fresh_client, game="madiao", seat=0, seed=1)
+    watched = start(fresh_client, game="madiao", watch=True, seed=2)
     headers = {"Content-Type": content_type} if content_type else {}
     body = {"action": data["view"]["legal"][0], "version": 0}
     for path, content in (
         ("/api/games", json.dumps({"game": "madiao"})),
         (f"/api/games/{data['id']}/move", json.dumps(body)),
+        (f"/api/games/{watched['id']}/step", json.dumps({"version": 0})),
+        (f"/api/games/{data['id']}/replay", "{}"),
+        (f"/api/games/{data['id']}/replay", ""),  # no body is no exception
         ("/api/replays", json.dumps({"game": "madiao"})),
     ):
         answer = fresh_client.post(path, content=content, headers=headers)
         assert answer.status_code == 415 and "application/json" in answer.json()["detail"]
     assert fresh_client.get(f"/api/games/{data['id']}").json() == data
-    assert len(fresh_client.app.state.store) == 1
+    assert fresh_client.get(f"/api/games/{watched['id']}").json() == watched
+    assert len(fresh_client.app.state.store) == 2
     charset = {"Content-Type": "application/json; charset=utf-8"}
     moved = fresh_client.post(f"/api/games/{data['id']}/move", content=json.dumps(body), headers=charset)
     assert moved.status_code == 200
@@ -407,6 +560,18 @@ def test_requests_a_browser_sends_for_another_site_are_403(fresh_client, headers
     assert len(fresh_client.app.state.store) == (status == 200)
     if status == 403:
         assert "refused" in answer.json()["detail"]
+
+
+def test_the_new_routes_refuse_another_site_too(fresh_client):
+    watched = start(fresh_client, game="madiao", watch=True, seed=4)
+    for headers in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
+        answers = [
+            fresh_client.post(f"/api/games/{watched['id']}/step", json={"version": 0}, headers=headers),
+            fresh_client.post(f"/api/games/{watched['id']}/replay", json={}, headers=headers),
+            fresh_client.get("/api/rules", headers=headers),
+        ]
+        assert [answer.status_code for answer in answers] == [403] * 3
+    assert fresh_client.get(f"/api/games/{watched['id']}").json() == watched
 
 
 def test_a_link_from_another_site_still_opens_the_page(fresh_client):
@@ -593,6 +758,29 @@ def test_replays_are_kept_apart_and_evict_each_other_only(fresh_client, tmp_path
     assert len(store) == store.max_games + store.max_replays
 
 
+def test_a_stepped_watched_game_is_kept_and_a_games_replays_count_as_replays(fresh_client):
+    client, store = fresh_client, fresh_client.app.state.store
+    watched = start(client, game="madiao", watch=True, seed=11)
+    idle_watched = start(client, game="madiao", watch=True, seed=12)
+    client.now[0] = 10.0
+    stepped = client.post(f"/api/games/{watched['id']}/step", json={"version": 0})
+    assert stepped.status_code == 200
+    for index in range(3 * store.max_games):  # a burst: the watched game stepped a moment ago stays
+        client.now[0] = 20.0 + index
+        assert client.post("/api/games", json={"game": "madiao", "seed": 100 + index}).status_code == 200
+    assert client.get(f"/api/games/{watched['id']}").json() == stepped.json()
+    assert client.get(f"/api/games/{idle_watched['id']}").status_code == 404  # never stepped: evicted
+    finished = start(client, game="madiao", seat=0, seed=13)
+    while not finished["view"]["over"]:
+        finished = move(client, finished, finished["view"]["legal"][0]).json()
+    games_before = len(store)
+    path = f"/api/games/{finished['id']}/replay"
+    replays = [client.post(path, json={}) for _ in range(store.max_replays + 2)]
+    assert [answer.status_code for answer in replays] == [200] * len(replays)
+    assert len(store) == games_before + store.max_replays  # the replays evicted each other only
+    assert client.get(f"/api/games/{finished['id']}").status_code == 200
+
+
 # ----------------------------------------------------------------------------- odd input
 
 
@@ -644,15 +832,32 @@ def test_odd_versions_and_steps_are_4xx_and_change_nothing(fresh_client):
     from mao_env.records import record_game
 
     data = start(fresh_client, game="madiao", seat=0, seed=7)
+    watched = start(fresh_client, game="mao", watch=True, players=3, seed=7)
     action = data["view"]["legal"][0]
     for version, status in (
         ("Infinity", 400), ("1e400", 400), ("9" * 5000, 400), ("true", 400), ('"0"', 400), ("0.5", 400),
-        ("null", 400), ("-1", 409), (str(2**70), 409), ("1", 409),
+        ("null", 400), ("[0]", 400), ("-1", 409), (str(2**70), 409), ("1", 409),
     ):  # fmt: skip
         content = f'{{"action": "{action}", "version": {version}}}'
         answer = fresh_client.post(f"/api/games/{data['id']}/move", content=content, headers=JSON_HEADERS)
         assert answer.status_code == status, (version, answer.text[:200])
+        content = f'{{"version": {version}}}'
+        answer = fresh_client.post(f"/api/games/{watched['id']}/step", content=content, headers=JSON_HEADERS)
+        assert answer.status_code == status, (version, answer.text[:200])
+    nested = "[" * 40 + "]" * 40
+    odd_steps = ("[]", "{}", '{"version": 0, "x": 1}', '{"action": "draw", "version": 0}', nested)
+    for body in odd_steps:
+        answer = fresh_client.post(f"/api/games/{watched['id']}/step", content=body, headers=JSON_HEADERS)
+        assert answer.status_code == 400, body
+    finished = start(fresh_client, game="madiao", seat=0, seed=8)
+    while not finished["view"]["over"]:
+        finished = move(fresh_client, finished, finished["view"]["legal"][0]).json()
+    for body in ("[]", "null", '{"x": 1}', '{"version": 1e400}', nested):
+        answer = fresh_client.post(f"/api/games/{finished['id']}/replay", content=body, headers=JSON_HEADERS)
+        assert answer.status_code == 400, body
     assert fresh_client.get(f"/api/games/{data['id']}").json() == data
+    assert fresh_client.get(f"/api/games/{watched['id']}").json() == watched
+    assert len(fresh_client.app.state.store) == 3
     key = upload(fresh_client, record_game(["random"] * 3, seed=4, n_players=3)).json()["id"]
     for query in ("step=1e400", "step=\u0663", "step=" + "9" * 5000, "step=-0x1", "view=\u0663", "view=%201"):
         answer = fresh_client.get(f"/api/replays/{key}?{query}")
@@ -673,10 +878,15 @@ def test_echoed_input_is_cut_short(fresh_client):
         fresh_client.post("/api/games", json={"game": long}),
         upload(fresh_client, small_mao_record(seed="s" * 10**6)),
         upload(fresh_client, small_mao_record(actions=["play " + "Q" * 10**6])),
+        fresh_client.post(f"/api/games/{data['id']}/step", json={"version": long}),
+        fresh_client.post(f"/api/games/{data['id']}/replay", json={long: 1}),
     ]
     assert [a.status_code for a in answers] == [400] * len(answers)
     huge = move(fresh_client, data, "play " + "Q" * (MAX_BODY_BYTES - 100))  # a 4 MB action text
     assert huge.status_code == 413
+    for route in ("step", "replay"):  # a short body only, as a move's
+        too_long = {"version": "Q" * MAX_REQUEST_BYTES}
+        assert fresh_client.post(f"/api/games/{data['id']}/{route}", json=too_long).status_code == 413
     for answer in [*answers, huge]:
         assert len(answer.content) < MAX_ECHOED_BYTES, answer.text[:200]
     assert fresh_client.get(f"/api/games/{data['id']}").json() == data
@@ -756,13 +966,19 @@ def test_fuzzed_requests_are_never_5xx_and_refusals_change_nothing(fresh_client)
     client, store = fresh_client, fresh_client.app.state.store
     game = start(client, game="mao", seat=0, players=3, hand_size=3, seed=21)
     game = move(client, game, game["view"]["legal"][0]).json()  # moved: kept whatever else is created
+    watched = start(client, game="mao", watch=True, players=3, hand_size=3, seed=22)
+    watched = client.post(f"/api/games/{watched['id']}/step", json={"version": 0}).json()  # stepped: kept
+    finished = start(client, game="madiao", seat=0, seed=23)
+    while not finished["view"]["over"]:
+        finished = move(client, finished, finished["view"]["legal"][0]).json()
     replay_id = upload(client, record_game(["random"] * 3, seed=6, n_players=3)).json()["id"]
-    ids = st.sampled_from([game["id"], replay_id, "", "..", "%2e%2e", "x" * 300, "\u0663", "a/b"])
+    games = [game["id"], watched["id"], finished["id"]]
+    ids = st.sampled_from([*games, replay_id, "", "..", "%2e%2e", "x" * 300, "\u0663", "a/b"])
     numbers = st.sampled_from(["Infinity", "NaN", "-0", "1e400", "9" * 5000, "1e-400", "0x10", "007", "1.0"])
     scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20)
     keys = st.sampled_from(
-        ["game", "seat", "agents", "players", "rounds", "seed", "hand_size", "action", "version", "actions",
-         "seats", "format", "env_kwargs", "options", "x"]
+        ["game", "seat", "agents", "players", "rounds", "seed", "hand_size", "match", "calls", "watch",
+         "action", "version", "actions", "seats", "format", "env_kwargs", "options", "x"]
     )  # fmt: skip
     values = st.recursive(
         scalars,
@@ -778,6 +994,7 @@ def test_fuzzed_requests_are_never_5xx_and_refusals_change_nothing(fresh_client)
             numbers,
         )
         | st.integers(1, 3000).map(lambda depth: ("[" * depth + "]" * depth).encode())
+        | st.sampled_from([b"{}", b'{"version": 1}', b'{"version": 2}', b'{"game": "mao", "watch": true}'])
     )
     content_types = st.sampled_from(["application/json", "text/plain", "", "application/json; x=y"])
     queries = st.dictionaries(
@@ -785,10 +1002,10 @@ def test_fuzzed_requests_are_never_5xx_and_refusals_change_nothing(fresh_client)
     )
 
     @settings(max_examples=250, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(route=st.integers(0, 5), key=ids, body=bodies, content_type=content_types, query=queries)
+    @given(route=st.integers(0, 8), key=ids, body=bodies, content_type=content_types, query=queries)
     def one_request(route, key, body, content_type, query):
         entries = len(store)
-        before = client.get(f"/api/games/{game['id']}").json()
+        before = [client.get(f"/api/games/{key}").json() for key in games]
         headers = {"Content-Type": content_type} if content_type else {}
         if route == 0:
             answer = client.post("/api/games", content=body, headers=headers)
@@ -800,12 +1017,20 @@ def test_fuzzed_requests_are_never_5xx_and_refusals_change_nothing(fresh_client)
             answer = client.get(f"/api/replays/{key}", params=query)
         elif route == 4:
             answer = client.get(f"/api/games/{key}/record")
+        elif route == 5:
+            answer = client.post(f"/api/games/{key}/step", content=body, headers=headers)
+        elif route == 6:
+            answer = client.post(f"/api/games/{key}/replay", content=body, headers=headers)
+        elif route == 7:
+            answer = client.get("/api/rules", params=query)
         else:
             answer = client.get(f"/api/games/{key}", params=query)
         assert answer.status_code < 500, answer.text[:300]
         assert len(answer.content) < 200_000  # a view or a frame, never an echo of the body
         if answer.status_code >= 400:
             assert len(store) == entries
-            assert client.get(f"/api/games/{game['id']}").json() == before
+            assert [client.get(f"/api/games/{key}").json() for key in games] == before
+        # Whatever was asked, the game with a person's seat shows no full table.
+        assert client.get(f"/api/games/{game['id']}").json()["view"].get("hands") is None
 
     one_request()
