@@ -22,8 +22,9 @@ Kernels never check their inputs: the env layer validates actions against ``lega
 
 Batch kernels, each taking ``state, config`` first: ``reset_games``/``step_games``/``observe_games``
 (the AEC env, N = 1), ``vector_step_games`` (the vector env: step, rewards, auto-reset and
-observation in one call) and ``random_playouts_from`` (``madiao_env.rollout``). All of them use
-the same rule functions and the same observation encoder (``_encode``).
+observation in one call), ``random_playouts_from`` (``madiao_env.rollout``) and ``deal_games``
+(a deal drawn by the caller in place of a random one: the OpenSpiel game). All of them use the
+same rule functions and the same observation encoder (``_encode``).
 """
 
 from __future__ import annotations
@@ -1044,3 +1045,46 @@ def random_playouts_from(state, config, seed, net):
         if sim_ints[0, I_OVERFLOW] == 1:
             overflow = True
     return overflow
+
+
+# ----------------------------------------------------------------------------- deals made by a caller
+# A caller that draws the deals itself (the OpenSpiel game's chance nodes, madiao_env.openspiel_game)
+# runs the kernels from a known RNG state, learns from ``draws_between`` whether they dealt at
+# random, and puts its own deal in place of that one with ``deal_games``.
+
+#: Draws of one random deal (``_deal_random``: a Fisher-Yates shuffle of the 40 cards); a random
+#: banker (the four lowest) is one draw more, made before the deal.
+DEAL_DRAWS = N_CARDS - 1
+
+
+@njit
+def draws_between(start, end, limit):
+    """How many draws took a game's RNG from state ``start`` to state ``end``: 0..limit, or -1."""
+    x = np.uint64(start)
+    target = np.uint64(end)
+    for n in range(limit + 1):
+        if x == target:
+            return n
+        x = _xorshift(x)
+    return -1
+
+
+@njit
+def deal_games(state, config, bankers, decks, obs, masks):
+    """Deal ``decks[g]`` (top to bottom; skip games with ``decks[g, 0] < 0``) with banker
+    ``bankers[g]`` (-1: keep the banker) in place of game ``g``'s last deal, then declare as after
+    any deal; write the observation and mask of the seat to act. The state must be one that a
+    kernel left right after a random deal that stopped for a decision: the deal is the only part
+    of it replaced (the settled buffer and the hands-settled count start empty, as in ``step_games``)."""
+    card_sets, ints = state.card_sets, state.ints
+    for g in range(ints.shape[0]):
+        if decks[g, 0] < 0:
+            continue
+        ints[g, I_N_SETTLED] = 0
+        ints[g, I_HANDS_SETTLED] = 0
+        if bankers[g] >= 0:
+            ints[g, I_BANKER] = bankers[g]
+        _deal_deck(card_sets, ints, g, decks[g], np.int64(-1))
+        _declare(card_sets, ints, state.pending, state.settled, config, g)
+        seat = ints[g, I_TO_ACT]
+        _observe_out_of_line(state, config, g, np.int64(max(seat, 0)), obs, masks, g)

@@ -8,8 +8,9 @@ import collections
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# Called by a framework, never by name in this repository.
-FRAMEWORK_HOOKS = {"forward", "__all__"}
+# Called by a framework, never by name in this repository (OpenSpiel calls a Python game state's
+# ``_legal_actions`` and ``_action_to_string``).
+FRAMEWORK_HOOKS = {"forward", "__all__", "_legal_actions", "_action_to_string"}
 
 
 def _uses() -> collections.Counter:
