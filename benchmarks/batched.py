@@ -6,12 +6,14 @@ The env is built with ``copy=False`` so the figure is the env's own cost, not nu
 
 The learner's view of the same games, as a Gymnasium ``VectorEnv`` beside the raw API: seat 0 of
 every game is the learner, the other seats are played by a batched opponent handed its rows'
-observations and masks. "raw API, learner seat" is that loop written by hand on the batched env
-(step the learner, then the opponents until every game waits for seat 0 again, sum seat 0's
-rewards); "Gymnasium VectorEnv" is ``training.gymnasium_envs.LearnerVectorEnv`` as
+observations and masks. "raw API, learner seat" is that loop written by hand on the batched env,
+the least a learner needs of it: step the learner, then the opponents until every game waits for
+seat 0 again, summing seat 0's rewards and noting the games whose episode ended, with seat 0's
+last observation of it. "Gymnasium VectorEnv" is ``training.gymnasium_envs.LearnerVectorEnv`` as
 ``gymnasium.make_vec`` builds it (``copy=True``, infos, episode bookkeeping), the learner's
 action read from ``info["action_mask"]``. Both count every seat's moves (env-steps/s) with the
-same random policy for every seat; their ratio is the cost of the Gymnasium view. A learner step
+same random policy for every seat; their ratio is the cost of the Gymnasium view, so the two take
+turns of a quarter second (``timing.measure_all``) while they are timed. A learner step
 waits for the slowest game's opponents, so both do fewer moves per batched call than the
 all-seats rows above.
 """
@@ -83,14 +85,19 @@ def raw_learner_body(env_class, n_envs: int) -> Callable[[], int]:
     docstring); returns the moves of every seat."""
     env = env_class(n_envs, seed=0, copy=False)
     opponent = CountingRandomOpponent()
-    games = np.arange(n_envs)
     learner_reward = np.zeros(n_envs)
+    ended = np.zeros(n_envs, dtype=bool)
+    last_observation = np.zeros((n_envs, env.obs_dim), dtype=env.observation_dtype)
     actions = np.empty(n_envs, dtype=np.int64)
     waiting = np.empty(n_envs, dtype=np.int64)
 
     def until_learner(step):
         while True:
-            learner_reward[:] += step.rewards[games, 0]
+            learner_reward[:] += step.rewards[:, 0]
+            now_ended = np.flatnonzero(step.terminated | step.truncated)
+            if now_ended.size:
+                ended[now_ended] = True
+                last_observation[now_ended] = step.final_observation[now_ended, 0]
             acting = np.flatnonzero(step.to_act != 0)
             if acting.size == 0:
                 return step
@@ -105,6 +112,7 @@ def raw_learner_body(env_class, n_envs: int) -> Callable[[], int]:
         nonlocal step, calls
         random_legal_actions(step.action_mask, calls, actions)
         learner_reward[:] = 0.0
+        ended[:] = False
         opponent.moves = 0
         step = until_learner(env.step(actions))
         calls += 1
@@ -166,24 +174,20 @@ def workloads(batch_sizes: tuple[int, ...] = BATCH_SIZES, games=("madiao", "mao"
                 )
             )
         for n_envs in (n for n in batch_sizes if n in LEARNER_BATCH_SIZES):
-            found.append(
-                Workload(
-                    "batched",
-                    learner_system(game, "raw", n_envs),
-                    "env-steps/s",
-                    raw_learner_body(env_class, n_envs),
-                    _learner_steps,
+            for api, body in (
+                ("raw", raw_learner_body(env_class, n_envs)),
+                ("gymnasium", gymnasium_learner_body(game, n_envs)),
+            ):
+                found.append(
+                    Workload(
+                        "batched",
+                        learner_system(game, api, n_envs),
+                        "env-steps/s",
+                        body,
+                        _learner_steps,
+                        group=f"{game} learner N={n_envs}",
+                    )
                 )
-            )
-            found.append(
-                Workload(
-                    "batched",
-                    learner_system(game, "gymnasium", n_envs),
-                    "env-steps/s",
-                    gymnasium_learner_body(game, n_envs),
-                    _learner_steps,
-                )
-            )
     return found
 
 

@@ -79,8 +79,9 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
     Autoreset: ``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``: a game whose
     learner episode ends in a step is dealt again in that step, so the observation and mask
     returned are the new episode's first decision (after the opponents moved up to it), and
-    ``infos["final_obs"]`` (``[N, obs_dim]``, rows valid where ``infos["_final_obs"]``) holds the
-    learner's last observation of the ended one, with ``infos["final_info"]`` (its
+    ``infos["final_obs"]`` holds the learner's last observation of the ended one (an object array,
+    as Gymnasium's own vector envs give it: an observation where ``infos["_final_obs"]``, None
+    elsewhere), with ``infos["final_info"]`` (its
     ``learner_seat``, ``final_payoffs`` of every seat, and an all-zero ``action_mask``: nothing is
     legal in a finished episode). Every game waits for its learner after every call, so there is
     never a step whose action is ignored.
@@ -126,6 +127,7 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._has_reset = False
+        self._no_action = np.zeros(self.n_actions, dtype=np.int8)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Deal every game anew; ``seed`` (an int) fixes the deals, the opponents' draws and the
@@ -168,6 +170,14 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
     def _checked_actions(self, actions: Any) -> np.ndarray:
         """``actions`` as the int64 ``[N]`` array the batched env takes, or the error that names
         what is wrong (legality is checked by the batched env, before any game changes)."""
+        if (
+            isinstance(actions, np.ndarray)
+            and actions.dtype == np.int64
+            and actions.shape == (self.num_envs,)
+            and actions.flags.c_contiguous
+            and actions.min() >= 0
+        ):
+            return actions  # the usual case, in one pass; the batched env checks range and mask
         if not isinstance(actions, np.ndarray) and callable(getattr(actions, "detach", None)):
             actions = actions.detach().cpu().numpy()  # a torch tensor, on whatever device
         actions = np.asarray(actions)
@@ -207,18 +217,30 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
         games = self.games
         dones = games.step_dones.copy()
         ended = np.flatnonzero(dones)
-        final_obs = np.zeros_like(games.ended_observation)
-        final_obs[ended] = games.ended_observation[ended]
+        # As Gymnasium's own vector envs give it: one array per ended game, None for the others
+        # (rows of one small copy, handed over through a 1-d object array so that numpy sets
+        # each as one element).
+        final_obs = np.empty(self.num_envs, dtype=object)
+        rows = np.empty(ended.size, dtype=object)
+        rows[:] = list(games.ended_observation[ended])
+        final_obs[ended] = rows
+        seats = np.zeros(self.num_envs, dtype=np.int64)
+        seats[ended] = games.ended_seat[ended]
+        payoffs = np.zeros((self.num_envs, games.n_players))
+        payoffs[ended] = games.ended_payoffs[ended]
         final_info: dict[str, Any] = {
-            "learner_seat": np.where(dones, games.ended_seat, 0),
+            "learner_seat": seats,
             "_learner_seat": dones,
-            "final_payoffs": np.where(dones[:, None], games.ended_payoffs, 0.0),
+            "final_payoffs": payoffs,
             "_final_payoffs": dones,
-            "action_mask": np.zeros((self.num_envs, self.n_actions), dtype=np.int8),
+            # Nothing is legal in a finished episode: a read-only view of one row of zeros.
+            "action_mask": np.broadcast_to(self._no_action, (self.num_envs, self.n_actions)),
             "_action_mask": dones,
         }
         if games.opponent_draw == "per_game":
-            final_info["opponent_index"] = np.where(dones, games.ended_opponent, -1)
+            opponents = np.full(self.num_envs, -1, dtype=np.int64)
+            opponents[ended] = games.ended_opponent[ended]
+            final_info["opponent_index"] = opponents
             final_info["_opponent_index"] = dones
         infos.update(final_obs=final_obs, _final_obs=dones, final_info=final_info, _final_info=dones)
 

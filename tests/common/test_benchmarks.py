@@ -141,3 +141,35 @@ def test_warm_up_runs_every_timed_code_path_before_the_first_timer(monkeypatch):
     # Both games' AEC envs, the vector envs at N = 1 and 64, the two rollout bodies, the empty envs.
     assert len(timed) >= 2 + 2 + 2 * 2 + 2
     assert timed == recorded_bodies and timed <= warmed
+
+
+def test_workloads_of_a_group_take_turns_and_others_are_timed_alone(monkeypatch):
+    from benchmarks import timing
+
+    order: list[str] = []
+
+    def timer(body, seconds):
+        order.append(body.__name__)
+        return {"raw": 100.0, "gym": 90.0, "alone": 5.0}[body.__name__], 2.0
+
+    def raw():
+        return 1
+
+    def gym():
+        return 1
+
+    def alone():
+        return 1
+
+    monkeypatch.setattr(timing, "timed_calls", timer)
+    workloads = [
+        timing.Workload("batched", "raw", "env-steps/s", raw, group="pair"),
+        timing.Workload("batched", "alone", "env-steps/s", alone),
+        timing.Workload("batched", "gym", "env-steps/s", gym, group="pair"),
+        timing.Workload("batched", "missing", "env-steps/s", None, missing="not installed", group="pair"),
+    ]
+    results = timing.measure_all(workloads, seconds=1.0)
+    assert [r.system for r in results] == ["raw", "alone", "gym", "missing"]
+    assert order == ["alone"] + ["raw", "gym", "gym", "raw"] * 2  # four turns each, alternating
+    assert [r.value for r in results] == [100.0, 5.0, 90.0, None]
+    assert results[0].note.endswith("timed in turns") and results[3].note == "not installed"
