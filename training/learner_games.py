@@ -358,8 +358,11 @@ class LearnerGames:
                 opponent_games,
             )
             if self._credit is None:
-                # Compiled for these argument types (the same at every call): no type dispatch.
-                self._credit = compiled_for(_credit_learners, *arguments)
+                # A VectorCardEnv hands out the same buffers (or copies of them) at every step, so
+                # its argument types never change: the entry point compiled for them skips Numba's
+                # type dispatch. Any other batched env goes through the dispatch, which checks.
+                stable = isinstance(self.vector_env, VectorCardEnv)
+                self._credit = compiled_for(_credit_learners, *arguments) if stable else _credit_learners
             n_ended, n_without_learner, n_opponents = self._credit(*arguments)
             if n_ended:
                 self.episodes_without_learner += n_without_learner

@@ -302,3 +302,32 @@ def test_vector_env_seeded_resets_repeat_the_same_play():
         np.testing.assert_array_equal(a, c)
     other = play(envs, 12)
     assert any(not np.array_equal(a, b) for a, b in zip(first, other, strict=True))
+
+
+def test_vector_env_and_the_sb3_adapter_are_one_learner_view():
+    # Same games, same opponent, same learner actions: the same observations, rewards and ends.
+    from madiao_env.vector import MadiaoVectorEnv
+    from training.sb3_adapter import LearnerVecEnv
+
+    def first_legal(observations, masks):
+        return np.argmax(masks, axis=1)
+
+    gym_env = LearnerVectorEnv(MadiaoVectorEnv(8, copy=False), first_legal, learner_seat="rotate")
+    sb3_env = LearnerVecEnv(MadiaoVectorEnv(8), first_legal, learner_seat="rotate", seed=21)
+    observations, info = gym_env.reset(seed=21)
+    np.testing.assert_array_equal(observations, sb3_env.reset())
+    rng = np.random.default_rng(21)
+    ended = 0
+    for _ in range(60):
+        actions = legal_choices(info["action_mask"], rng)
+        np.testing.assert_array_equal(info["action_mask"].astype(bool), sb3_env.action_masks())
+        observations, rewards, terminated, truncated, info = gym_env.step(actions)
+        sb3_observations, sb3_rewards, dones, sb3_infos = sb3_env.step(actions)
+        np.testing.assert_array_equal(observations, sb3_observations)
+        np.testing.assert_allclose(rewards, sb3_rewards)
+        np.testing.assert_array_equal(terminated | truncated, dones)
+        for game in np.flatnonzero(dones):
+            np.testing.assert_array_equal(info["final_obs"][game], sb3_infos[game]["terminal_observation"])
+            assert info["final_info"]["learner_seat"][game] == sb3_infos[game]["learner_seat"]
+            ended += 1
+    assert ended > 10
