@@ -175,7 +175,7 @@ def _run(arguments: argparse.Namespace, argv: list[str] | None) -> int:
     results: list[Result] = []
     for suite in arguments.suites:
         if suite in workloads:
-            results += [timing.measure(workload, arguments.seconds) for workload in workloads[suite]]
+            results += timing.measure_all(workloads[suite], arguments.seconds)
         elif suite == "memory":
             results += memory.run()
         elif suite == "startup":

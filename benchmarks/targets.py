@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from benchmarks.batched import learner_system
 from benchmarks.timing import Result
 
 
@@ -76,6 +77,16 @@ TARGETS = [
         "Mao batched N=1024, obs + masks",
         "≥ 1M env-steps/s",
         lambda v: _at_least(v, "mao vector N=1024", 1e6, "env-steps/s"),
+    ),
+    *(
+        Target(
+            f"{game.capitalize()} Gymnasium VectorEnv vs raw API, learner seat, N=1024",
+            "≥ 0.90×",
+            lambda v, game=game: _ratio(
+                v, learner_system(game, "gymnasium", 1024), learner_system(game, "raw", 1024), 0.90
+            ),
+        )
+        for game in ("madiao", "mao")
     ),
     Target(
         "Madiao rollouts vs bare trick probe",

@@ -5,7 +5,8 @@ A timed suite (``aec``, ``batched``, ``rollout``) describes each measurement as 
 :class:`Workload` whose ``body()`` runs the measured code path once. ``python -m benchmarks``
 builds the workloads of every selected suite, runs :func:`warm_up` on all of them (every body
 once: Numba compiles or loads each kernel there, for both games, every batch size and the
-play-outs) and only then starts the first timer, so no figure includes a compile.
+play-outs) and only then starts the first timer, so no figure includes a compile. Workloads that
+are measured for their ratio (a ``group``) take turns (:func:`measure_all`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ class Workload:
     note: Callable[[float], str] = _no_note
     #: Why there is no body ("not installed: ..."), shown in the table instead of a figure.
     missing: str = ""
+    #: Workloads of one non-empty group are timed in turns (see :func:`measure_all`).
+    group: str = ""
 
 
 def timed_calls(body: Callable[[], int], seconds: float) -> tuple[float, float]:
@@ -84,6 +87,39 @@ def measure(workload: Workload, seconds: float) -> Result:
         return Result(workload.suite, workload.system, None, workload.unit, workload.missing)
     rate, calls_per_second = timed_calls(workload.body, seconds)
     return Result(workload.suite, workload.system, rate, workload.unit, workload.note(calls_per_second))
+
+
+#: Length of one turn when the workloads of a group take turns.
+TURN_SECONDS = 0.25
+
+
+def measure_all(workloads: Sequence[Workload], seconds: float) -> list[Result]:
+    """Every workload timed for ``seconds`` (after :func:`warm_up`), in order. Workloads that
+    share a ``group`` take turns of :data:`TURN_SECONDS` until each has had ``seconds``: their
+    ratio, which is what such a group is measured for, then compares like with like even while
+    the machine's load drifts."""
+    results: dict[int, Result] = {}
+    groups: dict[str, list[int]] = {}
+    for index, workload in enumerate(workloads):
+        if workload.group and workload.body is not None:
+            groups.setdefault(workload.group, []).append(index)
+        else:
+            results[index] = measure(workload, seconds)
+    for members in groups.values():
+        n_turns = max(1, round(seconds / TURN_SECONDS))
+        totals = {index: [0.0, 0.0] for index in members}  # units and body calls, over all turns
+        for turn in range(n_turns):
+            # Alternate who goes first, so that no member always follows the same neighbour.
+            for index in members if turn % 2 == 0 else members[::-1]:
+                rate, calls_per_second = timed_calls(workloads[index].body, seconds / n_turns)
+                totals[index][0] += rate * seconds / n_turns
+                totals[index][1] += calls_per_second * seconds / n_turns
+        for index in members:
+            workload = workloads[index]
+            units, calls = totals[index]
+            note = f"{workload.note(calls / seconds)}; timed in turns"
+            results[index] = Result(workload.suite, workload.system, units / seconds, workload.unit, note)
+    return [results[index] for index in range(len(workloads))]
 
 
 def unavailable(error: ImportError | AttributeError) -> str:

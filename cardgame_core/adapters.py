@@ -7,11 +7,21 @@ another seat's move. (The PettingZoo SB3 tutorial returned the reward of whoever
 PettingZoo issue 1147; ``tests/common/test_adapters.py`` checks this case explicitly.)
 
 - :class:`SingleAgentCardEnv`: a ``gymnasium.Env`` over one PettingZoo AEC env; opponents use the
-  one-decision call shape ``act(observation, action_mask) -> int``. It exposes
-  ``action_masks()`` for sb3-contrib's MaskablePPO.
-- ``LearnerVecEnv``, the SB3 ``VecEnv`` over a batched env, lives in :mod:`training.sb3_adapter`
-  (it needs stable-baselines3, the ``train`` extra); this package sits below ``training`` and
+  one-decision call shape ``act(observation, action_mask) -> int``. The learner's legal actions
+  ride in ``info["action_mask"]`` (int8, like the AEC env's and Gymnasium's own masks) after
+  every ``reset`` and ``step``, so wrappers and vector envs carry them, and ``action_masks()``
+  (bool) serves sb3-contrib's MaskablePPO.
+- The batched envs' learner views live in ``training`` (they share the opponent loop of
+  :mod:`training.learner_games`): ``LearnerVecEnv`` for SB3 (:mod:`training.sb3_adapter`) and
+  ``LearnerVectorEnv`` for Gymnasium (:mod:`training.gymnasium_envs`, which also holds what
+  ``gymnasium.make`` builds for the registered ids). This package sits below ``training`` and
   never imports it, stable-baselines3 or torch.
+
+Masks: int8 0/1 wherever a mask travels with observations and infos (the AEC env's observation
+dict, ``info["action_mask"]``), the type PettingZoo's classic games use and Gymnasium's
+``Discrete.sample(mask=...)`` requires; bool where a method hands a mask to array code
+(``action_masks()``, the batched env's ``VectorStep.action_mask``), where an int8 array used as an
+index would silently pick rows 0 and 1 instead of the legal actions.
 """
 
 from __future__ import annotations
@@ -82,6 +92,15 @@ class SingleAgentCardEnv(gym.Env):
     Actions are action ids: a Python or numpy integer, or a 0-d integer array (what
     ``model.predict`` returns for one observation); anything else is an illegal action.
     Rendering: ``render_mode`` is the wrapped env's and ``render()`` renders the wrapped env.
+
+    Masks: ``info["action_mask"]`` (int8 ``[n_actions]``) after every ``reset`` and ``step`` holds
+    the learner's legal actions for the observation returned with it; when the episode has ended
+    (terminated, truncated or an illegal action) no decision is pending and it is all zeros.
+    ``action_masks()`` returns the same mask as bool, also all False once the episode is over, so
+    that a vector env's ``call("action_masks")`` works in every autoreset mode: under Gymnasium's
+    default next-step autoreset the action chosen for a finished episode is ignored (the vector
+    env resets it instead), and a masked policy must accept an all-false row there (mask with a
+    large negative logit, not ``-inf``; sb3-contrib does).
     """
 
     metadata: ClassVar[dict] = {"render_modes": [], "render_fps": 1}
@@ -131,7 +150,9 @@ class SingleAgentCardEnv(gym.Env):
         self._episode = 0
         self.learner_seat = 0 if learner_seat == "rotate" else int(learner_seat)
         self._observation: np.ndarray | None = None
+        #: The learner's legal actions (int8), all zeros once the episode is over; None before reset.
         self._mask: np.ndarray | None = None
+        self._decision_pending = False
         #: Episodes that ended before the learner's first decision (skipped by ``reset``).
         self.episodes_without_learner = 0
 
@@ -157,11 +178,11 @@ class SingleAgentCardEnv(gym.Env):
             # The game ended before the learner ever acted: nothing to learn, deal again.
             self.episodes_without_learner += 1
             aec_seed = int(self.np_random.integers(2**31 - 1))
-        return self._observation.copy(), {"learner_seat": self.learner_seat}
+        return self._observation.copy(), {"learner_seat": self.learner_seat, "action_mask": self._mask.copy()}
 
     def step(self, action: Any):
-        if self._mask is None:
-            raise RuntimeError("call reset() before step()")
+        if not self._decision_pending:
+            raise RuntimeError("call reset() before step() (the episode is over or not started)")
         if isinstance(action, np.ndarray) and action.shape == ():
             action = action[()]  # a numpy scalar of the same dtype, checked like any other
         try:
@@ -173,21 +194,28 @@ class SingleAgentCardEnv(gym.Env):
                 "illegal_action": True,
                 "illegal_action_error": str(error),
                 "learner_seat": self.learner_seat,
+                "action_mask": self._end_decisions(),
             }
-            self._mask = None
             return self._observation.copy(), self.illegal_reward, True, False, info
         self.aec_env.step(action)
         outcome = self._play_opponents()
         reward = float(self.aec_env._cumulative_rewards[self.learner])
         info: dict[str, Any] = {"learner_seat": self.learner_seat}
         if outcome is None:
+            info["action_mask"] = self._mask.copy()
             return self._observation.copy(), reward, False, False, info
         terminated, truncated = outcome
         observation = np.asarray(self.aec_env.observe(self.learner)["observation"])
-        self._mask = None
         # A copy: the wrapped env keeps its infos, and returned data must not be shared.
         info.update(copy.deepcopy(self.aec_env.infos.get(self.learner, {})))
+        info["action_mask"] = self._end_decisions()
         return observation.copy(), reward, terminated, truncated, info
+
+    def _end_decisions(self) -> np.ndarray:
+        """The episode is over: no decision is pending, nothing is legal (returns that mask)."""
+        self._decision_pending = False
+        self._mask = np.zeros_like(self._mask)
+        return self._mask.copy()
 
     def render(self) -> str | None:
         """The wrapped env's ``render()`` (its ``render_mode``: text for ``"ansi"``, printed for
@@ -198,9 +226,10 @@ class SingleAgentCardEnv(gym.Env):
         return self.aec_env.render()
 
     def action_masks(self) -> np.ndarray:
-        """The learner's legal actions now (bool), for MaskablePPO."""
+        """The learner's legal actions now (bool), for MaskablePPO; all False once the episode is
+        over (no decision is pending: see the class docstring)."""
         if self._mask is None:
-            raise RuntimeError("no decision is pending: call reset() (the episode is over or not started)")
+            raise RuntimeError("call reset() before action_masks()")
         return self._mask.astype(bool)
 
     def _play_opponents(self) -> tuple[bool, bool] | None:
@@ -214,7 +243,8 @@ class SingleAgentCardEnv(gym.Env):
             observed = env.observe(agent)
             if agent == self.learner:
                 self._observation = np.asarray(observed["observation"])
-                self._mask = np.asarray(observed["action_mask"]).astype(bool)
+                self._mask = np.asarray(observed["action_mask"]).astype(np.int8)
+                self._decision_pending = True
                 return None
             seat = self.agent_names.index(agent)
             env.step(int(self._opponents[seat](observed["observation"], observed["action_mask"])))

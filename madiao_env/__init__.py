@@ -1,9 +1,24 @@
 """Madiao (馬弔) for reinforcement learning: ``from madiao_env import madiao_v0``.
 
 Importing the package compiles nothing: the Numba kernels of ``madiao_env.core`` compile (or load
-from the on-disk cache) on first use.
+from the on-disk cache) on first use. It registers the Gymnasium id ``madiao_mao/Madiao-v0``:
+``gymnasium.make`` builds a single-learner env of it and ``gymnasium.make_vec`` the batched one
+(``training.gymnasium_envs``, imported only then).
 """
+
+import gymnasium
 
 from cardgame_core.version import __version__
 
-__all__ = ["__version__"]
+#: ``gymnasium.make(GYMNASIUM_ID, **options)``; ``gymnasium.make("madiao_env:madiao_mao/Madiao-v0")``
+#: imports this package first.
+GYMNASIUM_ID = "madiao_mao/Madiao-v0"
+
+if GYMNASIUM_ID not in gymnasium.registry:  # a reload of the package must not warn
+    gymnasium.register(
+        GYMNASIUM_ID,
+        entry_point="training.gymnasium_envs:make_madiao",
+        vector_entry_point="training.gymnasium_envs:make_madiao_vector",
+    )
+
+__all__ = ["GYMNASIUM_ID", "__version__"]

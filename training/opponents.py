@@ -26,7 +26,7 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnvWrapper
 
 from agents.base import Agent
-from training.sb3_adapter import keeps_game_memory, takes_row_keys
+from training.learner_games import keeps_game_memory, takes_row_keys
 
 KINDS = ("scripted", "snapshot", "current")
 
@@ -38,7 +38,7 @@ class PoolSlot(Agent):
     An agent with a memory per game (Mao's Bayesian player) can sit in a slot: the adapter hands
     the slot the game-seat key of every row (``rows``) and tells it which keys' games ended
     (``reset_rows``); the slot passes both on to an agent that takes keys
-    (``training.sb3_adapter``). A memoryless agent is called as before.
+    (``training.learner_games``). A memoryless agent is called as before.
     """
 
     def __init__(self, kind: str, agent: Agent, pool: OpponentPool) -> None:

@@ -370,7 +370,7 @@ def scripted_agents(config: TrainConfig, names: tuple[str, ...], what: str) -> l
     """The scripted opponents ``names``, each seeded by its place; an agent that cannot sit in the
     training games is a ValueError naming it (``what`` says what it was to be)."""
     from agents.registry import make_agent
-    from training.sb3_adapter import refuse_memory_without_keys
+    from training.learner_games import refuse_memory_without_keys
 
     agents = []
     for number, name in enumerate(names):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from benchmarks.__main__ import main, parse_arguments
+from benchmarks.batched import learner_system
 from benchmarks.kernels import random_legal_actions, trick_loop_hands
 from benchmarks.targets import evaluate
 from benchmarks.timing import Result
@@ -21,6 +22,11 @@ def test_quick_run_writes_a_table_with_measured_rows(tmp_path, capsys):
     assert "## Targets" in text
     empty_row = next(line for line in text.splitlines() if "empty AEC env (wrapped)" in line)
     assert "steps/s" in empty_row and "—" not in empty_row
+    # The learner's view beside the raw API, for both games (N = 64 in a quick run).
+    for game in ("madiao", "mao"):
+        for api in ("raw", "gymnasium"):
+            row = next(line for line in text.splitlines() if f"| {learner_system(game, api, 64)} |" in line)
+            assert "env-steps/s" in row and "learner steps/s" in row
 
 
 def test_arguments_are_checked():
@@ -63,6 +69,15 @@ def test_targets_report_met_missed_and_not_measured():
     assert rows["Madiao AEC vs empty wrapped AEC"] == ("0.80×", "met")
     assert rows["Mao AEC vs empty wrapped AEC"] == ("0.50×", "MISSED")
     assert rows["Mao batched N=1024, obs + masks"] == ("not measured", "—")
+    results += [
+        Result("batched", learner_system("madiao", "raw", 1024), 100.0, "env-steps/s"),
+        Result("batched", learner_system("madiao", "gymnasium", 1024), 95.0, "env-steps/s"),
+        Result("batched", learner_system("mao", "raw", 1024), 100.0, "env-steps/s"),
+        Result("batched", learner_system("mao", "gymnasium", 1024), 85.0, "env-steps/s"),
+    ]
+    rows = {name: (achieved, status) for name, _, achieved, status in evaluate(results)}
+    assert rows["Madiao Gymnasium VectorEnv vs raw API, learner seat, N=1024"] == ("0.95×", "met")
+    assert rows["Mao Gymnasium VectorEnv vs raw API, learner seat, N=1024"] == ("0.85×", "MISSED")
 
 
 def test_quick_and_partial_runs_leave_the_committed_results_alone(tmp_path, monkeypatch, capsys):
@@ -126,3 +141,35 @@ def test_warm_up_runs_every_timed_code_path_before_the_first_timer(monkeypatch):
     # Both games' AEC envs, the vector envs at N = 1 and 64, the two rollout bodies, the empty envs.
     assert len(timed) >= 2 + 2 + 2 * 2 + 2
     assert timed == recorded_bodies and timed <= warmed
+
+
+def test_workloads_of_a_group_take_turns_and_others_are_timed_alone(monkeypatch):
+    from benchmarks import timing
+
+    order: list[str] = []
+
+    def timer(body, seconds):
+        order.append(body.__name__)
+        return {"raw": 100.0, "gym": 90.0, "alone": 5.0}[body.__name__], 2.0
+
+    def raw():
+        return 1
+
+    def gym():
+        return 1
+
+    def alone():
+        return 1
+
+    monkeypatch.setattr(timing, "timed_calls", timer)
+    workloads = [
+        timing.Workload("batched", "raw", "env-steps/s", raw, group="pair"),
+        timing.Workload("batched", "alone", "env-steps/s", alone),
+        timing.Workload("batched", "gym", "env-steps/s", gym, group="pair"),
+        timing.Workload("batched", "missing", "env-steps/s", None, missing="not installed", group="pair"),
+    ]
+    results = timing.measure_all(workloads, seconds=1.0)
+    assert [r.system for r in results] == ["raw", "alone", "gym", "missing"]
+    assert order == ["alone"] + ["raw", "gym", "gym", "raw"] * 2  # four turns each, alternating
+    assert [r.value for r in results] == [100.0, 5.0, 90.0, None]
+    assert results[0].note.endswith("timed in turns") and results[3].note == "not installed"
