@@ -627,7 +627,10 @@ def leaderboard_markdown(folder: Path = SCORECARDS_DIR) -> str:
         ]
         lines += [
             "",
-            f"{module.HEADLINE} against each table ({module.SETUP.split('.')[0].lower()}), 95% CI:",
+            f"`{module.HEADLINE}` against each baseline, 95% CI (protocol: [`scorecard.md`](scorecard.md); "
+            "every figure of a row: its JSON in `scorecards/`). Rows are sorted by the policy's openskill "
+            "ordinal (mu - 3 sigma), rated in each scorecard from the policy's games and the reference's, "
+            "which are the same in every scorecard.",
             "",
         ]
         rows = []
