@@ -121,6 +121,12 @@ class BeliefPolicyAgent(LearnedPolicyAgent):
     as the trainer's opponent table hands them); :meth:`reset_rows` forgets ended games' keys.
     ``posterior``: the posterior options of the table's variants
     (``agents.mao_agents.posterior_options``; default: the default table's).
+
+    A round winner's rule proposal follows the posterior, as the scripted players' does: the
+    network chooses among the rules it most suspects are in force without being sure
+    (``agents.mao_agents.rules_to_propose``; a refusal is free news of a secret rule). No belief
+    input speaks of single rules, and the network's rule logits were learned when the mask offered
+    only the rules not in force.
     """
 
     decides_from_observation = False  # its posterior remembers the game
@@ -150,11 +156,19 @@ class BeliefPolicyAgent(LearnedPolicyAgent):
         return self._act_rows(observations, masks, self.beliefs.seat_posteriors(masks.shape[0], rows))
 
     def _act_rows(self, observations: np.ndarray, masks: np.ndarray, posteriors: list) -> np.ndarray:
+        from agents.mao_agents import rules_to_propose
+        from mao_env.cards import CHOOSE_RULE_0
+
         policy_inputs = self.beliefs.policy_observations(self._check_obs(observations), masks, posteriors)
         actions = np.full(masks.shape[0], -1, dtype=np.int64)
         rows = np.flatnonzero(masks.any(axis=1))
         if rows.size:
-            actions[rows] = self._choose(policy_inputs[rows], masks[rows])
+            choices = masks[rows]
+            for choice, row in zip(choices, rows, strict=True):
+                if choice[CHOOSE_RULE_0:].any():
+                    choice[:] = False
+                    choice[rules_to_propose(masks[row], posteriors[row].marginals())] = True
+            actions[rows] = self._choose(policy_inputs[rows], choices)
         self.beliefs.note_actions(posteriors, actions)
         return actions
 

@@ -7,7 +7,9 @@ rule-set hypotheses with weights, see ``agents.mao_beliefs``):
   chance is at least ``play_threshold``, else draw (with a seven chain pending, drawing takes it);
 - then say each phrase more likely required than "talking" (a Jack's player first names the
   suit it holds most of), "Mao" last when a flawless winning turn is likely, and end the turn;
-- as a round winner choosing a rule, pick one at random;
+- as a round winner choosing a rule, propose the offered rule it most suspects is already in force
+  without being sure of it, ties at random (:func:`rules_to_propose`): a refusal is free news of
+  a secret rule, and an accepted proposal adds a rule like any other;
 - in a call window (``calls="players"``), call the fault of the turn under judgement most likely
   committed if that chance is at least ``call_threshold``, one call per decision, and pass
   (``NO_CALL``) when no fault is that likely.
@@ -21,7 +23,9 @@ The belief is what differs:
   from the public events in its own observation: for every new event it checks each hypothesis
   against the judge's verdict (good play or "bad card", the "failure to say 'P'" calls, the number
   of "talking" calls, cards a rule made the next seat take). It knows how many rules are active
-  (observed), which ones it authored, and when another seat introduced one; nothing else. With
+  (observed), which ones it authored, which ones the Mao Master refused when it proposed them (in
+  force: every rule set without one is impossible), and when another seat introduced one; nothing
+  else. With
   players' calls an uncalled fault is no evidence: only the calls made are (a correct call says
   the fault happened, a bad call that it did not), and it calls when its posterior that a fault
   happened is at least ``call_threshold``.
@@ -95,6 +99,26 @@ def _check_probability(name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
         raise ValueError(f"{name} must be a probability in [0, 1], got {value!r}")
     return float(value)
+
+
+def rules_to_propose(mask: np.ndarray, in_force: np.ndarray) -> np.ndarray:
+    """The rule actions a round winner would propose, given the belief that each library rule is
+    in force (``in_force [R]``): of the rules the mask offers, those it most suspects are in force
+    without being sure of them. A refusal is free news (the Mao Master names a secret rule to the
+    proposer alone), an acceptance adds a rule like any other; with no suspicion at all (the
+    base-rules player, or a belief without evidence) every offered rule, and a belief sure of
+    every rule (the oracle) the ones it knows are not in force."""
+    offered = np.flatnonzero(np.asarray(mask)[cards.CHOOSE_RULE_0 : cards.CHOOSE_RULE_0 + N_RULES])
+    chance = np.asarray(in_force, dtype=np.float64)[offered]
+    unsure = chance < 1.0 - 1e-9
+    if unsure.any():  # a rule it is sure of would only be refused
+        offered, chance = offered[unsure], chance[unsure]
+    return cards.CHOOSE_RULE_0 + offered[chance >= chance.max() - 1e-9]
+
+
+def propose_rule(mask: np.ndarray, in_force: np.ndarray, rng: np.random.Generator) -> int:
+    """One of :func:`rules_to_propose`, at random."""
+    return int(rng.choice(rules_to_propose(mask, in_force)))
 
 
 def play_chances(view: SeatView, held: np.ndarray, hypotheses: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -191,9 +215,8 @@ class RuleBeliefAgent(Agent):
         weights: np.ndarray,
     ) -> int:
         """The action for this decision given a belief (always a legal id)."""
-        rule_choices = legal[legal >= cards.CHOOSE_RULE_0]
-        if rule_choices.size:
-            return int(self.rng.choice(rule_choices))
+        if mask[cards.CHOOSE_RULE_0 :].any():
+            return propose_rule(mask, weights @ hypotheses, self.rng)
         if mask[cards.NO_CALL]:
             return self._call(view, mask, hypotheses, weights)
         if mask[cards.DRAW]:
@@ -293,9 +316,11 @@ class OracleAgent(RuleBeliefAgent):
 class RulePosterior:
     """A posterior over which library rules are active, from one seat's observations.
 
-    Support: rule sets holding the seat's own authored rules plus as many unknown rules as the
-    observation says are active (``active rules - authored``). When another seat introduces a
-    rule every hypothesis branches into one child per inactive library rule (a uniform prior);
+    Support: rule sets holding the rules the seat knows (its own, and those refused to it) plus as
+    many unknown rules as the observation says are active (``active rules - known``). When another
+    seat introduces a rule every hypothesis branches into one child per inactive library rule (a
+    uniform prior); a proposal of the seat that the Mao Master refuses says the rule is in force:
+    every hypothesis without it is dropped (likelihood 0), and it becomes known;
     every public event then multiplies each hypothesis by 1 if it explains the judge's verdict
     and by ``eps`` if not (``eps`` > 0 keeps the posterior alive through the few events whose
     context the seat could not follow). The support is capped at ``max_hypotheses`` (the
@@ -350,6 +375,7 @@ class RulePosterior:
         self.context = (-1, -1)  # (top card, suit to follow) before the next unseen event
         self.rounds = -1
         self.expect_event = False  # the last own action ended a turn or chose a rule
+        self.proposed = False  # the last own action proposed a rule
         self.events_seen = 0
 
     # -- summaries ---------------------------------------------------------------------------
@@ -362,17 +388,28 @@ class RulePosterior:
         return self.weights @ self.hypotheses
 
     # -- updating ----------------------------------------------------------------------------
-    def observe(self, view: SeatView, action_mask: np.ndarray | None = None) -> None:
+    def observe(self, view: SeatView) -> None:
         """Take in everything new in one observation of the seat (call at every decision)."""
-        if self.previous_rows is None or view.rounds < self.rounds:
+        fresh = self.previous_rows is None or view.rounds < self.rounds
+        choosing_again = not fresh and view.phase == PHASE_CHOOSE
+        if fresh:
             self.reset()
             new_rows = list(reversed(view.event_rows))
         else:
-            new_rows = self._new_rows(view.event_rows)
+            # A proposal that is refused makes no event: the seat proposes again at once.
+            expect_event = self.expect_event and not (choosing_again and self.proposed)
+            new_rows = self._new_rows(view.event_rows, expect_event=expect_event)
         events = [parse_event(row) for row in new_rows]
         self.events_seen += len(events)
-        newly_authored = set(view.authored) - self.known
-        deficit = view.n_active - len(view.authored) - self.n_unknown
+        newly_known = set(view.known) - self.known
+        if choosing_again:
+            # Within a rule choice the seat learns rules only from refusals (the winning turn before
+            # its first proposal teaches it none): each is in force.
+            for rule in sorted(newly_known):
+                self._learn_in_force(rule)
+            newly_known = set()
+        newly_authored = newly_known  # anywhere else, a rule it now knows is one it added
+        deficit = view.n_active - len(view.known) - self.n_unknown
         introduced_by_others = sum(1 for e in events if e.kind == KIND_RULE_ADDED and e.seat != 0)
         for _ in range(max(0, deficit - introduced_by_others)):
             self._branch()
@@ -393,11 +430,6 @@ class RulePosterior:
             top, suit = self._judge_event(event, top, suit)
         if newly_authored:
             self._add_known(newly_authored)
-        if action_mask is not None and action_mask[cards.CHOOSE_RULE_0 :].any():
-            # Choosing a rule, the seat sees which rules are still free: the rest are active.
-            free = np.asarray(action_mask[cards.CHOOSE_RULE_0 : cards.CHOOSE_RULE_0 + N_RULES]) > 0
-            self.hypotheses = (~free).astype(np.float32)[None, :]
-            self.weights = np.ones(1)
         plain_redeal = view.phase == PHASE_CHOOSE and self.plain_rounds
         self.context = (-1, -1) if plain_redeal else (view.top, view.suit_to_follow)
         self.previous_rows = list(view.event_rows)
@@ -407,14 +439,16 @@ class RulePosterior:
     def note_action(self, action: int) -> None:
         """Tell the posterior which action the seat took (ending a turn creates an event)."""
         # Every action from END_TURN on makes an event before the seat's next decision (a turn
-        # event, a call, a point of order, a new rule), except passing in a call window.
+        # event, a call, a point of order, a new rule), except passing in a call window and a
+        # proposal the Mao Master refuses (:meth:`observe` tells: the seat proposes again).
         self.expect_event = action >= cards.END_TURN and action != cards.NO_CALL
+        self.proposed = action >= cards.CHOOSE_RULE_0
 
-    def _new_rows(self, rows: list[np.ndarray]) -> list[np.ndarray]:
+    def _new_rows(self, rows: list[np.ndarray], *, expect_event: bool) -> list[np.ndarray]:
         """The events since the last observation, oldest first: the smallest shift that lines the
-        new window up with the previous one."""
+        new window up with the previous one (at least one with ``expect_event``)."""
         previous = self.previous_rows or []
-        for shift in range(1 if self.expect_event else 0, len(rows) + 1):
+        for shift in range(1 if expect_event else 0, len(rows) + 1):
             overlap = min(len(rows) - shift, len(previous))
             if all(np.array_equal(rows[shift + i], previous[i]) for i in range(overlap)):
                 return list(reversed(rows[:shift]))
@@ -433,11 +467,36 @@ class RulePosterior:
             return  # every library rule is already active
         children = hypotheses[parents].copy()
         children[np.arange(parents.size), rules] = 1.0
-        child_weights = weights[parents] / free.sum(axis=1)[parents]
-        keys = np.packbits(children > 0.5, axis=1)
+        self._set_support(children, weights[parents] / free.sum(axis=1)[parents])
+
+    def _set_support(self, hypotheses: np.ndarray, weights: np.ndarray) -> None:
+        """The support becomes ``hypotheses`` (rows may repeat: their weights add up)."""
+        keys = np.packbits(hypotheses > 0.5, axis=1)
         unique, inverse = np.unique(keys, axis=0, return_inverse=True)
         self.hypotheses = np.unpackbits(unique, axis=1, count=N_RULES).astype(np.float32)
-        self.weights = np.bincount(inverse.ravel(), weights=child_weights)
+        self.weights = np.bincount(inverse.ravel(), weights=weights)
+        self.weights = self.weights / self.weights.sum()
+
+    def _learn_in_force(self, rule: int) -> None:
+        """The Mao Master refused the seat's proposal of ``rule``: it is in force, one of the rules
+        the seat did not know. Every rule set without it has likelihood 0; should none hold it
+        (the support was capped), each set swaps one of its unknown rules for it."""
+        holds = self.hypotheses[:, rule] > 0.5
+        if holds.any():
+            self.hypotheses, self.weights = self.hypotheses[holds], self.weights[holds]
+            self.weights = self.weights / self.weights.sum()
+        else:
+            unknown = self.hypotheses > 0.5
+            unknown[:, sorted(self.known)] = False
+            parents, swapped = np.nonzero(unknown)
+            if parents.size:
+                children = self.hypotheses[parents].copy()
+                children[np.arange(parents.size), swapped] = 0.0
+                children[:, rule] = 1.0
+                self._set_support(children, self.weights[parents] / unknown.sum(axis=1)[parents])
+            else:  # no unknown rule in the support: the rule is one more
+                self.hypotheses[:, rule] = 1.0
+        self.known.add(rule)
 
     def _add_known(self, rules: set[int]) -> None:
         """The seat authored ``rules``: they were free when chosen, now they are active."""
@@ -704,7 +763,7 @@ class BayesianRuleAgent(RuleBeliefAgent):
         mask = np.asarray(action_mask)
         legal = legal_actions(mask)
         view = parse_observation(_observation_vector(observation))
-        posterior.observe(view, mask)
+        posterior.observe(view)
         action = self.decide(view, mask, legal, posterior.hypotheses, posterior.weights)
         posterior.note_action(action)
         return action

@@ -13,11 +13,11 @@ quantities a player decides with, one table of named pieces (``BELIEF_PIECES``):
     say_talking   [16]  ... that saying it would draw a "talking" call
     mao_due        [1]  ... that "Mao", not yet said, is due (a flawless winning turn so far)
     call_fault    [19]  a call window (players' calls): the belief that the turn deserves each call
-    unknown_rules  [1]  how many active rules the seat did not author (the posterior's support)
+    unknown_rules  [1]  how many active rules the seat does not know (the posterior's support)
     certainty      [1]  the weight of the most likely rule set
 
 A piece that does not apply to the decision at hand is zero. The belief is the posterior of the
-seat's own observations (what it saw, the public library, its own authored rules), so a policy
+seat's own observations (what it saw, the public library, the rules it knows), so a policy
 reading it knows nothing its seat may not know. The inputs are computed outside the network (an
 exact Bayes filter over the public events, numpy): the policy is the MLP over the observation and
 these inputs (``agents.mao_features.MaoBeliefPolicy``), and the agent that plays it keeps one
@@ -83,7 +83,7 @@ def belief_inputs(
     choosing a rule, a call window, the start of a turn, speaking."""
     mask = np.asarray(mask)
     inputs = np.zeros(BELIEF_WIDTH, dtype=np.float32)
-    inputs[BELIEF_SLICES["unknown_rules"]] = max(int(np.rint(hypotheses[0].sum())) - len(view.authored), 0)
+    inputs[BELIEF_SLICES["unknown_rules"]] = max(int(np.rint(hypotheses[0].sum())) - len(view.known), 0)
     inputs[BELIEF_SLICES["certainty"]] = float(np.max(weights))
     if mask[cards.CHOOSE_RULE_0 :].any():
         return inputs
@@ -146,7 +146,7 @@ class BeliefTracker:
         for row in np.flatnonzero(masks.any(axis=1)):
             posterior = posteriors[row]
             view = parse_observation(observations[row])
-            posterior.observe(view, masks[row])
+            posterior.observe(view)
             out[row] = belief_inputs(
                 view,
                 masks[row],

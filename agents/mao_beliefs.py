@@ -402,7 +402,7 @@ class SeatView:
     hand_sizes: np.ndarray  # by relative seat
     rounds: int
     n_active: int
-    authored: frozenset[int]
+    known: frozenset[int]  # rules it knows are in force: its own, and those refused to it
     event_rows: list[np.ndarray]  # raw event features, most recent first
 
     @property
@@ -440,7 +440,7 @@ def parse_observation(observation: np.ndarray) -> SeatView:
         hand_sizes=np.rint(obs[_STATE["hand_sizes"]]).astype(np.int64),
         rounds=_count(obs[_STATE["rounds"]]),
         n_active=_count(obs[_STATE["n_rules"]]),
-        authored=frozenset(int(r) for r in np.flatnonzero(obs[_STATE["authored"]] > 0.5)),
+        known=frozenset(int(r) for r in np.flatnonzero(obs[_STATE["known"]] > 0.5)),
         event_rows=rows,
     )
 

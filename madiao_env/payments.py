@@ -46,6 +46,33 @@ RULE_NAMES = (
     "stock_check",
     "face_up_discard",
 )
+#: Each rule as players name it at the table (``SPOKEN_NAMES[RULE_SLAM]``) and what it pays in one
+#: line (``EXPLANATIONS``): the web app's settlement shows them; the amounts are the constants below.
+SPOKEN_NAMES = (
+    "meld",
+    "four lowest",
+    "trick count",
+    "slam",
+    "boss card",
+    "Hundred Myriad",
+    "honours",
+    "two tricks with the Hundred",
+    "stock check",
+    "face-up discard",
+)
+EXPLANATIONS = (
+    "A special eight-card hand ends the hand at once; every other seat pays its holder 4 to 8.",
+    "Holding 20T, 1M, 1S and 9C wins 1 from every other seat; the cards are dealt again.",
+    "A player with 0-1 tricks pays the banker 1; with 3 or more tricks the banker pays that player 1.",
+    "All eight tricks: 8 from each player for the banker, or 8 from the banker for a player.",
+    "1 for each trick won with the top card of a suit, by a seat that made at least two tricks.",
+    "For the seat dealt 100T: 1 with under two tricks, 2 with two or more, 3 if 100T won a trick.",
+    "Tricks won with 10000T, 1000T and 100T pay 3; with 0C as well, 4.",
+    "A player who wins a trick with 100T and makes exactly two tricks gets 1 from each other player.",
+    "If the next stock card is the top of its suit, who played that suit's second-best card face up "
+    "pays 1 to each seat.",
+    "A face-up card that does not capture costs 2 (a variant).",
+)
 
 # ----------------------------------------------------------------------------- declarations
 # Meld: "Melds end the hand at once. The holder is paid by every other seat except the holder of

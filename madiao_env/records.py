@@ -301,6 +301,11 @@ class EventPrinter:
 
     ``reveal_hands`` shows every seat's hand at a deal (spectator view); a human player gets
     ``reveal_seat`` (their own hand only) and face-down cards of the others hidden.
+
+    Totals are kept twice: by seat (``totals``, labelled "seat k") and by agent (``agent_totals``:
+    each hand's payoffs added to the agent that held the seat in that hand; a name held by
+    several seats sums them). They differ when the agents move from seat to seat, as in a
+    tournament's record, where a seat's total mixes the hands of several agents.
     """
 
     def __init__(
@@ -317,6 +322,7 @@ class EventPrinter:
         self.reveal_seat = reveal_seat
         self.banker = 0
         self.totals = np.zeros(4)
+        self.agent_totals: dict[str, float] = dict.fromkeys(self.seat_names, 0.0)
         self.hands_played = 0
 
     def label(self, seat: int) -> str:
@@ -360,21 +366,34 @@ class EventPrinter:
                 )
             payoffs = np.asarray(event["payoffs"], dtype=np.float64)
             self.totals += payoffs
+            for seat, payoff in enumerate(payoffs):
+                name = self.seat_names[seat]
+                self.agent_totals[name] = self.agent_totals.get(name, 0.0) + float(payoff)
             self.write(
                 "  hand:    " + "  ".join(f"{self.seat_names[s]} {p:+g}" for s, p in enumerate(payoffs))
             )
-            self.write(
-                "  totals:  " + "  ".join(f"{self.seat_names[s]} {t:+g}" for s, t in enumerate(self.totals))
-            )
+            self.write(f"  totals by seat:  {seat_totals_text(self.totals)}")
+            self.write(f"  totals by agent: {agent_totals_text(self.agent_totals)}")
+
+
+def seat_totals_text(totals: Sequence[float]) -> str:
+    """``seat 0 +3  seat 1 -1 ...``: figures by seat, labelled by seat only (its agent may change)."""
+    return "  ".join(f"seat {seat} {total:+g}" for seat, total in enumerate(totals))
+
+
+def agent_totals_text(totals: dict[str, float]) -> str:
+    """``heuristic +3  greedy -3``: figures by agent name."""
+    return "  ".join(f"{name} {total:+g}" for name, total in totals.items())
 
 
 def print_record(record: dict, write: Callable[[str], None] = print) -> None:
     """Print a recorded game move by move with its settlements (the ``replay`` command)."""
-    write(f"Madiao game record: seats {', '.join(f'{i}={n}' for i, n in enumerate(record['seats']))}")
+    header = f"Madiao game record: seats {', '.join(f'{i}={n}' for i, n in enumerate(record['seats']))}"
+    if any(event.get("seats", record["seats"]) != record["seats"] for event in record["events"]):
+        header += " in the first hand; the agents change seats from hand to hand (each deal names them)"
+    write(header)
     printer = EventPrinter(record["seats"], write)
     for event in record["events"]:
         printer(event)
-    write(
-        "final returns: "
-        + "  ".join(f"{n} {r:+g}" for n, r in zip(record["seats"], record["returns"], strict=False))
-    )
+    write(f"final returns by agent: {agent_totals_text(printer.agent_totals)}")
+    write(f"final returns by seat: {seat_totals_text(record['returns'])}")

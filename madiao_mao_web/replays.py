@@ -8,33 +8,66 @@ actions from a seeded reset; step ``k`` is the env after ``k`` actions, replayed
 
 A frame for a seat shows that seat's hand only and hides the other seats' face-down cards (and,
 for Mao, the secret rules it did not author); ``view="all"`` opens every hand and every rule.
+
+A replay shows nothing that its record does not determine (the uploader could replay it with the
+env), so the secrets of a live game stay safe as long as its record does: the app gives a game's
+record (or its replay) only once the game is over and no game of the same deal with a person's
+seat is being played, and refuses a Mao record with the seed and table size of such a game
+(:func:`record_deal`).
+
+Costs are bounded: a record holds at most ``MAX_REPLAY_STEPS`` steps (else
+:class:`RecordTooLargeError`, a 422) and must replay within ``MAX_BUILD_SECONDS``. The record is
+checked once, step by step, on upload, keeping a snapshot every ``CHECKPOINT_STRIDE`` steps only
+(a Mao snapshot is 7 KB: every step's would be 140 MB for 20,000 steps, and every step's eight
+seat views were 1.7 GB); a frame is the nearest snapshot stepped forward, at most
+``CHECKPOINT_STRIDE - 1`` steps (a few milliseconds).
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 from madiao_env import cards as madiao_cards
-from madiao_mao_web.games import madiao_card, madiao_role, madiao_sorted, mao_seat_view
+from madiao_mao_web.games import (
+    madiao_card,
+    madiao_role,
+    madiao_settlement_view,
+    madiao_sorted,
+    madiao_trick_view,
+    mao_reason_text,
+    mao_seat_view,
+    parse_int_text,
+)
+from madiao_mao_web.security import echo
 from mao_env import cards as mao_cards
 from mao_env import rules as mao_rules
 
 MAX_REPLAY_STEPS = 20_000  # a Madiao match is a few hundred events, a Mao game at most max_steps
+MAX_BUILD_SECONDS = 15.0  # checking 20,000 Mao steps takes about 1 s on one core
+CHECKPOINT_STRIDE = 128
+CALLS_SHOWN = 60
 
 
 class RecordError(ValueError):
     """An uploaded record that cannot be read or replayed (a 400 with the reason)."""
 
 
-def load_record(data: bytes | str) -> dict[str, Any]:
-    """Parse an uploaded record and check it with the game's own reader."""
-    try:
-        record = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise RecordError(f"the file is not a JSON game record: {error}") from None
+class RecordTooLargeError(RecordError):
+    """A record longer than a replay holds, or too slow to replay (a 422)."""
+
+
+def _check_deadline(deadline: float, step: int) -> None:
+    if step % 256 == 0 and time.monotonic() > deadline:
+        raise RecordTooLargeError(f"the record takes too long to replay (stopped at step {step})")
+
+
+def load_record(record: Any) -> dict[str, Any]:
+    """Check an uploaded record (parsed JSON) with the game's own reader."""
     if not isinstance(record, dict) or record.get("game") not in ("madiao", "mao"):
         raise RecordError('the file is not a game record ("game" is neither "madiao" nor "mao")')
     if record["game"] == "mao":
@@ -56,17 +89,31 @@ def load_record(data: bytes | str) -> dict[str, Any]:
             raise RecordError(str(error).replace(str(path), "the record")) from None
 
 
+def record_deal(record: dict[str, Any]) -> tuple[str, int, int]:
+    """The deal of a Mao ``record`` with a seed, as a live game names its own
+    (``madiao_mao_web.games.LiveGame.deal``): the same seed and number of seats. Such a record may
+    be a live game's own (its seed known to whoever chose it, its moves partly public): the app
+    refuses it while that game is being played."""
+    return "mao", record["seed"], len(record["seats"])
+
+
 def parse_view(view: Any, n_seats: int) -> int | None:
-    """``"all"`` -> None (every hand open), else a seat number; errors name the parameter."""
+    """``"all"`` -> None (every hand open), else a seat number (ASCII digits); errors name the
+    parameter."""
     if view is None or view == "all":
         return None
-    try:
-        seat = int(view)
-    except (TypeError, ValueError):
-        raise RecordError(f"view must be 'all' or a seat 0..{n_seats - 1}, got {view!r}") from None
-    if not 0 <= seat < n_seats:
-        raise RecordError(f"view must be 'all' or a seat 0..{n_seats - 1}, got {view!r}")
+    seat = parse_int_text(view)
+    if seat is None or not 0 <= seat < n_seats:
+        raise RecordError(f"view must be 'all' or a seat 0..{n_seats - 1}, got {echo(view)}")
     return seat
+
+
+def parse_step(step: Any, n_steps: int) -> int:
+    """A step number 0..``n_steps`` (ASCII digits); errors name the parameter."""
+    number = parse_int_text(step)
+    if number is None or not 0 <= number <= n_steps:
+        raise RecordError(f"step must be an integer 0..{n_steps}, got {echo(step)}")
+    return number
 
 
 class MadiaoReplay:
@@ -74,28 +121,39 @@ class MadiaoReplay:
 
     game = "madiao"
 
-    def __init__(self, record: dict[str, Any]) -> None:
+    def __init__(self, record: dict[str, Any], max_seconds: float | None = None) -> None:
         self.record = record
         self.seats = [str(name) for name in record["seats"]]
         if len(self.seats) != madiao_cards.N_SEATS:
             raise RecordError(f"the record names {len(self.seats)} seats; Madiao has 4")
         self.events = record["events"]
         if len(self.events) > MAX_REPLAY_STEPS:
-            raise RecordError(
+            raise RecordTooLargeError(
                 f"the record has {len(self.events)} events; a replay holds at most {MAX_REPLAY_STEPS}"
             )
+        self._stride = CHECKPOINT_STRIDE
+        self._checkpoints: list[dict[str, Any]] = []
+        deadline = time.monotonic() + (MAX_BUILD_SECONDS if max_seconds is None else max_seconds)
+        state = self._start()
         try:
-            self._states = self._build()
+            for step, event in enumerate(self.events):
+                if step % self._stride == 0:
+                    self._checkpoints.append(_copy(state))
+                _check_deadline(deadline, step)
+                _apply_madiao_event(state, event)
         except (KeyError, TypeError, ValueError, IndexError) as error:
-            raise RecordError(f"the record's events do not replay: {error!r}") from None
+            if isinstance(error, RecordTooLargeError):
+                raise
+            raise RecordError(f"the record's events do not replay: {echo(error, 200)}") from None
+        if self.n_steps % self._stride == 0:
+            self._checkpoints.append(_copy(state))
 
     @property
     def n_steps(self) -> int:
         return len(self.events)
 
-    def _build(self) -> list[dict[str, Any]]:
-        """The table after each prefix of the events (plain data, copied per step)."""
-        state: dict[str, Any] = {
+    def _start(self) -> dict[str, Any]:
+        return {
             "hands": [[], [], [], []],
             "dealt": False,
             "banker": 0,
@@ -103,6 +161,7 @@ class MadiaoReplay:
             "upcard": None,
             "trick": [],
             "last_trick": [],
+            "last_winner": None,
             "tricks_won": [0, 0, 0, 0],
             "sloughed": [[], [], [], []],
             "settlement": None,
@@ -111,75 +170,14 @@ class MadiaoReplay:
             "names": list(self.seats),
             "event": None,
         }
-        states = [_copy(state)]
-        for event in self.events:
-            kind = event["type"]
-            state["event"] = event
-            if kind == "deal":
-                hands = event["hands"]
-                if len(hands) != 4 or any(len(h) != madiao_cards.HAND_SIZE for h in hands):
-                    raise ValueError("a deal event needs 4 hands of 8 cards")
-                for hand in hands:
-                    for name in hand:
-                        madiao_cards.card_id(name)
-                state.update(
-                    hands=[list(h) for h in hands],
-                    dealt=True,
-                    banker=int(event["banker"]),
-                    first=int(event["first"]),
-                    upcard=madiao_cards.card_name(madiao_cards.card_id(event["stock"][0])),
-                    trick=[],
-                    last_trick=[],
-                    tricks_won=[0, 0, 0, 0],
-                    sloughed=[[], [], [], []],
-                    settlement=None,
-                    hand_number=int(event.get("hand_number", state["hand_number"])),
-                )
-                if "seats" in event:  # a tournament's rotations name the seats per hand
-                    names = [str(name) for name in event["seats"]]
-                    if len(names) != 4:
-                        raise ValueError("a deal event's seats must name 4 players")
-                    state["names"] = names
-            elif kind == "move":
-                seat = int(event["seat"])
-                if not 0 <= seat < 4:
-                    raise ValueError(f"move seat {seat}")
-                text = event.get("text") or madiao_cards.action_to_text(int(event["action"]))
-                action = madiao_cards.text_to_action(text)
-                if action < madiao_cards.ACTION_REDEAL:
-                    face_up = action < madiao_cards.ACTION_SLOUGH
-                    name = madiao_cards.card_name(action % madiao_cards.N_CARDS)
-                    if name not in state["hands"][seat]:
-                        raise ValueError(f"seat {seat} plays {name}, which it does not hold")
-                    state["hands"][seat].remove(name)
-                    if not face_up:
-                        state["sloughed"][seat].append(name)
-                    if len(state["trick"]) == 4:
-                        state["last_trick"], state["trick"] = state["trick"], []
-                    state["trick"].append((seat, name, face_up))
-            elif kind == "trick":
-                if "tricks_won" in event:
-                    state["tricks_won"] = [int(t) for t in event["tricks_won"]]
-                else:
-                    state["tricks_won"][int(event["winner"])] += 1
-                state["last_trick"], state["trick"] = state["trick"], []
-            elif kind == "settlement":
-                payoffs = [float(p) for p in event["payoffs"]]
-                state["settlement"] = {
-                    "lines": [
-                        {
-                            "rule": str(line["rule"]),
-                            "payer": int(line["payer"]),
-                            "payee": int(line["payee"]),
-                            "stakes": float(line["stakes"]),
-                        }
-                        for line in event["lines"]
-                    ],
-                    "payoffs": payoffs,
-                }
-                state["totals"] = [t + p for t, p in zip(state["totals"], payoffs, strict=True)]
-            states.append(_copy(state))
-        return states
+
+    def _state(self, step: int) -> dict[str, Any]:
+        """The table after the first ``step`` events: the checkpoint before, stepped forward."""
+        start = step - step % self._stride
+        state = _copy(self._checkpoints[start // self._stride])
+        for event in self.events[start:step]:
+            _apply_madiao_event(state, event)  # checked on upload: cannot raise
+        return state
 
     def _event_text(self, event: dict[str, Any] | None, seat: int | None, names: list[str]) -> str:
         if event is None:
@@ -200,13 +198,8 @@ class MadiaoReplay:
         return str(kind)
 
     def frame(self, step: int, seat: int | None) -> dict[str, Any]:
-        state = self._states[step]
+        state = self._state(step)
         banker = state["banker"]
-
-        def play(entry) -> dict[str, Any]:
-            who, name, face_up = entry
-            shown = face_up or seat is None or who == seat
-            return {"seat": who, "face_up": face_up, "card": madiao_card(name) if shown else None}
 
         hands = [
             [madiao_card(n) for n in madiao_sorted(hand)] if seat is None or s == seat else None
@@ -219,7 +212,14 @@ class MadiaoReplay:
             "view": "all" if seat is None else seat,
             "event": self._event_text(state["event"], seat, state["names"]),
             "seats": [
-                {"seat": s, "name": state["names"][s], "role": madiao_role(s, banker), "tricks_won": won}
+                {
+                    "seat": s,
+                    "name": state["names"][s],
+                    "role": madiao_role(s, banker),
+                    "side": "banker" if s == banker else "player",
+                    "tricks_won": won,
+                    "cards": len(state["hands"][s]),
+                }
                 for s, won in enumerate(state["tricks_won"])
             ],
             "banker": banker,
@@ -227,11 +227,80 @@ class MadiaoReplay:
             "upcard": madiao_card(state["upcard"]) if state["upcard"] else None,
             "hands": hands,
             "hand_sizes": [len(hand) for hand in state["hands"]],
-            "trick": [play(entry) for entry in state["trick"]],
-            "last_trick": [play(entry) for entry in state["last_trick"]],
+            "trick": madiao_trick_view(state["trick"], seat) | {"winner": None},
+            "last_trick": madiao_trick_view(state["last_trick"], seat) | {"winner": state["last_winner"]}
+            if state["last_trick"]
+            else None,
             "settlement": state["settlement"],
             "totals": state["totals"],
         }
+
+
+def _apply_madiao_event(state: dict[str, Any], event: Any) -> None:
+    """Move ``state`` (the table) on by one record event; raises on an event that does not fit."""
+    kind = event["type"]
+    state["event"] = event
+    if kind == "deal":
+        hands = event["hands"]
+        if len(hands) != 4 or any(len(h) != madiao_cards.HAND_SIZE for h in hands):
+            raise ValueError("a deal event needs 4 hands of 8 cards")
+        for hand in hands:
+            for name in hand:
+                madiao_cards.card_id(name)
+        state.update(
+            hands=[list(h) for h in hands],
+            dealt=True,
+            banker=int(event["banker"]),
+            first=int(event["first"]),
+            upcard=madiao_cards.card_name(madiao_cards.card_id(event["stock"][0])),
+            trick=[],
+            last_trick=[],
+            last_winner=None,
+            tricks_won=[0, 0, 0, 0],
+            sloughed=[[], [], [], []],
+            settlement=None,
+            hand_number=int(event.get("hand_number", state["hand_number"])),
+        )
+        if "seats" in event:  # a tournament's rotations name the seats per hand
+            names = [str(name) for name in event["seats"]]
+            if len(names) != 4:
+                raise ValueError("a deal event's seats must name 4 players")
+            state["names"] = names
+    elif kind == "move":
+        seat = int(event["seat"])
+        if not 0 <= seat < 4:
+            raise ValueError(f"move seat {seat}")
+        text = event.get("text") or madiao_cards.action_to_text(int(event["action"]))
+        action = madiao_cards.text_to_action(text)
+        if action < madiao_cards.ACTION_REDEAL:
+            face_up = action < madiao_cards.ACTION_SLOUGH
+            name = madiao_cards.card_name(action % madiao_cards.N_CARDS)
+            if name not in state["hands"][seat]:
+                raise ValueError(f"seat {seat} plays {name}, which it does not hold")
+            state["hands"][seat].remove(name)
+            if not face_up:
+                state["sloughed"][seat].append(name)
+            state["trick"].append((seat, name, face_up))
+    elif kind == "trick":
+        if "tricks_won" in event:
+            state["tricks_won"] = [int(t) for t in event["tricks_won"]]
+        else:
+            state["tricks_won"][int(event["winner"])] += 1
+        state["last_trick"], state["trick"] = state["trick"], []
+        state["last_winner"] = int(event["winner"])
+    elif kind == "settlement":
+        payoffs = [float(p) for p in event["payoffs"]]
+        lines = [
+            {
+                "rule": str(line["rule"]),
+                "payer": int(line["payer"]),
+                "payee": int(line["payee"]),
+                "stakes": float(line["stakes"]),
+            }
+            for line in event["lines"]
+        ]
+        state["settlement"] = madiao_settlement_view(lines, payoffs, state["banker"])
+        state["totals"] = [t + p for t, p in zip(state["totals"], payoffs, strict=True)]
 
 
 def _copy(state: dict[str, Any]) -> dict[str, Any]:
@@ -242,80 +311,106 @@ def _copy(state: dict[str, Any]) -> dict[str, Any]:
 
 
 class MaoReplay:
-    """Frames of a Mao record, replayed through the env (snapshots every step)."""
+    """Frames of a Mao record, replayed through the env from a snapshot every
+    ``CHECKPOINT_STRIDE`` steps."""
 
     game = "mao"
 
-    def __init__(self, record: dict[str, Any]) -> None:
+    def __init__(self, record: dict[str, Any], max_seconds: float | None = None) -> None:
         from mao_env.records import replay
 
         self.record = record
         self.seats = list(record["seats"])
-        if len(record["actions"]) > MAX_REPLAY_STEPS:
-            raise RecordError(
-                f"the record has {len(record['actions'])} actions; a replay holds at most {MAX_REPLAY_STEPS}"
+        actions = record["actions"]
+        if len(actions) > MAX_REPLAY_STEPS:
+            raise RecordTooLargeError(
+                f"the record has {len(actions)} actions; a replay holds at most {MAX_REPLAY_STEPS}"
             )
-        self.frames: list[dict[str, Any]] = []
-        calls: list[dict[str, Any]] = []
-        actor = None  # the seat whose action led to the step's state
+        self._stride = CHECKPOINT_STRIDE
+        self._checkpoints: list[dict[str, Any]] = []
+        self._actors: list[int] = []  # the seat that took each action
+        self.calls: list[dict[str, Any]] = []  # every call, with the step it followed
+        deadline = time.monotonic() + (MAX_BUILD_SECONDS if max_seconds is None else max_seconds)
+        played = None  # the last card played: "the name of the card" a call names
         try:
             for step, env in enumerate(replay(record)):
+                if step % self._stride == 0:
+                    self._checkpoints.append(env.get_state())
+                _check_deadline(deadline, step)
+                action = actions[step - 1] if step else ""
+                if action.startswith("play "):
+                    played = action.split()[1]
                 for call in env.last_calls if step else []:
-                    calls.append(
+                    said = call["call"]
+                    if call.get("phrase") == "card-name" and not call["bad_call"]:
+                        said = mao_reason_text("failure card-name", played)
+                    self.calls.append(
                         {
                             "step": step,
                             "seat": int(call["player"].rsplit("_", 1)[1]),
-                            "call": call["call"],
+                            "call": said,
                             "cards": int(call["cards"]),
                         }
                     )
-                self.frames.append(self._snapshot(env, step, actor, list(calls)))
-                actor = env.current_seat
+                if step < len(actions):
+                    self._actors.append(env.current_seat)
         except ValueError as error:
+            if isinstance(error, RecordTooLargeError):
+                raise
             raise RecordError(str(error)) from None
+        self._env = env  # the one env of this replay, now after the last action
+        self._position = len(actions)
+        self._action_ids = [env.action_from_text(text) for text in actions]  # read above: cannot raise
+        self._call_steps = [call["step"] for call in self.calls]
 
     @property
     def n_steps(self) -> int:
-        return len(self.frames) - 1
+        return len(self._actors)
 
-    def _snapshot(self, env, step: int, actor: int | None, calls: list[dict[str, Any]]) -> dict[str, Any]:
-        """Everything each view of this step needs, computed once (the env moves on)."""
-        views = [mao_seat_view(env, s, self.seats) for s in range(env.n_players)]
-        action = self.record["actions"][step - 1] if step else None
-        return {
-            "actor": actor,
-            "action": action,
-            "over": bool(env.terminations[env.agent_selection] or env.truncations[env.agent_selection]),
-            "views": views,
-            "hands": [sorted(env.hand(s), key=mao_cards.CARD_ID.__getitem__) for s in range(env.n_players)],
-            "rules": [
-                {"rule": rule, "author": author, "description": mao_rules.RULE_DESCRIPTIONS[rule]}
-                for rule, author in env.active_rules()
-            ],
-            "calls": calls,
-            "returns": list(self.record.get("returns", [])),
-        }
+    def _seek(self, step: int):
+        """The env after ``step`` actions: forward from where it is, or from the snapshot before."""
+        env = self._env
+        start = step - step % self._stride
+        if not start <= self._position <= step:
+            env.set_state(self._checkpoints[start // self._stride])
+            self._position = start
+        while self._position < step:
+            env.step(self._action_ids[self._position])
+            self._position += 1
+        return env
 
     def frame(self, step: int, seat: int | None) -> dict[str, Any]:
-        snapshot = self.frames[step]
-        base = dict(snapshot["views"][0 if seat is None else seat])
+        """Step ``step`` seen by ``seat`` (None: every hand and rule open). Moves the replay's env:
+        callers hold the replay's lock."""
+        env = self._seek(step)
+        base = mao_seat_view(env, 0 if seat is None else seat, self.seats)
         base.update(
-            step=step, n_steps=self.n_steps, view="all" if seat is None else seat, over=snapshot["over"]
+            step=step,
+            n_steps=self.n_steps,
+            view="all" if seat is None else seat,
+            over=bool(env.terminations[env.agent_selection] or env.truncations[env.agent_selection]),
         )
-        actor, action = snapshot["actor"], snapshot["action"]
-        if action is None:
+        if step == 0:
             base["event"] = "Start of the record."
         else:
+            actor, action = self._actors[step - 1], self.record["actions"][step - 1]
             if action.startswith("rule") and seat is not None and seat != actor:
                 action = "introduces a new rule"  # which rule is the author's secret
             base["event"] = f"Seat {actor} ({self.seats[actor]}): {action}."
-        base["calls"] = snapshot["calls"][-60:]
+        seen = bisect.bisect_right(self._call_steps, step)
+        base["calls"] = self.calls[max(0, seen - CALLS_SHOWN) : seen]
+        base["returns"] = list(self.record.get("returns", []))
         if seat is None:
             base["seat"] = None
             base["hand"] = None
-            base["hands"] = snapshot["hands"]
+            base["hands"] = [
+                sorted(env.hand(s), key=mao_cards.CARD_ID.__getitem__) for s in range(env.n_players)
+            ]
             base["my_rules"] = []
-            base["rules"] = snapshot["rules"]
+            base["rules"] = [
+                {"rule": rule, "author": author, "description": mao_rules.RULE_DESCRIPTIONS[rule]}
+                for rule, author in env.active_rules()
+            ]
         else:
             base["hands"] = None
         return base

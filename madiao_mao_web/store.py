@@ -1,9 +1,16 @@
-"""Live games (and opened replays) by random id, bounded in number and in age.
+"""Live games and opened replays by random id, bounded in number and in age.
 
 Each entry is reached only through its id (a random URL-safe token of 128 bits), so two browsers
 never see each other's games. An entry unused for ``max_idle_seconds`` or older than
-``max_age_seconds`` is dropped; when ``max_games`` are live, a new one is refused (the caller
-answers 503) rather than evicting a game someone is playing.
+``max_age_seconds`` is dropped.
+
+Games and replays are kept apart, so that uploads cannot crowd out players. When ``max_games``
+games are live, a new game evicts one: finished games first, then the games unused the longest;
+a game whose person moved in the last ``keep_moved_seconds`` is never evicted, and only when
+every game was moved that recently is a new one refused (the caller answers 503). A burst of
+created games thus cannot lock a person out: the burst's games were never moved. When
+``max_replays`` replays are open, a new one evicts the replay unused the longest (a replay is
+rebuilt by uploading its record again).
 """
 
 from __future__ import annotations
@@ -16,25 +23,34 @@ from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_MAX_GAMES = 64
+DEFAULT_MAX_REPLAYS = 16
 DEFAULT_MAX_IDLE_SECONDS = 3600.0
 DEFAULT_MAX_AGE_SECONDS = 6 * 3600.0
+DEFAULT_KEEP_MOVED_SECONDS = 300.0
 
 
 class StoreFullError(RuntimeError):
-    """As many games as allowed are live."""
+    """Every live game was moved too recently to be evicted."""
 
 
 class UnknownGameError(KeyError):
-    """No live game with that id (never created, finished long ago, or expired)."""
+    """No live game with that id (never created, evicted, or expired)."""
 
 
 @dataclass
 class Entry:
     item: Any
+    replay: bool
     created: float
     used: float
+    moved: float | None = None
+    """When the person last moved in this game (None: never); such a game is kept a while."""
     lock: threading.Lock = field(default_factory=threading.Lock)
-    """Held while the game moves: requests of one game run one at a time."""
+    """Held while the game moves (or the replay steps): requests of one entry run one at a time."""
+
+    @property
+    def finished(self) -> bool:
+        return bool(getattr(self.item, "over", False))
 
 
 class GameStore:
@@ -44,15 +60,25 @@ class GameStore:
         max_idle_seconds: float = DEFAULT_MAX_IDLE_SECONDS,
         max_age_seconds: float = DEFAULT_MAX_AGE_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        max_replays: int = DEFAULT_MAX_REPLAYS,
+        keep_moved_seconds: float = DEFAULT_KEEP_MOVED_SECONDS,
     ) -> None:
-        if isinstance(max_games, bool) or not isinstance(max_games, int) or max_games < 1:
-            raise ValueError(f"max_games must be a positive integer, got {max_games!r}")
-        for name, value in (("max_idle_seconds", max_idle_seconds), ("max_age_seconds", max_age_seconds)):
+        for name, count in (("max_games", max_games), ("max_replays", max_replays)):
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+                raise ValueError(f"{name} must be a positive integer, got {count!r}")
+        for name, value in (
+            ("max_idle_seconds", max_idle_seconds),
+            ("max_age_seconds", max_age_seconds),
+            ("keep_moved_seconds", keep_moved_seconds),
+        ):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
         self.max_games = max_games
+        self.max_replays = max_replays
         self.max_idle_seconds = float(max_idle_seconds)
         self.max_age_seconds = float(max_age_seconds)
+        self.keep_moved_seconds = float(keep_moved_seconds)
         self.clock = clock
         self._entries: dict[str, Entry] = {}
         self._lock = threading.Lock()
@@ -64,27 +90,42 @@ class GameStore:
         for key in [k for k, e in self._entries.items() if self._expired(e, now)]:
             del self._entries[key]
 
-    def reserve(self) -> None:
-        """Raise ``StoreFullError`` now if a new entry could not be added (before building a game)."""
-        with self._lock:
-            self._prune(self.clock())
-            if len(self._entries) >= self.max_games:
+    def _eviction_candidate(self, replay: bool, now: float) -> str | None:
+        """The entry to drop to make room for one more of its kind, or None if none may go."""
+        pool = [(key, entry) for key, entry in self._entries.items() if entry.replay == replay]
+        if len(pool) < (self.max_replays if replay else self.max_games):
+            return None
+        if not replay:
+            pool = [
+                (key, entry)
+                for key, entry in pool
+                if entry.moved is None or now - entry.moved >= self.keep_moved_seconds
+            ]
+            if not pool:
                 raise StoreFullError(
-                    f"too many live games ({self.max_games}); finished games expire after "
-                    f"{self.max_idle_seconds:g} s unused"
+                    f"all {self.max_games} live games were played in the last "
+                    f"{self.keep_moved_seconds:g} s; try again in a few minutes"
                 )
+        # Finished games first, then the one unused the longest.
+        return min(pool, key=lambda pair: (not pair[1].finished, pair[1].used))[0]
 
-    def add(self, item: Any) -> str:
+    def reserve(self) -> None:
+        """Raise ``StoreFullError`` now if a new game could not be added (before building it)."""
         with self._lock:
             now = self.clock()
             self._prune(now)
-            if len(self._entries) >= self.max_games:
-                raise StoreFullError(
-                    f"too many live games ({self.max_games}); finished games expire after "
-                    f"{self.max_idle_seconds:g} s unused"
-                )
+            self._eviction_candidate(False, now)
+
+    def add(self, item: Any, replay: bool = False) -> str:
+        """Keep ``item`` (a replay if ``replay``) and return its new id, evicting one if full."""
+        with self._lock:
+            now = self.clock()
+            self._prune(now)
+            evicted = self._eviction_candidate(replay, now)
+            if evicted is not None:
+                del self._entries[evicted]
             key = secrets.token_urlsafe(16)
-            self._entries[key] = Entry(item=item, created=now, used=now)
+            self._entries[key] = Entry(item=item, replay=replay, created=now, used=now)
             return key
 
     def get(self, key: str) -> Entry:
@@ -96,6 +137,17 @@ class GameStore:
                 raise UnknownGameError(key)
             entry.used = now
             return entry
+
+    def mark_moved(self, entry: Entry) -> None:
+        """The person moved in this game: keep it for ``keep_moved_seconds`` at least."""
+        with self._lock:
+            entry.moved = entry.used = self.clock()
+
+    def items(self) -> list[Any]:
+        """Every live game and replay (a copy of the list: the store may change meanwhile)."""
+        with self._lock:
+            self._prune(self.clock())
+            return [entry.item for entry in self._entries.values()]
 
     def __len__(self) -> int:
         with self._lock:

@@ -9,11 +9,12 @@ the whole tuple down to every helper)::
     hand_bits uint64 [B, 8]           presence set of each hand (bit i = type i held)
     decks    int8   [B, 2, 162]       row STACK: draw order (top = last), row PILE: face-up pile
     scalars  int64  [B, N_SCALARS]    turn/round state and per-step outputs (S_*), then the
-                                      options (CFG_*, written by ``MaoOptions.write_config``)
+                                      options (CFG_*, written by ``MaoOptions.write_config``),
+                                      the call window, the rules refused to each seat
     rules    int64  [B, 3, 32]        row ACTIVE library ids (-1 = empty), row AUTHOR their
                                       authors, row QUEUE the fixed rules to add (rule_choice="fixed")
     events   int64  [B, 16, EW]       ring buffer of public events (E_* fields)
-    calls    int64  [B, 32, 4]        the penalty calls of the last step (K_* fields)
+    calls    int64  [B, 32, 6]        the penalty calls of the last step (K_* fields)
     rng      uint64 [B]               each game's SplitMix64 state (cardgame_core.rng)
 
 The secret-rule library is a constant table, not state: it arrives as the argument ``library``
@@ -63,12 +64,12 @@ from mao_env.layout import (  # the observation layout's offsets and event numbe
     KIND_RULE_ADDED,
     N_CALL_BITS,  # noqa: F401 (re-exported: the event records' numbering)
     N_EVENT_KINDS,  # noqa: F401
-    OFF_AUTHORED,
     OFF_DIRECTION,
     OFF_DREW,
     OFF_EVENTS,
     OFF_HAND,
     OFF_HAND_SIZES,
+    OFF_KNOWN,
     OFF_MOVER,
     OFF_N_RULES,
     OFF_NAMED,
@@ -140,7 +141,11 @@ S_TALKING = 44  # bit set of the phrases that were talking
 S_OWED_0 = 45  # 8 entries: penalty cards each seat takes when the turn is settled
 S_FAULT_CARDS_0 = 53  # N_CALL_REASONS entries: the Master's cards for each fault (0 = no fault)
 S_FAULT_RULE_0 = S_FAULT_CARDS_0 + cards.N_CALL_REASONS  # ... the library rule behind it, -1 base
-N_SCALARS = S_FAULT_RULE_0 + cards.N_CALL_REASONS
+# ---- scalars: the rule choice -----------------------------------------------------------------
+# 8 entries: per seat, the bit set of library rules the Mao Master refused when that seat proposed
+# them (each was already in force): what the seat knows of the rules besides its own, all episode.
+S_REFUSED_0 = S_FAULT_RULE_0 + cards.N_CALL_REASONS
+N_SCALARS = S_REFUSED_0 + cards.MAX_PLAYERS
 
 PH_START, PH_SPEAK, PH_CHOOSE_RULE, PH_CALL, PH_OVER = 0, 1, 2, 3, 4
 RULE_CHOICE_AGENT, RULE_CHOICE_SAMPLED, RULE_CHOICE_FIXED = 0, 1, 2
@@ -490,6 +495,8 @@ def reset_game(state, g, seed):
     scalars[g, S_ROUND_WON] = -1
     scalars[g, S_NEXT_SEAT] = -1
     _close_window(scalars, g)
+    for seat in range(cards.MAX_PLAYERS):
+        scalars[g, S_REFUSED_0 + seat] = 0
     for slot in range(EVENT_SLOTS):
         for field in range(EVENT_WIDTH):
             events[g, slot, field] = 0
@@ -524,6 +531,17 @@ def _is_active(rules, g, rule):
 
 
 @njit
+def _knows_rule(scalars, rules, g, seat, rule):
+    """Whether ``seat`` knows ``rule`` is in force: it authored it, or its proposal was refused."""
+    if (scalars[g, S_REFUSED_0 + seat] >> rule) & 1:
+        return True
+    for slot in range(_MAX_ACTIVE):
+        if rules[g, ACTIVE, slot] == rule and rules[g, AUTHOR, slot] == seat:
+            return True
+    return False
+
+
+@njit
 def _next_round(hands, hand_bits, decks, scalars, rng, g, winner):
     """After the rule choice: plain rounds re-deal everyone; Cambridge re-enters the winner."""
     if scalars[g, CFG_CAMBRIDGE]:
@@ -541,7 +559,9 @@ def _round_won(hands, hand_bits, decks, scalars, rules, library, events, rng, g,
         scalars[g, S_PHASE] = PH_OVER
         scalars[g, S_DONE] = 1
         return
-    if _n_active(rules, g) < _MAX_ACTIVE:
+    # A rule is added while a slot is free and some library rule is not in force (the winner's
+    # choice then always has a rule to accept: nothing to propose forever).
+    if _n_active(rules, g) < min(_MAX_ACTIVE, library.shape[0]):
         mode = scalars[g, CFG_RULE_CHOICE]
         if mode == RULE_CHOICE_AGENT:
             _start_turn(scalars, g, winner)
@@ -867,8 +887,14 @@ def _apply_action(hands, hand_bits, decks, scalars, rules, library, events, call
                 _new_event(scalars, events, g, seat, KIND_POINT_OF_ORDER, -1)
             _settle(hands, hand_bits, decks, scalars, rules, library, events, rng, g)
     elif phase == PH_CHOOSE_RULE:
-        _add_rule(scalars, rules, events, g, action - cards.CHOOSE_RULE_0, seat)
-        _next_round(hands, hand_bits, decks, scalars, rng, g, seat)
+        rule = action - cards.CHOOSE_RULE_0
+        if _is_active(rules, g, rule):
+            # The Mao Master refuses a rule already in force, to the proposer alone, who proposes
+            # again; no event (the other seats learn nothing).
+            scalars[g, S_REFUSED_0 + seat] |= np.int64(1) << rule
+        else:
+            _add_rule(scalars, rules, events, g, rule, seat)
+            _next_round(hands, hand_bits, decks, scalars, rng, g, seat)
 
 
 # ---- masks -----------------------------------------------------------------------------------
@@ -926,8 +952,14 @@ def action_mask(state, library, g, by_rules, out):
         out[cards.NO_CALL] = 1
         out[cards.POINT_OF_ORDER] = 1
     elif phase == PH_CHOOSE_RULE:
+        # Physical: every library rule the seat does not know to be in force (which others are is
+        # the secret; each refusal takes one rule off, so the choice ends). By the rules: the
+        # rules not in force.
         for rule in range(library.shape[0]):
-            out[cards.CHOOSE_RULE_0 + rule] = not _is_active(rules, g, rule)
+            if by_rules:
+                out[cards.CHOOSE_RULE_0 + rule] = not _is_active(rules, g, rule)
+            else:
+                out[cards.CHOOSE_RULE_0 + rule] = not _knows_rule(scalars, rules, g, seat, rule)
 
 
 # ---- observation -----------------------------------------------------------------------------
@@ -988,7 +1020,7 @@ def _observe_cached(state, library, g, seat, n_events, reasons, out, events_key)
 @njit
 def _observe_state(hands, decks, scalars, rules, library, g, seat, out):
     """The observation up to the event block (``out[:OFF_EVENTS]``, zeroed here)."""
-    for i in range(OFF_AUTHORED + library.shape[0]):
+    for i in range(OFF_KNOWN + library.shape[0]):
         out[i] = 0.0
     n_players = scalars[g, S_N_PLAYERS]
     for card in range(_N_TYPES):
@@ -1020,7 +1052,8 @@ def _observe_state(hands, decks, scalars, rules, library, g, seat, out):
     out[OFF_N_RULES] = _n_active(rules, g)
     for slot in range(_MAX_ACTIVE):
         if rules[g, ACTIVE, slot] >= 0 and rules[g, AUTHOR, slot] == seat:
-            out[OFF_AUTHORED + rules[g, ACTIVE, slot]] = 1.0
+            out[OFF_KNOWN + rules[g, ACTIVE, slot]] = 1.0
+    _write_bits(out, OFF_KNOWN, scalars[g, S_REFUSED_0 + seat])
 
 
 @njit
@@ -1028,14 +1061,14 @@ def _observe_events(scalars, library, events, g, seat, n_events, reasons, out):
     """The event block of the observation (``out[OFF_EVENTS:]``, zeroed here): the last
     ``n_events`` events, most recent first, seats relative to ``seat``."""
     n_players = scalars[g, S_N_PLAYERS]
-    o = OFF_AUTHORED + library.shape[0]
+    o = OFF_KNOWN + library.shape[0]
     for i in range(o, out.shape[0]):
         out[i] = 0.0
     total = scalars[g, S_N_EVENTS]
     width = EVENT_FEATURES + (library.shape[0] if reasons == REASONS_REVEALED else 0)
     for k in range(min(n_events, total, EVENT_SLOTS)):
         event = events[g, (total - 1 - k) % EVENT_SLOTS]
-        o = OFF_AUTHORED + library.shape[0] + k * width
+        o = OFF_KNOWN + library.shape[0] + k * width
         out[o + EV_PRESENT] = 1.0
         out[o + EV_SEAT + _relative_seat(event[E_SEAT], seat, n_players)] = 1.0
         out[o + EV_KIND + event[E_KIND]] = 1.0

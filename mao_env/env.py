@@ -12,7 +12,9 @@ sub-actions, each one AEC step: ``PLAY(card type)`` or ``DRAW``, then any ``SAY(
 ``END_TURN``, when the Mao Master judges the turn and announces the calls (with
 ``calls="players"`` a call window opens instead: see "Players' calls" below). With a pending
 seven chain, ``DRAW`` takes the chain's penalty cards (the turn then goes on, or ends with
-``seven_turn_ends=True``). The round winner then chooses a rule (its own decision phase).
+``seven_turn_ends=True``). The round winner then chooses a rule (its own decision phase): it may
+propose any library rule; one already in force is refused, to the proposer alone (the rule joins
+its "known" block; no event, nothing changes for the other seats), and it proposes again.
 
 Action space: ``Discrete(57 + 16 + 19 + 45)`` (see ``mao_env.cards``)::
 
@@ -28,10 +30,11 @@ Action space: ``Discrete(57 + 16 + 19 + 45)`` (see ``mao_env.cards``)::
 Action mask (``int8``, all zeros off turn): ``mask="physical"`` (default) is what a person can do:
 play a held card or draw at the start of a turn; say each phrase at most once, or end the turn,
 afterwards (after "Mao" only the end of the turn; after ``max_sub_actions - 1`` sub-actions only
-the end of the turn); choose a rule not yet active; in a call window, call any reason not yet
-called in it, pass or say "point of order". ``mask="rules"`` is what the full rule set allows (it
-leaks the secret rules: for curricula, debugging and the oracle agent; in a call window only the
-correct calls).
+the end of the turn); propose any library rule the seat does not know to be in force (not its own,
+not one refused to it: the mask says nothing of the other seats' rules); in a call window, call any
+reason not yet called in it, pass or say "point of order". ``mask="rules"`` is what the full rule
+set allows (it leaks the secret rules: for curricula, debugging and the oracle agent; in a call
+window only the correct calls; at a rule choice only the rules not in force).
 
 Observation ``{"observation": float32[obs_dim], "action_mask": int8[n_actions]}``; index table
 (``K = n_events``, ``R = 45`` library rules, ``E = 132`` features per event, ``E + R`` with
@@ -55,7 +58,7 @@ read them by name: ``obs[SLICES["hand"]]``, ``event_row[EVENT_SLICES["card"]]``)
     205          pile size
     206          rounds finished
     207          active rules
-    208..252     rules this player authored (multi-hot over the library)
+    208..252     rules this player knows are in force: its own, and those refused to it (multi-hot)
     253..        the last K public events, most recent first, E (+R) features each:
       +0         1 if the slot holds an event
       +1..8      relative seat of the actor (one-hot)
@@ -73,8 +76,9 @@ read them by name: ``obs[SLICES["hand"]]``, ``event_row[EVENT_SLICES["card"]]``)
       +128..131  suit named with a Jack (one-hot)
       +132..     (reasons="revealed") the library rules behind the calls (multi-hot)
 
-Nothing of other hands and nothing of secret rules a player did not author is observed (default
-``reasons="calls"``: a validity rule shows as "bad card", a speech rule as "failure to say 'P'").
+Nothing of other hands and nothing of secret rules a player did not author or have refused is
+observed (default ``reasons="calls"``: a validity rule shows as "bad card", a speech rule as
+"failure to say 'P'").
 
 Rewards (per step, every seat): ``win_reward`` (default 1.0) to the round winner, and
 ``penalty_card_reward`` (default -0.1) per penalty card received (calls, the seven chain, a wrong
@@ -137,18 +141,24 @@ the bookkeeping) and raises ``ValueError`` naming the field of a bad one, leavin
 
 Per-seat view: ``env.unwrapped.seat_view(seat)`` returns, as text in any render mode, what one seat
 may know: its hand, the top card, the suit to follow, the direction, the seven chain, the other
-seats' hand sizes, the rounds, the number of active secret rules and the ones this seat authored
-(with their descriptions), its own turn so far, and the last public events with the Mao Master's
-calls (as the ``reasons`` mode lets the table hear them; ``"revealed"`` names the rules behind
-calls, for everyone). ``render(seat=k)`` returns it with ``render_mode="ansi"`` (prints it with
-``"human"``); ``render()`` without a seat is the Mao Master's view with every hand.
+seats' hand sizes, the rounds, the number of active secret rules, the ones this seat authored and
+the ones refused to it (with their descriptions), its own turn so far, and the last public events
+with the Mao Master's calls (as the ``reasons`` mode lets the table hear them; ``"revealed"``
+names the rules behind calls, for everyone). ``render(seat=k)`` returns it with
+``render_mode="ansi"`` (prints it with ``"human"``); ``render()`` without a seat is the Mao
+Master's view with every hand.
 Text helpers: ``env.action_from_text("play 9D" | "draw" | "say last-card" | "end" |
 "call bad-card" | "call failure last-card" | "no call" | "point of order" | "rule 12")``,
 ``env.describe_action(id)``; ``allowed_actions(env.get_state()["arrays"])`` is the rules mask.
 
 Version history: v0 — first release; then, still v0: players' calls (``calls``), the phrase
 "pass", a forgotten "Mao" costs three cards (``forgotten_mao_cards``); actions 115 -> 137 and the
-observation grew (a policy trained before does not load).
+observation grew (a policy trained before does not load). Then, still v0: the rule choice as at a
+real table — the winner's mask offered only the rules not yet in force, so the missing ones told
+it the other seats' secret rules; now it offers every library rule the seat does not know to be in
+force, a proposal already in force is refused to the proposer alone and it proposes again, and the
+observation's "authored" block became "known" (its own rules and those refused to it; same size,
+so a policy trained before still loads). Snapshots: version 2 (eight ``S_REFUSED_0`` columns).
 """
 
 from __future__ import annotations
@@ -570,6 +580,13 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             (int(r), int(a)) for r, a in zip(rules[core.ACTIVE], rules[core.AUTHOR], strict=True) if r >= 0
         ]
 
+    def refused_rules(self, seat: int) -> list[int]:
+        """The rules the Mao Master refused when ``seat`` proposed them (each already in force),
+        this episode: what the seat knows of the rules besides its own."""
+        seat = _check_int("seat", seat, 0, self.n_players - 1)
+        refused = int(self._state.scalars[0, core.S_REFUSED_0 + seat])
+        return [rule for rule in range(rule_library.N_RULES) if (refused >> rule) & 1]
+
     def in_call_window(self) -> bool:
         """Whether the seats are calling on the last turn (``calls="players"``)."""
         return int(self._state.scalars[0, core.S_PHASE]) == core.PH_CALL
@@ -830,10 +847,11 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
     def seat_view(self, seat: int, n_recent: int = 8) -> str:
         """The table as seat ``seat`` sees it, as text (works in every render mode): its own hand,
         the top card, the suit to follow, the direction, the seven chain, every other seat's hand
-        size, the rounds, how many secret rules are active and the ones this seat authored, its
-        own turn so far, and the last ``n_recent`` public events with the Mao Master's calls (as
-        the ``reasons`` mode lets the table hear them). Nothing of other hands, nothing of rules
-        it did not author (with ``reasons="revealed"`` the calls name their rules, for everyone)."""
+        size, the rounds, how many secret rules are active, the ones this seat authored and those
+        refused to it, its own turn so far, and the last ``n_recent`` public events with the Mao
+        Master's calls (as the ``reasons`` mode lets the table hear them). Nothing of other hands,
+        nothing of rules it neither authored nor had refused (with ``reasons="revealed"`` the calls
+        name their rules, for everyone)."""
         seat = _check_int("seat", seat, 0, self.n_players - 1)
         n_recent = _check_int("n_recent", n_recent, 0, core.EVENT_SLOTS)
         self._require_reset()
@@ -895,6 +913,10 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         ]
         lines.append(f"secret rules in force: {int((rules[core.ACTIVE] >= 0).sum())}; yours: {len(authored)}")
         lines += [f"  rule {rule}: {rule_library.RULE_DESCRIPTIONS[rule]}" for rule in authored]
+        refused = self.refused_rules(seat)
+        if refused:
+            lines.append("refused to you as already in force:")
+            lines += [f"  rule {rule}: {rule_library.RULE_DESCRIPTIONS[rule]}" for rule in refused]
         total = int(scalars[core.S_N_EVENTS])
         recent = range(max(0, total - min(n_recent, core.EVENT_SLOTS)), total)
         if recent:

@@ -74,7 +74,11 @@ STATE_PIECES: tuple[Piece, ...] = (
     Piece("pile", 1, "pile size"),
     Piece("rounds", 1, "rounds finished"),
     Piece("n_rules", 1, "active rules"),
-    Piece("authored", rule_library.N_RULES, "rules this player authored (multi-hot over the library)"),
+    Piece(
+        "known",
+        rule_library.N_RULES,
+        "rules this player knows are in force: its own, and those refused to it (multi-hot)",
+    ),
 )
 EVENT_PIECES: tuple[Piece, ...] = (
     Piece("present", 1, "1 if the slot holds an event"),
@@ -143,7 +147,7 @@ OFF_STACK = _STATE_STARTS["stack"]
 OFF_PILE = _STATE_STARTS["pile"]
 OFF_ROUND = _STATE_STARTS["rounds"]
 OFF_N_RULES = _STATE_STARTS["n_rules"]
-OFF_AUTHORED = _STATE_STARTS["authored"]
+OFF_KNOWN = _STATE_STARTS["known"]
 #: Where the event block starts (the table state's length).
 OFF_EVENTS = sum(p.size for p in STATE_PIECES)
 # Inside one event's features:

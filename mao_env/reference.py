@@ -173,6 +173,8 @@ class RefGame:
     called: set = field(default_factory=set)
     correct: set = field(default_factory=set)
     owed: list = field(default_factory=list)  # penalty cards each seat takes at the settlement
+    # Per seat, the rules the Mao Master refused when that seat proposed them (already in force).
+    refused: list = field(default_factory=lambda: [set() for _ in range(cards.MAX_PLAYERS)])
 
     # ---- cards ---------------------------------------------------------------------------
     def draw(self, seat: int) -> bool:
@@ -338,8 +340,13 @@ class RefGame:
             calls = [cards.CALL_0 + r for r in sorted(reasons) if r not in self.called]
             return [*calls, cards.NO_CALL, cards.POINT_OF_ORDER]
         if self.phase == "choose":
-            active = {r for r, _ in self.rules}
-            return [cards.CHOOSE_RULE_0 + r for r in range(rule_library.N_RULES) if r not in active]
+            # Physical: every rule the seat does not know to be in force (its own, those refused to
+            # it); by the rules: the rules not in force.
+            if by_rules:
+                known = {r for r, _ in self.rules}
+            else:
+                known = {r for r, author in self.rules if author == seat} | self.refused[seat]
+            return [cards.CHOOSE_RULE_0 + r for r in range(rule_library.N_RULES) if r not in known]
         return []
 
     def apply(self, action: int) -> None:
@@ -375,8 +382,12 @@ class RefGame:
             else:  # the last seat passed, or a point of order: the calls are settled now
                 self.settle()
         elif self.phase == "choose":
-            self.rules.append((action - cards.CHOOSE_RULE_0, seat))
-            self.next_round(seat)
+            rule = action - cards.CHOOSE_RULE_0
+            if any(r == rule for r, _ in self.rules):
+                self.refused[seat].add(rule)  # "That rule is in force": the seat proposes again
+            else:
+                self.rules.append((rule, seat))
+                self.next_round(seat)
 
     # ---- the judgement of a turn and the calls on it ---------------------------------------
     def faults(self) -> tuple[bool, dict[int, list[tuple[str, int, int, int]]]]:
@@ -504,7 +515,7 @@ class RefGame:
         if self.round >= self.options["n_rounds"]:
             self.phase, self.done = "over", True
             return
-        if len(self.rules) < rule_library.MAX_ACTIVE_RULES:
+        if len(self.rules) < min(rule_library.MAX_ACTIVE_RULES, rule_library.N_RULES):
             mode = self.options["rule_choice"]
             active = [r for r, _ in self.rules]
             if mode == "agent":

@@ -191,6 +191,15 @@ def describe_rule(rule: int) -> str:
 
 RULE_DESCRIPTIONS: tuple[str, ...] = tuple(describe_rule(r) for r in range(N_RULES))
 RULE_FAMILY = RULE_TABLE[:, R_FAMILY].copy()
+#: Each family in plain words, by family id: a title and what breaking or meeting such a rule
+#: brings (the web app groups the rule choice by family with these).
+FAMILY_TITLES = ("Which cards may be played", "What a card does", "What to say")
+FAMILY_EXPLANATIONS = (
+    "A card that breaks one is called 'Bad card': it is taken back and one penalty card given.",
+    "Playing such a card skips a player, reverses the direction, makes someone take cards or "
+    "gives another turn; nobody is called for it.",
+    "A phrase to say at a given moment; forgetting it is called 'Failure to say ...' (one penalty card).",
+)
 
 
 def rules_of_family(family: int) -> list[int]:

@@ -10,14 +10,15 @@ kernels take ``state`` and read ``state.scalars`` etc. by name. The secret-rule 
 A snapshot is what ``raw_env.get_state()`` and ``MaoVectorEnv.get_game_state()`` return and what
 ``raw_env.set_state()`` and ``MaoVectorEnv.set_game_state()`` take back: a picklable dict::
 
-    version             SNAPSHOT_VERSION (1)
+    version             SNAPSHOT_VERSION (2; version 1 had no S_REFUSED_0 columns)
     options             the options that define the game (GAME_OPTIONS: name -> value)
     arrays              the core's state arrays of one game, each with a batch axis of 1:
         hands      int8   [1, 8, 53]    cards of each type held by each seat
         hand_bits  uint64 [1, 8]        presence set of each hand (bit i = type i held)
         decks      int8   [1, 2, 162]   row STACK: draw order (top = last), row PILE: face-up pile
-        scalars    int64  [1, 91]       turn/round state (S_*), the options row (CFG_*), the
-                                        call window (S_MOVER .. S_FAULT_RULE_0+18)
+        scalars    int64  [1, 99]       turn/round state (S_*), the options row (CFG_*), the
+                                        call window (S_MOVER .. S_FAULT_RULE_0+18), the rules
+                                        refused to each seat (S_REFUSED_0 .. +7, bit sets)
         rules      int64  [1, 3, 32]    active rule ids, their authors, the fixed rule queue
         events     int64  [1, 16, 14]   ring buffer of public events (E_*)
         calls      int64  [1, 32, 6]    the calls of the last step (code, phrase, cards, rule,
@@ -48,7 +49,7 @@ import numpy as np
 from mao_env import cards, core
 from mao_env import rules as rule_library
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2
 
 
 class MaoState(NamedTuple):
@@ -136,13 +137,14 @@ _SCALAR_NAMES = {
     for name in dir(core)
     if name.startswith(("S_", "CFG_"))
     and isinstance(getattr(core, name), int)
-    and name not in ("S_PENALTY_TAKEN_0", "S_OWED_0", "S_FAULT_CARDS_0", "S_FAULT_RULE_0")
+    and name not in ("S_PENALTY_TAKEN_0", "S_OWED_0", "S_FAULT_CARDS_0", "S_FAULT_RULE_0", "S_REFUSED_0")
 }
 for _name, _width in (
     ("S_PENALTY_TAKEN_0", cards.MAX_PLAYERS),
     ("S_OWED_0", cards.MAX_PLAYERS),
     ("S_FAULT_CARDS_0", cards.N_CALL_REASONS),
     ("S_FAULT_RULE_0", cards.N_CALL_REASONS),
+    ("S_REFUSED_0", cards.MAX_PLAYERS),
 ):
     _SCALAR_NAMES.update({getattr(core, _name) + k: f"{_name}+{k}" for k in range(_width)})
 _EVENT_NAMES = {
@@ -337,7 +339,7 @@ def check_game_arrays(arrays: MaoState, spec: GameSpec, game: int = 0) -> None:
     if phase == core.PH_CHOOSE_RULE:
         if options["rule_choice"] != "agent":
             _fail("arrays['scalars'][S_PHASE]", "a rule-choice phase needs rule_choice='agent'")
-        if n_active >= rule_library.MAX_ACTIVE_RULES:
+        if n_active >= min(rule_library.MAX_ACTIVE_RULES, rule_library.N_RULES):
             _fail("arrays['scalars'][S_PHASE]", "a rule-choice phase with every rule slot taken")
         check(core.S_NEXT_SEAT, 0, n_players - 1)
     _check_call_window(scalars, phase, spec)
@@ -354,6 +356,18 @@ def check_game_arrays(arrays: MaoState, spec: GameSpec, game: int = 0) -> None:
         _fail("arrays['rules'][active]", "a rule is active twice")
     if options["rule_choice"] != "fixed" and (rules[core.QUEUE] >= 0).any():
         _fail("arrays['rules'][queue]", "a fixed rule queue needs rule_choice='fixed'")
+    # The rules refused to a seat: each in force and not its own (a seat never proposes a rule it
+    # knows), only where the seats choose the rules.
+    authors = dict(zip(rules[core.ACTIVE].tolist(), rules[core.AUTHOR].tolist(), strict=True))
+    for seat in range(cards.MAX_PLAYERS):
+        field = f"arrays['scalars'][S_REFUSED_0+{seat}]"
+        refused = s(core.S_REFUSED_0 + seat)
+        _check_range(field, refused, 0, _RULE_BITS)
+        if refused and (seat >= n_players or options["rule_choice"] != "agent"):
+            _fail(field, "rules refused to a seat beyond the players, or without rule_choice='agent'")
+        for rule in range(rule_library.N_RULES):
+            if (refused >> rule) & 1 and authors.get(rule, seat) == seat:
+                _fail(field, f"rule {rule} was refused to seat {seat}, but it is not in force or is its own")
 
     # -- cards: hands, stack and pile within range, every card conserved ------------------------
     if (hands < 0).any():

@@ -311,6 +311,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: this machine only)")
     serve.add_argument("--port", type=port_number, default=8000, help="TCP port (default 8000)")
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a Host name the app also answers to (repeatable; the localhost names and --host always)",
+    )
 
     # Everything after "bench" goes to python -m benchmarks untouched (main() routes it there
     # before argparse sees it, so "bench --quick" and "bench --help" reach the benchmarks).
@@ -403,7 +410,7 @@ def command_serve(args: argparse.Namespace) -> int:
     except ImportError as error:
         raise ImportError(f"{error}; the web app needs the web extra: pip install -e '.[web]'") from None
     print(f"madiao-mao web app on http://{args.host}:{args.port}/ (Ctrl-C stops it)")
-    serve(host=args.host, port=args.port)
+    serve(host=args.host, port=args.port, allow_hosts=args.allow_host)
     return 0
 
 

@@ -68,7 +68,9 @@ class TrainConfig:
     """Adam learning rate at the start of the run (see ``lr_schedule``); None: the game's default
     (3e-4 for both games)."""
     lr_schedule: str = "linear"
-    """"constant", or "linear": decays to 0 at ``total_timesteps`` (steadier final policy)."""
+    """"constant", or "linear" (steadier final policy): decays by rollout over the run's real length
+    (the budget rounded up to whole rollouts), each update at its rollout's starting rate, so the
+    last update still learns (``training.train.learning_rate_schedule``)."""
     gamma: float | None = None
     """Discount; None: the game's default (Madiao 1, since a hand is short and only its settlement
     pays; Mao 0.99, since an episode is long and a penalty follows the turn that earned it)."""

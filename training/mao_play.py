@@ -7,7 +7,8 @@ rules they authored, the recent public events with the Mao Master's calls), and 
 every public move of the table (plays, draws, what is said, the turn ends) and every call the Mao
 Master makes (with ``calls="players"``: every call a seat makes, and the bad calls), to whom and
 for how many cards. The rule another seat adds after winning a round is
-secret: only the fact that a rule was added is shown.
+secret: only the fact that a rule was added is shown; a proposal the Mao Master refuses (the rule
+is already in force) is told to its proposer alone.
 
 Without a person at the table (``viewer=None``: a match between agents, a replay) nothing is
 secret: every seat's hand is listed at each deal and a new rule is shown with its text.
@@ -34,10 +35,27 @@ DEFAULT_MAO_OPPONENT = "bayes"
 
 
 def make_mao_env(n_players: int, num_rounds: int):
-    """The wrapped Mao AEC env for terminal play (imported here: the env compiles on first use)."""
-    from mao_env import mao_v0
+    """The wrapped Mao AEC env for terminal play (imported here: the env compiles on first use).
 
-    return mao_v0.env(n_players=n_players, num_rounds=num_rounds)
+    Its step cap is the env's default cap of a one-round episode for each round: a round between
+    players who never learn the secret rules can take thousands of steps (the default ``match``,
+    seed 0: its third round, under two rules the base-rules players keep breaking, took 3,500),
+    while a round can also reach a table where no seat holds a card it may play and the stack is
+    empty, which never ends: the cap ends that game.
+    """
+    from mao_env import mao_v0
+    from mao_env.options import MAX_COUNT_OPTION, MaoOptions
+
+    max_steps = min(MaoOptions.max_steps * num_rounds, MAX_COUNT_OPTION)
+    return mao_v0.env(n_players=n_players, num_rounds=num_rounds, max_steps=max_steps)
+
+
+def cut_off_text(unwrapped, rounds_won: int) -> str:
+    """What a game cut off by the env's step cap says (a truncation is never silent)."""
+    return (
+        f"The game was cut off at the step cap ({unwrapped.max_steps} steps) after {rounds_won} of "
+        f"{unwrapped.num_rounds} round(s)."
+    )
 
 
 @dataclass
@@ -70,12 +88,22 @@ class MaoGameLog:
         )  # fmt: skip
 
 
+def _refused(unwrapped, seat: int, action: int) -> bool:
+    """Whether ``seat``'s ``action``, just stepped, was a proposal of a rule already in force
+    (the mask offers no rule refused before, so the rule is among the refused ones just now)."""
+    return action >= cards.CHOOSE_RULE_0 and action - cards.CHOOSE_RULE_0 in unwrapped.refused_rules(seat)
+
+
 def public_move_text(env, seat: int, action: int, viewer: int | None) -> str | None:
-    """What ``viewer`` sees of ``seat``'s move (``viewer=None``: a spectator who sees everything,
-    new rules included)."""
+    """What ``viewer`` sees of ``seat``'s move, just stepped (``viewer=None``: a spectator who
+    sees everything, new rules included; ``None``: nothing)."""
     name = "you" if seat == viewer else env.unwrapped.possible_agents[seat]
     if action >= cards.CHOOSE_RULE_0:
         rule = action - cards.CHOOSE_RULE_0
+        if _refused(env.unwrapped, seat, action):  # said to the proposer alone
+            if viewer is not None and seat != viewer:
+                return None
+            return f'{name}: rule {rule}? Mao Master: "That rule is already in force." (propose another)'
         if viewer is None:
             return f"{name}: new secret rule {rule}: {rules.RULE_DESCRIPTIONS[rule]}"
         if seat == viewer:
@@ -106,7 +134,7 @@ def write_step(
     move, the Mao Master's calls and the end of a round. Returns whether the move won a round."""
     unwrapped = env.unwrapped
     move = public_move_text(env, seat, action, viewer)
-    if move is not None and (show_own_move or seat != viewer):
+    if move is not None and (show_own_move or seat != viewer or _refused(unwrapped, seat, action)):
         write("  " + move)
     me = unwrapped.possible_agents[viewer] if viewer is not None else None
     for call in unwrapped.last_calls:
@@ -172,11 +200,13 @@ def play_mao_game(
     previous_actor: int | None = None
     round_number = 1
     deal_pending = human_seat is None  # a spectator sees every hand of each deal
+    cut_off = False
     for agent_name in env.agent_iter():
         observation, reward, terminated, truncated, _ = env.last()
         seat = unwrapped.possible_agents.index(agent_name)
         returns[seat] += reward
         if terminated or truncated:
+            cut_off = cut_off or truncated
             env.step(None)
             continue
         if deal_pending and not _choosing_rule(unwrapped):
@@ -193,6 +223,8 @@ def play_mao_game(
         if write_step(env, seat, action, human_seat, write, show_own_move=False):
             round_number += 1
             deal_pending = human_seat is None
+    if cut_off:
+        write(cut_off_text(unwrapped, round_number - 1))
     return returns
 
 
@@ -233,7 +265,7 @@ def print_mao_record(record: dict[str, Any], write: Callable[[str], None] = prin
             deal_pending = False
         actor = env.current_seat
     if truncated:
-        lines.append(f"The game was cut off at the step cap ({env.max_steps} steps).")
+        lines.append(cut_off_text(env, round_number - 1))
     elif not over:
         lines.append("The record ends before the game does (the game was left).")
     lines.append(

@@ -121,12 +121,21 @@ def evaluate_against_baselines(model, config: TrainConfig, n_deals: int, seed: i
 
 
 def learning_rate_schedule(config: TrainConfig):
-    """The learning rate for SB3: a constant, or a function of the remaining progress (1 -> 0)."""
+    """The learning rate for SB3: a constant, or a function of the remaining progress (1 -> 0).
+
+    Linear: each PPO update runs at the rate of its rollout's start, decaying linearly over the
+    run's real length (its budget rounded up to whole rollouts, ``steps_at_end``), as CleanRL
+    anneals it: the first update at the full rate, the last at ``1 / rollouts`` of it. SB3 reads
+    the progress after collecting a rollout (1 - steps / total, and ``learn`` passes the real
+    length as the total), so it reaches 0 at the last update; the schedule adds the one rollout's
+    share back. A rate of the progress alone gave the last rollout a rate of 0 (a budget of
+    20,000 steps runs three rollouts of 8,192: the third learned nothing).
+    """
     if config.lr_schedule == "constant":
         return config.learning_rate
     start = config.learning_rate
-    # The last rollout may overshoot the budget, where SB3's progress goes slightly below 0.
-    return lambda progress_remaining: start * max(progress_remaining, 0.0)
+    rollout_share = rollout_size(config) / steps_at_end(config, 0)
+    return lambda progress_remaining: start * min(max(progress_remaining, 0.0) + rollout_share, 1.0)
 
 
 #: Adam as SB3 sets it up for PPO (eps 1e-5), with torch's fused CPU kernel: one kernel over all
@@ -480,7 +489,10 @@ def load_model(run: Run, venv):
 
     checkpoint = run.run_dir / "checkpoint.zip"
     try:
-        model = MaskablePPO.load(str(checkpoint), env=venv, device="cpu")
+        # The schedule of the run's config (a resume may raise the budget), not the saved one.
+        model = MaskablePPO.load(
+            str(checkpoint), env=venv, device="cpu", learning_rate=learning_rate_schedule(run.config)
+        )
     except Exception as error:  # a damaged zip fails in zipfile, torch or pickle, each its own way
         venv.close()
         raise ValueError(
@@ -531,7 +543,8 @@ def learn(model, run: Run, callback, say: Callable[..., None]) -> None:
             f"rounded up to whole rollouts of {rollout_size(config)} (n_envs * n_steps)"
         )
     with unchecked_distributions():
-        model.learn(config.total_timesteps - start, callback=callback, reset_num_timesteps=False)
+        # Up to the real end, so that SB3's progress (and the learning rate) ends at the last update.
+        model.learn(end - start, callback=callback, reset_num_timesteps=False)
     speed = callback.speed()
     say(
         f"trained {model.num_timesteps - start} learner steps in {speed['seconds']:.1f} s "

@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import Logger
 
 from training.config import TrainConfig, evaluation_interval, steps_at_end
 from training.games import game_spec
-from training.logging_utils import atomic_save_model
+from training.logging_utils import STEP_COLUMN, atomic_save_model
 
 
 class TrainingCallback(BaseCallback):
@@ -139,7 +140,13 @@ class TrainingCallback(BaseCallback):
         config = self.config
         results = self.evaluate_model(self.model, config, config.eval_deals, config.seed + 7)
         self.state["eval"].append({"timesteps": steps, "results": results})
-        summary = log_evaluation(self.logger, self.spec, results)
+        # Written now, at the step the policy has learned from (eval.json's): SB3 writes its
+        # logger's values after the next rollout, one rollout later, and never after the last
+        # update, where the final evaluation is made. The rollout's own values wait for SB3.
+        now = Logger(folder=None, output_formats=self.logger.output_formats)
+        summary = log_evaluation(now, self.spec, results)
+        now.record(STEP_COLUMN, steps)
+        now.dump(steps)
         (self.bar.write if self.bar is not None else self.say)(f"[eval @ {steps}] learned {summary}")
 
     def speed(self) -> dict[str, float]:

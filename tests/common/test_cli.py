@@ -34,7 +34,12 @@ def test_match_prints_a_whole_match_with_settlements_and_totals(tmp_path):
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert out.count("=== Hand") >= 4  # every seat is banker once
-    assert "settlement:" in out and "totals:" in out and "Match over" in out
+    assert (
+        "settlement:" in out
+        and "totals by seat:" in out
+        and "totals by agent:" in out
+        and "Match over" in out
+    )
     assert "trick 8:" in out
     data = json.loads(record.read_text())
     assert sum(data["returns"]) == pytest.approx(0.0, abs=1e-6)  # zero-sum

@@ -19,9 +19,18 @@ from training.cli import main
 NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 
 
+def _figures(out: str, title: str) -> dict[str, float]:
+    """The last line of ``out`` starting with ``title`` (``totals by seat:``, ``final returns by
+    agent:`` ...) as {label: figure}: ``seat 0 -1  seat 1 +2`` or ``heuristic -1  greedy +1``."""
+    last = [line for line in out.splitlines() if line.strip().startswith(title)][-1]
+    pairs = re.findall(rf"(\S+(?: \d)?) ({NUMBER})(?:\s|$)", last.split(":", 1)[1])
+    return {label: float(figure) for label, figure in pairs}
+
+
 def _totals_line(out: str) -> list[float]:
-    last = [line for line in out.splitlines() if line.strip().startswith("totals:")][-1]
-    return [float(x) for x in re.findall(rf"\s({NUMBER})", last.split(":", 1)[1])]
+    by_seat = _figures(out, "totals by seat:")
+    assert list(by_seat) == [f"seat {seat}" for seat in range(4)], by_seat
+    return list(by_seat.values())
 
 
 def _hands_settled(settlement: dict) -> list[int]:
@@ -81,6 +90,34 @@ def test_recorded_matches_have_one_settlement_per_hand_and_the_returns_of_the_en
         np.testing.assert_allclose(np.sum([e["payoffs"] for e in settlements], axis=0), result.returns)
         np.testing.assert_allclose(printer.totals, result.returns)
         _check_hand_order(result.events)
+
+
+def test_replay_of_a_tournament_record_totals_each_agent_over_the_seats_it_held(tmp_path, capsys):
+    """In an ``evaluate --record`` file the agents change seats hand by hand: the replay's totals
+    by agent add each hand's payoff of the seat the agent held then; by seat they are labelled by
+    seat only (they mix several agents' hands)."""
+    record_path = tmp_path / "hands.json"
+    argv = ["evaluate", "--agents", "heuristic", "greedy", "--deals", "2", "--seed", "0"]
+    assert main([*argv, "--record", str(record_path)]) == 0
+    capsys.readouterr()
+    record = records.read_record(record_path)
+    by_agent = dict.fromkeys(["heuristic", "greedy"], 0.0)
+    seats = record["seats"]
+    for event in record["events"]:
+        if event["type"] == "deal":
+            seats = event.get("seats", seats)
+        elif event["type"] == "settlement":
+            for seat, payoff in enumerate(event["payoffs"]):
+                by_agent[seats[seat]] += payoff
+    assert len({tuple(e["seats"]) for e in record["events"] if e["type"] == "deal"}) == 4  # rotated
+    assert main(["replay", str(record_path)]) == 0
+    out = capsys.readouterr().out
+    assert _figures(out, "final returns by agent:") == pytest.approx(by_agent)
+    assert _figures(out, "totals by agent:") == pytest.approx(by_agent)
+    by_seat = _figures(out, "final returns by seat:")
+    assert list(by_seat) == ["seat 0", "seat 1", "seat 2", "seat 3"]
+    assert list(by_seat.values()) == pytest.approx(record["returns"])
+    assert by_agent["heuristic"] != pytest.approx(record["returns"][0])  # seat 0 is not the agent
 
 
 def test_evaluate_record_numbers_its_hands_and_names_each_rotation(tmp_path, capsys):

@@ -44,15 +44,15 @@ def printed_rewards(out: str) -> list[float]:
 def web_replay_steps(text: str) -> int:
     """The record through the web app's replay endpoint: its number of steps (the last frame is
     read too, from one seat's view and all hands open)."""
-    from tests.web.conftest import import_or_require
+    from tests.web.conftest import LOCAL_BASE_URL, import_or_require
 
     import_or_require("fastapi")
     from fastapi.testclient import TestClient
 
     from madiao_mao_web.app import create_app
 
-    with TestClient(create_app()) as client:
-        response = client.post("/api/replays", content=text)
+    with TestClient(create_app(), base_url=LOCAL_BASE_URL) as client:
+        response = client.post("/api/replays", content=text, headers={"Content-Type": "application/json"})
         assert response.status_code == 200, response.text
         data = response.json()
         assert data["game"] == "mao"
@@ -99,6 +99,36 @@ def test_match_mao_is_the_same_game_for_the_same_seed(tmp_path, capsys):
                      "--record", str(path)]) == 0  # fmt: skip
     capsys.readouterr()
     assert read_record(first) == read_record(second)
+
+
+def test_match_mao_at_its_defaults_plays_every_round(capsys):
+    """The default match (4 players, bayes and base alternating, 3 rounds, seed 0) has a third
+    round of about 3,500 steps, past the env's one-round cap of 3,000: the match's cap is the
+    env's default per round, so all three rounds are played."""
+    assert main(["match", "--game", "mao"]) == 0
+    out = capsys.readouterr().out
+    assert len(re.findall(r"^  player_\d wins the round\.$", out, re.MULTILINE)) == 3
+    assert "cut off" not in out
+
+
+def test_a_mao_game_cut_off_by_the_step_cap_says_so(tmp_path):
+    """A game the step cap ends says so, with the rounds it played, live and in its replay."""
+    from mao_env import mao_v0
+    from mao_env.records import write_record
+    from training.cli_args import load_agent
+    from training.mao_play import MaoGameLog, play_mao_game, print_mao_record
+
+    env = mao_v0.env(n_players=3, num_rounds=2, max_steps=40)
+    agents = [load_agent("base", "mao", seed=seat, env=env) for seat in range(3)]
+    log = MaoGameLog(seed=1)
+    printed: list[str] = []
+    play_mao_game(env, agents, None, write=printed.append, log=log, names=["base"] * 3)
+    cut_off = "The game was cut off at the step cap (40 steps) after 0 of 2 round(s)."
+    assert printed[-1] == cut_off
+    replayed_lines: list[str] = []
+    print_mao_record(read_record(write_record(tmp_path / "cut.json", log.record(env, ["base"] * 3))),
+                     replayed_lines.append)  # fmt: skip
+    assert cut_off in replayed_lines
 
 
 # ----------------------------------------------------------------------------- play
@@ -249,3 +279,22 @@ def test_a_bad_mao_record_invocation_is_one_line_and_status_2(argv, named, paths
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and named in lines[0], captured.err
     assert "Mao" not in captured.out and "Madiao match" not in captured.out  # no game started
+
+
+def test_a_refused_rule_proposal_is_printed_to_its_proposer_and_a_spectator_only():
+    from mao_env import cards
+    from tests.mao.mao_helpers import won_round_table
+    from training.mao_play import write_step
+
+    env = won_round_table([(3, 1), (30, 2)])  # seat 0 chooses a rule; 30 is seat 2's
+    action = env.action_from_text("rule 30")
+    env.step(action)
+    refusal = '  you: rule 30? Mao Master: "That rule is already in force." (propose another)'
+    for viewer, expected in ((0, [refusal]), (2, []), (None, [refusal.replace("you", "player_0")])):
+        lines: list[str] = []
+        assert not write_step(env, 0, action, viewer, lines.append, show_own_move=False)
+        assert lines == expected, viewer
+    env.step(cards.CHOOSE_RULE_0 + 7)  # accepted: the other seats hear of a new rule
+    lines = []
+    write_step(env, 0, cards.CHOOSE_RULE_0 + 7, 2, lines.append, show_own_move=False)
+    assert lines == ['  player_0: "Introducing a new rule." (secret)']

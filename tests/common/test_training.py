@@ -308,12 +308,15 @@ def test_mao_training_games_start_with_one_rule_never_a_held_out_one():
         TrainConfig(game="mao", mao_rule_pool="some")
 
 
-def test_linear_learning_rate_decays_to_zero():
+def test_linear_learning_rate_decays_by_rollout_and_stays_positive():
     from training.train import TrainConfig, learning_rate_schedule
 
-    schedule = learning_rate_schedule(TrainConfig(learning_rate=1e-3))
-    assert schedule(1.0) == pytest.approx(1e-3) and schedule(0.25) == pytest.approx(2.5e-4)
-    assert schedule(-0.01) == 0.0  # the last rollout can overshoot the budget: never negative
+    # 20,000 steps run three rollouts of 8,192 (24,576 steps): SB3's progress after each rollout
+    # is 2/3, 1/3 and 0, and each update runs at the rate of its rollout's start.
+    config = TrainConfig(learning_rate=1e-3, total_timesteps=20_000, n_envs=256, n_steps=32)
+    schedule = learning_rate_schedule(config)
+    assert [schedule(p) for p in (1.0, 2 / 3, 1 / 3, 0.0)] == pytest.approx([1e-3, 1e-3, 2e-3 / 3, 1e-3 / 3])
+    assert schedule(-0.01) == pytest.approx(1e-3 / 3)  # never below the last update's rate
     assert learning_rate_schedule(TrainConfig(learning_rate=1e-3, lr_schedule="constant")) == 1e-3
 
 

@@ -190,6 +190,43 @@ def test_progress_csv_columns_are_the_tensorboard_tags(tmp_path, monkeypatch):
     assert all(tag.split("/")[0] in ("charts", "losses", "eval", "imitation") for tag in header)
 
 
+def test_every_evaluation_is_logged_at_the_step_of_eval_json_the_final_one_included(tmp_path, monkeypatch):
+    """TensorBoard, progress.csv and eval.json give each evaluation the same step: the step the
+    policy had learned from. The final evaluation, made after the last update, is logged too."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    monkeypatch.setattr(train_module, "evaluate_against_baselines", _fake_evaluation())
+    overrides = {"imitate": "none", "total_timesteps": 3 * ROLLOUT, "eval_every": ROLLOUT}
+    run_dir = train_module.train(_toy_training_config(train_module, tmp_path, monkeypatch, **overrides))
+    evaluated = [point["timesteps"] for point in json.loads((run_dir / "eval.json").read_text())]
+    assert evaluated == [ROLLOUT, 2 * ROLLOUT, 3 * ROLLOUT]
+    events = EventAccumulator(str(run_dir))
+    events.Reload()
+    tag = "eval/random_penalties_per_turn"
+    assert [event.step for event in events.Scalars(tag)] == evaluated
+    rows = _csv_rows(run_dir / "progress.csv")
+    assert [int(row["charts/total_timesteps"]) for row in rows if row[tag]] == evaluated
+
+
+def test_every_update_learns_at_a_linearly_decaying_positive_rate(tmp_path, monkeypatch):
+    """A budget that is not a whole number of rollouts (200 steps: two rollouts of 128): the
+    linear schedule runs over the 256 steps trained, one step of it per update, and the last
+    update learns at half the rate instead of 0."""
+    from sb3_contrib import MaskablePPO
+
+    rates: list[float] = []
+    original_update = MaskablePPO.train
+
+    def update_and_note_its_rate(model):
+        original_update(model)
+        rates.append(model.policy.optimizer.param_groups[0]["lr"])
+
+    monkeypatch.setattr(MaskablePPO, "train", update_and_note_its_rate)
+    overrides = {"imitate": "none", "total_timesteps": 200, "learning_rate": 1e-3}
+    train_module.train(_toy_training_config(train_module, tmp_path, monkeypatch, **overrides))
+    assert rates == pytest.approx([1e-3, 5e-4])
+
+
 def test_progress_bar_ends_at_its_total_and_the_summary_tells_the_true_count(tmp_path, monkeypatch, capsys):
     # A budget that is not a whole number of rollouts: PPO finishes the rollout it started.
     config = _toy_training_config(

@@ -6,14 +6,19 @@ The head node has no CPUs, so every env-runner actor and evaluation task lands o
 processes it started).
 
 Ray is the ``distributed`` extra: without it these tests skip, but FAIL under ``CI`` (``.ci/run``
-installs it). They share one cluster, so under xdist they form one group (``xdist_group("ray")``):
-the README's ``python -m pytest -n 2 --dist loadgroup`` runs all of them in the same worker, one
-after another, and the cluster is started once there (without ``--dist loadgroup`` each worker
-that gets one starts a cluster of its own, which works but doubles the cost).
+installs it). A test module that needs it calls ``require_distributed_extra()`` below its imports,
+so that without Ray it skips at collection instead of failing to import (Ray's own modules, and
+``tree``, which comes with it, are imported inside the tests).
+
+They share one cluster, so under xdist they form one group (``xdist_group("ray")``): the README's
+``python -m pytest -n 2 --dist loadgroup`` runs all of them in the same worker, one after another,
+and the cluster is started once there (without ``--dist loadgroup`` each worker that gets one
+starts a cluster of its own, which works but doubles the cost).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -32,6 +37,24 @@ def _missing(reason: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{reason} (required when CI is set)")
     pytest.skip(reason)
+
+
+#: The top-level modules of the distributed extra that the tests import (``tree`` is dm-tree, a
+#: dependency of ``ray[rllib]``).
+DISTRIBUTED_EXTRA_MODULES = ("ray", "tree")
+
+
+def require_distributed_extra() -> None:
+    """Skip the calling test module at collection when the distributed extra is not installed
+    (a collection error under ``CI``, which must run these tests). Looked up without importing
+    Ray, which takes seconds, so a run that has it pays for it only in the tests that use it."""
+    missing = [name for name in DISTRIBUTED_EXTRA_MODULES if importlib.util.find_spec(name) is None]
+    if not missing:
+        return
+    reason = f"{', '.join(missing)} not installed (the distributed extra: pip install -e '.[distributed]')"
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (required when CI is set)", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
 
 
 @pytest.fixture(scope="session")

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import tree
 
+from tests.distributed.conftest import require_distributed_extra
 from training.config import TrainConfig
 
+require_distributed_extra()
 pytestmark = pytest.mark.distributed
 
 N_GAMES = 16
@@ -74,6 +75,8 @@ def fields(episode) -> dict:
 
 
 def assert_same(bulk_value, generic_value, where: str) -> None:
+    import tree
+
     tree.assert_same_structure(bulk_value, generic_value)
     for mine, theirs in zip(tree.flatten(bulk_value), tree.flatten(generic_value), strict=True):
         mine, theirs = np.asarray(mine), np.asarray(theirs)

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.distributed.conftest import require_distributed_extra
+
+require_distributed_extra()
 pytestmark = pytest.mark.distributed
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.distributed.conftest import require_distributed_extra
 from training.config import TrainConfig
 
+require_distributed_extra()
 pytestmark = pytest.mark.distributed
 
 

@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 import torch
 
+from tests.distributed.conftest import require_distributed_extra
 from training.config import TrainConfig
 
+require_distributed_extra()
 pytestmark = pytest.mark.distributed
 
 

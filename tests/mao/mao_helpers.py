@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mao_env import cards, core
+from mao_env import rules as rule_library
 from mao_env.env import raw_env
 from mao_env.reference import RefGame
 
@@ -67,6 +68,10 @@ def ref_from_env(env: raw_env) -> RefGame:
     )
     game.phase = ("start", "speak", "choose", "call", "over")[int(s[core.S_PHASE])]
     game.next_seat = int(s[core.S_NEXT_SEAT])
+    game.refused = [
+        {r for r in range(rule_library.N_RULES) if (int(s[core.S_REFUSED_0 + seat]) >> r) & 1}
+        for seat in range(cards.MAX_PLAYERS)
+    ]
     if game.phase == "call":  # the call window: the truth of the turn under judgement
         game.mover, game.valid = int(s[core.S_MOVER]), bool(s[core.S_VALID])
         game.called = {r for r in range(cards.N_CALL_REASONS) if (int(s[core.S_CALLED]) >> r) & 1}
@@ -109,7 +114,7 @@ def assert_same(env: raw_env, ref: RefGame) -> None:
     twin = ref_from_env(env)
     for name in ("hands", "stack", "pile", "rng", "rules", "current", "direction", "named_suit",
                  "pending_seven", "played", "drew", "took_seven", "said", "first_suit", "sub_actions",
-                 "round", "phase"):  # fmt: skip
+                 "round", "phase", "refused"):  # fmt: skip
         assert getattr(twin, name) == getattr(ref, name), (
             f"{name}: core {getattr(twin, name)} != reference {getattr(ref, name)}"
         )
@@ -168,6 +173,17 @@ def scenario(
     if named_suit is not None:
         options["named_suit"] = named_suit
     env.reset(seed=0, options=options)
+    return env
+
+
+def won_round_table(rules: list) -> raw_env:
+    """A 4-seat table where seat 0 has just won the first of two rounds (9H on 5H, "Mao") and
+    chooses a rule, with ``rules`` in force (none may forbid that play or ask a phrase of it)."""
+    hands = {0: ["9H"], 1: ["2D", "3D", "4D", "5D"], 2: ["2H", "3H", "4H", "6H"], 3: ["2C", "3C", "4C", "6C"]}
+    stack = ["KC", "QC", "KD", "QD", "10D", "10S"]
+    env = scenario(4, hands=hands, pile=["5H"], stack=stack, rules=rules, num_rounds=2)
+    play(env, "play 9H", "say mao", "end")
+    assert env.current_seat == 0 and env.observe("player_0")["action_mask"][cards.CHOOSE_RULE_0 :].any()
     return env
 
 

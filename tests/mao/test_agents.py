@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.mao_agents import BaseRulesAgent, BayesianRuleAgent, OracleAgent, RulePosterior
-from agents.mao_beliefs import parse_observation
+from agents.mao_agents import BaseRulesAgent, BayesianRuleAgent, OracleAgent, RulePosterior, rules_to_propose
+from agents.mao_beliefs import hypotheses_from_sets, parse_observation
 from agents.registry import make_agent
 from mao_env import cards
 from mao_env import rules as rule_library
 from mao_env.env import raw_env
-from tests.mao.mao_helpers import scenario
+from tests.mao.mao_helpers import scenario, won_round_table
 
 
 def rule_id(description: str) -> int:
@@ -202,8 +202,8 @@ def test_posterior_branches_on_new_rules_and_keeps_its_own_authored_rules():
     env = scenario(4, hands=hands, pile=["5D"], stack=["KC", "QC", "KD", "QD"], rules=[(7, 0), 12, 40])
     observation, *_ = env.last()
     view = parse_observation(observation["observation"])
-    assert view.authored == frozenset({7}) and view.n_active == 3
-    posterior.observe(view, observation["action_mask"])
+    assert view.known == frozenset({7}) and view.n_active == 3
+    posterior.observe(view)
     # Two unknown rules among the 44 not authored: every pair, equally likely.
     assert posterior.hypotheses.shape[0] == 44 * 43 // 2
     marginals = posterior.marginals()
@@ -246,3 +246,82 @@ def test_bayesian_batch_rows_forget_their_game_when_reset():
     bayes.reset_rows(np.array([0]))
     assert 0 not in bayes.posteriors.held_keys() and bayes.posteriors[1].marginals()[rule] > 0.9
     BaseRulesAgent().reset_rows(np.array([0, 1]))  # memoryless agents accept it and do nothing
+
+
+# ---- the rule choice: proposals, refusals as evidence ------------------------------------------
+def seat_view(env, seat: int = 0):
+    return parse_observation(env.observe(f"player_{seat}")["observation"])
+
+
+def test_a_refused_proposal_rules_out_every_rule_set_without_that_rule():
+    # Rules 3 and 30 are in force, seat 1's and seat 2's: two unknown rules for seat 0.
+    env = won_round_table([(3, 1), (30, 2)])
+    posterior = RulePosterior()
+    posterior.observe(seat_view(env))
+    assert posterior.hypotheses.shape[0] == 45 * 44 // 2 and posterior.n_unknown == 2
+    events_seen = posterior.events_seen
+    env.step(env.action_from_text("rule 30"))
+    posterior.note_action(cards.CHOOSE_RULE_0 + 30)
+    posterior.observe(seat_view(env))  # refused: seat 0 chooses again, knowing 30
+    # Every rule set left holds 30 (those without it have likelihood 0): 30 with one of the 44
+    # others; no event was made, none taken twice.
+    assert (posterior.hypotheses[:, 30] == 1.0).all() and posterior.hypotheses.shape[0] == 44
+    assert posterior.marginals()[30] == pytest.approx(1.0) and posterior.marginals().sum() == pytest.approx(
+        2.0
+    )
+    assert posterior.known == {30} and posterior.n_unknown == 1 and posterior.events_seen == events_seen
+    # A rule not in force is added: at the seat's next decision it knows 7 too, and 3 is still
+    # one rule among the 43 others.
+    env.step(env.action_from_text("rule 7"))
+    posterior.note_action(cards.CHOOSE_RULE_0 + 7)
+    while env.current_seat != 0:
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[-1]))
+    posterior.observe(seat_view(env))
+    marginals = posterior.marginals()
+    assert posterior.known == {7, 30} and posterior.n_unknown == 1
+    assert marginals[7] == pytest.approx(1.0) and marginals[30] == pytest.approx(1.0)
+    assert marginals.sum() == pytest.approx(3.0)
+
+
+def test_a_player_proposes_the_rule_it_most_suspects_without_being_sure():
+    mask = np.zeros(cards.n_actions(rule_library.N_RULES), dtype=np.int8)
+    mask[cards.CHOOSE_RULE_0 :] = 1
+    mask[cards.CHOOSE_RULE_0 + 5] = 0  # known to the seat: not offered
+    in_force = np.zeros(rule_library.N_RULES)
+    offered = [cards.CHOOSE_RULE_0 + r for r in range(rule_library.N_RULES) if r != 5]
+    assert rules_to_propose(mask, in_force).tolist() == offered  # no suspicion: any rule
+    in_force[[3, 12, 30, 5]] = [0.2, 1.0, 0.9, 0.95]
+    # 12 is surely in force (proposing it would only be refused), 5 is not offered: 30.
+    assert rules_to_propose(mask, in_force).tolist() == [cards.CHOOSE_RULE_0 + 30]
+    in_force[:] = 1.0  # sure of everything: it still proposes (every offered rule)
+    assert rules_to_propose(mask, in_force).tolist() == offered
+
+
+def test_bayes_probes_the_rule_it_suspects_and_then_proposes_a_rule_not_in_force():
+    env = won_round_table([(3, 1), (30, 2)])
+    bayes = BayesianRuleAgent(seed=0)
+    bayes.posterior.observe(seat_view(env))
+    # Say the calls so far made it sure of rule 3 and suspect 30 over 12.
+    bayes.posterior.hypotheses = hypotheses_from_sets([[3, 30], [3, 12]])
+    bayes.posterior.weights = np.array([0.75, 0.25])
+    observation = env.observe("player_0")
+    action = bayes.act(observation["observation"], observation["action_mask"])
+    assert action == cards.CHOOSE_RULE_0 + 30
+    env.step(action)  # refused
+    assert env.current_seat == 0 and env.refused_rules(0) == [30]
+    observation = env.observe("player_0")
+    action = bayes.act(observation["observation"], observation["action_mask"])
+    assert bayes.posterior.hypotheses.tolist() == hypotheses_from_sets([[3, 30]]).tolist()
+    assert action - cards.CHOOSE_RULE_0 not in (3, 30)  # sure of both: a rule not in force
+    env.step(action)
+    assert env.active_rules() == [(3, 1), (30, 2), (action - cards.CHOOSE_RULE_0, 0)]
+
+
+def test_the_oracle_proposes_a_rule_not_in_force():
+    rules = [(rule, 1) for rule in range(0, 31)]  # nothing here stops 9H on 5H with "Mao"
+    for seed in range(5):
+        env = won_round_table(rules)
+        oracle = OracleAgent(env, seed=seed)
+        observation = env.observe("player_0")
+        action = oracle.act(observation["observation"], observation["action_mask"])
+        assert action - cards.CHOOSE_RULE_0 >= 31

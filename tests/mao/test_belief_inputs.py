@@ -100,7 +100,7 @@ def test_the_belief_pieces_tile_the_inputs():
 def _hand_kept_inputs(posteriors: dict, key, observation, mask, options) -> np.ndarray:
     posterior = posteriors.setdefault(key, RulePosterior(**options))
     view = parse_observation(observation)
-    posterior.observe(view, mask)
+    posterior.observe(view)
     return belief_inputs(
         view,
         mask,

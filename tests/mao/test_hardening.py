@@ -93,6 +93,8 @@ def _corrupt(snapshot: dict, key: str, index: tuple, value) -> dict:
         (lambda s: _corrupt(s, "hands", (0, 1, 5), 3), "conserved"),
         (lambda s: _corrupt(s, "rules", (0, core.ACTIVE, 0), 45), "active"),
         (lambda s: _corrupt(s, "rules", (0, core.AUTHOR, 0), 2), "author"),
+        # Seat 1 cannot have been refused rule 7: no rule is in force.
+        (lambda s: _corrupt(s, "scalars", (0, core.S_REFUSED_0 + 1), 1 << 7), r"S_REFUSED_0\+1"),
         (lambda s: _corrupt(s, "events", (0, 0, core.E_SEAT), 9), "events"),
         (lambda s: _corrupt(s, "decks", (0, core.PILE, 0), 60), "pile"),
         (lambda s: {**s, "options": {**s["options"], "max_steps": 10}}, "max_steps"),
@@ -513,10 +515,11 @@ def test_the_seat_view_shows_only_what_the_seat_may_know(seed):
                 for other in range(4):
                     if other != seat:
                         assert f"player_{other}: {len(env.hand(other))} card" in text
-                authored = {rule for rule, author in env.active_rules() if author == seat}
+                known = {rule for rule, author in env.active_rules() if author == seat}
+                known |= set(env.refused_rules(seat))
                 for rule in range(rule_library.N_RULES):
                     for snippet in _rule_texts(rule):
-                        assert (snippet in text) == (rule in authored), (seat, rule, text)
+                        assert (snippet in text) == (rule in known), (seat, rule, text)
                 checked += 1
         env.step(random_legal(rng, env._mask))
     assert checked > 20

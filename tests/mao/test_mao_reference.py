@@ -67,6 +67,39 @@ def test_core_matches_reference(seed, n_players, n_rules, rules_bias, variant):
     _play_and_compare(env, seed, 600, pick, rules_bias)
 
 
+def test_core_matches_reference_through_refused_rule_proposals():
+    # Twenty speech and dynamics rules in force from the start (they forbid no card, so rounds are
+    # won); a turn plays a good card when it can (the rules mask), a rule choice proposes any rule
+    # the physical mask offers: every library rule the winner does not know, often one in force.
+    refusals = choices = 0
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        n_players = 2 + seed % 4
+        env = make(n_players, num_rounds=5, max_steps=700, calls=("master", "players")[seed % 2])
+        chosen = rng.choice(np.arange(19, rule_library.N_RULES), size=20, replace=False)
+        env.reset(seed=seed, options={"rules": [(int(r), int(rng.integers(-1, n_players))) for r in chosen]})
+        ref = ref_from_env(env)
+        while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
+            assert sorted(np.flatnonzero(env._mask)) == ref.legal(by_rules=False)
+            seat, in_force = env.current_seat, [rule for rule, _ in env.active_rules()]
+            if ref.phase == "choose":
+                action = random_legal(rng, env._mask)
+                refused = action - cards.CHOOSE_RULE_0 in in_force
+                choices += 1
+                refusals += refused
+            else:
+                allowed = allowed_actions(env.get_state()["arrays"])
+                plays = np.flatnonzero(allowed[: cards.DRAW])
+                action = int(rng.choice(plays)) if plays.size else random_legal(rng, allowed)
+            env.step(action)
+            ref.apply(action)
+            if ref.phase != "over":
+                assert_same(env, ref)
+            if action >= cards.CHOOSE_RULE_0:  # refused: the same seat proposes again
+                assert (ref.phase == "choose" and env.current_seat == seat) == refused
+    assert refusals >= 3 and choices - refusals >= 10
+
+
 @SETTINGS
 @given(seed=st.integers(0, 2**31 - 1), n_players=st.sampled_from([3, 4, 8]))
 def test_cards_are_conserved_and_hands_and_rules_stay_private(seed, n_players):
@@ -74,7 +107,7 @@ def test_cards_are_conserved_and_hands_and_rules_stay_private(seed, n_players):
     env.reset(seed=seed, options={"rules": [(3, 1), (30, 2), (40, 0)]})
     expected = env.n_decks * cards.CARDS_PER_DECK
     rng = np.random.default_rng(seed)
-    authored = slice(core.OFF_AUTHORED, core.OFF_AUTHORED + rule_library.N_RULES)
+    known = slice(core.OFF_KNOWN, core.OFF_KNOWN + rule_library.N_RULES)
     hands, rules = env._state[0], env._state[4]
     while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
         assert total_cards(env) == expected
@@ -91,7 +124,7 @@ def test_cards_are_conserved_and_hands_and_rules_stay_private(seed, n_players):
         hands[...], rules[...] = saved_hands, saved_rules
         assert np.array_equal(before, after)
         own = [r for r, author in env.active_rules() if author == observer]
-        assert np.flatnonzero(before[authored]).tolist() == sorted(own)
+        assert np.flatnonzero(before[known]).tolist() == sorted(own + env.refused_rules(observer))
         env.step(random_legal(rng, env._mask))
     assert total_cards(env) == expected
 

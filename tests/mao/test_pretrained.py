@@ -113,3 +113,32 @@ def test_match_and_evaluate_take_model_without_a_path(capsys):
     )
     out = capsys.readouterr().out
     assert "| model" in out and "| base" in out
+
+
+def test_it_proposes_the_rule_its_posterior_suspects_and_takes_the_refusal_as_evidence():
+    """At a rule choice the shipped policy proposes among the rules its posterior most suspects
+    are in force without being sure (``rules_to_propose``); a refusal makes the rule certain."""
+    from agents.learned import BeliefPolicyAgent
+    from agents.mao_beliefs import hypotheses_from_sets, parse_observation
+    from mao_env import cards
+    from tests.mao.mao_helpers import won_round_table
+
+    env = won_round_table([(3, 1), (30, 2)])
+    policy = make_agent("model", "mao", env=env)
+    assert isinstance(policy, BeliefPolicyAgent)
+    posterior = policy.beliefs.posteriors.default
+    posterior.observe(parse_observation(env.observe("player_0")["observation"]))
+    # Say the calls so far made it sure of rule 3 and suspect 30 over 12.
+    posterior.hypotheses = hypotheses_from_sets([[3, 30], [3, 12]])
+    posterior.weights = np.array([0.75, 0.25])
+    observation = env.observe("player_0")
+    action = policy.act(observation["observation"], observation["action_mask"])
+    assert action == cards.CHOOSE_RULE_0 + 30
+    env.step(action)
+    assert env.current_seat == 0 and env.refused_rules(0) == [30]  # refused: it proposes again
+    observation = env.observe("player_0")
+    action = policy.act(observation["observation"], observation["action_mask"])
+    assert posterior.hypotheses.tolist() == hypotheses_from_sets([[3, 30]]).tolist()
+    assert action - cards.CHOOSE_RULE_0 not in (3, 30)
+    env.step(action)
+    assert env.active_rules()[-1] == (action - cards.CHOOSE_RULE_0, 0)

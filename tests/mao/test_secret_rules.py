@@ -220,16 +220,127 @@ def test_the_round_winner_chooses_a_rule_and_only_the_author_sees_it():
     before = {agent: env.observe(agent)["observation"] for agent in env.possible_agents}
     env.step(env.action_from_text("rule 7"))
     assert env.active_rules() == [(7, 0)]
-    authored = slice(core.OFF_AUTHORED, core.OFF_AUTHORED + rule_library.N_RULES)
+    known = slice(core.OFF_KNOWN, core.OFF_KNOWN + rule_library.N_RULES)
     after = {agent: env.observe(agent)["observation"] for agent in env.possible_agents}
-    assert after["player_0"][authored].tolist() == [float(r == 7) for r in range(rule_library.N_RULES)]
+    assert after["player_0"][known].tolist() == [float(r == 7) for r in range(rule_library.N_RULES)]
     for agent in ("player_1", "player_2", "player_3"):
-        assert after[agent][authored].sum() == 0
+        assert after[agent][known].sum() == 0
     assert before["player_1"][core.OFF_ROUND] == 1
     # A plain round: everyone re-dealt five, one card on the pile, seat (round % n) starts.
     assert [len(env.hand(s)) for s in range(4)] == [5, 5, 5, 5]
     assert env.current_seat == 1
     assert env.public_events()[-1]["kind"] == "new rule"
+
+
+# Rules 0..30 leave the winning play (9H on 5H, "Mao") as it is: none asks a phrase of it or
+# forbids it; they fill 31 of the 32 slots.
+MANY_RULES = [(rule, 1 + rule % 3) for rule in range(31)]
+
+
+@pytest.mark.parametrize("rules", [[], [(3, 1), (30, 2), (44, -1)], MANY_RULES])
+def test_the_rule_choice_offers_every_library_rule_whatever_is_in_force(rules):
+    env = scenario(4, hands={0: ["9H"], **HANDS}, pile=["5H"], stack=STACK, rules=rules, num_rounds=2)
+    _win_round(env)
+    mask = env.observe("player_0")["action_mask"]
+    assert np.flatnonzero(mask).tolist() == [cards.CHOOSE_RULE_0 + r for r in range(rule_library.N_RULES)]
+    # Only the rules in force, with the oracle's mask (it leaks the secret rules by design).
+    oracle = scenario(
+        4, hands={0: ["9H"], **HANDS}, pile=["5H"], stack=STACK, rules=rules, num_rounds=2, mask="rules"
+    )
+    _win_round(oracle)
+    in_force = {rule for rule, _ in oracle.active_rules()}
+    offered = np.flatnonzero(oracle.observe("player_0")["action_mask"]) - cards.CHOOSE_RULE_0
+    assert offered.tolist() == [r for r in range(rule_library.N_RULES) if r not in in_force]
+
+
+def test_a_winner_is_not_offered_its_own_rules():
+    env = scenario(
+        4, hands={0: ["9H"], **HANDS}, pile=["5H"], stack=STACK, rules=[(3, 0), (30, 2)], num_rounds=2
+    )
+    _win_round(env)
+    offered = np.flatnonzero(env.observe("player_0")["action_mask"]) - cards.CHOOSE_RULE_0
+    assert offered.tolist() == [r for r in range(rule_library.N_RULES) if r != 3]  # 30 is offered
+
+
+def test_a_rule_in_force_is_refused_to_the_proposer_alone_who_proposes_again():
+    env = scenario(
+        4,
+        hands={0: ["9H"], **HANDS},
+        pile=["5H"],
+        stack=STACK,
+        rules=[(3, 1), (30, 2), (44, -1)],
+        num_rounds=2,
+    )
+    _win_round(env)
+    known = slice(core.OFF_KNOWN, core.OFF_KNOWN + rule_library.N_RULES)
+    before = env.get_state()
+    seen = {agent: env.observe(agent)["observation"] for agent in env.possible_agents}
+    events = env.public_events()
+    env.step(env.action_from_text("rule 30"))  # seat 2's rule
+    # Refused: the same seat chooses again, with 30 no longer offered; nothing else moved.
+    assert env.current_seat == 0 and env.agent_selection == "player_0"
+    assert env.active_rules() == [(3, 1), (30, 2), (44, -1)]
+    offered = np.flatnonzero(env.observe("player_0")["action_mask"]) - cards.CHOOSE_RULE_0
+    assert offered.tolist() == [r for r in range(rule_library.N_RULES) if r != 30]
+    assert env.refused_rules(0) == [30] and env.refused_rules(2) == []
+    assert env.public_events() == events and env.last_calls == []
+    assert all(reward == 0.0 for reward in env.rewards.values())
+    for agent in ("player_1", "player_2", "player_3"):  # the other seats observe nothing new
+        assert np.array_equal(env.observe(agent)["observation"], seen[agent]), agent
+    now = env.observe("player_0")["observation"]
+    changed = np.flatnonzero(now != seen["player_0"])
+    assert changed.tolist() == [core.OFF_KNOWN + 30] and now[known].sum() == 1.0
+    after = env.get_state()
+    for key, array in before["arrays"].items():
+        moved = np.argwhere(after["arrays"][key] != array).tolist()
+        if key == "scalars":  # one more step (the last one's round winner cleared), the refusal
+            columns = [core.S_SUB_ACTIONS, core.S_STEP, core.S_ROUND_WON, core.S_REFUSED_0]
+            assert moved == [[0, column] for column in columns]
+            assert after["arrays"][key][0, core.S_REFUSED_0] == 1 << 30
+        else:
+            assert moved == [], key
+    assert "rule 30:" in env.seat_view(0) and "rule 30:" not in env.seat_view(1)
+    # Refused again (a rule nobody at the table made), then a rule not in force is added as ever.
+    env.step(env.action_from_text("rule 44"))
+    assert env.refused_rules(0) == [30, 44] and env.current_seat == 0
+    env.step(env.action_from_text("rule 7"))
+    assert env.active_rules() == [(3, 1), (30, 2), (44, -1), (7, 0)]
+    assert env.public_events()[-1]["kind"] == "new rule" and env.public_events()[:-1] == events
+    assert env.current_seat == 1 and [len(env.hand(s)) for s in range(4)] == [5, 5, 5, 5]
+    assert np.flatnonzero(env.observe("player_0")["observation"][known]).tolist() == [7, 30, 44]
+    assert env.observe("player_2")["observation"][known].tolist() == [float(r == 30) for r in range(45)]
+
+
+def test_a_winner_proposing_rules_in_force_one_by_one_ends_with_a_new_rule():
+    # 31 rules in force, 32 slots: each proposal of the lowest rule offered is refused until the
+    # first rule not in force, 31; each refusal takes one rule off the offer, so the choice ends.
+    env = scenario(4, hands={0: ["9H"], **HANDS}, pile=["5H"], stack=STACK, rules=MANY_RULES, num_rounds=2)
+    _win_round(env)
+    proposals = 0
+    while env.current_seat == 0 and env.observe("player_0")["action_mask"][cards.CHOOSE_RULE_0 :].any():
+        mask = env.observe("player_0")["action_mask"]
+        assert mask[cards.CHOOSE_RULE_0 :].sum() == rule_library.N_RULES - proposals
+        env.step(int(np.flatnonzero(mask)[0]))
+        proposals += 1
+    assert proposals == 32 and env.refused_rules(0) == list(range(31))
+    assert env.active_rules() == [*MANY_RULES, (31, 0)]
+
+
+def test_with_every_library_rule_in_force_the_winner_has_no_rule_to_choose():
+    # The library (45 rules) outgrows the 32 slots, so no table holds it all; the kernels take the
+    # library as an argument, so a library of three can be all in force. The round then goes on
+    # without a rule choice; with one of the three not in force, the winner chooses.
+    library = rule_library.LIBRARY[[19, 20, 21]]  # twos, kings, tens skip: 9H on 5H as ever
+    for in_force, choosing in (([0, 1, 2], False), ([0, 1], True)):
+        env = scenario(4, hands={0: ["9H"], **HANDS}, pile=["5H"], stack=STACK, rules=in_force, num_rounds=2)
+        mask = np.zeros(env.n_actions, dtype=np.int8)
+        for text in ("play 9H", "say mao", "end"):
+            core.step_game(env._state, library, 0, env.action_from_text(text), False, 3000, mask)
+        scalars = env._state.scalars[0]
+        assert scalars[core.S_ROUND] == 1 and scalars[core.S_ROUND_WON] == 0
+        assert (scalars[core.S_PHASE] == core.PH_CHOOSE_RULE) == choosing
+        offered = np.flatnonzero(mask[cards.CHOOSE_RULE_0 :]).tolist()
+        assert offered == ([0, 1, 2] if choosing else [])
 
 
 def test_sampled_and_fixed_rule_choice():

@@ -15,8 +15,9 @@ import pytest
 
 from madiao_env import cards as madiao_cards
 from mao_env import rules as mao_rules
-from tests.web.conftest import import_or_require
+from tests.web.conftest import LOCAL_BASE_URL, import_or_require
 
+JSON_HEADERS = {"Content-Type": "application/json"}
 TOKEN = re.compile(r"[^0-9A-Za-z\u4e00-\u9fff]+")
 
 
@@ -64,6 +65,16 @@ def first_legal_madiao(view: dict) -> str:
     return view["legal"][0]
 
 
+def move(client, data: dict, action: str):
+    """The person's move ``action`` against the version of the view in ``data``."""
+    body = {"action": action, "version": data["view"]["version"]}
+    return client.post(f"/api/games/{data['id']}/move", json=body)
+
+
+def upload(client, record: str):
+    return client.post("/api/replays", content=record, headers=JSON_HEADERS)
+
+
 def test_scanner_catches_the_full_table(client):
     data = start(client, game="madiao", seat=0, seed=1)
     game = server_game(client, data["id"])
@@ -89,13 +100,13 @@ def test_madiao_hand_never_shows_another_seats_cards(client, seat):
         responses += 1
         if view["over"]:
             break
-        response = client.post(f"/api/games/{data['id']}/move", json={"action": first_legal_madiao(view)})
+        response = move(client, data, first_legal_madiao(view))
         assert response.status_code == 200, response.text
         data = response.json()
         assert client.get(f"/api/games/{data['id']}").json() == data
     assert own_seen and responses >= 8
-    assert data["view"]["settlement"]["lines"]
-    assert sum(data["view"]["settlement"]["payoffs"]) == pytest.approx(0)
+    assert data["view"]["settlements"][-1]["rules"]
+    assert sum(data["view"]["settlements"][-1]["payoffs"]) == pytest.approx(0)
 
 
 def mao_choice(view: dict, rng) -> str:
@@ -121,7 +132,10 @@ def test_mao_game_never_shows_other_hands_or_rules_not_authored(client):
     checks = others_rules_checked = cards_checked = 0
     while True:
         view = data["view"]
-        text = json.dumps(data, ensure_ascii=False)
+        # The rule choice offers every library rule the seat does not know to be in force, whoever
+        # made the rules in force (checked below): naming a rule there gives nothing away.
+        shown = data | {"view": {k: v for k, v in view.items() if k not in ("legal", "rule_choices")}}
+        text = json.dumps(shown, ensure_ascii=False)
         assert view["hand"] == sorted(game.env.hand(1), key=view["hand"].index)
         assert sorted(view["hand"]) == sorted(game.env.hand(1))
         public = {a.split()[1] for a in game.actions if a.startswith("play")} | {game.env.top_card()}
@@ -130,28 +144,65 @@ def test_mao_game_never_shows_other_hands_or_rules_not_authored(client):
         cards_checked += bool(hidden)
         authored = {r for r, a in game.env.active_rules() if a == 1}
         assert {r["rule"] for r in view["my_rules"]} == authored
+        known = authored | set(game.env.refused_rules(1))  # refused to seat 1: it knows them
+        if view["rule_choices"]:
+            offered = {f"rule {r}" for r in range(mao_rules.N_RULES) if r not in known}
+            assert set(view["rule_choices"]) == offered
         for rule, author in game.env.active_rules():
-            if author != 1:
+            if author != 1 and rule not in known:
                 others_rules_checked += 1
                 assert mao_rules.RULE_DESCRIPTIONS[rule] not in text
                 assert not re.search(rf"\brule {rule}\b", text)
         checks += 1
         if view["over"]:
             break
-        response = client.post(f"/api/games/{data['id']}/move", json={"action": mao_choice(view, rng)})
+        response = move(client, data, mao_choice(view, rng))
         assert response.status_code == 200, response.text
         data = response.json()
     # The checks above ran on something to hide: cards in other hands and others' rules.
     assert checks > 5 and cards_checked > 5 and others_rules_checked > 0
 
 
+def test_mao_rule_choice_offers_the_library_and_tells_a_refusal_to_the_proposer():
+    from madiao_mao_web.games import MaoGame
+    from mao_env import core as mao_core
+
+    game = MaoGame(seat=0, players=4, rounds=2, agents="base", seed=0)
+    # Seat 0 (the person) is about to win; rules 3 and 30 are seat 1's and seat 2's.
+    hands = {0: ["9H"], 1: ["2D", "3D", "4D", "5D"], 2: ["2H", "3H", "4H", "6H"], 3: ["2C", "3C", "4C", "6C"]}
+    game.env.reset(seed=0, options={"hands": hands, "pile": ["5H"], "rules": [(3, 1), (30, 2)]})
+    game._events_seen = int(game.env._state.scalars[0, mao_core.S_N_EVENTS])
+    for move in ("play 9H", "say mao", "end"):
+        game.move(move, game.version)
+    every_rule = {f"rule {rule}" for rule in range(mao_rules.N_RULES)}
+    assert set(game.view()["rule_choices"]) == every_rule  # nothing tells which are in force
+    game.move("rule 30", game.version)
+    view = game.view()
+    rule_30 = mao_rules.RULE_DESCRIPTIONS[30]
+    refusal = {"kind": "rule", "seat": 0, "who": "You", "rule": rule_30, "refused": True}
+    assert view["turns"][-1] == refusal
+    said = 'You: rule 30? Mao Master: "That rule is already in force." (choose another)'
+    assert view["frames"][-1]["text"] == said
+    assert view["refused_rules"] == [{"rule": 30, "description": mao_rules.RULE_DESCRIPTIONS[30]}]
+    assert set(view["rule_choices"]) == every_rule - {"rule 30"} and view["to_act"] == 0
+    game.move("rule 7", game.version)
+    assert game.env.active_rules() == [(3, 1), (30, 2), (7, 0)]
+    assert [turn for turn in game.view()["turns"] if turn["kind"] == "rule"][-2:] == [
+        refusal,
+        refusal | {"rule": mao_rules.RULE_DESCRIPTIONS[7], "refused": False},
+    ]
+
+
 @pytest.mark.parametrize(
     ("body", "status", "words"),
     [
-        ({"action": "play ZZ"}, 400, "unknown card name"),
-        ({"action": 12}, 400, "must be a string"),
-        ({"action": "dance"}, 400, "cannot read action"),
-        ({"move": "pass"}, 400, "action"),
+        ({"action": "play ZZ", "version": 0}, 400, "unknown card name"),
+        ({"action": 12, "version": 0}, 400, "must be a string"),
+        ({"action": "dance", "version": 0}, 400, "cannot read action"),
+        ({"move": "pass", "version": 0}, 400, "action"),
+        ({"action": "pass"}, 400, "version"),
+        ({"action": "pass", "version": "0"}, 400, "version"),
+        ({"action": "pass", "version": 7}, 409, "version 7"),
         ("not json", 400, "not valid JSON"),
     ],
 )
@@ -159,7 +210,7 @@ def test_malformed_move_is_a_4xx_and_changes_nothing(client, body, status, words
     data = start(client, game="madiao", seat=0, seed=4)
     before = client.get(f"/api/games/{data['id']}").json()
     content = body if isinstance(body, str) else json.dumps(body)
-    response = client.post(f"/api/games/{data['id']}/move", content=content)
+    response = client.post(f"/api/games/{data['id']}/move", content=content, headers=JSON_HEADERS)
     assert response.status_code == status
     assert words in response.json()["detail"]
     assert client.get(f"/api/games/{data['id']}").json() == before
@@ -177,7 +228,7 @@ def test_illegal_move_names_the_legal_ones_and_changes_nothing(client, game_name
         candidates = [game.env.describe_action(a) for a in range(game.env.n_actions)]
     illegal = next(text for text in candidates if text not in legal)
     state = game.env.get_state()
-    response = client.post(f"/api/games/{data['id']}/move", json={"action": illegal})
+    response = move(client, data, illegal)
     assert response.status_code == 400
     detail = response.json()["detail"]
     assert "illegal move" in detail and data["view"]["legal"][0] in detail
@@ -193,8 +244,8 @@ def test_illegal_move_names_the_legal_ones_and_changes_nothing(client, game_name
 def test_move_after_the_end_is_409(client):
     data = start(client, game="madiao", seat=0, seed=6)
     while not data["view"]["over"]:
-        data = client.post(f"/api/games/{data['id']}/move", json={"action": data["view"]["legal"][0]}).json()
-    response = client.post(f"/api/games/{data['id']}/move", json={"action": "pass"})
+        data = move(client, data, data["view"]["legal"][0]).json()
+    response = move(client, data, "pass")
     assert response.status_code == 409 and "over" in response.json()["detail"]
 
 
@@ -226,7 +277,7 @@ def test_two_games_are_isolated(client):
     second = start(client, game="madiao", seat=0, seed=8)
     assert first["id"] != second["id"]
     assert first["view"] == second["view"]  # the same deal, two separate games
-    moved = client.post(f"/api/games/{first['id']}/move", json={"action": first["view"]["legal"][0]}).json()
+    moved = move(client, first, first["view"]["legal"][0]).json()
     assert moved["view"] != first["view"]
     assert client.get(f"/api/games/{second['id']}").json() == second
     assert client.get("/api/games/not-a-game-id").status_code == 404
@@ -240,15 +291,21 @@ def test_live_games_are_bounded_in_number_and_age():
     from madiao_mao_web.store import GameStore
 
     now = [0.0]
-    store = GameStore(max_games=2, max_idle_seconds=60, max_age_seconds=600, clock=lambda: now[0])
-    client = TestClient(create_app(store))
+    store = GameStore(
+        max_games=2, max_idle_seconds=60, max_age_seconds=600, keep_moved_seconds=30, clock=lambda: now[0]
+    )
+    client = TestClient(create_app(store), base_url=LOCAL_BASE_URL)
     first = start(client, game="madiao", seed=1)
-    start(client, game="madiao", seed=2)
-    refused = client.post("/api/games", json={"game": "mao", "seed": 3})
-    assert refused.status_code == 503 and "too many live games" in refused.json()["detail"]
+    second = start(client, game="madiao", seed=2)
+    now[0] = 1.0
+    assert move(client, first, first["view"]["legal"][0]).status_code == 200
+    assert move(client, second, second["view"]["legal"][0]).status_code == 200
+    refused = client.post("/api/games", json={"game": "mao", "seed": 3})  # both moved 0 s ago
+    assert refused.status_code == 503 and "played in the last 30 s" in refused.json()["detail"]
     assert len(store) == 2
-    now[0] = 61.0  # both idle longer than allowed
+    now[0] = 61.5  # both idle longer than allowed
     assert client.get(f"/api/games/{first['id']}").status_code == 404
+    assert len(store) == 0
     kept = start(client, game="madiao", seed=4)
     statuses = []
     for minute in range(1, 12):  # used every 59 s (never idle too long), older than max_age at the end
@@ -279,7 +336,7 @@ def match_record(tmp_path_factory) -> str:
 
 
 def test_madiao_replay_seat_view_hides_other_hands_and_sloughs(client, match_record):
-    data = client.post("/api/replays", content=match_record).json()
+    data = upload(client, match_record).json()
     key, n_steps = data["id"], data["n_steps"]
     assert n_steps == len(json.loads(match_record)["events"])
     hidden_checked = 0
@@ -292,7 +349,7 @@ def test_madiao_replay_seat_view_hides_other_hands_and_sloughs(client, match_rec
             }
             hidden |= {
                 p["card"]["name"]
-                for p in full["trick"] + full["last_trick"]
+                for p in full["trick"]["plays"] + (full["last_trick"] or {"plays": []})["plays"]
                 if not p["face_up"] and p["seat"] != seat
             }
             assert madiao_leaks(frame, hidden) == set()
@@ -300,7 +357,7 @@ def test_madiao_replay_seat_view_hides_other_hands_and_sloughs(client, match_rec
             hidden_checked += bool(hidden)
     assert hidden_checked > n_steps  # most frames had something to hide
     last = client.get(f"/api/replays/{key}?step={n_steps}&view=all").json()["frame"]
-    assert last["settlement"]["lines"]
+    assert last["settlement"]["rules"]
 
 
 def test_mao_record_replays_through_the_env_and_in_the_app(client, tmp_path):
@@ -313,7 +370,7 @@ def test_mao_record_replays_through_the_env_and_in_the_app(client, tmp_path):
     envs = list(replay(loaded))
     assert len(envs) == len(record["actions"]) + 1
     assert envs[-1].terminations[envs[-1].agent_selection]
-    data = client.post("/api/replays", content=path.read_text()).json()
+    data = upload(client, path.read_text()).json()
     assert data["game"] == "mao" and data["n_steps"] == len(record["actions"])
     frame = client.get(f"/api/replays/{data['id']}?step={data['n_steps']}&view=1").json()["frame"]
     assert frame["hands"] is None and frame["seat"] == 1
@@ -327,7 +384,7 @@ def test_mao_replay_seat_view_hides_other_hands_and_rules(client):
     from mao_env.records import record_game
 
     record = record_game(["base", "base", "base"], seed=1, n_players=3, num_rounds=3)
-    data = client.post("/api/replays", content=json.dumps(record)).json()
+    data = upload(client, json.dumps(record)).json()
     key, n_steps = data["id"], data["n_steps"]
     others_rules_checked = 0
     for step in range(n_steps + 1):  # every step: a rule is chosen in one step only
@@ -348,14 +405,17 @@ def test_mao_replay_seat_view_hides_other_hands_and_rules(client):
 
 
 def test_mao_web_game_record_replays_to_the_same_table(client):
+    import numpy as np
+
     from mao_env.records import replay
 
+    rng = np.random.default_rng(2)
     data = start(client, game="mao", seat=0, players=3, rounds=1, hand_size=2, seed=12)
     game = server_game(client, data["id"])
-    for _ in range(6):
-        if data["view"]["over"]:
-            break
-        data = client.post(f"/api/games/{data['id']}/move", json={"action": data["view"]["legal"][0]}).json()
+    while not data["view"]["over"]:
+        live = client.get(f"/api/games/{data['id']}/record")  # the seed, every hand: not while live
+        assert live.status_code == 409 and "still being played" in live.json()["detail"]
+        data = move(client, data, mao_choice(data["view"], rng)).json()
     record = client.get(f"/api/games/{data['id']}/record").json()
     env = list(replay(record))[-1]  # the one env, after every action
     assert [env.hand(s) for s in range(3)] == [game.env.hand(s) for s in range(3)]
@@ -365,7 +425,7 @@ def test_mao_web_game_record_replays_to_the_same_table(client):
 @pytest.mark.parametrize(
     ("content", "words"),
     [
-        ("{", "not a JSON game record"),
+        ("{", "the record is not valid JSON"),
         ('{"game": "chess"}', "not a game record"),
         ('{"game": "madiao", "format": 99, "seats": [], "events": []}', "format"),
         ('{"game": "mao", "format": 1, "env_kwargs": {"n_players": 99}, "seed": 1, "options": null, '
@@ -375,14 +435,14 @@ def test_mao_web_game_record_replays_to_the_same_table(client):
     ],
 )  # fmt: skip
 def test_bad_record_is_400_with_the_reason(client, content, words):
-    response = client.post("/api/replays", content=content)
+    response = upload(client, content)
     assert response.status_code == 400
     assert words in response.json()["detail"]
     assert len(client.app.state.store) == 0
 
 
 def test_replay_frame_parameters_are_checked(client, match_record):
-    key = client.post("/api/replays", content=match_record).json()["id"]
+    key = upload(client, match_record).json()["id"]
     for query, words in (
         ("step=-1", "step"),
         ("step=abc", "step"),
@@ -405,10 +465,12 @@ def test_serve_binds_to_localhost_by_default(monkeypatch):
     from training import cli
 
     calls = []
-    monkeypatch.setattr("madiao_mao_web.app.serve", lambda host, port: calls.append((host, port)))
+    monkeypatch.setattr(
+        "madiao_mao_web.app.serve", lambda host, port, allow_hosts: calls.append((host, port, allow_hosts))
+    )
     assert cli.main(["serve"]) == 0
-    assert cli.main(["serve", "--host", "0.0.0.0", "--port", "8123"]) == 0
-    assert calls == [("127.0.0.1", 8000), ("0.0.0.0", 8123)]
+    assert cli.main(["serve", "--host", "0.0.0.0", "--port", "8123", "--allow-host", "box.lan"]) == 0
+    assert calls == [("127.0.0.1", 8000, []), ("0.0.0.0", 8123, ["box.lan"])]
     with pytest.raises(SystemExit):
         cli.main(["serve", "--port", "0"])
 
@@ -434,9 +496,7 @@ def test_a_mao_game_against_the_pretrained_model(client):
     assert all(isinstance(game.agents[seat], LearnedPolicyAgent) for seat in (1, 2, 3))
     own_moves = 0
     while not data["view"]["over"]:
-        response = client.post(
-            f"/api/games/{data['id']}/move", json={"action": mao_choice(data["view"], rng)}
-        )
+        response = move(client, data, mao_choice(data["view"], rng))
         assert response.status_code == 200, response.text
         data = response.json()
         own_moves += 1

@@ -2,7 +2,7 @@
 
 | TrainConfig | RLlib |
 | --- | --- |
-| learning_rate, lr_schedule | ``lr`` (a constant, or ``[[0, lr], [budget, 0]]`` for "linear") |
+| learning_rate, lr_schedule | ``lr`` (a constant, or ``[[0, lr], [steps_at_end, 0]]``) |
 | n_envs * n_steps (one SB3 rollout) | ``train_batch_size_per_learner`` |
 | batch_size, n_epochs | ``minibatch_size``, ``num_epochs`` |
 | gamma, gae_lambda, clip_range | ``gamma``, ``lambda_``, ``clip_param`` |
@@ -31,7 +31,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from training.config import TrainConfig, rollout_size
+from training.config import TrainConfig, rollout_size, steps_at_end
 
 #: SB3's PPO default (``max_grad_norm``).
 MAX_GRAD_NORM = 0.5
@@ -93,7 +93,9 @@ def ppo_config(
     # The run's rollout, split between the data-parallel learners (each one's share of it).
     batch = max(1, rollout_size(config) // max(1, num_learners))
     if config.lr_schedule == "linear":
-        lr: Any = [[0, config.learning_rate], [config.total_timesteps, 0.0]]
+        # RLlib sets the rate after each update from the steps sampled so far, so update k runs at
+        # the rate of step (k - 1) * rollout: the SB3 engine's schedule (train.learning_rate_schedule).
+        lr: Any = [[0, config.learning_rate], [steps_at_end(config, 0), 0.0]]
     else:
         lr = config.learning_rate
     return (
