@@ -33,6 +33,19 @@ SETUP = (
     "per deal with the heuristic in the policy's seat."
 )
 SAMPLE_UNITS = "hands"
+#: Measures that are rates, shown without a sign (Madiao's are all payoffs or differences).
+RATES: frozenset[str] = frozenset()
+LEADERBOARD_NOTE = (
+    f"`{HEADLINE}` of the row's policy against three copies of each baseline, 95% CI (protocol: "
+    "[`scorecard.md`](scorecard.md); every figure of a row: its JSON in `scorecards/`). Rows are sorted "
+    f"by the figure against the `{REFERENCE}`, the reference, which every row measures on the same "
+    "suite hands. Not by the mean over the columns: the random column would weigh most in it, and how "
+    "much a policy takes from a random player is not its strength (`greedy` would come second). Nor by "
+    "each scorecard's own openskill rating, which is fitted to different games in every row. The "
+    "order agrees with every head-to-head figure in the table: no policy scores significantly below "
+    "0 against a policy ranked under it, nor above 0 against one ranked over it "
+    "(`tests/common/test_scorecard.py` checks it)."
+)
 ROLES = (("", None), ("_as_banker", "banker"), ("_as_player", "player"))
 
 
@@ -183,3 +196,18 @@ def exploit_figures(evaluation: dict[str, Any]) -> list[dict[str, Any]]:
             asdict(Figure("exploiter", measure, ci["mean"], ci["low"], ci["high"], hands, ci["blocks"]))
         )
     return figures
+
+
+def leaderboard_table(
+    records: list[dict[str, Any]],
+) -> tuple[list[str], list[tuple[dict[str, Any], list[str]]]]:
+    """The leaderboard's columns (the headline against each baseline) and its rows, ranked by the
+    headline against the reference (``LEADERBOARD_NOTE`` says why), each with its cells."""
+    from training.scorecard import Figure
+
+    def headline(record: dict[str, Any]) -> dict[str, Figure]:
+        return {f["table"]: Figure(**f) for f in record["figures"] if f["measure"] == HEADLINE}
+
+    ranked = sorted(records, key=lambda record: (-headline(record)[REFERENCE].mean, record["policy"]))
+    rows = [(record, [headline(record)[b].text() for b in BASELINES]) for record in ranked]
+    return [f"vs {baseline}" for baseline in BASELINES], rows

@@ -43,6 +43,16 @@ SETUP = (
     "player in the policy's seat."
 )
 SAMPLE_UNITS = "turns (penalties), rounds (round wins), calls or faults (players' calls)"
+#: Measures that are rates, shown without a sign (the others are differences or payoffs).
+RATES = frozenset({HEADLINE, "round_win_rate", "call_accuracy", "faults_called", "exploiter_round_win_rate"})
+LEADERBOARD_NOTE = (
+    f"`{HEADLINE}` of the row's policy in one seat of a table of each baseline kind, 95% CI: a rate, "
+    "**lower is better** (protocol: [`scorecard.md`](scorecard.md); every figure of a row: its JSON "
+    "in `scorecards/`). Then its mean over the four tables (each the same number of the policy's "
+    "turns, on the same games for every row), its round-win rate over the four tables' rounds "
+    "(higher is better) and its call accuracy in the players'-calls variant. Rows are sorted by the "
+    "mean penalty rate over the tables, a tie by the round-win rate."
+)
 
 
 @dataclass(frozen=True)
@@ -203,3 +213,55 @@ def exploit_figures(evaluation: dict[str, Any]) -> list[dict[str, Any]]:
         asdict(Figure("exploiter", "exploiter_penalty_difference", difference["mean"], difference["low"],
                       difference["high"], evaluation["turns"], difference["blocks"])),
     ]  # fmt: skip
+
+
+def leaderboard_table(
+    records: list[dict[str, Any]],
+) -> tuple[list[str], list[tuple[dict[str, Any], list[str]]]]:
+    """The leaderboard's columns and rows: the penalty rate at each table, its mean over the tables
+    (the rank, lower first; a tie goes to the higher round-win rate), the round-win rate over all
+    the tables' rounds and the call accuracy."""
+    from training.scorecard import Figure
+
+    def figures(record: dict[str, Any], measure: str) -> dict[str, Figure]:
+        return {f["table"]: Figure(**f) for f in record["figures"] if f["measure"] == measure}
+
+    def mean_penalty_rate(record: dict[str, Any]) -> float:
+        rates = figures(record, HEADLINE)
+        return sum(rates[table].mean for table in BASELINES) / len(BASELINES)
+
+    def round_wins(record: dict[str, Any]) -> tuple[int, int]:
+        rates = figures(record, "round_win_rate").values()
+        return sum(round(f.mean * f.n) for f in rates if f.n), sum(f.n for f in rates)
+
+    def round_win_rate(record: dict[str, Any]) -> float:
+        won, rounds = round_wins(record)
+        return won / rounds if rounds else 0.0
+
+    # Rounded: two policies with the same penalty cards in all tie, whatever the float sums' order.
+    ranked = sorted(records, key=lambda r: (round(mean_penalty_rate(r), 9), -round_win_rate(r), r["policy"]))
+    rows = []
+    for record in ranked:
+        rates, calls = figures(record, HEADLINE), figures(record, "call_accuracy")
+        won, rounds = round_wins(record)
+        accuracy = calls.get(CALLS_TABLE)
+        rows.append(
+            (
+                record,
+                [
+                    *(rates[table].text(signed=False) for table in BASELINES),
+                    f"{mean_penalty_rate(record):.3f}",
+                    f"{won / rounds:.3f} ({won}/{rounds})" if rounds else "n/a",
+                    f"{accuracy.text(signed=False)} (n={accuracy.n})"
+                    if accuracy and accuracy.n
+                    else "no calls",
+                ],
+            )
+        )
+    header = [
+        *(f"penalty/turn vs {table}" for table in BASELINES),
+        "penalty/turn, mean of the tables",
+        "round-win rate",
+        "call accuracy",
+    ]
+    return header, rows

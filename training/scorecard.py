@@ -113,12 +113,18 @@ class Figure:
         mean = hits / trials if trials else math.nan
         return cls(table, measure, _finite(mean), _finite(low), _finite(high), trials, trials)
 
-    def __str__(self) -> str:
+    def text(self, *, signed: bool = True) -> str:
+        """The mean and its interval to 3 decimals, with a sign for a payoff or a difference
+        (``signed``), without one for a rate (``RATES`` of the game's module)."""
+        style = "+.3f" if signed else ".3f"
         if self.mean is None:
             return "n/a"
         if self.low is None or self.high is None:
-            return f"{self.mean:+.3f}"
-        return f"{self.mean:+.3f} [{self.low:+.3f}, {self.high:+.3f}]"
+            return format(self.mean, style)
+        return f"{self.mean:{style}} [{self.low:{style}}, {self.high:{style}}]"
+
+    def __str__(self) -> str:
+        return self.text()
 
 
 def _finite(value: float) -> float | None:
@@ -477,7 +483,9 @@ def scorecard_markdown(record: dict[str, Any]) -> str:
         row: list[object] = [measure]
         for table in tables:
             found = [f for f in figures if f.table == table and f.measure == measure]
-            row.append(f"{found[0]} (n={found[0].n})" if found else "")
+            row.append(
+                f"{found[0].text(signed=measure not in module.RATES)} (n={found[0].n})" if found else ""
+            )
         rows.append(row)
     lines += [markdown_table(["measure", *(f"vs {t}" for t in tables)], rows), ""]
     ratings = sorted(record["ratings"].items(), key=lambda kv: -kv[1]["ordinal"])
@@ -496,7 +504,10 @@ def scorecard_markdown(record: dict[str, Any]) -> str:
             f"## Exploitability proxy ({exploit['steps']:,} learner steps, {exploit['deals']} deals/games)",
             "",
         ]
-        lines += [f"- {f['measure']}: {Figure(**f)} (n={f['n']})" for f in exploit["figures"]] + [""]
+        lines += [
+            f"- {f['measure']}: {Figure(**f).text(signed=f['measure'] not in module.RATES)} (n={f['n']})"
+            for f in exploit["figures"]
+        ] + [""]
     return "\n".join(lines)
 
 
@@ -599,7 +610,8 @@ LEADERBOARD_POLICIES = {
 
 def leaderboard_markdown(folder: Path = SCORECARDS_DIR) -> str:
     """docs/leaderboard.md from the scorecard JSON files in ``folder``: a table per game, a row per
-    policy with its headline figure against each table and the command that reproduces it."""
+    policy (ranked as the game's module says, ``leaderboard_table``) and the command that
+    reproduces it. A partial scorecard (not every baseline played) is refused."""
     records = [json.loads(path.read_text()) for path in sorted(folder.glob("*.json"))]
     if not records:
         raise ValueError(f"no scorecards in {folder}")
@@ -616,42 +628,28 @@ def leaderboard_markdown(folder: Path = SCORECARDS_DIR) -> str:
         if not ours:
             continue
         module = game_module(game)
-        ours.sort(key=lambda r: -r["ratings"]["policy"]["ordinal"])
-        tables = list(
-            dict.fromkeys(f["table"] for r in ours for f in r["figures"] if f["measure"] == module.HEADLINE)
-        )
+        for record in ours:
+            if record["baselines"] != list(module.BASELINES):
+                raise ValueError(
+                    f"the {game} scorecard of {record['policy']!r} played {record['baselines']}, not every "
+                    f"baseline ({', '.join(module.BASELINES)}): a partial scorecard has no row"
+                )
         suites = sorted({(r["suite"]["name"], r["suite"]["checksum"], r["protocol"]) for r in ours})
         lines += [f"## {game.capitalize()}", ""]
         lines += [
             f"Suite `{name}` ({checksum}), protocol `{protocol}`." for name, checksum, protocol in suites
         ]
-        lines += [
-            "",
-            f"`{module.HEADLINE}` against each baseline, 95% CI (protocol: [`scorecard.md`](scorecard.md); "
-            "every figure of a row: its JSON in `scorecards/`). Rows are sorted by the policy's openskill "
-            "ordinal (mu - 3 sigma), rated in each scorecard from the policy's games and the reference's, "
-            "which are the same in every scorecard.",
-            "",
+        header, ranked = module.leaderboard_table(ours)
+        lines += ["", module.LEADERBOARD_NOTE, ""]
+        rows = [
+            [
+                f"`{record['policy']}`",
+                *cells,
+                f"`madiao-mao scorecard {record['policy']} --game {game} --suite {record['suite']['name']}`",
+            ]
+            for record, cells in ranked
         ]
-        rows = []
-        for record in ours:
-            by_table = {f["table"]: Figure(**f) for f in record["figures"] if f["measure"] == module.HEADLINE}
-            rating = record["ratings"]["policy"]
-            command = (
-                f"`madiao-mao scorecard {record['policy']} --game {game} --suite {record['suite']['name']}`"
-            )
-            rows.append(
-                [
-                    f"`{record['policy']}`",
-                    *(str(by_table.get(t, "")) for t in tables),
-                    f"{rating['ordinal']:.2f}",
-                    command,
-                ]
-            )
-        lines += [
-            markdown_table(["policy", *(f"vs {t}" for t in tables), "rating (ordinal)", "reproduce"], rows),
-            "",
-        ]
+        lines += [markdown_table(["policy", *header, "reproduce"], rows), ""]
     return "\n".join(lines)
 
 

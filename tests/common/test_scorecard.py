@@ -163,6 +163,11 @@ def test_mao_smoke_base_against_itself_and_the_cli(tmp_path, capsys) -> None:
     for figure in card.figures:
         if figure.measure == "penalty_difference_from_base":
             assert figure.mean == 0.0 and figure.blocks == len(mao_scorecard.HELD_OUT_RULES)
+    # Rates are shown without a sign (they are not differences).
+    penalty_row = next(
+        row for row in card.markdown().splitlines() if row.startswith("| penalty_cards_per_turn")
+    )
+    assert "+" not in penalty_row and "(n=" in penalty_row
     status, _, _ = _cli(capsys, "base", "--game", "mao", "--suite", "smoke", "--out", str(tmp_path / "cli"))
     assert status == 0 and without_timing(_record(tmp_path / "cli")) == without_timing(card.to_dict())
 
@@ -187,3 +192,45 @@ def test_the_leaderboard_matches_the_shipped_scorecards() -> None:
         suite = scorecard.game_module(record["game"]).SUITES[record["suite"]["name"]]
         assert record["protocol"] == PROTOCOL and record["suite"]["checksum"] == suite.checksum
     assert scorecard.LEADERBOARD.read_text() == scorecard.leaderboard_markdown()
+
+
+def _shipped(game: str) -> list[dict]:
+    return [
+        r
+        for p in sorted(scorecard.SCORECARDS_DIR.glob("*.json"))
+        if (r := json.loads(p.read_text()))["game"] == game
+    ]
+
+
+def test_the_madiao_leaderboard_order_agrees_with_every_head_to_head_figure() -> None:
+    records = _shipped("madiao")
+    _, ranked = madiao_scorecard.leaderboard_table(records)
+    rank = {record["policy"]: place for place, (record, _) in enumerate(ranked)}
+    compared = 0
+    for record in records:
+        for figure in record["figures"]:
+            if figure["measure"] != madiao_scorecard.HEADLINE or figure["table"] not in rank:
+                continue
+            compared += 1
+            if rank[record["policy"]] < rank[figure["table"]]:  # against a policy ranked under it
+                assert figure["high"] >= 0, (record["policy"], figure)
+            else:
+                assert figure["low"] <= 0, (record["policy"], figure)
+    # Four of the five columns are rows (the search row plays its default budget, not samples=8).
+    assert compared == 4 * len(records)
+
+
+def test_the_mao_leaderboard_shows_rates_unsigned_lowest_penalty_first() -> None:
+    _, ranked = mao_scorecard.leaderboard_table(_shipped("mao"))
+    means = [float(cells[len(mao_scorecard.BASELINES)]) for _, cells in ranked]
+    assert means == sorted(means) and len(means) == len(scorecard.LEADERBOARD_POLICIES["mao"])
+    section = scorecard.leaderboard_markdown().split("## Mao")[1]
+    assert "lower is better" in section and "+" not in section
+
+
+def test_a_partial_scorecard_has_no_leaderboard_row(tmp_path) -> None:
+    record = json.loads((scorecard.SCORECARDS_DIR / "madiao-dev-random.json").read_text())
+    record["baselines"] = ["heuristic"]
+    (tmp_path / "partial.json").write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="partial scorecard"):
+        scorecard.leaderboard_markdown(tmp_path)
