@@ -109,14 +109,18 @@ SUITES = {
 }
 
 
-def play_suite(under_test, suite: MadiaoSuite, cache, *, progress: bool = False):
-    """The policy's and the reference's games against every baseline; the figures and ratings."""
+def play_suite(
+    under_test, suite: MadiaoSuite, cache, baselines: tuple[str, ...] = BASELINES, *, progress: bool = False
+):
+    """The policy's and the reference's games against each of ``baselines``; the figures and
+    ratings. A baseline's games are the same whichever others are played (its seed is its place
+    in ``BASELINES``)."""
     from training.madiao_games import make_env
 
     deals = suite.deals()
     env = make_env()  # read only by agents that need the game they play in (search)
     played: dict[str, dict[str, PairResult]] = {"policy": {}, "reference": {}}
-    iterator = list(enumerate(BASELINES))
+    iterator = [(index, baseline) for index, baseline in enumerate(BASELINES) if baseline in baselines]
     if progress:
         from tqdm import tqdm
 
@@ -129,7 +133,7 @@ def play_suite(under_test, suite: MadiaoSuite, cache, *, progress: bool = False)
             identity = under_test.identity if side == "policy" else None
             played[side][baseline] = PairResult(**cache.get_or_play(name, play, policy=identity))
     env.close()
-    return _figures(played), _ratings(played)
+    return _figures(played, baselines), _ratings(played, baselines)
 
 
 def _play_pairing(
@@ -148,11 +152,11 @@ def _play_pairing(
     return asdict(duplicate_match(agent, opponent, deals, agent_name=side, opponent_name=baseline, env=env))
 
 
-def _figures(played: dict[str, dict[str, PairResult]]):
+def _figures(played: dict[str, dict[str, PairResult]], baselines: tuple[str, ...]):
     from training.scorecard import Figure
 
     figures = []
-    for baseline in BASELINES:
+    for baseline in baselines:
         pair, reference = played["policy"][baseline], played["reference"][baseline]
         for suffix, role in ROLES:
             hands = sum(1 for banker in pair.banker if role is None or banker == (role == "banker"))
@@ -165,15 +169,17 @@ def _figures(played: dict[str, dict[str, PairResult]]):
     return figures
 
 
-def _ratings(played: dict[str, dict[str, PairResult]]) -> dict[str, dict[str, float]]:
-    matches = [("policy", b, float(s)) for b in BASELINES for s in played["policy"][b].block_scores()]
+def _ratings(
+    played: dict[str, dict[str, PairResult]], baselines: tuple[str, ...]
+) -> dict[str, dict[str, float]]:
+    matches = [("policy", b, float(s)) for b in baselines for s in played["policy"][b].block_scores()]
     matches += [
         (REFERENCE, b, float(s))
-        for b in BASELINES
+        for b in baselines
         if b != REFERENCE
         for s in played["reference"][b].block_scores()
     ]
-    ratings = openskill_ratings(matches, ["policy", *BASELINES])
+    ratings = openskill_ratings(matches, ["policy", *dict.fromkeys([*baselines, REFERENCE])])
     return {
         name: {"mu": mu, "sigma": sigma, "ordinal": ordinal} for name, (mu, sigma, ordinal) in ratings.items()
     }

@@ -112,21 +112,24 @@ SUITES = {
 }
 
 
-def play_suite(under_test, suite: MaoSuite, cache, *, progress: bool = False):
-    """The policy's and the reference's games at every baseline's table, then the players' calls."""
+def play_suite(
+    under_test, suite: MaoSuite, cache, baselines: tuple[str, ...] = BASELINES, *, progress: bool = False
+):
+    """The policy's and the reference's games at the table of each of ``baselines``, then the
+    players' calls."""
     played: dict[str, dict[str, MaoSeatStats]] = {"policy": {}, "reference": {}}
-    iterator = BASELINES
+    iterator = baselines
     if progress:
         from tqdm import tqdm
 
-        iterator = tqdm(BASELINES, desc="mao tables", unit="table")
+        iterator = tqdm(baselines, desc="mao tables", unit="table")
     for opponent in iterator:
         for side in ("policy", "reference"):
             play = partial(_play_table, under_test, side, opponent, suite)
             identity = under_test.identity if side == "policy" else None
             result = cache.get_or_play(f"{side}-at-{opponent}", play, policy=identity)
             played[side][opponent] = MaoSeatStats(**result)
-    figures = _figures(played)
+    figures = _figures(played, baselines)
     if suite.calls_episodes and _plays_every_seat(under_test):
 
         def play_calls() -> dict[str, Any]:
@@ -138,7 +141,7 @@ def play_suite(under_test, suite: MaoSuite, cache, *, progress: bool = False):
 
         calls = CallStats(**cache.get_or_play("policy-calls", play_calls, policy=under_test.identity))
         figures += _calls_figures(calls)
-    return figures, _ratings(played)
+    return figures, _ratings(played, baselines)
 
 
 def _play_table(under_test, side: str, opponent: str, suite: MaoSuite) -> dict[str, Any]:
@@ -158,11 +161,11 @@ def _plays_every_seat(under_test) -> bool:
     return under_test.spec is not None or bool(getattr(under_test.agent, "decides_from_observation", False))
 
 
-def _figures(played: dict[str, dict[str, MaoSeatStats]]):
+def _figures(played: dict[str, dict[str, MaoSeatStats]], baselines: tuple[str, ...]):
     from training.scorecard import Figure
 
     figures = []
-    for opponent in BASELINES:
+    for opponent in baselines:
         ours, reference = played["policy"][opponent], played["reference"][opponent]
         report = MaoReport({"policy": ours, REFERENCE: reference}, "", "")
         figures += [
@@ -189,9 +192,11 @@ def _calls_figures(calls: CallStats):
     ]
 
 
-def _ratings(played: dict[str, dict[str, MaoSeatStats]]) -> dict[str, dict[str, float]]:
+def _ratings(
+    played: dict[str, dict[str, MaoSeatStats]], baselines: tuple[str, ...]
+) -> dict[str, dict[str, float]]:
     matches = []
-    for opponent in BASELINES:
+    for opponent in baselines:
         ours = played["policy"][opponent].game_penalty_rates()
         theirs = played["reference"][opponent].game_penalty_rates()
         matches += [("policy", REFERENCE, float(b - a)) for a, b in zip(ours, theirs, strict=True)]

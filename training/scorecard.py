@@ -380,6 +380,7 @@ def score(
     suite: str = "dev",
     exploit_steps: int | None = None,
     batched: bool = False,
+    baselines: Sequence[str] | None = None,
     out: str | Path | None = None,
     progress: bool = False,
 ) -> Scorecard:
@@ -388,9 +389,12 @@ def score(
     ``module:callable``) or a function of (observation, action mask) returning an action
     (``batched=True``: of a batch of observations and masks, returning one action per row).
     ``exploit_steps``: also train an exploiter for that many learner steps (a spec only).
+    ``baselines``: play only these of the game's baselines (a partial scorecard for quick checks,
+    with the same figures against them as the whole one; the leaderboard takes whole ones only).
     ``out``: keep each pairing's games in ``out/cache`` (a rerun resumes from them)."""
     module = game_module(game)
     chosen = _suite(module, game, suite)
+    played = chosen_baselines(module, game, baselines)
     if exploit_steps is not None:
         _check_exploit(policy, game, exploit_steps)
     under_test = resolve_policy(policy, game, batched=batched)
@@ -399,7 +403,7 @@ def score(
         {"protocol": PROTOCOL, "game": game, "suite": chosen.name, "checksum": chosen.checksum},
     )
     started = time.perf_counter()
-    figures, ratings = module.play_suite(under_test, chosen, cache, progress=progress)
+    figures, ratings = module.play_suite(under_test, chosen, cache, played, progress=progress)
     exploit_record = None
     if exploit_steps is not None:
         exploit_record = _exploit(under_test, module, chosen, exploit_steps, out, cache)
@@ -409,7 +413,7 @@ def score(
         policy=under_test.label,
         suite=chosen.describe(),
         package_version=package_version(),
-        baselines=list(module.BASELINES),
+        baselines=list(played),
         figures=figures,
         ratings=ratings,
         exploit=exploit_record,
@@ -427,6 +431,21 @@ def _suite(module: ModuleType, game: str, name: str):
     suite = module.SUITES[name]
     check_suite(suite)
     return suite
+
+
+def chosen_baselines(module: ModuleType, game: str, names: Sequence[str] | None) -> tuple[str, ...]:
+    """The baselines to play, in the protocol's order: all of them (``names`` None) or the named
+    ones, each one of the game's baselines, named once."""
+    if names is None:
+        return tuple(module.BASELINES)
+    names = [names] if isinstance(names, str) else list(names)
+    unknown = [name for name in names if name not in module.BASELINES]
+    if unknown or not names or len(set(names)) != len(names):
+        problem = f"unknown {unknown[0]!r}" if unknown else "none" if not names else "one named twice"
+        raise ValueError(
+            f"{game} baselines: {problem}; name one or more of {', '.join(module.BASELINES)}, each once"
+        )
+    return tuple(name for name in module.BASELINES if name in names)
 
 
 def _check_exploit(policy: Any, game: str, steps: int) -> None:
@@ -568,6 +587,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--batched", action="store_true", help="module:callable takes batches of observations and masks"
     )
     parser.add_argument(
+        "--baselines",
+        nargs="+",
+        default=None,
+        metavar="BASELINE",
+        help="play only these baselines (a partial scorecard for quick checks; default: all of the game's)",
+    )
+    parser.add_argument(
         "--out",
         default=None,
         help="folder for scorecard.json/.md/.png and the cache (default scorecards/GAME-SUITE-POLICY)",
@@ -584,6 +610,7 @@ def command_scorecard(args: argparse.Namespace) -> int:
 
     module = game_module(args.game)
     _suite(module, args.game, args.suite)
+    chosen_baselines(module, args.game, args.baselines)
     out = args.out or f"scorecards/{args.game}-{args.suite}-{re.sub(r'[^A-Za-z0-9_.=-]+', '-', args.policy)}"
     check_output_folder(out, "--out")
     if args.exploit_steps is not None:
@@ -591,7 +618,7 @@ def command_scorecard(args: argparse.Namespace) -> int:
     resolve_policy(args.policy, args.game, batched=args.batched)
     card = score(
         args.policy, game=args.game, suite=args.suite, exploit_steps=args.exploit_steps, batched=args.batched,
-        out=out, progress=not args.no_progress,
+        baselines=args.baselines, out=out, progress=not args.no_progress,
     )  # fmt: skip
     print(card.markdown())
     print("wrote " + ", ".join(str(p) for p in write_scorecard(card, Path(out))))

@@ -120,6 +120,7 @@ def test_a_cache_of_another_policy_is_not_used(tmp_path) -> None:
         (["heuristic", "--suite", "huge"], "unknown madiao suite 'huge'"),
         (["oracle", "--game", "mao", "--exploit-steps", "10"], "cannot measure the exploitability"),
         (["search", "--exploit-steps", "10"], "cannot measure the exploitability"),
+        (["greedy", "--baselines", "search"], "madiao baselines: unknown 'search'"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(args, problem, tmp_path, capsys) -> None:
@@ -172,15 +173,31 @@ def test_mao_smoke_base_against_itself_and_the_cli(tmp_path, capsys) -> None:
     assert status == 0 and without_timing(_record(tmp_path / "cli")) == without_timing(card.to_dict())
 
 
-@pytest.mark.slow
-def test_random_ranks_below_the_heuristic_on_the_dev_suite(tmp_path) -> None:
-    # One folder: the reference games (the heuristic against each baseline) are played once.
-    weak = score("random", suite="dev", out=tmp_path)
-    strong = score("heuristic", suite="dev", out=tmp_path)
-    for baseline in madiao_scorecard.BASELINES:
+def test_random_ranks_below_the_model_on_the_dev_suite(tmp_path) -> None:
+    # Against the batched baselines only (--baselines): the whole dev scorecard takes minutes, the
+    # search baseline's pairings most of them.
+    subset = ("greedy", "heuristic")
+    weak = score("random", suite="dev", baselines=subset, out=tmp_path)
+    strong = score("model", suite="dev", baselines=subset, out=tmp_path)
+    assert weak.baselines == strong.baselines == list(subset)
+    for baseline in subset:
         low, high = weak.figure(baseline, "stakes_per_hand"), strong.figure(baseline, "stakes_per_hand")
         assert low.high < high.low, (baseline, str(low), str(high))
     assert weak.ratings["policy"]["mu"] < strong.ratings["policy"]["mu"]
+    # A baseline's figures do not depend on which others are played: the shipped whole scorecard's.
+    shipped = json.loads((scorecard.SCORECARDS_DIR / "madiao-dev-random.json").read_text())
+    assert [f for f in shipped["figures"] if f["table"] in subset] == [
+        dataclasses.asdict(f) for f in weak.figures
+    ]
+
+
+@pytest.mark.parametrize(
+    ("baselines", "problem"),
+    [(["search"], "unknown 'search'"), ([], "none"), (["greedy", "greedy"], "one named twice")],
+)
+def test_a_bad_baselines_subset_is_refused(baselines, problem) -> None:
+    with pytest.raises(ValueError, match=problem):
+        score("greedy", suite="smoke", baselines=baselines)
 
 
 def test_the_leaderboard_matches_the_shipped_scorecards() -> None:
