@@ -330,14 +330,56 @@ def _module_hash(spec: str) -> str:
 # ---- the cache of finished pairings
 
 
+#: The packages whose code plays a scorecard's games (their source is in ``code_fingerprint``).
+PLAYING_PACKAGES = ("cardgame_core", "madiao_env", "mao_env", "agents", "training")
+#: The libraries whose versions can change the games (the shipped models' arithmetic).
+PLAYING_LIBRARIES = ("numpy", "numba", "torch", "stable-baselines3", "sb3-contrib")
+
+
+def code_fingerprint() -> str:
+    """The sha256 of the source of ``PLAYING_PACKAGES``, the shipped models beside it and the
+    versions of ``PLAYING_LIBRARIES``: cached games made by other code are played again (an
+    editable install keeps its version number through every edit)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    digest = hashlib.sha256()
+    for package in PLAYING_PACKAGES:
+        root = Path(importlib.import_module(package).__file__).parent
+        files = sorted(
+            p for p in root.rglob("*") if p.suffix in (".py", ".zip") and "__pycache__" not in p.parts
+        )
+        for path in files:
+            digest.update(path.relative_to(root.parent).as_posix().encode() + b"\0" + path.read_bytes())
+    for library in PLAYING_LIBRARIES:
+        try:
+            digest.update(f"{library}=={version(library)}".encode())
+        except PackageNotFoundError:
+            digest.update(f"{library} absent".encode())
+    return "sha256:" + digest.hexdigest()
+
+
+def default_reference_cache() -> Path:
+    """Where the CLI keeps the reference games for every scorecard to reuse:
+    ``$MADIAO_MAO_CACHE/scorecard-references``, else under ``$XDG_CACHE_HOME`` or ``~/.cache``."""
+    import os
+
+    root = os.environ.get("MADIAO_MAO_CACHE")
+    if not root:
+        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "madiao-mao"
+    return Path(root) / "scorecard-references"
+
+
 class PairingCache:
     """Each finished pairing's games as JSON in a folder, under a key naming the protocol, the
-    suite (checksum) and the policy; an entry with another key is played again. Without a folder
-    (or for a policy with no identity) nothing is kept."""
+    suite (checksum), the code that played them (``code_fingerprint``) and the policy; an entry
+    with another key is played again. The reference's pairings do not depend on the policy: with
+    a ``references`` folder they are kept there, under the game and suite, for every scorecard to
+    reuse. Without a folder (or for a policy with no identity) nothing is kept."""
 
-    def __init__(self, folder: Path | None, key: dict[str, Any]):
+    def __init__(self, folder: Path | None, key: dict[str, Any], references: Path | None = None):
         self.folder = folder
-        self.key = key
+        self.references = None if references is None else references / f"{key['game']}-{key['suite']}"
+        self.key = key if folder is None and references is None else {**key, "code": code_fingerprint()}
         self.hits: list[str] = []
         self.seconds: dict[str, float] = {}
 
@@ -348,8 +390,10 @@ class PairingCache:
         identity of the policy that plays in it (None for the references, which are the same
         for every policy)."""
         key = {**self.key, "policy": policy}
-        path = None if self.folder is None else self.folder / f"{name}.json"
-        cacheable = path is not None and (policy is not None or name.startswith("reference"))
+        reference = name.startswith("reference")
+        folder = self.references if reference and self.references is not None else self.folder
+        path = None if folder is None else folder / f"{name}.json"
+        cacheable = path is not None and (policy is not None or reference)
         if cacheable and path.is_file():
             try:
                 stored = json.loads(path.read_text())
@@ -382,6 +426,7 @@ def score(
     batched: bool = False,
     baselines: Sequence[str] | None = None,
     out: str | Path | None = None,
+    references: str | Path | None = None,
     progress: bool = False,
 ) -> Scorecard:
     """The scorecard of ``policy`` on a shipped suite: the same record ``madiao-mao scorecard``
@@ -391,7 +436,9 @@ def score(
     ``exploit_steps``: also train an exploiter for that many learner steps (a spec only).
     ``baselines``: play only these of the game's baselines (a partial scorecard for quick checks,
     with the same figures against them as the whole one; the leaderboard takes whole ones only).
-    ``out``: keep each pairing's games in ``out/cache`` (a rerun resumes from them)."""
+    ``out``: keep each pairing's games in ``out/cache`` (a rerun resumes from them).
+    ``references``: keep the reference's games in this folder instead, shared by every scorecard
+    that names it (the CLI's default: ``default_reference_cache()``)."""
     module = game_module(game)
     chosen = _suite(module, game, suite)
     played = chosen_baselines(module, game, baselines)
@@ -401,6 +448,7 @@ def score(
     cache = PairingCache(
         None if out is None else Path(out) / "cache",
         {"protocol": PROTOCOL, "game": game, "suite": chosen.name, "checksum": chosen.checksum},
+        None if references is None else Path(references),
     )
     started = time.perf_counter()
     figures, ratings = module.play_suite(under_test, chosen, cache, played, progress=progress)
@@ -598,6 +646,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="folder for scorecard.json/.md/.png and the cache (default scorecards/GAME-SUITE-POLICY)",
     )
+    parser.add_argument(
+        "--reference-cache",
+        default=None,
+        help="folder keeping the reference's games for every scorecard to reuse (default: "
+        "$MADIAO_MAO_CACHE/scorecard-references, else ~/.cache/madiao-mao/scorecard-references)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
@@ -613,12 +667,14 @@ def command_scorecard(args: argparse.Namespace) -> int:
     chosen_baselines(module, args.game, args.baselines)
     out = args.out or f"scorecards/{args.game}-{args.suite}-{re.sub(r'[^A-Za-z0-9_.=-]+', '-', args.policy)}"
     check_output_folder(out, "--out")
+    references = args.reference_cache or str(default_reference_cache())
+    check_output_folder(references, "--reference-cache")
     if args.exploit_steps is not None:
         _check_exploit(args.policy, args.game, args.exploit_steps)
     resolve_policy(args.policy, args.game, batched=args.batched)
     card = score(
         args.policy, game=args.game, suite=args.suite, exploit_steps=args.exploit_steps, batched=args.batched,
-        baselines=args.baselines, out=out, progress=not args.no_progress,
+        baselines=args.baselines, out=out, references=references, progress=not args.no_progress,
     )  # fmt: skip
     print(card.markdown())
     print("wrote " + ", ".join(str(p) for p in write_scorecard(card, Path(out))))

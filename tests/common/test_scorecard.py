@@ -28,6 +28,15 @@ def _record(folder: Path) -> dict:
     return json.loads((folder / scorecard.JSON_NAME).read_text())
 
 
+@pytest.fixture(scope="module", autouse=True)
+def reference_cache(tmp_path_factory):
+    """The CLI's default reference cache, in a folder of this module's (not the user's cache)."""
+    folder = tmp_path_factory.mktemp("user-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MADIAO_MAO_CACHE", str(folder))
+        yield folder / "scorecard-references"
+
+
 @pytest.fixture(scope="module")
 def greedy_smoke(tmp_path_factory) -> Path:
     """``madiao-mao scorecard greedy --suite smoke`` run once for the tests that compare with it."""
@@ -53,7 +62,10 @@ def test_cli_and_score_agree_and_reruns_are_byte_equal(greedy_smoke, tmp_path, c
     assert all('\n "timing": {' in text for text in texts)
     assert texts[0].split('\n "timing": {')[0] == texts[1].split('\n "timing": {')[0]
     first, second = _record(greedy_smoke), _record(tmp_path / "again")
-    assert second["timing"]["cached_pairings"] == []  # a fresh folder: everything played again
+    # A fresh folder: the policy's pairings played again, the reference's from the shared cache.
+    references = sorted(name for name in second["timing"]["pairing_seconds"] if name.startswith("reference"))
+    assert references and sorted(second["timing"]["cached_pairings"]) == references
+    assert not list((tmp_path / "again" / "cache").glob("reference*"))
     api = score("greedy", game="madiao", suite="smoke")
     assert without_timing(api.to_dict()) == without_timing(first)
     assert first["protocol"] == PROTOCOL
@@ -97,6 +109,20 @@ def test_an_interrupted_run_resumes_with_the_same_record(greedy_smoke, tmp_path,
     assert without_timing(resumed.to_dict()) == without_timing(_record(greedy_smoke))
 
 
+def test_reference_games_made_by_other_code_are_played_again(tmp_path, monkeypatch) -> None:
+    first = score("greedy", suite="smoke", references=tmp_path)
+    again = score("greedy", suite="smoke", references=tmp_path)
+    assert again.timing["cached_pairings"] and all(
+        n.startswith("reference") for n in again.timing["cached_pairings"]
+    )
+    monkeypatch.setattr(scorecard, "code_fingerprint", lambda: "sha256:other code")
+    other = score("greedy", suite="smoke", references=tmp_path)
+    assert other.timing["cached_pairings"] == []
+    assert (
+        without_timing(first.to_dict()) == without_timing(again.to_dict()) == without_timing(other.to_dict())
+    )
+
+
 def test_a_cache_of_another_policy_is_not_used(tmp_path) -> None:
     score("greedy", suite="smoke", out=tmp_path)
     other = score("heuristic", suite="smoke", out=tmp_path)
@@ -121,6 +147,7 @@ def test_a_cache_of_another_policy_is_not_used(tmp_path) -> None:
         (["oracle", "--game", "mao", "--exploit-steps", "10"], "cannot measure the exploitability"),
         (["search", "--exploit-steps", "10"], "cannot measure the exploitability"),
         (["greedy", "--baselines", "search"], "madiao baselines: unknown 'search'"),
+        (["greedy", "--reference-cache", __file__], "is an existing file, not a folder"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(args, problem, tmp_path, capsys) -> None:
