@@ -16,8 +16,10 @@ player's budget are part of the protocol (``PROTOCOL``); nothing random comes fr
 The record (:class:`Scorecard`, schema in docs/scorecard.md) holds every figure with its 95%
 interval and its sample size. Everything but ``timing`` is a function of the policy, the suite
 and the package: two runs write byte-equal JSON apart from ``timing``. With a folder (``out``),
-each pairing's games are kept in ``out/cache`` as they finish, so an interrupted run resumes.
-The game-specific parts (suites, pairings, figures) live in ``training.madiao_scorecard`` and
+each pairing's games are kept in ``out/cache`` as they finish, so an interrupted run resumes; the
+reference's games, the same for every policy, can be kept in a folder every scorecard shares
+(``references``; the command's ``--reference-cache``). The game-specific parts (suites,
+pairings, figures, the leaderboard's ranking) live in ``training.madiao_scorecard`` and
 ``training.mao_scorecard``; this module holds the protocol, the record and the command.
 """
 
