@@ -179,9 +179,18 @@ def load_model(path: str | Path):
     if not path.is_file():
         raise FileNotFoundError(f"no saved model at {path}")
     # Imported here: torch and SB3 are optional ("train" extra) and slow to import.
+    import torch
     from sb3_contrib import MaskablePPO
 
-    return MaskablePPO.load(str(path), device="cpu")
+    # Loading first builds the policy with its orthogonal initialisation (QR decompositions), then
+    # reads the saved weights over it. On one thread; more only wait for cores on a busy machine,
+    # where that made loading the Mao model 40 times slower (docs/results.md).
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return MaskablePPO.load(str(path), device="cpu")
+    finally:
+        torch.set_num_threads(threads)
 
 
 def policy_agent(

@@ -6,6 +6,7 @@ madiao-mao match --game mao --record mao.json   # a Mao game between agents, pri
 madiao-mao play --seat 0              # you against three heuristic players in the terminal
 madiao-mao play --game mao            # Mao: you against three Bayesian rule-learning players
 madiao-mao evaluate --agents heuristic greedy random --deals 200 --out results/
+madiao-mao scorecard model --suite dev   # a policy against every baseline on a fixed suite
 madiao-mao replay game.json           # a recorded game (either game), move by move, with the result
 madiao-mao bench                      # python -m benchmarks
 madiao-mao serve                      # play and replay both games in the browser (127.0.0.1:8000)
@@ -298,6 +299,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="evaluate the exploiter already trained in RUN_DIR instead of training one (--steps unused)",
     )
 
+    scorecard = commands.add_parser(
+        "scorecard", help="a policy's scorecard on a fixed suite: every baseline, CIs, JSON + markdown + plot"
+    )
+    from training.scorecard import add_arguments as add_scorecard_arguments
+
+    add_scorecard_arguments(scorecard)
+
     serve = commands.add_parser(
         "serve", help="a local web app to play and replay both games in the browser (extra: web)"
     )
@@ -390,6 +398,12 @@ def command_exploit(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_scorecard(args: argparse.Namespace) -> int:
+    from training.scorecard import command_scorecard as scorecard
+
+    return scorecard(args)
+
+
 def command_serve(args: argparse.Namespace) -> int:
     try:
         from madiao_mao_web.app import serve
@@ -420,6 +434,7 @@ COMMANDS = {
     "match": command_match,
     "serve": command_serve,
     "exploit": command_exploit,
+    "scorecard": command_scorecard,
 }
 
 

@@ -102,6 +102,24 @@ class PairResult:
         return np.bincount(index, weights=np.asarray(self.score)) / np.bincount(index)
 
 
+def paired_by_deal(ours: PairResult, reference: PairResult, role: str | None = None) -> MeanCI:
+    """Mean over deals of (ours - reference), each side's mean score in the deal's hands in
+    ``role`` ("banker", "player" or None for all), with a 95% interval; deals where either side
+    never held the role are left out. Each side's own role counts: the players' decisions
+    (declaring a redeal) can change who holds the bank, so the two sides' roles in the same
+    rotation of a deal may differ."""
+
+    def per_deal(pair: PairResult) -> dict[int, float]:
+        banker = np.asarray(pair.banker, dtype=bool)
+        keep = np.ones_like(banker) if role is None else (banker if role == "banker" else ~banker)
+        deals = np.asarray(pair.deal_index)[keep]
+        scores = np.asarray(pair.score, dtype=np.float64)[keep]
+        return {int(d): float(scores[deals == d].mean()) for d in np.unique(deals)}
+
+    mine, theirs = per_deal(ours), per_deal(reference)
+    return mean_ci([mine[d] - theirs[d] for d in sorted(mine.keys() & theirs.keys())])
+
+
 def duplicate_match(
     agent: Agent,
     opponent: Agent,

@@ -405,6 +405,18 @@ def evaluate_mao(
     )
 
 
+def controlled_games(
+    rules: Sequence[int], replicates: int, seed: int, n_players: int = 4
+) -> list[tuple[int, int, int]]:
+    """The games of :func:`rule_discovery_experiment`, in the order played: (the rule active from
+    the start, the seat of the agent under test, the env seed), ``replicates`` games per rule."""
+    return [
+        (rule, (rule + replicate) % n_players, seed * 100_003 + rule * 101 + replicate)
+        for rule in map(int, rules)
+        for replicate in range(replicates)
+    ]
+
+
 def rule_discovery_experiment(
     agents: Mapping[str, Agent | str],
     *,
@@ -432,16 +444,13 @@ def rule_discovery_experiment(
         )  # fmt: skip
         opponents = [_agent(opponent, env, seed + 100 + s) for s in range(n_players)]
         stats[name] = MaoSeatStats(name)
-        for rule in rules:
-            for replicate in range(replicates):
-                seat = (rule + replicate) % n_players
-                lineup = [agent if s == seat else opponents[s] for s in range(n_players)]
-                play_mao_episode(
-                    env, lineup, {seat: stats[name]}, seed=seed * 100_003 + rule * 101 + replicate,
-                    options={"rules": [int(rule)]}, max_turns=turns,
-                )  # fmt: skip
-                stats[name].game_ends.append(stats[name].turns)
-                stats[name].game_round_ends.append((stats[name].rounds_won, stats[name].rounds_played))
+        for rule, seat, env_seed in controlled_games(rules, replicates, seed, n_players):
+            lineup = [agent if s == seat else opponents[s] for s in range(n_players)]
+            play_mao_episode(
+                env, lineup, {seat: stats[name]}, seed=env_seed, options={"rules": [rule]}, max_turns=turns,
+            )  # fmt: skip
+            stats[name].game_ends.append(stats[name].turns)
+            stats[name].game_round_ends.append((stats[name].rounds_won, stats[name].rounds_played))
     return MaoReport(
         stats,
         f"Mao rule discovery ({len(rules)} rules x {replicates} games x {turns} turns per agent)",
@@ -572,6 +581,20 @@ def play_calls_episode(
         stats.rounds_won += int(table.round_won_by >= 0)
 
 
+def calls_episodes(
+    episodes: int, seed: int, *, n_players: int = 4, n_rules: int = 2
+) -> list[tuple[int, list[tuple[int, int]]]]:
+    """The episodes of :func:`evaluate_calls`: (env seed, [(secret rule, its author's seat), ...])."""
+    rng = np.random.default_rng(seed)
+    plans = []
+    for _ in range(episodes):
+        rules = rng.choice(DISCOVERABLE_RULES, n_rules, replace=False)
+        authors = rng.choice(n_players, n_rules)
+        plan = [(int(r), int(a)) for r, a in zip(rules, authors, strict=True)]
+        plans.append((int(rng.integers(2**31 - 1)), plan))
+    return plans
+
+
 def evaluate_calls(
     agents: Mapping[str, str],
     *,
@@ -590,13 +613,7 @@ def evaluate_calls(
     seat 0 plays ``fault_source`` (say ``"base"``, who never learns a secret rule and so keeps
     faulting) and the other seats the kind: only the windows on seat 0's turns are counted, i.e.
     how the kind polices a faulty player."""
-    rng = np.random.default_rng(seed)
-    plans = []
-    for _ in range(episodes):
-        rules = rng.choice(DISCOVERABLE_RULES, n_rules, replace=False)
-        authors = rng.choice(n_players, n_rules)
-        plan = [(int(r), int(a)) for r, a in zip(rules, authors, strict=True)]
-        plans.append((int(rng.integers(2**31 - 1)), plan))
+    plans = calls_episodes(episodes, seed, n_players=n_players, n_rules=n_rules)
     results = {}
     for index, (name, spec) in enumerate(agents.items()):
         env = _make_env(n_players, None, calls="players", max_steps=max_steps)

@@ -84,6 +84,30 @@ def test_learned_policy_agent_loads_a_saved_model_and_respects_masks(tmp_path):
         LearnedPolicyAgent(tmp_path / "missing.zip")
 
 
+def test_a_model_loads_on_one_torch_thread_and_leaves_the_setting_as_it_was(tmp_path, monkeypatch):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.learned import load_model
+
+    path = tmp_path / "policy.zip"
+    MaskablePPO("MlpPolicy", _MaskedToyEnv(), n_steps=16, batch_size=16).save(str(path))
+    real_load, threads_while_loading = MaskablePPO.load, []
+
+    def load(*args, **kwargs):
+        threads_while_loading.append(torch.get_num_threads())
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(MaskablePPO, "load", load)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        load_model(path)
+        assert threads_while_loading == [1] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_registry_names_unknown_agents_and_games():
     with pytest.raises(ValueError, match="unknown madiao agent 'wizard'"):
         make_agent("wizard", "madiao")

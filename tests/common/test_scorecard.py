@@ -1,0 +1,280 @@
+"""The scorecard (issue 26): fixed suites proved by their checksums, ``score()`` and the CLI giving
+the same record, byte-equal reruns, resuming after an interruption, bad input refused with nothing
+written, callable policies, the ranking of a weak and a strong policy, and the leaderboard."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("madiao_env.madiao_v0")
+
+from training import madiao_scorecard, mao_scorecard, scorecard
+from training.cli import main
+from training.scorecard import PROTOCOL, check_suite, score, without_timing
+
+
+def _cli(capsys, *args: str) -> tuple[int, str, str]:
+    status = main(["scorecard", *args, "--no-progress"])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def _record(folder: Path) -> dict:
+    return json.loads((folder / scorecard.JSON_NAME).read_text())
+
+
+@pytest.fixture(scope="module", autouse=True)
+def reference_cache(tmp_path_factory):
+    """The CLI's default reference cache, in a folder of this module's (not the user's cache)."""
+    folder = tmp_path_factory.mktemp("user-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MADIAO_MAO_CACHE", str(folder))
+        yield folder / "scorecard-references"
+
+
+@pytest.fixture(scope="module")
+def greedy_smoke(tmp_path_factory) -> Path:
+    """``madiao-mao scorecard greedy --suite smoke`` run once for the tests that compare with it."""
+    folder = tmp_path_factory.mktemp("greedy") / "out"
+    assert main(["scorecard", "greedy", "--suite", "smoke", "--out", str(folder), "--no-progress"]) == 0
+    return folder
+
+
+@pytest.mark.parametrize("module", [madiao_scorecard, mao_scorecard])
+def test_shipped_suites_derive_the_games_of_their_checksum(module) -> None:
+    for suite in module.SUITES.values():
+        check_suite(suite)
+    changed = dataclasses.replace(module.SUITES["smoke"], seed=module.SUITES["smoke"].seed + 1)
+    with pytest.raises(ValueError, match="checksum"):
+        check_suite(changed)
+
+
+def test_cli_and_score_agree_and_reruns_are_byte_equal(greedy_smoke, tmp_path, capsys) -> None:
+    status, out, _ = _cli(capsys, "greedy", "--suite", "smoke", "--out", str(tmp_path / "again"))
+    assert status == 0 and "vs heuristic" in out
+    # Byte for byte up to the timing fields, the last key of the sorted record.
+    texts = [(folder / scorecard.JSON_NAME).read_text() for folder in (greedy_smoke, tmp_path / "again")]
+    assert all('\n "timing": {' in text for text in texts)
+    assert texts[0].split('\n "timing": {')[0] == texts[1].split('\n "timing": {')[0]
+    first, second = _record(greedy_smoke), _record(tmp_path / "again")
+    # A fresh folder: the policy's pairings played again, the reference's from the shared cache.
+    references = sorted(name for name in second["timing"]["pairing_seconds"] if name.startswith("reference"))
+    assert references and sorted(second["timing"]["cached_pairings"]) == references
+    assert not list((tmp_path / "again" / "cache").glob("reference*"))
+    api = score("greedy", game="madiao", suite="smoke")
+    assert without_timing(api.to_dict()) == without_timing(first)
+    assert first["protocol"] == PROTOCOL
+    assert first["suite"]["checksum"] == madiao_scorecard.SUITES["smoke"].checksum
+    for name in (scorecard.MARKDOWN_NAME, scorecard.PLOT_NAME):
+        assert (greedy_smoke / name).stat().st_size > 0
+    # Every baseline in every role, each figure with its sample size.
+    measures = {(f["table"], f["measure"]) for f in first["figures"]}
+    for baseline in madiao_scorecard.BASELINES:
+        for suffix, _ in madiao_scorecard.ROLES:
+            assert (baseline, f"stakes_per_hand{suffix}") in measures
+            assert (baseline, f"difference_from_heuristic{suffix}") in measures
+    assert all(f["n"] > 0 for f in first["figures"])
+
+
+def test_a_rerun_in_the_same_folder_comes_from_the_cache(greedy_smoke, capsys) -> None:
+    before = _record(greedy_smoke)
+    status, _, _ = _cli(capsys, "greedy", "--suite", "smoke", "--out", str(greedy_smoke))
+    after = _record(greedy_smoke)
+    assert status == 0 and without_timing(after) == without_timing(before)
+    assert sorted(after["timing"]["cached_pairings"]) == sorted(after["timing"]["pairing_seconds"])
+
+
+def test_an_interrupted_run_resumes_with_the_same_record(greedy_smoke, tmp_path, monkeypatch) -> None:
+    real = madiao_scorecard.duplicate_match
+    calls = []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(madiao_scorecard, "duplicate_match", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        score("greedy", suite="smoke", out=tmp_path)
+    monkeypatch.setattr(madiao_scorecard, "duplicate_match", real)
+    assert len(list((tmp_path / "cache").glob("*.json"))) == 3  # the pairings finished before it
+    resumed = score("greedy", suite="smoke", out=tmp_path)
+    assert len(resumed.timing["cached_pairings"]) == 3
+    assert without_timing(resumed.to_dict()) == without_timing(_record(greedy_smoke))
+
+
+def test_reference_games_made_by_other_code_are_played_again(tmp_path, monkeypatch) -> None:
+    first = score("greedy", suite="smoke", references=tmp_path)
+    again = score("greedy", suite="smoke", references=tmp_path)
+    assert again.timing["cached_pairings"] and all(
+        n.startswith("reference") for n in again.timing["cached_pairings"]
+    )
+    monkeypatch.setattr(scorecard, "code_fingerprint", lambda: "sha256:other code")
+    other = score("greedy", suite="smoke", references=tmp_path)
+    assert other.timing["cached_pairings"] == []
+    assert (
+        without_timing(first.to_dict()) == without_timing(again.to_dict()) == without_timing(other.to_dict())
+    )
+
+
+def test_a_cache_of_another_policy_is_not_used(tmp_path) -> None:
+    score("greedy", suite="smoke", out=tmp_path)
+    other = score("heuristic", suite="smoke", out=tmp_path)
+    # The references (the heuristic against each baseline) do not depend on the policy: kept.
+    assert other.timing["cached_pairings"] and all(
+        name.startswith("reference") for name in other.timing["cached_pairings"]
+    )
+    # The heuristic is the reference itself, and plays deterministically: every paired difference is 0.
+    for figure in other.figures:
+        if figure.measure.startswith("difference_from_heuristic"):
+            assert figure.mean == 0.0, figure
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["nonsense"], "unknown madiao policy 'nonsense'"),
+        (["model:missing.zip"], "no saved model at missing.zip"),
+        (["json:no_such_function"], "json has no no_such_function"),
+        (["no_such_module_26:policy"], "cannot import no_such_module_26"),
+        (["heuristic", "--suite", "huge"], "unknown madiao suite 'huge'"),
+        (["oracle", "--game", "mao", "--exploit-steps", "10"], "cannot measure the exploitability"),
+        (["search", "--exploit-steps", "10"], "cannot measure the exploitability"),
+        (["greedy", "--baselines", "search"], "madiao baselines: unknown 'search'"),
+        (["greedy", "--reference-cache", __file__], "is an existing file, not a folder"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(args, problem, tmp_path, capsys) -> None:
+    out = tmp_path / "out"
+    status, stdout, err = _cli(capsys, *args, "--out", str(out))
+    assert status == 2
+    assert err.count("\n") == 1 and problem in err and err.startswith("madiao-mao scorecard: error:")
+    assert not out.exists() and stdout == ""
+
+
+def first_legal(observation: np.ndarray, mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def first_legal_batch(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    return np.asarray(masks, dtype=bool).argmax(axis=1)
+
+
+def test_callable_policies_single_and_batched_give_the_same_record(tmp_path, capsys) -> None:
+    single = score(first_legal, suite="smoke").to_dict()
+    batched = score(first_legal_batch, suite="smoke", batched=True).to_dict()
+    assert single["policy"] == "first_legal" and batched["policy"] == "first_legal_batch"
+    for record in (single, batched):
+        del record["policy"], record["timing"]
+    assert single == batched
+    # The same function named module:callable on the command line.
+    status, _, _ = _cli(
+        capsys, f"{__name__}:first_legal_batch", "--batched", "--suite", "smoke", "--out", str(tmp_path)
+    )
+    cli_record = without_timing(_record(tmp_path))
+    assert status == 0 and cli_record.pop("policy") == f"{__name__}:first_legal_batch"
+    assert cli_record == single
+
+
+@pytest.mark.slow
+def test_mao_smoke_base_against_itself_and_the_cli(tmp_path, capsys) -> None:
+    card = score("base", game="mao", suite="smoke", out=tmp_path / "api")
+    tables = {f.table for f in card.figures}
+    assert tables == {*mao_scorecard.BASELINES, mao_scorecard.CALLS_TABLE}
+    # The policy is the reference and both are seeded from the suite: the same games, difference 0.
+    for figure in card.figures:
+        if figure.measure == "penalty_difference_from_base":
+            assert figure.mean == 0.0 and figure.blocks == len(mao_scorecard.HELD_OUT_RULES)
+    # Rates are shown without a sign (they are not differences).
+    penalty_row = next(
+        row for row in card.markdown().splitlines() if row.startswith("| penalty_cards_per_turn")
+    )
+    assert "+" not in penalty_row and "(n=" in penalty_row
+    status, _, _ = _cli(capsys, "base", "--game", "mao", "--suite", "smoke", "--out", str(tmp_path / "cli"))
+    assert status == 0 and without_timing(_record(tmp_path / "cli")) == without_timing(card.to_dict())
+
+
+def test_random_ranks_below_the_model_on_the_dev_suite(tmp_path) -> None:
+    # Against the batched baselines only (--baselines): the whole dev scorecard takes minutes, the
+    # search baseline's pairings most of them.
+    subset = ("greedy", "heuristic")
+    weak = score("random", suite="dev", baselines=subset, out=tmp_path)
+    strong = score("model", suite="dev", baselines=subset, out=tmp_path)
+    assert weak.baselines == strong.baselines == list(subset)
+    for baseline in subset:
+        low, high = weak.figure(baseline, "stakes_per_hand"), strong.figure(baseline, "stakes_per_hand")
+        assert low.high < high.low, (baseline, str(low), str(high))
+    assert weak.ratings["policy"]["mu"] < strong.ratings["policy"]["mu"]
+    # A baseline's figures do not depend on which others are played: the shipped whole scorecard's.
+    shipped = json.loads((scorecard.SCORECARDS_DIR / "madiao-dev-random.json").read_text())
+    assert [f for f in shipped["figures"] if f["table"] in subset] == [
+        dataclasses.asdict(f) for f in weak.figures
+    ]
+
+
+@pytest.mark.parametrize(
+    ("baselines", "problem"),
+    [(["search"], "unknown 'search'"), ([], "none"), (["greedy", "greedy"], "one named twice")],
+)
+def test_a_bad_baselines_subset_is_refused(baselines, problem) -> None:
+    with pytest.raises(ValueError, match=problem):
+        score("greedy", suite="smoke", baselines=baselines)
+
+
+def test_the_leaderboard_matches_the_shipped_scorecards() -> None:
+    records = [json.loads(p.read_text()) for p in sorted(scorecard.SCORECARDS_DIR.glob("*.json"))]
+    shipped = {(r["game"], r["policy"]) for r in records}
+    for game, policies in scorecard.LEADERBOARD_POLICIES.items():
+        assert {(game, policy) for policy in policies} <= shipped
+    for record in records:
+        suite = scorecard.game_module(record["game"]).SUITES[record["suite"]["name"]]
+        assert record["protocol"] == PROTOCOL and record["suite"]["checksum"] == suite.checksum
+    assert scorecard.LEADERBOARD.read_text() == scorecard.leaderboard_markdown()
+
+
+def _shipped(game: str) -> list[dict]:
+    return [
+        r
+        for p in sorted(scorecard.SCORECARDS_DIR.glob("*.json"))
+        if (r := json.loads(p.read_text()))["game"] == game
+    ]
+
+
+def test_the_madiao_leaderboard_order_agrees_with_every_head_to_head_figure() -> None:
+    records = _shipped("madiao")
+    _, ranked = madiao_scorecard.leaderboard_table(records)
+    rank = {record["policy"]: place for place, (record, _) in enumerate(ranked)}
+    compared = 0
+    for record in records:
+        for figure in record["figures"]:
+            if figure["measure"] != madiao_scorecard.HEADLINE or figure["table"] not in rank:
+                continue
+            compared += 1
+            if rank[record["policy"]] < rank[figure["table"]]:  # against a policy ranked under it
+                assert figure["high"] >= 0, (record["policy"], figure)
+            else:
+                assert figure["low"] <= 0, (record["policy"], figure)
+    # Four of the five columns are rows (the search row plays its default budget, not samples=8).
+    assert compared == 4 * len(records)
+
+
+def test_the_mao_leaderboard_shows_rates_unsigned_lowest_penalty_first() -> None:
+    _, ranked = mao_scorecard.leaderboard_table(_shipped("mao"))
+    means = [float(cells[len(mao_scorecard.BASELINES)]) for _, cells in ranked]
+    assert means == sorted(means) and len(means) == len(scorecard.LEADERBOARD_POLICIES["mao"])
+    section = scorecard.leaderboard_markdown().split("## Mao")[1]
+    assert "lower is better" in section and "+" not in section
+
+
+def test_a_partial_scorecard_has_no_leaderboard_row(tmp_path) -> None:
+    record = json.loads((scorecard.SCORECARDS_DIR / "madiao-dev-random.json").read_text())
+    record["baselines"] = ["heuristic"]
+    (tmp_path / "partial.json").write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="partial scorecard"):
+        scorecard.leaderboard_markdown(tmp_path)

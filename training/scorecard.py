@@ -1,0 +1,766 @@
+"""The scorecard: one protocol for reporting a policy's strength, on fixed suites shipped with the package.
+
+    madiao-mao scorecard model --game madiao --suite dev --out scorecards/model
+    python -m training.scorecard leaderboard          # docs/leaderboard.md from docs/scorecards/
+
+    from training.scorecard import score
+    card = score(my_policy, game="madiao", suite="dev")   # an Agent, an agent spec or a callable
+    card.to_json()
+
+A *suite* (``training.madiao_scorecard.SUITES``, ``training.mao_scorecard.SUITES``) fixes every
+game played: it is derived from the suite's own seed, and the checksum of what it derives is
+recorded beside it, so a scorecard names exactly the games behind its figures (a suite whose
+games no longer hash to its checksum is refused). The baselines, their seeds and the search
+player's budget are part of the protocol (``PROTOCOL``); nothing random comes from anywhere else.
+
+The record (:class:`Scorecard`, schema in docs/scorecard.md) holds every figure with its 95%
+interval and its sample size. Everything but ``timing`` is a function of the policy, the suite
+and the package: two runs write byte-equal JSON apart from ``timing``. With a folder (``out``),
+each pairing's games are kept in ``out/cache`` as they finish, so an interrupted run resumes; the
+reference's games, the same for every policy, can be kept in a folder every scorecard shares
+(``references``; the command's ``--reference-cache``). The game-specific parts (suites,
+pairings, figures, the leaderboard's ranking) live in ``training.madiao_scorecard`` and
+``training.mao_scorecard``; this module holds the protocol, the record and the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+from training.stats import MeanCI, markdown_table, wilson_interval
+
+#: The version of the protocol: suites, baselines, budgets and figures. Any change to what a
+#: scorecard measures changes it, so two scorecards compare only when it is equal.
+PROTOCOL = "scorecard-1"
+GAMES = ("madiao", "mao")
+#: The file names written in a scorecard folder.
+JSON_NAME, MARKDOWN_NAME, PLOT_NAME = "scorecard.json", "scorecard.md", "scorecard.png"
+#: Where the shipped agents' scorecards and the leaderboard built from them live.
+SCORECARDS_DIR = Path(__file__).resolve().parent.parent / "docs" / "scorecards"
+LEADERBOARD = Path(__file__).resolve().parent.parent / "docs" / "leaderboard.md"
+
+
+def game_module(game: str) -> ModuleType:
+    """The module with ``game``'s suites and pairings."""
+    if game == "madiao":
+        from training import madiao_scorecard
+
+        return madiao_scorecard
+    if game == "mao":
+        from training import mao_scorecard
+
+        return mao_scorecard
+    raise ValueError(f"unknown game {game!r}; games are {', '.join(GAMES)}")
+
+
+def suite_checksum(payload: Any) -> str:
+    """The sha256 of a suite's derived games as canonical JSON (what the checksum proves)."""
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def check_suite(suite: Any) -> None:
+    """Refuse a suite whose derived games do not hash to its recorded checksum."""
+    derived = suite_checksum(suite.games())
+    if derived != suite.checksum:
+        raise ValueError(
+            f"suite {suite.name!r} derives games with checksum {derived}, not its recorded "
+            f"{suite.checksum}: the games behind its figures changed"
+        )
+
+
+# ---- the record
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One measured figure: a mean with its 95% interval and the samples behind it."""
+
+    table: str
+    """Who the policy played against (Madiao: the baseline in the three other seats; Mao: the
+    kind of the other players at the table, or ``players_calls``)."""
+    measure: str
+    """What is measured (docs/scorecard.md lists each measure and its unit)."""
+    mean: float | None
+    low: float | None
+    high: float | None
+    """The 95% interval (None when it cannot be computed: no sample, or one block)."""
+    n: int
+    """The samples (hands, turns, rounds or calls, per ``measure``)."""
+    blocks: int
+    """The independent units the interval is computed over (deals, games; for a Wilson interval
+    of a proportion, the samples themselves)."""
+
+    @classmethod
+    def from_ci(cls, table: str, measure: str, ci: MeanCI, n: int) -> Figure:
+        return cls(table, measure, _finite(ci.mean), _finite(ci.low), _finite(ci.high), n, ci.n_blocks)
+
+    @classmethod
+    def proportion(cls, table: str, measure: str, hits: int, trials: int) -> Figure:
+        """A rate with its Wilson interval."""
+        low, high = wilson_interval(hits, trials)
+        mean = hits / trials if trials else math.nan
+        return cls(table, measure, _finite(mean), _finite(low), _finite(high), trials, trials)
+
+    def text(self, *, signed: bool = True) -> str:
+        """The mean and its interval to 3 decimals, with a sign for a payoff or a difference
+        (``signed``), without one for a rate (``RATES`` of the game's module)."""
+        style = "+.3f" if signed else ".3f"
+        if self.mean is None:
+            return "n/a"
+        if self.low is None or self.high is None:
+            return format(self.mean, style)
+        return f"{self.mean:{style}} [{self.low:{style}}, {self.high:{style}}]"
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def _finite(value: float) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+@dataclass
+class Scorecard:
+    """Everything a scorecard reports (``to_json`` is the file ``madiao-mao scorecard`` writes)."""
+
+    protocol: str
+    game: str
+    policy: str
+    """The policy's label: its agent spec, or the name of an ``Agent`` or a callable."""
+    suite: dict[str, Any]
+    """The suite's name, checksum and parameters."""
+    package_version: str
+    baselines: list[str]
+    figures: list[Figure]
+    ratings: dict[str, dict[str, float]]
+    """openskill Plackett-Luce ratings (mu, sigma, ordinal = mu - 3 sigma) of the policy (key
+    ``policy``) and the agents it was compared with, from the suite's games."""
+    exploit: dict[str, Any] | None = None
+    """The exploitability proxy's budget and figures when asked (``exploit_steps``), else None."""
+    timing: dict[str, Any] = field(default_factory=dict)
+    """Seconds per pairing and in all, and which pairings came from the cache: the only part
+    that changes between two runs."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, sort_keys=True, allow_nan=False) + "\n"
+
+    def figure(self, table: str, measure: str) -> Figure:
+        for figure in self.figures:
+            if figure.table == table and figure.measure == measure:
+                return figure
+        raise KeyError(f"no figure {measure!r} against {table!r}")
+
+    def markdown(self) -> str:
+        return scorecard_markdown(self.to_dict())
+
+
+def without_timing(record: dict[str, Any]) -> dict[str, Any]:
+    """A scorecard's dict without its timing fields (what two runs agree on byte for byte)."""
+    return {key: value for key, value in record.items() if key != "timing"}
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("madiao-mao")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+# ---- the policy under test
+
+
+class CallablePolicy(Agent):
+    """A plain function as an agent: ``fn(observation, mask) -> action`` or, with ``batched``,
+    ``fn(observations, masks) -> actions``. A function on (observation, mask) decides from them
+    alone, so its games are played in batches."""
+
+    decides_from_observation = True
+
+    def __init__(self, function: Callable[..., Any], *, batched: bool = False, name: str | None = None):
+        if not callable(function):
+            raise ValueError(f"a policy must be an Agent, an agent spec or a callable, got {function!r}")
+        self.function = function
+        self.batched = batched
+        self.name = name or getattr(function, "__name__", type(function).__name__)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        if self.batched:
+            return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+        return int(self.function(observation, action_mask))
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if not self.batched:
+            return super().act_batch(observations, masks)
+        masks = np.asarray(masks)
+        actions = np.asarray(self.function(np.asarray(observations), masks), dtype=np.int64).reshape(-1)
+        if actions.shape[0] != masks.shape[0]:
+            raise ValueError(
+                f"the batched policy {self.name!r} returned {actions.shape[0]} actions for "
+                f"{masks.shape[0]} rows"
+            )
+        return np.where(masks.any(axis=1), actions, -1)
+
+
+@dataclass
+class PolicyUnderTest:
+    """The policy a scorecard measures, made afresh (or reseeded) for every pairing, so that a
+    pairing's games do not depend on which pairings ran before it in the same process (a resumed
+    run plays the same games)."""
+
+    label: str
+    spec: str | None
+    """The agent spec when the policy was named by one (the registry builds it, with the env it
+    plays in when it needs one)."""
+    agent: Agent | None
+    identity: str | None
+    """What the cache keys this policy's pairings by (None: not cached; a policy given as an
+    object has no identity a later run could check)."""
+
+    def make(self, game: str, *, seed: int, env=None) -> Agent:
+        if self.spec is not None:
+            from training.cli_args import load_agent
+
+            return load_agent(self.spec, game, seed=seed, env=env)
+        assert self.agent is not None
+        self.agent.seed(seed)
+        self.agent.reset()
+        return self.agent
+
+    def for_table(self, game: str, *, seed: int) -> Agent | str:
+        """The spec when there is one (Mao's experiments build agents that need their table's env
+        from specs), else the object, reseeded."""
+        return self.spec if self.spec is not None else self.make(game, seed=seed)
+
+
+def resolve_policy(
+    policy: Agent | str | Callable[..., Any], game: str, *, batched: bool = False
+) -> PolicyUnderTest:
+    """The policy under test from an ``Agent``, an agent spec (``agents.registry``: a name,
+    ``model:PATH``, ``search:OPTIONS``), ``module:callable`` (a function or an ``Agent`` found by
+    import), or a callable on (observation, mask), one decision or a batch (``batched``).
+    A spec is built once here, so a bad one is refused before any game."""
+    from agents.registry import MODEL_PREFIX, SEARCH_PREFIX, agent_names
+
+    if isinstance(policy, Agent):
+        return PolicyUnderTest(policy.name, None, policy, None)
+    if isinstance(policy, str):
+        if not policy:
+            raise ValueError("the policy spec is empty")
+        base = policy.split(":", 1)[0]
+        if policy in agent_names(game) or policy.startswith((MODEL_PREFIX, SEARCH_PREFIX)):
+            _check_spec(policy, game)
+            return PolicyUnderTest(policy, policy, None, _spec_identity(policy))
+        if ":" in policy and base not in agent_names(game):
+            found = _import_policy(policy)
+            agent = found if isinstance(found, Agent) else CallablePolicy(found, batched=batched, name=policy)
+            return PolicyUnderTest(policy, None, agent, f"{policy}|{_module_hash(policy)}|batched={batched}")
+        raise ValueError(
+            f"unknown {game} policy {policy!r}; give an agent ({', '.join(agent_names(game))}), "
+            f"{MODEL_PREFIX}PATH"
+            + (f", {SEARCH_PREFIX}OPTIONS" if game == "madiao" else "")
+            + " or module:callable"
+        )
+    agent = CallablePolicy(policy, batched=batched)
+    return PolicyUnderTest(agent.name, None, agent, None)
+
+
+def _check_spec(spec: str, game: str) -> None:
+    from training.cli_args import load_agent
+
+    if game == "madiao" and spec.split(":", 1)[0] == "search":
+        from training.madiao_games import make_env
+
+        load_agent(spec, game, seed=0, env=make_env())
+    elif not (game == "mao" and spec == "oracle"):  # the oracle is built at its table
+        load_agent(spec, game, seed=0)
+
+
+def _spec_identity(spec: str) -> str:
+    """A spec, with the hash of the model file it names (a retrained model is another policy)."""
+    from agents.registry import MODEL_PREFIX
+
+    if spec.startswith(MODEL_PREFIX):
+        path = Path(spec[len(MODEL_PREFIX) :])
+        return f"{spec}|sha256:{hashlib.sha256(path.read_bytes()).hexdigest()}"
+    return spec
+
+
+def _import_policy(spec: str) -> Any:
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"policy {spec!r}: write module:callable")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"policy {spec!r}: cannot import {module_name}: {error}") from None
+    found: Any = module
+    for part in attribute.split("."):
+        if not hasattr(found, part):
+            raise ValueError(f"policy {spec!r}: {module_name} has no {attribute}")
+        found = getattr(found, part)
+    if not (isinstance(found, Agent) or callable(found)) or isinstance(found, type):
+        raise ValueError(f"policy {spec!r} is neither an Agent nor a function on (observation, mask)")
+    return found
+
+
+def _module_hash(spec: str) -> str:
+    module = importlib.import_module(spec.partition(":")[0])
+    source = getattr(module, "__file__", None)
+    return hashlib.sha256(Path(source).read_bytes()).hexdigest() if source else "builtin"
+
+
+# ---- the cache of finished pairings
+
+
+#: The packages whose code plays a scorecard's games (their source is in ``code_fingerprint``).
+PLAYING_PACKAGES = ("cardgame_core", "madiao_env", "mao_env", "agents", "training")
+#: The libraries whose versions can change the games (the shipped models' arithmetic).
+PLAYING_LIBRARIES = ("numpy", "numba", "torch", "stable-baselines3", "sb3-contrib")
+
+
+def code_fingerprint() -> str:
+    """The sha256 of the source of ``PLAYING_PACKAGES``, the shipped models beside it and the
+    versions of ``PLAYING_LIBRARIES``: cached games made by other code are played again (an
+    editable install keeps its version number through every edit)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    digest = hashlib.sha256()
+    for package in PLAYING_PACKAGES:
+        root = Path(importlib.import_module(package).__file__).parent
+        files = sorted(
+            p for p in root.rglob("*") if p.suffix in (".py", ".zip") and "__pycache__" not in p.parts
+        )
+        for path in files:
+            digest.update(path.relative_to(root.parent).as_posix().encode() + b"\0" + path.read_bytes())
+    for library in PLAYING_LIBRARIES:
+        try:
+            digest.update(f"{library}=={version(library)}".encode())
+        except PackageNotFoundError:
+            digest.update(f"{library} absent".encode())
+    return "sha256:" + digest.hexdigest()
+
+
+def default_reference_cache() -> Path:
+    """Where the CLI keeps the reference games for every scorecard to reuse:
+    ``$MADIAO_MAO_CACHE/scorecard-references``, else under ``$XDG_CACHE_HOME`` or ``~/.cache``."""
+    import os
+
+    root = os.environ.get("MADIAO_MAO_CACHE")
+    if not root:
+        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "madiao-mao"
+    return Path(root) / "scorecard-references"
+
+
+class PairingCache:
+    """Each finished pairing's games as JSON in a folder, under a key naming the protocol, the
+    suite (checksum), the code that played them (``code_fingerprint``) and the policy; an entry
+    with another key is played again. The reference's pairings do not depend on the policy: with
+    a ``references`` folder they are kept there, under the game and suite, for every scorecard to
+    reuse. Without a folder (or for a policy with no identity) nothing is kept."""
+
+    def __init__(self, folder: Path | None, key: dict[str, Any], references: Path | None = None):
+        self.folder = folder
+        self.references = None if references is None else references / f"{key['game']}-{key['suite']}"
+        self.key = key if folder is None and references is None else {**key, "code": code_fingerprint()}
+        self.hits: list[str] = []
+        self.seconds: dict[str, float] = {}
+
+    def get_or_play(
+        self, name: str, play: Callable[[], dict[str, Any]], *, policy: str | None
+    ) -> dict[str, Any]:
+        """The cached result of pairing ``name``, else ``play()``'s, stored. ``policy``: the
+        identity of the policy that plays in it (None for the references, which are the same
+        for every policy)."""
+        key = {**self.key, "policy": policy}
+        reference = name.startswith("reference")
+        folder = self.references if reference and self.references is not None else self.folder
+        path = None if folder is None else folder / f"{name}.json"
+        cacheable = path is not None and (policy is not None or reference)
+        if cacheable and path.is_file():
+            try:
+                stored = json.loads(path.read_text())
+            except ValueError:
+                stored = None
+            if isinstance(stored, dict) and stored.get("key") == key:
+                self.hits.append(name)
+                self.seconds[name] = stored["seconds"]
+                return stored["result"]
+        started = time.perf_counter()
+        result = play()
+        self.seconds[name] = time.perf_counter() - started
+        if cacheable:
+            from cardgame_core.files import atomic_write_text
+
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, json.dumps({"key": key, "seconds": self.seconds[name], "result": result}))
+        return result
+
+
+# ---- the API
+
+
+def score(
+    policy: Agent | str | Callable[..., Any],
+    *,
+    game: str = "madiao",
+    suite: str = "dev",
+    exploit_steps: int | None = None,
+    batched: bool = False,
+    baselines: Sequence[str] | None = None,
+    out: str | Path | None = None,
+    references: str | Path | None = None,
+    progress: bool = False,
+) -> Scorecard:
+    """The scorecard of ``policy`` on a shipped suite: the same record ``madiao-mao scorecard``
+    writes. ``policy``: an ``Agent``, an agent spec (``heuristic``, ``model:PATH``, ...,
+    ``module:callable``) or a function of (observation, action mask) returning an action
+    (``batched=True``: of a batch of observations and masks, returning one action per row).
+    ``exploit_steps``: also train an exploiter for that many learner steps (a spec only).
+    ``baselines``: play only these of the game's baselines (a partial scorecard for quick checks,
+    with the same figures against them as the whole one; the leaderboard takes whole ones only).
+    ``out``: keep each pairing's games in ``out/cache`` (a rerun resumes from them).
+    ``references``: keep the reference's games in this folder instead, shared by every scorecard
+    that names it (the CLI's default: ``default_reference_cache()``)."""
+    module = game_module(game)
+    chosen = _suite(module, game, suite)
+    played = chosen_baselines(module, game, baselines)
+    if exploit_steps is not None:
+        _check_exploit(policy, game, exploit_steps)
+    under_test = resolve_policy(policy, game, batched=batched)
+    cache = PairingCache(
+        None if out is None else Path(out) / "cache",
+        {"protocol": PROTOCOL, "game": game, "suite": chosen.name, "checksum": chosen.checksum},
+        None if references is None else Path(references),
+    )
+    started = time.perf_counter()
+    figures, ratings = module.play_suite(under_test, chosen, cache, played, progress=progress)
+    exploit_record = None
+    if exploit_steps is not None:
+        exploit_record = _exploit(under_test, module, chosen, exploit_steps, out, cache)
+    return Scorecard(
+        protocol=PROTOCOL,
+        game=game,
+        policy=under_test.label,
+        suite=chosen.describe(),
+        package_version=package_version(),
+        baselines=list(played),
+        figures=figures,
+        ratings=ratings,
+        exploit=exploit_record,
+        timing={
+            "pairing_seconds": dict(sorted(cache.seconds.items())),
+            "cached_pairings": sorted(cache.hits),
+            "total_seconds": time.perf_counter() - started,
+        },
+    )
+
+
+def _suite(module: ModuleType, game: str, name: str):
+    if name not in module.SUITES:
+        raise ValueError(f"unknown {game} suite {name!r}; suites are {', '.join(module.SUITES)}")
+    suite = module.SUITES[name]
+    check_suite(suite)
+    return suite
+
+
+def chosen_baselines(module: ModuleType, game: str, names: Sequence[str] | None) -> tuple[str, ...]:
+    """The baselines to play, in the protocol's order: all of them (``names`` None) or the named
+    ones, each one of the game's baselines, named once."""
+    if names is None:
+        return tuple(module.BASELINES)
+    names = [names] if isinstance(names, str) else list(names)
+    unknown = [name for name in names if name not in module.BASELINES]
+    if unknown or not names or len(set(names)) != len(names):
+        problem = f"unknown {unknown[0]!r}" if unknown else "none" if not names else "one named twice"
+        raise ValueError(
+            f"{game} baselines: {problem}; name one or more of {', '.join(module.BASELINES)}, each once"
+        )
+    return tuple(name for name in module.BASELINES if name in names)
+
+
+def _check_exploit(policy: Any, game: str, steps: int) -> None:
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"exploit_steps must be a positive integer, got {steps!r}")
+    if not isinstance(policy, str):
+        raise ValueError(
+            "the exploitability proxy trains against a policy named by an agent spec or model:PATH"
+        )
+    from training.exploit import check_target
+
+    check_target(policy, game)
+
+
+def _exploit(
+    under_test: PolicyUnderTest, module: ModuleType, suite, steps: int, out, cache
+) -> dict[str, Any]:
+    """The exploitability proxy at ``steps`` learner steps, scored on the suite's exploit deals."""
+    from training.exploit import ExploitSettings, exploit
+
+    folder = Path(out) / "exploit" if out is not None else Path("runs")
+
+    def play() -> dict[str, Any]:
+        settings = ExploitSettings(
+            under_test.spec, game=suite.game, steps=steps, deals=suite.exploit_deals, seed=suite.seed,
+            out=str(folder),
+        )  # fmt: skip
+        evaluation = exploit(settings, say=lambda *_: None)["evaluation"]
+        return {key: value for key, value in evaluation.items() if key != "seconds"}
+
+    evaluation = cache.get_or_play(f"exploit-{steps}", play, policy=under_test.identity)
+    return {"steps": steps, "deals": suite.exploit_deals, "figures": module.exploit_figures(evaluation)}
+
+
+# ---- the report
+
+
+def scorecard_markdown(record: dict[str, Any]) -> str:
+    """The scorecard as markdown: the suite, a table of every figure and the ratings."""
+    module = game_module(record["game"])
+    suite = record["suite"]
+    lines = [
+        f"# Scorecard: `{record['policy']}` ({record['game']}, suite `{suite['name']}`)",
+        "",
+        f"Protocol `{record['protocol']}`, suite checksum `{suite['checksum']}`, package "
+        f"{record['package_version']}. {module.SETUP} 95% intervals; n: {module.SAMPLE_UNITS}.",
+        "",
+    ]
+    figures = [Figure(**f) for f in record["figures"]]
+    tables = list(dict.fromkeys(f.table for f in figures))
+    measures = list(dict.fromkeys(f.measure for f in figures))
+    rows = []
+    for measure in measures:
+        row: list[object] = [measure]
+        for table in tables:
+            found = [f for f in figures if f.table == table and f.measure == measure]
+            row.append(
+                f"{found[0].text(signed=measure not in module.RATES)} (n={found[0].n})" if found else ""
+            )
+        rows.append(row)
+    lines += [markdown_table(["measure", *(f"vs {t}" for t in tables)], rows), ""]
+    ratings = sorted(record["ratings"].items(), key=lambda kv: -kv[1]["ordinal"])
+    rating_rows = [
+        [name, f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}"] for name, r in ratings
+    ]
+    lines += [
+        "## Ratings (openskill Plackett-Luce)",
+        "",
+        markdown_table(["agent", "mu", "sigma", "ordinal"], rating_rows),
+        "",
+    ]
+    if record["exploit"] is not None:
+        exploit = record["exploit"]
+        lines += [
+            f"## Exploitability proxy ({exploit['steps']:,} learner steps, {exploit['deals']} deals/games)",
+            "",
+        ]
+        lines += [
+            f"- {f['measure']}: {Figure(**f).text(signed=f['measure'] not in module.RATES)} (n={f['n']})"
+            for f in exploit["figures"]
+        ] + [""]
+    return "\n".join(lines)
+
+
+def plot_scorecard(record: dict[str, Any], path: Path) -> Path:
+    """The headline measure against each table, with its interval, as PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    module = game_module(record["game"])
+    figures = [
+        Figure(**f) for f in record["figures"] if f["measure"] == module.HEADLINE and f["mean"] is not None
+    ]
+    fig, ax = plt.subplots(figsize=(6, 0.5 + 0.5 * max(len(figures), 1)))
+    for row, figure in enumerate(figures):
+        low = figure.low if figure.low is not None else figure.mean
+        high = figure.high if figure.high is not None else figure.mean
+        ax.errorbar(figure.mean, row, xerr=[[figure.mean - low], [high - figure.mean]], fmt="o", capsize=4)
+    ax.set_yticks(range(len(figures)), [f.table for f in figures])
+    ax.axvline(0.0, color="grey", linewidth=0.5)
+    ax.set_xlabel(f"{module.HEADLINE} (95% CI)")
+    ax.set_title(f"{record['policy']} ({record['game']}, {record['suite']['name']})")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(fig)
+    return path
+
+
+def write_scorecard(card: Scorecard, folder: Path) -> list[Path]:
+    """``scorecard.json``, ``scorecard.md`` and ``scorecard.png`` in ``folder``."""
+    from cardgame_core.files import atomic_write_text
+
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(folder / JSON_NAME, card.to_json())
+    atomic_write_text(folder / MARKDOWN_NAME, card.markdown())
+    return [folder / JSON_NAME, folder / MARKDOWN_NAME, plot_scorecard(card.to_dict(), folder / PLOT_NAME)]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``madiao-mao scorecard``."""
+    from training.cli_args import positive_int
+
+    parser.add_argument(
+        "policy", help="agent spec (heuristic, model, model:PATH, search:OPTIONS, ...) or module:callable"
+    )
+    parser.add_argument("--game", choices=GAMES, default="madiao")
+    parser.add_argument(
+        "--suite", default="dev", help="a shipped suite: dev, test, or smoke (a quick check of an install)"
+    )
+    parser.add_argument(
+        "--exploit-steps",
+        type=positive_int,
+        default=None,
+        help="also the exploitability proxy, an exploiter trained this many steps",
+    )
+    parser.add_argument(
+        "--batched", action="store_true", help="module:callable takes batches of observations and masks"
+    )
+    parser.add_argument(
+        "--baselines",
+        nargs="+",
+        default=None,
+        metavar="BASELINE",
+        help="play only these baselines (a partial scorecard for quick checks; default: all of the game's)",
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="folder for scorecard.json/.md/.png and the cache (default scorecards/GAME-SUITE-POLICY)",
+    )
+    parser.add_argument(
+        "--reference-cache",
+        default=None,
+        help="folder keeping the reference's games for every scorecard to reuse (default: "
+        "$MADIAO_MAO_CACHE/scorecard-references, else ~/.cache/madiao-mao/scorecard-references)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def command_scorecard(args: argparse.Namespace) -> int:
+    """``madiao-mao scorecard``: everything is checked (the suite, the policy, the output folder,
+    an exploit target) before anything is played or written."""
+    import re
+
+    from training.cli_args import check_output_folder
+
+    module = game_module(args.game)
+    _suite(module, args.game, args.suite)
+    chosen_baselines(module, args.game, args.baselines)
+    out = args.out or f"scorecards/{args.game}-{args.suite}-{re.sub(r'[^A-Za-z0-9_.=-]+', '-', args.policy)}"
+    check_output_folder(out, "--out")
+    references = args.reference_cache or str(default_reference_cache())
+    check_output_folder(references, "--reference-cache")
+    if args.exploit_steps is not None:
+        _check_exploit(args.policy, args.game, args.exploit_steps)
+    resolve_policy(args.policy, args.game, batched=args.batched)
+    card = score(
+        args.policy, game=args.game, suite=args.suite, exploit_steps=args.exploit_steps, batched=args.batched,
+        baselines=args.baselines, out=out, references=references, progress=not args.no_progress,
+    )  # fmt: skip
+    print(card.markdown())
+    print("wrote " + ", ".join(str(p) for p in write_scorecard(card, Path(out))))
+    return 0
+
+
+# ---- the leaderboard
+
+
+#: The shipped agents on the leaderboard, by game, as the specs their scorecards were made with.
+LEADERBOARD_POLICIES = {
+    "madiao": ("random", "greedy", "heuristic", "search", "model"),
+    "mao": ("random", "base", "bayes", "oracle", "model"),
+}
+
+
+def leaderboard_markdown(folder: Path = SCORECARDS_DIR) -> str:
+    """docs/leaderboard.md from the scorecard JSON files in ``folder``: a table per game, a row per
+    policy (ranked as the game's module says, ``leaderboard_table``) and the command that
+    reproduces it. A partial scorecard (not every baseline played) is refused."""
+    records = [json.loads(path.read_text()) for path in sorted(folder.glob("*.json"))]
+    if not records:
+        raise ValueError(f"no scorecards in {folder}")
+    lines = [
+        "# Leaderboard",
+        "",
+        "Generated by `python -m training.scorecard leaderboard` from the scorecards in "
+        "[`scorecards/`](scorecards/) (do not edit by hand; `tests/common/test_scorecard.py` checks "
+        "that it matches them). How to read and cite a scorecard: [`scorecard.md`](scorecard.md).",
+        "",
+    ]
+    for game in GAMES:
+        ours = [r for r in records if r["game"] == game]
+        if not ours:
+            continue
+        module = game_module(game)
+        for record in ours:
+            if record["baselines"] != list(module.BASELINES):
+                raise ValueError(
+                    f"the {game} scorecard of {record['policy']!r} played {record['baselines']}, not every "
+                    f"baseline ({', '.join(module.BASELINES)}): a partial scorecard has no row"
+                )
+        suites = sorted({(r["suite"]["name"], r["suite"]["checksum"], r["protocol"]) for r in ours})
+        lines += [f"## {game.capitalize()}", ""]
+        lines += [
+            f"Suite `{name}` ({checksum}), protocol `{protocol}`." for name, checksum, protocol in suites
+        ]
+        header, ranked = module.leaderboard_table(ours)
+        lines += ["", module.LEADERBOARD_NOTE, ""]
+        rows = [
+            [
+                f"`{record['policy']}`",
+                *cells,
+                f"`madiao-mao scorecard {record['policy']} --game {game} --suite {record['suite']['name']}`",
+            ]
+            for record, cells in ranked
+        ]
+        lines += [markdown_table(["policy", *header, "reproduce"], rows), ""]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m training.scorecard leaderboard [--check]``: write docs/leaderboard.md from the
+    shipped scorecards (``--check``: only say whether the file is up to date, status 1 if not)."""
+    from training.cli_args import OneLineArgumentParser, run_reporting_user_errors
+
+    prog = "python -m training.scorecard"
+    parser = OneLineArgumentParser(prog=prog, description=main.__doc__)
+    parser.add_argument("command", choices=("leaderboard",))
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args(argv)
+
+    def run() -> int:
+        text = leaderboard_markdown()
+        if args.check:
+            current = LEADERBOARD.read_text() if LEADERBOARD.is_file() else ""
+            print("up to date" if current == text else f"{LEADERBOARD.name} differs from the scorecards")
+            return 0 if current == text else 1
+        LEADERBOARD.write_text(text)
+        print(f"wrote {LEADERBOARD}")
+        return 0
+
+    return run_reporting_user_errors(prog, run)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
