@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any
 
 from training.madiao_evaluation import Deal, PairResult, duplicate_match, make_deals, paired_by_deal
+from training.scorecard_figures import Figure
 from training.stats import openskill_ratings
 
 #: The search baseline's budget, part of the protocol (about heuristic strength, at several
@@ -153,8 +154,6 @@ def _play_pairing(
 
 
 def _figures(played: dict[str, dict[str, PairResult]], baselines: tuple[str, ...]):
-    from training.scorecard import Figure
-
     figures = []
     for baseline in baselines:
         pair, reference = played["policy"][baseline], played["reference"][baseline]
@@ -187,8 +186,6 @@ def _ratings(
 
 def exploit_figures(evaluation: dict[str, Any]) -> list[dict[str, Any]]:
     """The exploitability proxy's figures (``training.exploit.evaluate_madiao``'s evaluation)."""
-    from training.scorecard import Figure
-
     hands = evaluation["hands"]
     figures = []
     for key, measure in (
@@ -209,7 +206,6 @@ def leaderboard_table(
 ) -> tuple[list[str], list[tuple[dict[str, Any], list[str]]]]:
     """The leaderboard's columns (the headline against each baseline) and its rows, ranked by the
     headline against the reference (``LEADERBOARD_NOTE`` says why), each with its cells."""
-    from training.scorecard import Figure
 
     def headline(record: dict[str, Any]) -> dict[str, Figure]:
         return {f["table"]: Figure(**f) for f in record["figures"] if f["measure"] == HEADLINE}

@@ -30,6 +30,7 @@ from training.mao_evaluation import (
     paired_round_win_difference,
     rule_discovery_experiment,
 )
+from training.scorecard_figures import Figure
 from training.stats import mean_ci, openskill_ratings
 
 BASELINES = ("base", "bayes", "oracle", "model")
@@ -162,8 +163,6 @@ def _plays_every_seat(under_test) -> bool:
 
 
 def _figures(played: dict[str, dict[str, MaoSeatStats]], baselines: tuple[str, ...]):
-    from training.scorecard import Figure
-
     figures = []
     for opponent in baselines:
         ours, reference = played["policy"][opponent], played["reference"][opponent]
@@ -184,8 +183,6 @@ def _figures(played: dict[str, dict[str, MaoSeatStats]], baselines: tuple[str, .
 
 
 def _calls_figures(calls: CallStats):
-    from training.scorecard import Figure
-
     return [
         Figure.proportion(CALLS_TABLE, "call_accuracy", calls.correct_calls, calls.calls),
         Figure.proportion(CALLS_TABLE, "faults_called", calls.faults_called, calls.faults),
@@ -208,8 +205,6 @@ def _ratings(
 
 def exploit_figures(evaluation: dict[str, Any]) -> list[dict[str, Any]]:
     """The exploitability proxy's figures (``training.exploit.evaluate_mao``'s evaluation)."""
-    from training.scorecard import Figure
-
     exploiter, difference = evaluation["exploiter"], evaluation["penalty_difference"]
     rate = exploiter["round_win_rate"]
     return [
@@ -226,7 +221,6 @@ def leaderboard_table(
     """The leaderboard's columns and rows: the penalty rate at each table, its mean over the tables
     (the rank, lower first; a tie goes to the higher round-win rate), the round-win rate over all
     the tables' rounds and the call accuracy."""
-    from training.scorecard import Figure
 
     def figures(record: dict[str, Any], measure: str) -> dict[str, Figure]:
         return {f["table"]: Figure(**f) for f in record["figures"] if f["measure"] == measure}
