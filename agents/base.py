@@ -19,7 +19,7 @@ class Agent:
     #: True when every decision depends on nothing but that row's observation and mask (and the
     #: agent's own random stream): no memory of earlier decisions, no reading of the env. Such an
     #: agent may be handed rows of many games in any order, so a tournament plays its hands in
-    #: batches (``training.madiao_evaluation.duplicate_match``).
+    #: batches (``madiao_mao.training.madiao.evaluation.duplicate_match``).
     decides_from_observation: bool = False
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:

@@ -5,7 +5,7 @@ The exported file (``final_model.pt`` of an RLlib run) holds the masked policy n
 its metadata (``meta.json``). It is a ``torch.export`` program (``torch.export.save``); files of
 runs made before 2026-11-24 are TorchScript, which torch 2.13 deprecates and which still load.
 Loading needs torch only, not Ray: ``model:runs/RUN/final_model.pt`` works wherever
-``model:PATH`` does (``agents.registry``), in ``evaluate``, ``play`` and ``match``.
+``model:PATH`` does (``madiao_mao.agents.registry``), in ``evaluate``, ``play`` and ``match``.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def load_policy(data: bytes) -> tuple[Callable[..., Any], dict[str, Any]]:
 
 
 class ExportedPolicy:
-    """The duck-typed model ``agents.learned.LearnedPolicyAgent`` plays: an ``observation_space``
+    """The duck-typed model ``madiao_mao.agents.learned.LearnedPolicyAgent`` plays: an ``observation_space``
     and ``predict(observations, action_masks, deterministic)``."""
 
     def __init__(self, path: str | Path, seed: int | None = None) -> None:
@@ -100,7 +100,7 @@ class ExportedPolicy:
 
 def exported_policy_agent(path: str | Path, *, deterministic: bool = True, name: str | None = None):
     """A ``LearnedPolicyAgent`` playing the exported policy at ``path``."""
-    from agents.learned import LearnedPolicyAgent
+    from madiao_mao.agents.learned import LearnedPolicyAgent
 
     return LearnedPolicyAgent(
         model=ExportedPolicy(path), deterministic=deterministic, name=name or Path(path).stem

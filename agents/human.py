@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from madiao_mao.agents.base import Agent, legal_actions
 
-from agents.base import Agent, legal_actions
 from madiao_env import cards
 
 HELP = (

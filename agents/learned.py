@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-
-from agents.base import Agent, legal_actions
+from madiao_mao.agents.base import Agent, legal_actions
 
 #: Batches below this many rows are evaluated on one torch thread.
 SMALL_BATCH = 256
@@ -112,19 +111,19 @@ class LearnedPolicyAgent(Agent):
 
 class BeliefPolicyAgent(LearnedPolicyAgent):
     """Plays a Mao policy that reads the belief inputs beside its observation
-    (``agents.mao_features.MaoBeliefPolicy``): it keeps the seat's posterior over the secret rules
-    (``agents.mao_belief_inputs``), so it has a memory per game, like the Bayesian player.
+    (``madiao_mao.agents.mao.features.MaoBeliefPolicy``): it keeps the seat's posterior over the secret rules
+    (``madiao_mao.agents.mao.belief_inputs``), so it has a memory per game, like the Bayesian player.
 
     It is handed the table's observation (``table_obs_dim`` values) and appends the inputs itself.
     ``act`` follows one seat of one game (call :meth:`reset` between games); ``act_batch`` keeps
     one posterior per row key, the batch row by default or ``rows`` (one game-seat key per row,
     as the trainer's opponent table hands them); :meth:`reset_rows` forgets ended games' keys.
     ``posterior``: the posterior options of the table's variants
-    (``agents.mao_agents.posterior_options``; default: the default table's).
+    (``madiao_mao.agents.mao.players.posterior_options``; default: the default table's).
 
     A round winner's rule proposal follows the posterior, as the scripted players' does: the
     network chooses among the rules it most suspects are in force without being sure
-    (``agents.mao_agents.rules_to_propose``; a refusal is free news of a secret rule). No belief
+    (``madiao_mao.agents.mao.players.rules_to_propose``; a refusal is free news of a secret rule). No belief
     input speaks of single rules, and the network's rule logits were learned when the mask offered
     only the rules not in force.
     """
@@ -132,7 +131,7 @@ class BeliefPolicyAgent(LearnedPolicyAgent):
     decides_from_observation = False  # its posterior remembers the game
 
     def __init__(self, path: str | Path | None = None, *, posterior: dict | None = None, **kwargs) -> None:
-        from agents.mao_belief_inputs import BELIEF_WIDTH, BeliefTracker
+        from madiao_mao.agents.mao.belief_inputs import BELIEF_WIDTH, BeliefTracker
 
         super().__init__(path, **kwargs)
         self.table_obs_dim = self.obs_dim - BELIEF_WIDTH
@@ -156,7 +155,8 @@ class BeliefPolicyAgent(LearnedPolicyAgent):
         return self._act_rows(observations, masks, self.beliefs.seat_posteriors(masks.shape[0], rows))
 
     def _act_rows(self, observations: np.ndarray, masks: np.ndarray, posteriors: list) -> np.ndarray:
-        from agents.mao_agents import rules_to_propose
+        from madiao_mao.agents.mao.players import rules_to_propose
+
         from mao_env.cards import CHOOSE_RULE_0
 
         policy_inputs = self.beliefs.policy_observations(self._check_obs(observations), masks, posteriors)
@@ -213,7 +213,7 @@ def policy_agent(
     if getattr(model.policy, "reads_belief", False):
         posterior = None
         if table is not None:
-            from agents.mao_agents import posterior_options
+            from madiao_mao.agents.mao.players import posterior_options
 
             posterior = posterior_options(getattr(table, "unwrapped", table).options)
         return BeliefPolicyAgent(model=model, posterior=posterior, name=name, **kwargs)

@@ -1,7 +1,7 @@
 """Agents by name, for the CLI, the trainer's opponent pool and tournaments.
 
 Madiao: ``random``, ``greedy`` (weak heuristic), ``heuristic`` (the strongest scripted player),
-``search`` (determinized Monte Carlo; needs the env, see ``agents.madiao_search``; with a
+``search`` (determinized Monte Carlo; needs the env, see ``madiao_mao.agents.madiao.search``; with a
 budget ``search:samples=32,policy=PATH``), ``model``
 (the pretrained policy shipped in ``agents/pretrained``), ``model:PATH``.
 Mao: ``random``, ``base`` (base rules only), ``bayes`` (rule inference), ``oracle`` (knows every
@@ -10,12 +10,12 @@ rule; needs the env), ``model`` (the pretrained Mao policy), ``model:PATH``.
 
 from __future__ import annotations
 
-from agents.base import Agent, RandomAgent
+from madiao_mao.agents.base import Agent, RandomAgent
 
 MADIAO_AGENTS = ("random", "greedy", "heuristic", "search", "model")
 MAO_AGENTS = ("random", "base", "bayes", "oracle", "model")
 MODEL_PREFIX = "model:"
-#: ``search:OPTIONS`` is the search player with a budget (``agents.madiao_search.parse_search_options``).
+#: ``search:OPTIONS`` is the search player with a budget (``madiao_mao.agents.madiao.search.parse_search_options``).
 SEARCH_PREFIX = "search:"
 
 
@@ -38,10 +38,10 @@ def make_agent(spec: str, game: str = "madiao", *, seed: int | None = None, env=
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
     names = agent_names(game)
     if spec.startswith(MODEL_PREFIX):
-        from agents.learned import policy_agent
+        from madiao_mao.agents.learned import policy_agent
 
         if spec.endswith(".pt"):  # a policy exported by the RLlib engine (TorchScript)
-            from agents.exported_policy import exported_policy_agent
+            from madiao_mao.agents.exported_policy import exported_policy_agent
 
             return exported_policy_agent(spec[len(MODEL_PREFIX) :])
 
@@ -49,20 +49,20 @@ def make_agent(spec: str, game: str = "madiao", *, seed: int | None = None, env=
     if spec == "random":
         return RandomAgent(seed=seed)
     if spec == "model":
-        from agents.learned import pretrained_agent
+        from madiao_mao.agents.learned import pretrained_agent
 
         return pretrained_agent(game, table=env)
     if game == "madiao":
         if spec == "greedy":
-            from agents.madiao_heuristic import GreedyHeuristicAgent
+            from madiao_mao.agents.madiao.heuristic import GreedyHeuristicAgent
 
             return GreedyHeuristicAgent()
         if spec == "heuristic":
-            from agents.madiao_heuristic import RoleAwareHeuristicAgent
+            from madiao_mao.agents.madiao.heuristic import RoleAwareHeuristicAgent
 
             return RoleAwareHeuristicAgent()
         if spec == "search" or spec.startswith(SEARCH_PREFIX):
-            from agents.madiao_search import MadiaoSearchAgent, parse_search_options
+            from madiao_mao.agents.madiao.search import MadiaoSearchAgent, parse_search_options
 
             # Options are checked before the env is: a bad budget is named whatever else is wrong.
             budget = parse_search_options(spec[len(SEARCH_PREFIX) :] if spec != "search" else "")
@@ -71,18 +71,18 @@ def make_agent(spec: str, game: str = "madiao", *, seed: int | None = None, env=
             return MadiaoSearchAgent(env, budget=budget, seed=seed, name=spec)
     else:
         if spec == "base":
-            from agents.mao_agents import BaseRulesAgent, table_variants
+            from madiao_mao.agents.mao.players import BaseRulesAgent, table_variants
 
             return BaseRulesAgent(seed=seed, **(table_variants(env) if env is not None else {}))
         if spec == "bayes":
-            from agents.mao_agents import BayesianRuleAgent, table_variants
+            from madiao_mao.agents.mao.players import BayesianRuleAgent, table_variants
 
             variants = table_variants(env, posterior=True) if env is not None else {}
             return BayesianRuleAgent(seed=seed, **variants)
         if spec == "oracle":
             if env is None:
                 raise ValueError("the 'oracle' agent needs the env it plays in (it reads the active rules)")
-            from agents.mao_agents import OracleAgent
+            from madiao_mao.agents.mao.players import OracleAgent
 
             return OracleAgent(env, seed=seed)
     raise ValueError(

@@ -1,4 +1,4 @@
-"""``python -m benchmarks [--seconds S] [--quick] [--only SUITES] [--output PATH]``.
+"""``python -m madiao_mao.benchmarks [--seconds S] [--quick] [--only SUITES] [--output PATH]``.
 
 Suites: aec (both games' AEC envs, the empty AEC env, PettingZoo classic), batched (vector envs at
 N = 1, 64, 1024, 4096), rollout (Madiao play-outs, bare trick probe), memory, startup (cold and
@@ -8,7 +8,7 @@ rllib (the RLlib engine beside the SB3 engine, ``benchmarks/rllib.py``; only whe
 it, as it starts Ray).
 
 Before the first timer starts, every timed code path of the selected aec, batched and rollout
-suites runs once (``benchmarks.timing.warm_up``: each game's AEC env, each vector env at each N,
+suites runs once (``madiao_mao.benchmarks.timing.warm_up``: each game's AEC env, each vector env at each N,
 the play-outs), so Numba compiles, or loads from its cache, every kernel outside the timings even
 in a fresh clone; the startup suite measures that cold start on purpose, in child processes.
 
@@ -29,11 +29,11 @@ import platform
 import sys
 import time
 
-from benchmarks import aec, batched, learner, memory, peers, rollout, startup, timing
-from benchmarks import rllib as rllib_suite
-from benchmarks.targets import evaluate
-from benchmarks.timing import Result
-from training.cli_args import OneLineArgumentParser, check_output_file, run_reporting_user_errors
+from madiao_mao.benchmarks import aec, batched, learner, memory, peers, rollout, startup, timing
+from madiao_mao.benchmarks import rllib as rllib_suite
+from madiao_mao.benchmarks.targets import evaluate
+from madiao_mao.benchmarks.timing import Result
+from madiao_mao.training.cli_args import OneLineArgumentParser, check_output_file, run_reporting_user_errors
 
 SUITES = ("aec", "batched", "rollout", "memory", "startup", "peers", "learner", "rllib")
 #: Suites only run when --only names them (the RLlib engine starts Ray: benchmarks/rllib.py).
@@ -42,7 +42,9 @@ DEFAULT_OUTPUT = pathlib.Path(__file__).with_name("results") / "latest.md"
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = OneLineArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
+    parser = OneLineArgumentParser(
+        prog="python -m madiao_mao.benchmarks", description=__doc__.split("\n\n")[1]
+    )
     parser.add_argument(
         "--seconds", type=float, default=3.0, help="time budget of each measurement (default 3)"
     )
@@ -151,7 +153,7 @@ def timed_workloads(suite: str, arguments: argparse.Namespace, batch_sizes: tupl
 
 def main(argv: list[str] | None = None) -> int:
     arguments = parse_arguments(argv)
-    return run_reporting_user_errors("python -m benchmarks", lambda: _run(arguments, argv))
+    return run_reporting_user_errors("python -m madiao_mao.benchmarks", lambda: _run(arguments, argv))
 
 
 def _run(arguments: argparse.Namespace, argv: list[str] | None) -> int:
@@ -161,7 +163,7 @@ def _run(arguments: argparse.Namespace, argv: list[str] | None) -> int:
         "machine": machine_description(),
         "load average at start (1/5/15 min)": load_average(),
         "budget per measurement": f"{arguments.seconds:g} s",
-        "command": "python -m benchmarks " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": "python -m madiao_mao.benchmarks " + " ".join(sys.argv[1:] if argv is None else argv),
     }
     started = time.perf_counter()
     workloads = {

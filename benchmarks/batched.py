@@ -9,7 +9,7 @@ every game is the learner, the other seats are played by a batched opponent hand
 observations and masks. "raw API, learner seat" is that loop written by hand on the batched env,
 the least a learner needs of it: step the learner, then the opponents until every game waits for
 seat 0 again, summing seat 0's rewards and noting the games whose episode ended, with seat 0's
-last observation of it. "Gymnasium VectorEnv" is ``training.gymnasium_envs.LearnerVectorEnv`` as
+last observation of it. "Gymnasium VectorEnv" is ``madiao_mao.training.gymnasium_envs.LearnerVectorEnv`` as
 ``gymnasium.make_vec`` builds it (``copy=True``, infos, episode bookkeeping), the learner's
 action read from ``info["action_mask"]``. Both count every seat's moves (env-steps/s) with the
 same random policy for every seat; their ratio is the cost of the Gymnasium view, so the two take
@@ -24,9 +24,8 @@ import importlib
 from collections.abc import Callable
 
 import numpy as np
-
-from benchmarks.kernels import random_legal_actions
-from benchmarks.timing import Result, Workload, measure, unavailable, warm_up
+from madiao_mao.benchmarks.kernels import random_legal_actions
+from madiao_mao.benchmarks.timing import Result, Workload, measure, unavailable, warm_up
 
 BATCH_SIZES = (1, 64, 1024, 4096)
 #: Batch sizes of the learner-view rows (those of ``BATCH_SIZES`` also in this list).

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import time
 
-from benchmarks.timing import Result
+from madiao_mao.benchmarks.timing import Result
 
 #: Rows of the matrices that measure the ceiling: large enough that per-call overhead vanishes.
 CEILING_BATCH = 8192
@@ -32,9 +32,9 @@ CEILING_BATCH = 8192
 
 def default_model(seed: int = 0):
     """The default Madiao training run's model, on its batched env with heuristic opponents."""
-    from training.config import TrainConfig
-    from training.sb3_adapter import LearnerVecEnv
-    from training.train import make_model, make_vector_env, scripted_agents
+    from madiao_mao.training.config import TrainConfig
+    from madiao_mao.training.sb3_adapter import LearnerVecEnv
+    from madiao_mao.training.train import make_model, make_vector_env, scripted_agents
 
     config = TrainConfig(seed=seed)
     vector_env = make_vector_env(config, config.n_envs, seed=seed)

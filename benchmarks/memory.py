@@ -6,9 +6,8 @@ import importlib
 import tracemalloc
 
 import numpy as np
-
-from benchmarks.batched import vector_env_class
-from benchmarks.timing import Result, unavailable
+from madiao_mao.benchmarks.batched import vector_env_class
+from madiao_mao.benchmarks.timing import Result, unavailable
 
 N_ENVS = 1024
 N_AEC_ENVS = 32

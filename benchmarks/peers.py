@@ -15,8 +15,7 @@ import sys
 import time
 
 import numpy as np
-
-from benchmarks.timing import Result
+from madiao_mao.benchmarks.timing import Result
 
 RLCARD_GAMES = ("uno", "doudizhu")
 OPENSPIEL_GAMES = ("hearts", "spades", "crazy_eights")

@@ -1,4 +1,4 @@
-"""The RLlib engine beside the SB3 engine, in one run (``python -m benchmarks --only rllib``).
+"""The RLlib engine beside the SB3 engine, in one run (``python -m madiao_mao.benchmarks --only rllib``).
 
 Both engines on the same Madiao training games (the scripted pool of opponents, heuristic and
 greedy, in the batched env), the same network (256x256 tanh MLPs, flat observation), the same
@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import time
 
-from benchmarks.timing import Result
+from madiao_mao.benchmarks.timing import Result
 
 SUITE = "rllib"
 N_ENVS = 256
@@ -32,7 +32,7 @@ N_STEPS = 32
 
 
 def _config():
-    from training.config import TrainConfig
+    from madiao_mao.training.config import TrainConfig
 
     return TrainConfig(
         game="madiao",
@@ -54,9 +54,8 @@ def _config():
 def _sb3(seconds: float) -> tuple[float, float]:
     """SB3 rollout-collection and learner throughput (learner steps/s)."""
     import torch
+    from madiao_mao.training.train import Run, build_env, build_opponents, learning_rate_schedule
     from sb3_contrib import MaskablePPO
-
-    from training.train import Run, build_env, build_opponents, learning_rate_schedule
 
     config = _config()
     torch.set_num_threads(config.torch_threads)
@@ -98,8 +97,8 @@ def _sb3(seconds: float) -> tuple[float, float]:
 def _rllib_local_sampling(seconds: float, *, bulk: bool = True) -> float:
     """One ``CardGameEnvRunner`` in this process: learner steps/s of ``sample``, with the
     runner's bulk sampler or (``bulk=False``) RLlib's generic loop."""
-    from training.rllib_engine.config import ppo_config
-    from training.rllib_engine.runner import CardGameEnvRunner
+    from madiao_mao.training.rllib_engine.config import ppo_config
+    from madiao_mao.training.rllib_engine.runner import CardGameEnvRunner
 
     config = _config()
     algo_config = ppo_config(
@@ -136,7 +135,7 @@ def _rllib_learners(seconds: float, learners: int) -> float:
     holds ``(CPUs - 1) / learners`` CPUs (at most one, one torch thread), so that all fit beside
     the runner: on a small machine the rows measure the actors' overhead (the episodes sent to
     them, DDP's all-reduce over gloo), not scaling."""
-    from training.rllib_engine.config import ppo_config
+    from madiao_mao.training.rllib_engine.config import ppo_config
 
     config = _config()
     cpus = os.cpu_count() or 1
@@ -158,7 +157,7 @@ def _rllib_cluster(seconds: float, runners: int, *, learner: bool) -> tuple[floa
     """``runners`` env-runner actors sampling in parallel (aggregate learner steps/s), and (if
     ``learner``) the steps/s of the learner in the driver (``num_learners=0``) over training
     iterations."""
-    from training.rllib_engine.config import ppo_config
+    from madiao_mao.training.rllib_engine.config import ppo_config
 
     config = _config()
     algo = ppo_config(

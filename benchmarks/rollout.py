@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from benchmarks.kernels import trick_loop_hands
-from benchmarks.timing import Result, Workload, measure, unavailable, warm_up
+from madiao_mao.benchmarks.kernels import trick_loop_hands
+from madiao_mao.benchmarks.timing import Result, Workload, measure, unavailable, warm_up
 
 PLAYOUTS_PER_CALL = 20_000
 

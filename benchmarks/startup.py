@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-from benchmarks.timing import Result
+from madiao_mao.benchmarks.timing import Result
 
 GAMES = {
     "madiao": ("madiao_env", "madiao_v0", "madiao_env.vector", "MadiaoVectorEnv"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from benchmarks.batched import learner_system
-from benchmarks.timing import Result
+from madiao_mao.benchmarks.batched import learner_system
+from madiao_mao.benchmarks.timing import Result
 
 
 @dataclass

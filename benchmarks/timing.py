@@ -2,7 +2,7 @@
 and the result record every suite returns.
 
 A timed suite (``aec``, ``batched``, ``rollout``) describes each measurement as a
-:class:`Workload` whose ``body()`` runs the measured code path once. ``python -m benchmarks``
+:class:`Workload` whose ``body()`` runs the measured code path once. ``python -m madiao_mao.benchmarks``
 builds the workloads of every selected suite, runs :func:`warm_up` on all of them (every body
 once: Numba compiles or loads each kernel there, for both games, every batch size and the
 play-outs) and only then starts the first timer, so no figure includes a compile. Workloads that

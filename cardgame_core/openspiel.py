@@ -173,7 +173,7 @@ class CardGameState(pyspiel.State):
 
 # ----------------------------------------------------------------------------- bots
 class AgentBot(pyspiel.Bot):
-    """A project agent (``agents.registry.make_agent``) playing one seat as an OpenSpiel bot.
+    """A project agent (``madiao_mao.agents.registry.make_agent``) playing one seat as an OpenSpiel bot.
 
     At each decision it gets the seat's observation and mask as the PettingZoo env gives them
     (``state.agent_observation(player)``, which both games' states provide) and returns

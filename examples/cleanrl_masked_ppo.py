@@ -55,7 +55,9 @@ class Args:
     vf_coef: float = field(default=0.5, metadata={"help": "value loss coefficient"})
     max_grad_norm: float = field(default=0.5, metadata={"help": "gradient clipping norm"})
     hidden: int = field(default=128, metadata={"help": "width of the two hidden layers"})
-    opponents: str = field(default="random", metadata={"help": "agent at the other seats (agents.registry)"})
+    opponents: str = field(
+        default="random", metadata={"help": "agent at the other seats (madiao_mao.agents.registry)"}
+    )
     eval_episodes: int = field(default=2000, metadata={"help": "hands of the final evaluation per policy"})
 
 

@@ -9,7 +9,7 @@ Needs the ``openspiel`` extra. Run from the repository root::
 hand of Madiao with every deal drawn by chance nodes. OpenSpiel's outcome-sampling MCCFR learns
 from sampled hands. The evaluation seats the MCCFR average policy at each seat in turn against
 three of the project's heuristic players (OpenSpiel bots made from
-``agents.registry.make_agent("heuristic")``), and the uniform random policy on the same seats
+``madiao_mao.agents.registry.make_agent("heuristic")``), and the uniform random policy on the same seats
 and seeds for comparison; it prints the mean return of the tested seat, in stakes.
 
 Tabular MCCFR meets almost every Madiao information state once at any budget a laptop allows
@@ -26,12 +26,12 @@ import time
 
 import numpy as np
 import pyspiel
+from madiao_mao.agents.registry import make_agent
 from open_spiel.python import policy as spiel_policy
 from open_spiel.python.algorithms import outcome_sampling_mccfr
 from open_spiel.python.bots.policy import PolicyBot
 
 import madiao_env.openspiel_game  # noqa: F401 (registers "madiao")
-from agents.registry import make_agent
 from cardgame_core.openspiel import AgentBot
 
 

@@ -3,7 +3,7 @@
 Importing the package compiles nothing: the Numba kernels of ``madiao_env.core`` compile (or load
 from the on-disk cache) on first use. It registers the Gymnasium id ``madiao_mao/Madiao-v0``:
 ``gymnasium.make`` builds a single-learner env of it and ``gymnasium.make_vec`` the batched one
-(``training.gymnasium_envs``, imported only then).
+(``madiao_mao.training.gymnasium_envs``, imported only then).
 """
 
 import gymnasium
@@ -17,8 +17,8 @@ GYMNASIUM_ID = "madiao_mao/Madiao-v0"
 if GYMNASIUM_ID not in gymnasium.registry:  # a reload of the package must not warn
     gymnasium.register(
         GYMNASIUM_ID,
-        entry_point="training.gymnasium_envs:make_madiao",
-        vector_entry_point="training.gymnasium_envs:make_madiao_vector",
+        entry_point="madiao_mao.training.gymnasium_envs:make_madiao",
+        vector_entry_point="madiao_mao.training.gymnasium_envs:make_madiao_vector",
     )
 
 __all__ = ["GYMNASIUM_ID", "__version__"]

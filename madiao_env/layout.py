@@ -5,7 +5,7 @@ table is the one statement of the layout: it produces the offsets the Numba enco
 ``madiao_env.core`` writes at (module-level int constants there, read by Numba as compile-time
 globals), the ``OBS_*``/``HIST_*`` slices ``madiao_env.env`` exports, the index tables of the
 ``madiao_env.env`` docstring (:func:`table_text`; a test checks the docstring holds exactly that
-text) and the slices the scripted agents read by name (``agents.madiao_obs_layout``).
+text) and the slices the scripted agents read by name (``madiao_mao.agents.madiao.obs_layout``).
 
 Seats in an observation are relative: 0 is the observer, 1 the next seat to act after it, ...
 

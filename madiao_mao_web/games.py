@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from madiao_mao.agents.registry import agent_names, make_agent
 
-from agents.registry import agent_names, make_agent
 from madiao_env import cards as madiao_cards
 from madiao_env import payments as madiao_payments
 from madiao_env import reference as madiao_reference

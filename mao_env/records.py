@@ -157,7 +157,7 @@ def record_game(
     agent_specs: Sequence[str], *, seed: int | None = None, options: dict | None = None, **env_kwargs: Any
 ) -> dict[str, Any]:
     """Play one game between registered Mao agents (one spec per seat) and return its record."""
-    from agents.registry import make_agent
+    from madiao_mao.agents.registry import make_agent
 
     env = raw_env(**env_kwargs)
     if len(agent_specs) != env.n_players:

@@ -15,7 +15,7 @@ The Mao Master's judgement of a turn's phrases is written once, here, on phrase 
 (:func:`base_card_phrases`, :func:`judge_phrases`, :func:`mao_is_due`, :func:`missing_phrases`,
 :func:`talking_phrases`): :meth:`RefGame.requirements` and :meth:`RefGame.judge` use it, and so
 does the Bayesian player's judge over many hypothetical rule sets
-(``agents.mao_beliefs.judge_turn``).
+(``madiao_mao.agents.mao.beliefs.judge_turn``).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def _phrases(bits: int) -> list[int]:
 _MAO_BIT = 1 << cards.MAO
 
 
-# ---- the Mao Master's judgement of a turn's phrases (shared with agents.mao_beliefs) ------------
+# ---- the Mao Master's judgement of a turn's phrases (shared with madiao_mao.agents.mao.beliefs) ------------
 def base_card_phrases(card: int) -> int:
     """Bit set of the phrases the base rules require for a good play of ``card``: "Have a nice
     day" for a seven, the card's name for a spade, "Badger" for the joker and the nine of diamonds."""

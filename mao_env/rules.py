@@ -1,7 +1,7 @@
 """The secret-rule library: every rule a round winner can add, as a row of small integers, and
 what each rule family and kind means (the named constants below are the one definition: the
 kernel ``core._check_play``/``_end_turn``, the reference ``reference.RefGame``, the descriptions
-:func:`describe_rule` and the Bayesian player's tables in ``agents.mao_beliefs`` all use them).
+:func:`describe_rule` and the Bayesian player's tables in ``madiao_mao.agents.mao.beliefs`` all use them).
 The train/held-out split of the library (``HELD_OUT_RULES``, ``TRAINING_RULES``) is at the end.
 
 A rule is ``(family, kind, pred_a, pred_b, param)``; ``pred_a``/``pred_b`` index ``PREDICATES``,

@@ -8,7 +8,7 @@ madiao-mao play --game mao            # Mao: you against three Bayesian rule-lea
 madiao-mao evaluate --agents heuristic greedy random --deals 200 --out results/
 madiao-mao scorecard model --suite dev   # a policy against every baseline on a fixed suite
 madiao-mao replay game.json           # a recorded game (either game), move by move, with the result
-madiao-mao bench                      # python -m benchmarks
+madiao-mao bench                      # python -m madiao_mao.benchmarks
 madiao-mao serve                      # play and replay both games in the browser (127.0.0.1:8000)
 
 Every user error (a bad option value, a missing or unreadable model or record, an output path
@@ -24,8 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from training import madiao_commands, mao_commands
-from training.cli_args import (
+from madiao_mao.training.cli_args import (
     OneLineArgumentParser,
     check_output_folder,
     finite_float,
@@ -35,7 +34,9 @@ from training.cli_args import (
     run_reporting_user_errors,
     seat_number,
 )
-from training.rllib_engine import cli as rllib_cli
+from madiao_mao.training.madiao import commands as madiao_commands
+from madiao_mao.training.mao import commands as mao_commands
+from madiao_mao.training.rllib_engine import cli as rllib_cli
 
 #: Each game's evaluate, play, match and replay commands (modules with the same four functions).
 GAME_COMMANDS = {"madiao": madiao_commands, "mao": mao_commands}
@@ -43,13 +44,13 @@ GAMES = tuple(GAME_COMMANDS)
 
 SEARCH_BUDGET_HELP = (
     "Madiao: the budget of every 'search' agent named, as search options (e.g. samples=32 or "
-    "samples=16,policy=PATH; see agents.madiao_search); same as naming it search:OPTIONS"
+    "samples=16,policy=PATH; see madiao_mao.agents.madiao.search); same as naming it search:OPTIONS"
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from training.config import FEATURES, OPPONENT_MODES, TrainConfig
-    from training.games import GAME_DEFAULTS
+    from madiao_mao.training.config import FEATURES, OPPONENT_MODES, TrainConfig
+    from madiao_mao.training.games import GAME_DEFAULTS
 
     parser = OneLineArgumentParser(
         prog="madiao-mao",
@@ -302,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     scorecard = commands.add_parser(
         "scorecard", help="a policy's scorecard on a fixed suite: every baseline, CIs, JSON + markdown + plot"
     )
-    from training.scorecard import add_arguments as add_scorecard_arguments
+    from madiao_mao.training.scorecard import add_arguments as add_scorecard_arguments
 
     add_scorecard_arguments(scorecard)
 
@@ -319,15 +320,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="a Host name the app also answers to (repeatable; the localhost names and --host always)",
     )
 
-    # Everything after "bench" goes to python -m benchmarks untouched (main() routes it there
+    # Everything after "bench" goes to python -m madiao_mao.benchmarks untouched (main() routes it there
     # before argparse sees it, so "bench --quick" and "bench --help" reach the benchmarks).
-    commands.add_parser("bench", help="run the benchmarks: python -m benchmarks [ARGS]", add_help=False)
+    commands.add_parser(
+        "bench", help="run the benchmarks: python -m madiao_mao.benchmarks [ARGS]", add_help=False
+    )
     return parser
 
 
 def command_train(args: argparse.Namespace) -> int:
-    from training.config import train_config_from_args
-    from training.train import final_report, train
+    from madiao_mao.training.config import train_config_from_args
+    from madiao_mao.training.train import final_report, train
 
     check_output_folder(args.runs_dir, "--runs-dir")
     if rllib_cli.uses_rllib(args):
@@ -383,7 +386,7 @@ def record_game_name(path: str | Path) -> str:
 
 
 def command_exploit(args: argparse.Namespace) -> int:
-    from training.exploit import ExploitSettings, exploit
+    from madiao_mao.training.exploit import ExploitSettings, exploit
 
     check_output_folder(args.out, "--out")
     target = args.model
@@ -399,7 +402,7 @@ def command_exploit(args: argparse.Namespace) -> int:
 
 
 def command_scorecard(args: argparse.Namespace) -> int:
-    from training.scorecard import command_scorecard as scorecard
+    from madiao_mao.training.scorecard import command_scorecard as scorecard
 
     return scorecard(args)
 
@@ -417,9 +420,9 @@ def command_serve(args: argparse.Namespace) -> int:
 def command_bench(bench_args: list[str]) -> int:
     import importlib.util
 
-    if importlib.util.find_spec("benchmarks.__main__") is None:
+    if importlib.util.find_spec("madiao_mao.benchmarks.__main__") is None:
         print(
-            "no benchmarks here: the benchmarks package has no __main__ (python -m benchmarks)",
+            "no benchmarks here: the benchmarks package has no __main__ (python -m madiao_mao.benchmarks)",
             file=sys.stderr,
         )
         return 1

@@ -1,8 +1,8 @@
 """The command line's shared pieces: argparse types, output-path checks, agent loading and the
 one-line user-error contract (``run_reporting_user_errors``).
 
-Every entry point (``madiao-mao``, ``python -m training.mao_evaluation``, ``python -m benchmarks``)
-uses these, so they live apart from ``training.cli``, which imports the trainer and the games.
+Every entry point (``madiao-mao``, ``python -m madiao_mao.training.mao.evaluation``, ``python -m madiao_mao.benchmarks``)
+uses these, so they live apart from ``madiao_mao.training.cli``, which imports the trainer and the games.
 """
 
 from __future__ import annotations
@@ -133,16 +133,16 @@ def _check_creatable(folder: Path, option: str, path: str) -> None:
 def check_model(spec: str, game: str) -> None:
     """Load a ``model:PATH`` spec once (nothing for other specs), so that a missing or corrupt
     model is reported before any game is played by code that loads its agents later."""
-    from agents.registry import MODEL_PREFIX
+    from madiao_mao.agents.registry import MODEL_PREFIX
 
     if spec.startswith(MODEL_PREFIX):
         load_agent(spec, game)
 
 
 def load_agent(spec: str, game: str, *, seed: int | None = None, env=None):
-    """``agents.registry.make_agent`` with a model that cannot be loaded reported as one
+    """``madiao_mao.agents.registry.make_agent`` with a model that cannot be loaded reported as one
     ValueError naming the file (SB3 raises many kinds of errors for a corrupt zip)."""
-    from agents.registry import MODEL_PREFIX, make_agent
+    from madiao_mao.agents.registry import MODEL_PREFIX, make_agent
 
     if not spec.startswith(MODEL_PREFIX):
         return make_agent(spec, game, seed=seed, env=env)

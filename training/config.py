@@ -2,7 +2,7 @@
 its callback share (rollout size, where a run ends, the evaluation interval).
 
 Every field has a docstring; a field left at None takes its game's value from the game's spec
-(``training.games.GAME_DEFAULTS``, with a one-line reason per default there). A bad value is a
+(``madiao_mao.training.games.GAME_DEFAULTS``, with a one-line reason per default there). A bad value is a
 ValueError naming the field, raised when the config is made.
 """
 
@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
-from training.games import GAME_SPECS, POLICY_FEATURES, features_error, game_spec
-from training.league import PFSP_WEIGHTINGS
+from madiao_mao.training.games import GAME_SPECS, POLICY_FEATURES, features_error, game_spec
+from madiao_mao.training.league import PFSP_WEIGHTINGS
 
 GAMES = tuple(GAME_SPECS)
 LR_SCHEDULES = ("constant", "linear")
@@ -54,7 +53,7 @@ class TrainConfig:
     """Seed of the env, the policy, the seat draws and the evaluation deals."""
     total_timesteps: int | None = None
     """Learner decisions to train on (opponent moves are not counted); None: the game's default
-    (``training.games.GAME_DEFAULTS``: 3,250,000 for Madiao, 250,000 for Mao)."""
+    (``madiao_mao.training.games.GAME_DEFAULTS``: 3,250,000 for Madiao, 250,000 for Mao)."""
     n_envs: int = 256
     """Games stepped together by the batched env (many games amortise every per-call cost)."""
     n_steps: int = 32
@@ -70,7 +69,7 @@ class TrainConfig:
     lr_schedule: str = "linear"
     """"constant", or "linear" (steadier final policy): decays by rollout over the run's real length
     (the budget rounded up to whole rollouts), each update at its rollout's starting rate, so the
-    last update still learns (``training.train.learning_rate_schedule``)."""
+    last update still learns (``madiao_mao.training.train.learning_rate_schedule``)."""
     gamma: float | None = None
     """Discount; None: the game's default (Madiao 1, since a hand is short and only its settlement
     pays; Mao 0.99, since an episode is long and a penalty follows the turn that earned it)."""
@@ -87,12 +86,12 @@ class TrainConfig:
     """Hidden layer sizes of the policy and value MLPs."""
     features: str | None = None
     """What the MLPs read: "flat" (the observation); Madiao summary observations only, "cards"
-    (plus unseen/boss card planes, ``agents.madiao_features``); Mao only, "rules" (plus base-rule
+    (plus unseen/boss card planes, ``madiao_mao.agents.madiao.features``); Mao only, "rules" (plus base-rule
     and recent-call card planes, which also reach the action layer directly: the policy
-    ``agents.mao_features.MaoRulePolicy``), "memory" (attention over a longer event window,
-    ``agents.mao_memory``) or "belief" (the rule planes and the seat's posterior over the secret
-    rules, a memory of the whole game: ``agents.mao_belief_inputs``, the policy
-    ``agents.mao_features.MaoBeliefPolicy``); None: the game's default ("cards" for Madiao,
+    ``madiao_mao.agents.mao.features.MaoRulePolicy``), "memory" (attention over a longer event window,
+    ``madiao_mao.agents.mao.memory``) or "belief" (the rule planes and the seat's posterior over the secret
+    rules, a memory of the whole game: ``madiao_mao.agents.mao.belief_inputs``, the policy
+    ``madiao_mao.agents.mao.features.MaoBeliefPolicy``); None: the game's default ("cards" for Madiao,
     "belief" for Mao)."""
     obs_type: str = ""
     """Observation variant; "" picks the game's default ("summary" for Madiao, "history" for Mao:
@@ -105,11 +104,11 @@ class TrainConfig:
     held-out evaluation measures)."""
     mao_hand_card_reward: float | None = None
     """Mao: the learner's reward per card its hand shrinks by (minus per card it grows by) in
-    training games (``training.opponents.HandSizeReward``): without it, drawing instead of playing
+    training games (``madiao_mao.training.opponents.HandSizeReward``): without it, drawing instead of playing
     is a free way to avoid calls. None: the game's default (0.2 for Mao; Madiao has no use for
     it)."""
     imitate: str | None = None
-    """Warm start (``training.imitation``): a scripted agent (name as in ``agents.registry``) plays
+    """Warm start (``madiao_mao.training.imitation``): a scripted agent (name as in ``madiao_mao.agents.registry``) plays
     the learner's seat of the training env for ``imitation_decisions`` decisions and the fresh
     policy is fitted to its moves (and its value head to the returns) before PPO starts; "none":
     PPO from a random policy. None: the game's default ("none" for Madiao; "bayes", the Bayesian
@@ -124,7 +123,7 @@ class TrainConfig:
     to test the policy on rules it never met), "all" (any library rule) or "none" (no secret rule
     at the start; rules then come only from round winners)."""
     scripted_opponents: tuple[str, ...] | None = None
-    """Scripted agents in the opponent pool (names as in ``agents.registry``; a name listed twice
+    """Scripted agents in the opponent pool (names as in ``madiao_mao.agents.registry``; a name listed twice
     fills twice the scripted slots); None: the game's default."""
     opponent_weights: dict[str, float] | None = None
     """Probability weights of the opponent kinds per opponent seat ("scripted", "snapshot",
@@ -140,7 +139,7 @@ class TrainConfig:
     "pool": every opponent seat of every game draws its own agent from the weighted pool
     of ``scripted_opponents``, snapshots and the live policy (``opponent_weights``).
 
-    "league" (``training.league``, AlphaStar-style): one member of a league plays ALL the opponent
+    "league" (``madiao_mao.training.league``, AlphaStar-style): one member of a league plays ALL the opponent
     seats of a game, so the learner's return in it is a result against exactly that member. The
     members are the main agent (the live policy: self-play), frozen snapshots of it (one joins every
     ``snapshot_every`` steps, the oldest leaves past ``max_snapshots``) and the scripted
@@ -161,7 +160,7 @@ class TrainConfig:
     Only the learner's seat is trained.
     """
     league_anchors: tuple[str, ...] | None = None
-    """League mode: the fixed members, by ``agents.registry`` name or ``model:PATH`` (a frozen
+    """League mode: the fixed members, by ``madiao_mao.agents.registry`` name or ``model:PATH`` (a frozen
     policy: a model from another run, or an exploiter of this one trained by ``madiao-mao
     exploit``, which then stays in the league so the main agent keeps answering it); None: the
     game's default
@@ -277,7 +276,7 @@ class TrainConfig:
         if not isinstance(self.imitate, str):
             raise ValueError(f"imitate must be an agent name or 'none', got {self.imitate!r}")
         if self.imitate != "none":
-            from agents.registry import agent_names
+            from madiao_mao.agents.registry import agent_names
 
             if self.imitate not in agent_names(self.game):
                 raise ValueError(
@@ -301,7 +300,7 @@ class TrainConfig:
             self.league_anchors = tuple(self.league_anchors)
             if not self.league_anchors:
                 raise ValueError("league_anchors must name at least one scripted agent")
-            from agents.registry import MODEL_PREFIX, agent_names
+            from madiao_mao.agents.registry import MODEL_PREFIX, agent_names
 
             names = agent_names(self.game)
             for name in self.league_anchors:

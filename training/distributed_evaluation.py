@@ -2,9 +2,9 @@
 
 A tournament is pairings x deals, and each (pairing, deal) block of four seat rotations is
 independent of the others: the blocks are cut into shards of consecutive deals, one Ray task per
-(pairing, shard), each building its own agents and env from their names (``agents.registry``
+(pairing, shard), each building its own agents and env from their names (``madiao_mao.agents.registry``
 specs: nothing but strings and numbers crosses the network) and playing
-``training.madiao_evaluation.duplicate_match`` on its deals. The shards' hands are put back in
+``madiao_mao.training.madiao.evaluation.duplicate_match`` on its deals. The shards' hands are put back in
 deal order, so the report (intervals over deal blocks, openskill ratings from the block scores) is
 computed exactly as ``run_tournament`` computes it.
 
@@ -22,8 +22,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from training.madiao_evaluation import PairResult, TournamentReport, duplicate_match, make_deals
-from training.stats import openskill_ratings
+from madiao_mao.training.madiao.evaluation import PairResult, TournamentReport, duplicate_match, make_deals
+from madiao_mao.training.stats import openskill_ratings
 
 #: Agents whose play draws from a running random generator (see the module doc).
 STOCHASTIC_AGENTS = ("random", "search")
@@ -52,11 +52,11 @@ def play_shard(
     """Deals ``first..last-1`` of a tournament's ``make_deals(n_deals, seed)`` for one pairing
     (``agents``: name -> (registry spec, seed)); ``deal_index`` counts from the tournament's first
     deal."""
-    from training.cli_args import load_agent
+    from madiao_mao.training.cli_args import load_agent
 
     env = None
     if any(agents[name][0].split(":", 1)[0] == "search" for name in pairing):
-        from training.madiao_games import make_env
+        from madiao_mao.training.madiao.games import make_env
 
         env = make_env()
     built = {name: load_agent(agents[name][0], "madiao", seed=agents[name][1], env=env) for name in pairing}
@@ -94,7 +94,7 @@ def run_tournament_ray(
 ) -> TournamentReport:
     """``run_tournament`` with every pairing's deals sharded over Ray tasks (module doc).
 
-    ``agents``: name -> (``agents.registry`` spec, seed), e.g. ``{"heuristic": ("heuristic", 0)}``.
+    ``agents``: name -> (``madiao_mao.agents.registry`` spec, seed), e.g. ``{"heuristic": ("heuristic", 0)}``.
     ``shards_per_pairing``: default, enough shards for two per CPU of the cluster. Ray must be
     connected (``ray.init``) by the caller."""
     import itertools
@@ -140,9 +140,9 @@ def evaluate_command(args: Any) -> int:
     local Ray instance, stopped at the end)."""
     from pathlib import Path
 
-    from training.cli_args import check_model, check_output_folder
-    from training.madiao_commands import tournament_agents
-    from training.madiao_evaluation import write_report
+    from madiao_mao.training.cli_args import check_model, check_output_folder
+    from madiao_mao.training.madiao.commands import tournament_agents
+    from madiao_mao.training.madiao.evaluation import write_report
 
     if args.game != "madiao":
         raise ValueError(

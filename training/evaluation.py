@@ -1,6 +1,6 @@
-"""The old name of :mod:`training.madiao_evaluation` (Madiao duplicate tournaments), kept as a re-export."""
+"""The old name of :mod:`madiao_mao.training.madiao.evaluation` (Madiao duplicate tournaments), kept as a re-export."""
 
-from training.madiao_evaluation import (
+from madiao_mao.training.madiao.evaluation import (
     Deal,
     PairResult,
     TournamentReport,

@@ -1,6 +1,6 @@
 """What the trainer does differently per game, as one table: a ``GameSpec`` per game.
 
-``training.train`` and ``training.training_callback`` never branch on the game's name: they look
+``madiao_mao.training.train`` and ``madiao_mao.training.training_callback`` never branch on the game's name: they look
 its spec up (``game_spec(config.game)``) and call what it holds. A spec gives
 
 - ``defaults``: the ``TrainConfig`` fields a game sets differently (a field left at None takes
@@ -19,7 +19,7 @@ its spec up (``game_spec(config.game)``) and call what it holds. A spec gives
 Why each default is what it is: one line beside it; the measurements behind them, with the
 commands that made them, are in ``docs/results.md``.
 
-Adding a game is adding one spec to ``GAME_SPECS`` (and its agents to ``agents.registry``).
+Adding a game is adding one spec to ``GAME_SPECS`` (and its agents to ``madiao_mao.agents.registry``).
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-if TYPE_CHECKING:  # typing only: training.config imports this module to fill in its defaults
-    from training.config import TrainConfig
+if TYPE_CHECKING:  # typing only: madiao_mao.training.config imports this module to fill in its defaults
+    from madiao_mao.training.config import TrainConfig
 
 #: The opponent-pool kinds' weights of a run that trains against scripted players only.
 _SCRIPTED_ONLY = {"scripted": 1.0, "snapshot": 0.0, "current": 0.0}
@@ -58,7 +58,7 @@ def _flat_policy() -> tuple[Any, dict[str, Any]]:
 
 
 def _madiao_cards_policy() -> tuple[Any, dict[str, Any]]:
-    from agents.madiao_features import MadiaoCardFeatures, summary_layout
+    from madiao_mao.agents.madiao.features import MadiaoCardFeatures, summary_layout
 
     return "MlpPolicy", {
         "features_extractor_class": MadiaoCardFeatures,
@@ -68,21 +68,21 @@ def _madiao_cards_policy() -> tuple[Any, dict[str, Any]]:
 
 def _mao_rules_policy() -> tuple[Any, dict[str, Any]]:
     # The rule planes also reach the action layer directly, hence a policy class of its own.
-    from agents.mao_features import MaoRulePolicy
+    from madiao_mao.agents.mao.features import MaoRulePolicy
 
     return MaoRulePolicy, {}
 
 
 def _mao_belief_policy() -> tuple[Any, dict[str, Any]]:
-    from agents.mao_features import MaoBeliefPolicy
+    from madiao_mao.agents.mao.features import MaoBeliefPolicy
 
     return MaoBeliefPolicy, {}
 
 
 def _mao_belief_learner_env(venv, vector_env):
     # The learner's seat keeps its posterior over the secret rules; the policy reads it.
-    from agents.mao_agents import posterior_options
-    from training.opponents import BeliefObservations
+    from madiao_mao.agents.mao.players import posterior_options
+    from madiao_mao.training.opponents import BeliefObservations
 
     return BeliefObservations(venv, posterior_options(vector_env.options))
 
@@ -92,13 +92,15 @@ POLICY_FEATURES: Mapping[str, PolicyFeatures] = MappingProxyType(
         "flat": PolicyFeatures("flat", (), _flat_policy),
         "cards": PolicyFeatures("cards", ("summary",), _madiao_cards_policy),
         "rules": PolicyFeatures("rules", (), _mao_rules_policy),
-        # Mao: attention over the event window beside the rule planes (agents/mao_memory.py);
+        # Mao: attention over the event window beside the rule planes (agents/mao/memory.py);
         # imported when used, like the others (torch is slow to import).
         "memory": PolicyFeatures(
-            "memory", ("history",), lambda: __import__("agents.mao_memory", fromlist=["_"]).policy_spec()
+            "memory",
+            ("history",),
+            lambda: __import__("madiao_mao.agents.mao.memory", fromlist=["_"]).policy_spec(),
         ),
         # Mao: the rule planes and the seat's posterior over the secret rules, a memory of the
-        # whole game (agents/mao_belief_inputs.py), computed beside the network.
+        # whole game (agents/mao/belief_inputs.py), computed beside the network.
         "belief": PolicyFeatures("belief", ("history",), _mao_belief_policy, _mao_belief_learner_env),
     }
 )
@@ -144,9 +146,9 @@ def _madiao_learner_role(observation: np.ndarray) -> str:
 def _madiao_evaluate(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, dict]:
     """Duplicate results of the greedy learned policy against each baseline: stakes/hand overall,
     as banker and as player, with 95% intervals."""
-    from agents.learned import LearnedPolicyAgent
-    from agents.registry import make_agent
-    from training.madiao_evaluation import duplicate_match, make_deals
+    from madiao_mao.agents.learned import LearnedPolicyAgent
+    from madiao_mao.agents.registry import make_agent
+    from madiao_mao.training.madiao.evaluation import duplicate_match, make_deals
 
     learner = LearnedPolicyAgent(model=model, name="learned")
     deals = make_deals(n_deals, seed)
@@ -181,9 +183,9 @@ def _madiao_describe_result(name: str, result: dict) -> str:
 def _madiao_report(learner, config: TrainConfig, run_dir: Path, n_deals: int, state: dict) -> list[str]:
     """A duplicate tournament of the learned policy and the baselines (its ratings plotted), and
     the learning curves of the periodic evaluations."""
-    from agents.registry import make_agent
-    from training.madiao_evaluation import run_tournament, write_report
-    from training.stats import plot_curves
+    from madiao_mao.agents.registry import make_agent
+    from madiao_mao.training.madiao.evaluation import run_tournament, write_report
+    from madiao_mao.training.stats import plot_curves
 
     agents = {
         "learned": learner,
@@ -236,8 +238,9 @@ def _mao_vector_env(config: TrainConfig, n_envs: int, seed: int | None):
 def _mao_hand_size_reward(venv, config: TrainConfig):
     if not config.mao_hand_card_reward:
         return venv
+    from madiao_mao.training.opponents import HandSizeReward
+
     from mao_env import cards, core
-    from training.opponents import HandSizeReward
 
     hand = slice(core.OFF_HAND, core.OFF_HAND + cards.N_CARD_TYPES)
     return HandSizeReward(venv, config.mao_hand_card_reward, hand)
@@ -246,8 +249,8 @@ def _mao_hand_size_reward(venv, config: TrainConfig):
 def _mao_evaluate(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, dict]:
     """The Mao metrics of the learned policy at a table of each baseline, facing the rules held
     out of its training one at a time (``n_deals`` own turns per rule)."""
-    from agents.learned import policy_agent
-    from training.mao_evaluation import held_out_experiment
+    from madiao_mao.agents.learned import policy_agent
+    from madiao_mao.training.mao.evaluation import held_out_experiment
 
     learner = policy_agent(model=model, name="learned")
     results: dict[str, dict] = {}
@@ -265,7 +268,7 @@ def _mao_describe_result(name: str, result: dict) -> str:
 
 def _mao_report(learner, config: TrainConfig, run_dir: Path, n_deals: int, state: dict) -> list[str]:
     """The learned policy (beside the base-rules and Bayesian players) on the held-out rules."""
-    from training.mao_evaluation import mao_report
+    from madiao_mao.training.mao.evaluation import mao_report
 
     # n_deals = own turns of each agent per held-out rule, in games of 100 turns.
     turns, replicates = min(n_deals, 100), max(1, round(n_deals / 100))

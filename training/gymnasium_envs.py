@@ -5,7 +5,7 @@ Importing ``madiao_env`` or ``mao_env`` registers its id (``madiao_mao/Madiao-v0
 ``madiao_mao/Mao-v0``); ``gymnasium.make("madiao_env:madiao_mao/Madiao-v0")`` imports the package
 itself. Both ids take the same keyword options:
 
-- ``opponents``: who plays every other seat: an agent name of :mod:`agents.registry` (default
+- ``opponents``: who plays every other seat: an agent name of :mod:`madiao_mao.agents.registry` (default
   ``"random"``; ``"heuristic"``, ``"model"``, ``"model:PATH"``, ...), an agent object, or a
   callable. Per-seat opponents and pools: build :class:`~cardgame_core.adapters.SingleAgentCardEnv`
   or :class:`LearnerVectorEnv` directly.
@@ -39,11 +39,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
+from madiao_mao.training.learner_games import LearnerGames
 
 from cardgame_core.adapters import SingleAgentCardEnv
 from cardgame_core.aec import IllegalActionError
 from cardgame_core.vector import VectorCardEnv
-from training.learner_games import LearnerGames
 
 
 class LearnerVectorEnv(gym.vector.VectorEnv):
@@ -51,7 +51,7 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
 
     Each of the ``num_envs`` games has one learner seat; opponents play the other seats inside
     ``step``, and the learner gets its own seat's reward since its previous decision, terminal
-    rewards included (:class:`training.learner_games.LearnerGames`, shared with the SB3 adapter).
+    rewards included (:class:`madiao_mao.training.learner_games.LearnerGames`, shared with the SB3 adapter).
 
     Args:
         vector_env: the batched game env (``MadiaoVectorEnv``, ``MaoVectorEnv``); build it with
@@ -260,10 +260,10 @@ def _game_envs(game: str) -> tuple[Callable[..., Any], type[VectorCardEnv]]:
 
 
 def _opponent(opponents: Any, game: str, table: Any) -> Any:
-    """The opponent the options name: an agent of :mod:`agents.registry` by name (``table``: the
+    """The opponent the options name: an agent of :mod:`madiao_mao.agents.registry` by name (``table``: the
     AEC env, for the agents that read it), or the agent or callable given."""
     if isinstance(opponents, str):
-        from agents.registry import make_agent
+        from madiao_mao.agents.registry import make_agent
 
         return make_agent(opponents, game, env=table)
     if isinstance(opponents, (list, tuple)):

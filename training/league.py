@@ -1,7 +1,7 @@
 """A self-play league: members, the main agent's payoff table, PFSP sampling and ratings.
 
 Engine-neutral (plain Python + numpy + openskill, no SB3 or torch): the SB3 trainer uses it through
-``training.opponents.LeagueOpponents``; another engine only needs to play the members it samples
+``madiao_mao.training.opponents.LeagueOpponents``; another engine only needs to play the members it samples
 and ``record`` the main agent's returns.
 
 Members (``MEMBER_KINDS``):
@@ -10,7 +10,7 @@ Members (``MEMBER_KINDS``):
   policy, i.e. plain self-play.
 - ``snapshot``: a frozen copy of the main agent, with the learner step it was taken at and the file
   it was saved to (a path relative to the run folder). Past ``max_snapshots`` the oldest leaves.
-- ``anchor``: a scripted agent by its ``agents.registry`` name (Madiao: random, greedy, heuristic,
+- ``anchor``: a scripted agent by its ``madiao_mao.agents.registry`` name (Madiao: random, greedy, heuristic,
   search; Mao: base, bayes). The league itself accepts any name; a trainer that cannot seat an agent
   (the SB3 trainer refuses agents with a memory per game, such as Mao's bayes) says so.
 - ``exploiter``: reserved for agents trained to beat the main agent (not trained yet).
@@ -62,7 +62,7 @@ class Member:
     name: str
     kind: str
     agent: str | None = None
-    """Anchor: the ``agents.registry`` name of the scripted agent."""
+    """Anchor: the ``madiao_mao.agents.registry`` name of the scripted agent."""
     path: str | None = None
     """Snapshot (or exploiter): the saved model, relative to the run folder."""
     step: int | None = None

@@ -1,7 +1,7 @@
 """The learner's side of a batched card game: one learner seat per game, the other seats played by
 opponents inside. The one implementation behind both learner adapters of the batched envs, the SB3
-``VecEnv`` (:class:`training.sb3_adapter.LearnerVecEnv`) and the Gymnasium ``VectorEnv``
-(:class:`training.gymnasium_envs.LearnerVectorEnv`); it needs neither stable-baselines3 nor torch.
+``VecEnv`` (:class:`madiao_mao.training.sb3_adapter.LearnerVecEnv`) and the Gymnasium ``VectorEnv``
+(:class:`madiao_mao.training.gymnasium_envs.LearnerVectorEnv`); it needs neither stable-baselines3 nor torch.
 
 The learner gets ITS OWN seat's reward, accumulated over everything that happened since its
 previous decision, terminal rewards included when the game ended on another seat's move
@@ -18,7 +18,7 @@ next game's first move. An opponent that keeps a memory per game but takes no ke
 
 The bookkeeping of every batched step (crediting the learner's rewards, finishing games, finding
 the games where an opponent is to act) is one compiled pass over the games, so the learner view
-costs little beside the batched env itself (``python -m benchmarks --only batched``).
+costs little beside the batched env itself (``python -m madiao_mao.benchmarks --only batched``).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ EPISODE_WITHOUT_LEARNER_ENDED = 2
 def keeps_game_memory(agent: Any) -> bool:
     """Whether ``agent`` remembers each ``act_batch`` row's game: it has a ``reset_rows`` of its
     own (the base ``Agent.reset_rows`` is a no-op)."""
-    from agents.base import Agent
+    from madiao_mao.agents.base import Agent
 
     reset_rows = getattr(type(agent), "reset_rows", None)
     return callable(reset_rows) and reset_rows is not Agent.reset_rows

@@ -1,6 +1,6 @@
 """The self-play opponent pool and timing probes for the trainer.
 
-The SB3 adapter (``training.sb3_adapter.LearnerVecEnv``) draws, for every opponent seat of
+The SB3 adapter (``madiao_mao.training.sb3_adapter.LearnerVecEnv``) draws, for every opponent seat of
 every new game, one entry of a list uniformly. ``OpponentPool`` turns kind weights into that list:
 it holds ``n_slots`` *slots*, shared out among the kinds by weight (``scripted``: the baselines in
 turn; ``snapshot``: the newest frozen copies of the learner; ``current``: the live policy, i.e.
@@ -9,7 +9,7 @@ the running games' pool at once without touching the adapter. Slots also time th
 is how the trainer reports the share of time spent in opponents.
 
 ``LeagueOpponents`` is the trainer's league mode (``TrainConfig.opponents = "league"``): one slot
-per league member (``training.league``), the adapter drawing ONE slot per game by the league's
+per league member (``madiao_mao.training.league``), the adapter drawing ONE slot per game by the league's
 PFSP probabilities (``opponent_draw="per_game"``), and finished games recorded in the league's
 payoff table against the member that played them.
 
@@ -23,10 +23,9 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
+from madiao_mao.agents.base import Agent
+from madiao_mao.training.learner_games import keeps_game_memory, takes_row_keys
 from stable_baselines3.common.vec_env import VecEnvWrapper
-
-from agents.base import Agent
-from training.learner_games import keeps_game_memory, takes_row_keys
 
 KINDS = ("scripted", "snapshot", "current")
 
@@ -38,7 +37,7 @@ class PoolSlot(Agent):
     An agent with a memory per game (Mao's Bayesian player) can sit in a slot: the adapter hands
     the slot the game-seat key of every row (``rows``) and tells it which keys' games ended
     (``reset_rows``); the slot passes both on to an agent that takes keys
-    (``training.learner_games``). A memoryless agent is called as before.
+    (``madiao_mao.training.learner_games``). A memoryless agent is called as before.
     """
 
     def __init__(self, kind: str, agent: Agent, pool: OpponentPool) -> None:
@@ -176,7 +175,7 @@ class LeagueOpponents:
     """
 
     def __init__(self, league, anchors: dict[str, Agent], *, max_snapshots: int) -> None:
-        from training.league import MAIN
+        from madiao_mao.training.league import MAIN
 
         unsupported = league.names("exploiter")
         if unsupported:
@@ -322,22 +321,21 @@ class HandSizeReward(VecEnvWrapper):
 
 
 class BeliefObservations(VecEnvWrapper):
-    """Mao policies that read belief inputs (features "belief", ``agents.mao_belief_inputs``): the
+    """Mao policies that read belief inputs (features "belief", ``madiao_mao.agents.mao.belief_inputs``): the
     learner's observation with its seat's belief inputs appended.
 
     The wrapper keeps one posterior per game (the learner's seat of it, keyed by the game's row),
     takes every learner observation into it, tells it each learner action, and starts it afresh
-    when the game ends, exactly as ``agents.learned.BeliefPolicyAgent`` does for a seat it plays
+    when the game ends, exactly as ``madiao_mao.agents.learned.BeliefPolicyAgent`` does for a seat it plays
     (so the policy reads the same inputs in training as in play). A terminal observation, which
     has no decision, gets zero inputs. ``table_obs_dim`` is the table's observation length (what a
-    scripted teacher in the learner's seat reads, ``training.imitation``). ``posterior``: the
-    table's posterior options (``agents.mao_agents.posterior_options``).
+    scripted teacher in the learner's seat reads, ``madiao_mao.training.imitation``). ``posterior``: the
+    table's posterior options (``madiao_mao.agents.mao.players.posterior_options``).
     """
 
     def __init__(self, venv, posterior: dict | None = None) -> None:
         from gymnasium import spaces
-
-        from agents.mao_belief_inputs import BELIEF_WIDTH, BeliefTracker
+        from madiao_mao.agents.mao.belief_inputs import BELIEF_WIDTH, BeliefTracker
 
         self.table_obs_dim = int(venv.observation_space.shape[0])
         space = spaces.Box(-np.inf, np.inf, (self.table_obs_dim + BELIEF_WIDTH,), np.float32)

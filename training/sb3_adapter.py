@@ -3,10 +3,10 @@
 It lives with the training code because it needs stable-baselines3 (the ``train`` extra); the
 Gymnasium adapter of one AEC env, which needs only gymnasium, stays in
 :mod:`cardgame_core.adapters`, and the Gymnasium ``VectorEnv`` of the batched games in
-:mod:`training.gymnasium_envs`.
+:mod:`madiao_mao.training.gymnasium_envs`.
 
 The learner view itself (the opponent loop, the learner's own seat's reward, pools, opponents with
-a memory per game) is :class:`training.learner_games.LearnerGames`, which this adapter and the
+a memory per game) is :class:`madiao_mao.training.learner_games.LearnerGames`, which this adapter and the
 Gymnasium ``VectorEnv`` share; ``action_masks()`` serves sb3-contrib's MaskablePPO.
 """
 
@@ -18,17 +18,17 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from madiao_mao.training.learner_games import LearnerGames
 from stable_baselines3.common.vec_env import VecEnv
 
 from cardgame_core.aec import IllegalActionError
 from cardgame_core.vector import NO_ACTION, VectorCardEnv
-from training.learner_games import LearnerGames
 
 
 class LearnerVecEnv(LearnerGames, VecEnv):
     """An SB3 ``VecEnv`` over a batched card game: one learner seat per game, opponents inside.
 
-    Args: those of :class:`training.learner_games.LearnerGames` (the batched env, the opponent or
+    Args: those of :class:`madiao_mao.training.learner_games.LearnerGames` (the batched env, the opponent or
     pool, ``learner_seat`` (default ``"rotate"``), ``seed``, ``opponent_draw``,
     ``opponent_sampler``).
 

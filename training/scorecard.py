@@ -1,13 +1,13 @@
 """The scorecard: one protocol for reporting a policy's strength, on fixed suites shipped with the package.
 
     madiao-mao scorecard model --game madiao --suite dev --out scorecards/model
-    python -m training.scorecard leaderboard          # docs/leaderboard.md from docs/scorecards/
+    python -m madiao_mao.training.scorecard leaderboard          # docs/leaderboard.md from docs/scorecards/
 
-    from training.scorecard import score
+    from madiao_mao.training.scorecard import score
     card = score(my_policy, game="madiao", suite="dev")   # an Agent, an agent spec or a callable
     card.to_json()
 
-A *suite* (``training.madiao_scorecard.SUITES``, ``training.mao_scorecard.SUITES``) fixes every
+A *suite* (``madiao_mao.training.madiao.scorecard.SUITES``, ``madiao_mao.training.mao.scorecard.SUITES``) fixes every
 game played: it is derived from the suite's own seed, and the checksum of what it derives is
 recorded beside it, so a scorecard names exactly the games behind its figures (a suite whose
 games no longer hash to its checksum is refused). The baselines, their seeds and the search
@@ -19,8 +19,8 @@ and the package: two runs write byte-equal JSON apart from ``timing``. With a fo
 each pairing's games are kept in ``out/cache`` as they finish, so an interrupted run resumes; the
 reference's games, the same for every policy, can be kept in a folder every scorecard shares
 (``references``; the command's ``--reference-cache``). The game-specific parts (suites,
-pairings, figures, the leaderboard's ranking) live in ``training.madiao_scorecard`` and
-``training.mao_scorecard``; this module holds the protocol, the record and the command.
+pairings, figures, the leaderboard's ranking) live in ``madiao_mao.training.madiao.scorecard`` and
+``madiao_mao.training.mao.scorecard``; this module holds the protocol, the record and the command.
 """
 
 from __future__ import annotations
@@ -37,10 +37,9 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
-
-from agents.base import Agent
-from training.scorecard_figures import Figure
-from training.stats import markdown_table
+from madiao_mao.agents.base import Agent
+from madiao_mao.training.scorecard_figures import Figure
+from madiao_mao.training.stats import markdown_table
 
 #: The version of the protocol: suites, baselines, budgets and figures. Any change to what a
 #: scorecard measures changes it, so two scorecards compare only when it is equal.
@@ -56,11 +55,11 @@ LEADERBOARD = Path(__file__).resolve().parent.parent / "docs" / "leaderboard.md"
 def game_module(game: str) -> ModuleType:
     """The module with ``game``'s suites and pairings."""
     if game == "madiao":
-        from training import madiao_scorecard
+        from madiao_mao.training.madiao import scorecard as madiao_scorecard
 
         return madiao_scorecard
     if game == "mao":
-        from training import mao_scorecard
+        from madiao_mao.training.mao import scorecard as mao_scorecard
 
         return mao_scorecard
     raise ValueError(f"unknown game {game!r}; games are {', '.join(GAMES)}")
@@ -189,7 +188,7 @@ class PolicyUnderTest:
 
     def make(self, game: str, *, seed: int, env=None) -> Agent:
         if self.spec is not None:
-            from training.cli_args import load_agent
+            from madiao_mao.training.cli_args import load_agent
 
             return load_agent(self.spec, game, seed=seed, env=env)
         assert self.agent is not None
@@ -206,11 +205,11 @@ class PolicyUnderTest:
 def resolve_policy(
     policy: Agent | str | Callable[..., Any], game: str, *, batched: bool = False
 ) -> PolicyUnderTest:
-    """The policy under test from an ``Agent``, an agent spec (``agents.registry``: a name,
+    """The policy under test from an ``Agent``, an agent spec (``madiao_mao.agents.registry``: a name,
     ``model:PATH``, ``search:OPTIONS``), ``module:callable`` (a function or an ``Agent`` found by
     import), or a callable on (observation, mask), one decision or a batch (``batched``).
     A spec is built once here, so a bad one is refused before any game."""
-    from agents.registry import MODEL_PREFIX, SEARCH_PREFIX, agent_names
+    from madiao_mao.agents.registry import MODEL_PREFIX, SEARCH_PREFIX, agent_names
 
     if isinstance(policy, Agent):
         return PolicyUnderTest(policy.name, None, policy, None)
@@ -236,10 +235,10 @@ def resolve_policy(
 
 
 def _check_spec(spec: str, game: str) -> None:
-    from training.cli_args import load_agent
+    from madiao_mao.training.cli_args import load_agent
 
     if game == "madiao" and spec.split(":", 1)[0] == "search":
-        from training.madiao_games import make_env
+        from madiao_mao.training.madiao.games import make_env
 
         load_agent(spec, game, seed=0, env=make_env())
     elif not (game == "mao" and spec == "oracle"):  # the oracle is built at its table
@@ -248,7 +247,7 @@ def _check_spec(spec: str, game: str) -> None:
 
 def _spec_identity(spec: str) -> str:
     """A spec, with the hash of the model file it names (a retrained model is another policy)."""
-    from agents.registry import MODEL_PREFIX
+    from madiao_mao.agents.registry import MODEL_PREFIX
 
     if spec.startswith(MODEL_PREFIX):
         path = Path(spec[len(MODEL_PREFIX) :])
@@ -456,7 +455,7 @@ def _check_exploit(policy: Any, game: str, steps: int) -> None:
         raise ValueError(
             "the exploitability proxy trains against a policy named by an agent spec or model:PATH"
         )
-    from training.exploit import check_target
+    from madiao_mao.training.exploit import check_target
 
     check_target(policy, game)
 
@@ -465,7 +464,7 @@ def _exploit(
     under_test: PolicyUnderTest, module: ModuleType, suite, steps: int, out, cache
 ) -> dict[str, Any]:
     """The exploitability proxy at ``steps`` learner steps, scored on the suite's exploit deals."""
-    from training.exploit import ExploitSettings, exploit
+    from madiao_mao.training.exploit import ExploitSettings, exploit
 
     folder = Path(out) / "exploit" if out is not None else Path("runs")
 
@@ -569,7 +568,7 @@ def write_scorecard(card: Scorecard, folder: Path) -> list[Path]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``madiao-mao scorecard``."""
-    from training.cli_args import positive_int
+    from madiao_mao.training.cli_args import positive_int
 
     parser.add_argument(
         "policy", help="agent spec (heuristic, model, model:PATH, search:OPTIONS, ...) or module:callable"
@@ -613,7 +612,7 @@ def command_scorecard(args: argparse.Namespace) -> int:
     an exploit target) before anything is played or written."""
     import re
 
-    from training.cli_args import check_output_folder
+    from madiao_mao.training.cli_args import check_output_folder
 
     module = game_module(args.game)
     _suite(module, args.game, args.suite)
@@ -654,7 +653,7 @@ def leaderboard_markdown(folder: Path = SCORECARDS_DIR) -> str:
     lines = [
         "# Leaderboard",
         "",
-        "Generated by `python -m training.scorecard leaderboard` from the scorecards in "
+        "Generated by `python -m madiao_mao.training.scorecard leaderboard` from the scorecards in "
         "[`scorecards/`](scorecards/) (do not edit by hand; `tests/common/test_scorecard.py` checks "
         "that it matches them). How to read and cite a scorecard: [`scorecard.md`](scorecard.md).",
         "",
@@ -690,11 +689,11 @@ def leaderboard_markdown(folder: Path = SCORECARDS_DIR) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m training.scorecard leaderboard [--check]``: write docs/leaderboard.md from the
+    """``python -m madiao_mao.training.scorecard leaderboard [--check]``: write docs/leaderboard.md from the
     shipped scorecards (``--check``: only say whether the file is up to date, status 1 if not)."""
-    from training.cli_args import OneLineArgumentParser, run_reporting_user_errors
+    from madiao_mao.training.cli_args import OneLineArgumentParser, run_reporting_user_errors
 
-    prog = "python -m training.scorecard"
+    prog = "python -m madiao_mao.training.scorecard"
     parser = OneLineArgumentParser(prog=prog, description=main.__doc__)
     parser.add_argument("command", choices=("leaderboard",))
     parser.add_argument("--check", action="store_true")

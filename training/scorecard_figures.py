@@ -1,7 +1,7 @@
 """One measured figure of a scorecard: a mean with its 95% interval and the samples behind it.
 
-Its own module because the scorecard (``training.scorecard``) imports each game's scorecard module
-(``training.madiao_scorecard``, ``training.mao_scorecard``) and those build figures: keeping the
+Its own module because the scorecard (``madiao_mao.training.scorecard``) imports each game's scorecard module
+(``madiao_mao.training.madiao.scorecard``, ``madiao_mao.training.mao.scorecard``) and those build figures: keeping the
 record type apart leaves the import graph without a circle.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from training.stats import MeanCI, wilson_interval
+from madiao_mao.training.stats import MeanCI, wilson_interval
 
 
 @dataclass(frozen=True)

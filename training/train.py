@@ -1,13 +1,13 @@
 """Self-play training with sb3-contrib MaskablePPO (a CleanRL-style straight script).
 
-    python -m training.train            # or: madiao-mao train [--total-timesteps N ...]
+    python -m madiao_mao.training.train            # or: madiao-mao train [--total-timesteps N ...]
 
 One learner policy plays a random seat of every game (so both Madiao roles, banker and player),
 against a league member drawn per game (Madiao's default, below) or opponents drawn seat by seat
 from a pool of scripted agents, frozen snapshots of itself and its live self (Mao's default); it
-is rewarded with its own seat's payoff (see ``training.sb3_adapter.LearnerVecEnv``).
+is rewarded with its own seat's payoff (see ``madiao_mao.training.sb3_adapter.LearnerVecEnv``).
 With ``imitate`` set (Mao's default), a fresh policy first copies a scripted teacher playing the
-learner's seat (``training.imitation``); PPO then goes on from there.
+learner's seat (``madiao_mao.training.imitation``); PPO then goes on from there.
 Everything a run writes lives in its own folder ``runs_dir/game__exp_name__seed__unixtime`` (made
 exclusively: a second run started in the same second gets a ``_2`` suffix): ``config.json``,
 TensorBoard events (tags ``charts/``, ``losses/``, ``eval/``), ``progress.csv`` (the same names as
@@ -18,7 +18,7 @@ at the end ``final_model.zip`` and the evaluation report.
 With ``opponents="league"`` (``madiao-mao train --opponents league``; Madiao's default), one
 member of a league (the live policy, its snapshots, scripted anchors) plays all the opponent
 seats of a game, drawn by
-prioritized fictitious self-play from the learner's payoff table (``training.league``; see
+prioritized fictitious self-play from the learner's payoff table (``madiao_mao.training.league``; see
 ``TrainConfig.opponents``), and ``league.json`` is saved beside every checkpoint (a resumed
 league run needs it and its snapshot files).
 
@@ -30,10 +30,10 @@ An interrupted run continues from its last checkpoint with ``train(resume=run_di
 file, before anything in it changes. Ctrl-C saves a checkpoint of what the policy has learned and
 prints the command that resumes the run.
 
-Where things are: the config and its step arithmetic in ``training.config``; what differs by game
-(env, defaults, policy features, evaluation, report) in one spec per game, ``training.games``; the
+Where things are: the config and its step arithmetic in ``madiao_mao.training.config``; what differs by game
+(env, defaults, policy features, evaluation, report) in one spec per game, ``madiao_mao.training.games``; the
 SB3 callback (progress, snapshots, evaluations, checkpoints between rollouts) in
-``training.training_callback``. ``train`` reads top to bottom: open the run, build the opponents,
+``madiao_mao.training.training_callback``. ``train`` reads top to bottom: open the run, build the opponents,
 the env and the model, warm start, learn, finish.
 """
 
@@ -55,9 +55,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from cardgame_core.files import atomic_write_json
-from training.config import (
+from madiao_mao.training.config import (
     FEATURES,
     GAMES,
     LR_SCHEDULES,
@@ -68,10 +66,12 @@ from training.config import (
     rollout_size,
     steps_at_end,
 )
-from training.games import GAME_DEFAULTS, POLICY_FEATURES, game_spec
-from training.logging_utils import atomic_save_model
+from madiao_mao.training.games import GAME_DEFAULTS, POLICY_FEATURES, game_spec
+from madiao_mao.training.logging_utils import atomic_save_model
 
-# Names this module has always offered, now defined in training.config and training.games.
+from cardgame_core.files import atomic_write_json
+
+# Names this module has always offered, now defined in madiao_mao.training.config and madiao_mao.training.games.
 __all__ = [
     "FEATURES",
     "GAMES",
@@ -284,10 +284,9 @@ def train(
     Ctrl-C (KeyboardInterrupt) during training saves a checkpoint of what was learned, prints how
     to resume, and is raised again."""
     import torch
-
-    from agents.learned import policy_agent
-    from training.logging_utils import make_logger
-    from training.training_callback import TrainingCallback
+    from madiao_mao.agents.learned import policy_agent
+    from madiao_mao.training.logging_utils import make_logger
+    from madiao_mao.training.training_callback import TrainingCallback
 
     run = open_run(config, resume, total_timesteps=total_timesteps, quiet=quiet)
     config = run.config
@@ -369,8 +368,8 @@ def open_run(
 def scripted_agents(config: TrainConfig, names: tuple[str, ...], what: str) -> list:
     """The scripted opponents ``names``, each seeded by its place; an agent that cannot sit in the
     training games is a ValueError naming it (``what`` says what it was to be)."""
-    from agents.registry import make_agent
-    from training.learner_games import refuse_memory_without_keys
+    from madiao_mao.agents.registry import make_agent
+    from madiao_mao.training.learner_games import refuse_memory_without_keys
 
     agents = []
     for number, name in enumerate(names):
@@ -390,7 +389,7 @@ def build_opponents(run: Run):
     """The opponents of the training games: the weighted pool of scripted agents, snapshots and the
     live policy, or in league mode the league's members (``run.league``, made here for a new run),
     with the snapshots a resumed run had."""
-    from training.opponents import LeagueOpponents, OpponentPool
+    from madiao_mao.training.opponents import LeagueOpponents, OpponentPool
 
     config = run.config
     if config.opponents != "league":
@@ -425,8 +424,8 @@ def build_env(run: Run, pool) -> tuple[Any, Any]:
     """The timed batched env of the training games and the learner's SB3 view of it (the learner
     seat rotates per finished game, so it plays every seat: both Madiao roles), with the game's
     reward shaping (``GameSpec.shape_reward``)."""
-    from training.opponents import TimedVectorEnv
-    from training.sb3_adapter import LearnerVecEnv
+    from madiao_mao.training.opponents import TimedVectorEnv
+    from madiao_mao.training.sb3_adapter import LearnerVecEnv
 
     config = run.config
     # A resumed run continues with a fresh deal stream (a new seed per resume).
@@ -585,7 +584,7 @@ def save_interrupted(model, run: Run, callback) -> None:
 
 def new_league(config: TrainConfig):
     """A fresh league for ``config``: the main agent and the ``league_anchors``."""
-    from training.league import League
+    from madiao_mao.training.league import League
 
     league = League(
         weighting=config.pfsp_weighting,
@@ -601,7 +600,7 @@ def new_league(config: TrainConfig):
 def load_league(run_dir: Path):
     """The league saved with a run's checkpoint (``league.json``) with its snapshot files; a
     missing file is a FileNotFoundError, damaged data a ValueError, each naming the file."""
-    from training.league import League
+    from madiao_mao.training.league import League
 
     path = run_dir / LEAGUE_FILE
     if not path.is_file():
@@ -622,7 +621,7 @@ def league_report(run_dir: Path) -> str:
     """The report's league section: the payoff table saved with the run, and its history from
     ``progress.csv`` plotted as ``league_payoffs.png`` and ``league_ratings.png`` (empty text
     for a run without a league)."""
-    from training.league import League
+    from madiao_mao.training.league import League
 
     path = Path(run_dir) / LEAGUE_FILE
     if not path.is_file():
@@ -643,8 +642,8 @@ def plot_league_history(run_dir: Path) -> list[str]:
     against the learner step; returns the names of the PNG files written."""
     import csv
 
-    from training.logging_utils import STEP_COLUMN
-    from training.stats import plot_curves
+    from madiao_mao.training.logging_utils import STEP_COLUMN
+    from madiao_mao.training.stats import plot_curves
 
     progress = run_dir / "progress.csv"
     if not progress.is_file():
@@ -679,7 +678,7 @@ def plot_league_history(run_dir: Path) -> list[str]:
 def snapshot_agent(path: Path, seed: int):
     """A frozen snapshot of the learner as a sampling opponent, seeded by the run's seed and the
     snapshot's step (``snapshot_000250112.zip``)."""
-    from agents.learned import policy_agent
+    from madiao_mao.agents.learned import policy_agent
 
     steps = int(path.stem.rsplit("_", 1)[-1])
     return policy_agent(path, deterministic=False, name=path.stem, seed=seed * 1_000_003 + steps)
@@ -687,9 +686,9 @@ def snapshot_agent(path: Path, seed: int):
 
 def warm_start(model, venv, config: TrainConfig, say=print) -> dict[str, float]:
     """Fit a fresh ``model``'s policy and value head to ``config.imitate`` playing the learner's
-    seat of ``venv`` (``training.imitation``); returns what was measured (for the log)."""
-    from agents.registry import make_agent
-    from training.imitation import collect_teacher_decisions, fit_policy
+    seat of ``venv`` (``madiao_mao.training.imitation``); returns what was measured (for the log)."""
+    from madiao_mao.agents.registry import make_agent
+    from madiao_mao.training.imitation import collect_teacher_decisions, fit_policy
 
     teacher = make_agent(config.imitate, config.game, seed=config.seed + 500)
     say(f"warm start: {config.imitate} plays {config.imitation_decisions:,} learner decisions")
@@ -749,7 +748,7 @@ def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = T
     """The end-of-training evaluation: the run's speed, its league (league mode) and the game's
     sections (``GameSpec.report``: Madiao, a tournament of the final model and the baselines with
     learning curves and ratings as PNGs; Mao, the held-out rules), written to ``report.md``."""
-    from agents.learned import policy_agent
+    from madiao_mao.agents.learned import policy_agent
 
     run_dir = Path(run_dir)
     state = json.loads((run_dir / "state.json").read_text())
@@ -793,9 +792,9 @@ def write_final_report(
 
 
 if __name__ == "__main__":
-    # ``python -m training.train [FLAGS]`` is ``madiao-mao train [FLAGS]``. The command line sits
-    # above the trainer (training.cli imports this module, never the reverse): only this script
+    # ``python -m madiao_mao.training.train [FLAGS]`` is ``madiao-mao train [FLAGS]``. The command line sits
+    # above the trainer (madiao_mao.training.cli imports this module, never the reverse): only this script
     # entry, which never runs on import, reaches up to it.
-    from training.cli import main as cli_main
+    from madiao_mao.training.cli import main as cli_main
 
     sys.exit(cli_main(["train", *sys.argv[1:]]))

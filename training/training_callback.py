@@ -1,7 +1,7 @@
-"""The trainer's SB3 callback (``training.train.train``): what a run shows and saves as it goes.
+"""The trainer's SB3 callback (``madiao_mao.training.train.train``): what a run shows and saves as it goes.
 
 The progress bar ends where PPO does: SB3 collects whole rollouts, so a run ends at its budget
-rounded up to whole rollouts (``training.config.steps_at_end``), and the bar's total is that count.
+rounded up to whole rollouts (``madiao_mao.training.config.steps_at_end``), and the bar's total is that count.
 It shows one speed, the run's learner steps/s over ``learn()`` (with the game env's share of the
 time). Snapshots, evaluations and checkpoints are taken between rollouts, where the step count is
 exactly what the policy has learned from (an unfinished rollout's steps are not), and once more
@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from madiao_mao.training.config import TrainConfig, evaluation_interval, steps_at_end
+from madiao_mao.training.games import game_spec
+from madiao_mao.training.logging_utils import STEP_COLUMN, atomic_save_model
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Logger
-
-from training.config import TrainConfig, evaluation_interval, steps_at_end
-from training.games import game_spec
-from training.logging_utils import STEP_COLUMN, atomic_save_model
 
 
 class TrainingCallback(BaseCallback):
@@ -43,7 +42,7 @@ class TrainingCallback(BaseCallback):
         say: Callable[..., None] = print,
     ) -> None:
         """``state`` is the run's ``state.json`` contents (snapshots and evaluations are added to
-        it); ``vector_env`` and ``pool`` are timed (``training.opponents``) for the speed shares;
+        it); ``vector_env`` and ``pool`` are timed (``madiao_mao.training.opponents``) for the speed shares;
         ``evaluate(model, config, n_deals, seed)`` gives the results per baseline."""
         super().__init__()
         self.config = config

@@ -1,6 +1,6 @@
 """Pretrained policies shipped with the package (a package so that setuptools installs the
 ``*.zip`` files here as package data), saved without optimizer state by
-``training.train.export_policy``; ``agents.registry.make_agent("model", game)`` loads them
+``madiao_mao.training.train.export_policy``; ``madiao_mao.agents.registry.make_agent("model", game)`` loads them
 (docs/results.md has how each was trained and how strong it is).
 
 - ``madiao_selfplay.zip``: the Madiao policy of a ``madiao-mao train`` league run at the default
@@ -8,5 +8,5 @@
 - ``mao_selfplay.zip``: the Mao policy of ``madiao-mao train --game mao`` at the defaults, seed 1
   (warm start from the Bayesian player, then 250,000 PPO steps against base players, its
   snapshots and itself); it reads the default 8-event history observation and its seat's
-  posterior over the secret rules (``agents.learned.BeliefPolicyAgent``).
+  posterior over the secret rules (``madiao_mao.agents.learned.BeliefPolicyAgent``).
 """

@@ -5,9 +5,8 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
-
-from agents.base import Agent, RandomAgent, legal_actions
-from agents.registry import make_agent
+from madiao_mao.agents.base import Agent, RandomAgent, legal_actions
+from madiao_mao.agents.registry import make_agent
 
 
 def test_random_agent_only_picks_legal_actions_and_is_seeded():
@@ -63,9 +62,8 @@ class _MaskedToyEnv(gym.Env):
 
 
 def test_learned_policy_agent_loads_a_saved_model_and_respects_masks(tmp_path):
+    from madiao_mao.agents.learned import LearnedPolicyAgent
     from sb3_contrib import MaskablePPO
-
-    from agents.learned import LearnedPolicyAgent
 
     model = MaskablePPO(
         "MlpPolicy", _MaskedToyEnv(), n_steps=16, batch_size=16, policy_kwargs={"net_arch": [8]}
@@ -86,9 +84,8 @@ def test_learned_policy_agent_loads_a_saved_model_and_respects_masks(tmp_path):
 
 def test_a_model_loads_on_one_torch_thread_and_leaves_the_setting_as_it_was(tmp_path, monkeypatch):
     import torch
+    from madiao_mao.agents.learned import load_model
     from sb3_contrib import MaskablePPO
-
-    from agents.learned import load_model
 
     path = tmp_path / "policy.zip"
     MaskablePPO("MlpPolicy", _MaskedToyEnv(), n_steps=16, batch_size=16).save(str(path))
@@ -118,7 +115,7 @@ def test_registry_names_unknown_agents_and_games():
 
 
 def test_human_agent_reads_numbers_text_and_card_names_and_reasks_on_bad_input():
-    from agents.human import HumanAgent, HumanQuit
+    from madiao_mao.agents.human import HumanAgent, HumanQuit
 
     mask = np.zeros(82, dtype=bool)
     mask[[5, 45, 12 + 40]] = True  # play 4C, slough 4C, slough 2S

@@ -1,15 +1,14 @@
-"""Smoke test of ``python -m benchmarks --quick`` and checks of its helpers."""
+"""Smoke test of ``python -m madiao_mao.benchmarks --quick`` and checks of its helpers."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from benchmarks.__main__ import main, parse_arguments
-from benchmarks.batched import learner_system
-from benchmarks.kernels import random_legal_actions, trick_loop_hands
-from benchmarks.targets import evaluate
-from benchmarks.timing import Result
+from madiao_mao.benchmarks.__main__ import main, parse_arguments
+from madiao_mao.benchmarks.batched import learner_system
+from madiao_mao.benchmarks.kernels import random_legal_actions, trick_loop_hands
+from madiao_mao.benchmarks.targets import evaluate
+from madiao_mao.benchmarks.timing import Result
 
 
 def test_quick_run_writes_a_table_with_measured_rows(tmp_path, capsys):
@@ -81,8 +80,8 @@ def test_targets_report_met_missed_and_not_measured():
 
 
 def test_quick_and_partial_runs_leave_the_committed_results_alone(tmp_path, monkeypatch, capsys):
-    import benchmarks.__main__ as bench_main
-    from benchmarks import timing
+    import madiao_mao.benchmarks.__main__ as bench_main
+    from madiao_mao.benchmarks import timing
 
     committed = tmp_path / "latest.md"
     committed.write_text("committed results\n")
@@ -100,8 +99,8 @@ def test_quick_and_partial_runs_leave_the_committed_results_alone(tmp_path, monk
 
 
 def test_warm_up_runs_every_timed_code_path_before_the_first_timer(monkeypatch):
-    import benchmarks.__main__ as bench_main
-    from benchmarks import aec, batched, rollout, timing
+    import madiao_mao.benchmarks.__main__ as bench_main
+    from madiao_mao.benchmarks import aec, batched, rollout, timing
 
     calls: list[tuple[str, int]] = []
     recorded_bodies: set[int] = set()
@@ -144,7 +143,7 @@ def test_warm_up_runs_every_timed_code_path_before_the_first_timer(monkeypatch):
 
 
 def test_workloads_of_a_group_take_turns_and_others_are_timed_alone(monkeypatch):
-    from benchmarks import timing
+    from madiao_mao.benchmarks import timing
 
     order: list[str] = []
 

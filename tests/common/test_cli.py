@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 def run_cli(*args: str, stdin: str = "", timeout: float = 240) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.run(
-        [sys.executable, "-m", "training.cli", *args],
+        [sys.executable, "-m", "madiao_mao.training.cli", *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -180,7 +180,7 @@ def test_train_mao_tiny_budget_then_held_out_report_and_evaluation(tmp_path):
     assert (run_dir / "mao_held_out_vs_base_discovery.png").is_file()
     # The saved policy meets the held-out rules again through the evaluation module.
     evaluation = subprocess.run(
-        [sys.executable, "-m", "training.mao_evaluation", "--model", str(run_dir / "final_model.zip"),
+        [sys.executable, "-m", "madiao_mao.training.mao.evaluation", "--model", str(run_dir / "final_model.zip"),
          "--turns", "2", "--out", str(tmp_path / "eval")],
         capture_output=True, text=True, timeout=240, cwd=REPO,
     )  # fmt: skip

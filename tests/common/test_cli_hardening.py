@@ -11,10 +11,11 @@ import pytest
 
 pytest.importorskip("madiao_env.madiao_v0")
 
-from agents.base import RandomAgent
+from madiao_mao.agents.base import RandomAgent
+from madiao_mao.training.cli import main
+from madiao_mao.training.madiao import games as madiao_games
+
 from madiao_env import records
-from training import madiao_games
-from training.cli import main
 
 NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 
@@ -150,13 +151,13 @@ def _cli_main(argv):
 
 
 def _mao_evaluation_main(argv):
-    from training.mao_evaluation import main as mao_main
+    from madiao_mao.training.mao.evaluation import main as mao_main
 
     return mao_main(argv)
 
 
 def _benchmarks_main(argv):
-    from benchmarks.__main__ import main as bench_main
+    from madiao_mao.benchmarks.__main__ import main as bench_main
 
     return bench_main(argv)
 
@@ -263,7 +264,7 @@ def test_bench_passes_the_benchmarks_exit_status_through():
     from pathlib import Path
 
     result = subprocess.run(
-        [sys.executable, "-m", "training.cli", "bench", "--seconds", "-1"],
+        [sys.executable, "-m", "madiao_mao.training.cli", "bench", "--seconds", "-1"],
         capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2],
     )  # fmt: skip
     assert result.returncode == 2
@@ -279,7 +280,7 @@ def test_a_reader_that_stops_early_ends_replay_quietly(tmp_path):
     record = tmp_path / "match.json"
     assert main(["match", "--seed", "3", "--record", str(record)]) == 0
     replay = subprocess.Popen(
-        [sys.executable, "-m", "training.cli", "replay", str(record)],
+        [sys.executable, "-m", "madiao_mao.training.cli", "replay", str(record)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2],
     )  # fmt: skip
     replay.stdout.close()  # the reader is gone before the first line is written
@@ -294,7 +295,7 @@ HAND_LISTING = re.compile(r"^\W*player_\d+: (?:(?:10|[2-9AJQK])[CDHS]|JK)(?: |$)
 
 
 def test_mao_in_the_terminal_plays_whole_rounds_shows_calls_and_no_other_hand(monkeypatch, capsys):
-    import training.mao_play as mao_play
+    import madiao_mao.training.mao.play as mao_play
 
     envs = []
 

@@ -6,9 +6,8 @@ import math
 
 import numpy as np
 import pytest
-
-from training.madiao_evaluation import PairResult, make_deals
-from training.stats import (
+from madiao_mao.training.madiao.evaluation import PairResult, make_deals
+from madiao_mao.training.stats import (
     block_means,
     markdown_table,
     mean_ci,
@@ -118,7 +117,7 @@ def test_deals_are_seeded_and_complete():
 
 
 def test_wilson_interval_and_binned_rates():
-    from training.stats import binned_rate, wilson_interval
+    from madiao_mao.training.stats import binned_rate, wilson_interval
 
     low, high = wilson_interval(0, 10)
     assert low == pytest.approx(0.0, abs=1e-12) and high == pytest.approx(0.2775, abs=1e-3)  # textbook value

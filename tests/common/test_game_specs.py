@@ -1,5 +1,5 @@
 """The trainer as a table of games (issue 10): what differs by game is one ``GameSpec`` per game
-(``training.games``), the trainer and its callback never branch on a game's name, and the
+(``madiao_mao.training.games``), the trainer and its callback never branch on a game's name, and the
 training modules import each other in one direction only."""
 
 from __future__ import annotations
@@ -101,8 +101,8 @@ def test_the_trainer_reads_the_game_spec_instead_of_branching_on_the_game(module
 
 
 def test_every_game_has_a_complete_spec():
-    from training import config as config_module
-    from training.games import GAME_DEFAULTS, GAME_SPECS, POLICY_FEATURES, game_spec
+    from madiao_mao.training import config as config_module
+    from madiao_mao.training.games import GAME_DEFAULTS, GAME_SPECS, POLICY_FEATURES, game_spec
 
     fields = {f.name: f for f in dataclasses.fields(config_module.TrainConfig)}
     assert tuple(GAME_SPECS) == GAME_NAMES == config_module.GAMES
@@ -127,7 +127,7 @@ def test_every_game_has_a_complete_spec():
 
 
 def test_an_unknown_game_is_one_clear_error():
-    from training.games import game_spec
+    from madiao_mao.training.games import game_spec
 
     with pytest.raises(ValueError, match="game must be one of madiao, mao, got 'chess'"):
         game_spec("chess")
@@ -136,8 +136,8 @@ def test_an_unknown_game_is_one_clear_error():
 
 
 def test_a_run_default_dict_is_a_copy_of_the_table():
-    from training.config import TrainConfig
-    from training.games import GAME_SPECS
+    from madiao_mao.training.config import TrainConfig
+    from madiao_mao.training.games import GAME_SPECS
 
     config = TrainConfig(game="mao")
     config.opponent_weights["current"] = 0.9
@@ -146,9 +146,9 @@ def test_a_run_default_dict_is_a_copy_of_the_table():
 
 
 def test_policy_features_come_from_the_features_table():
-    from agents.madiao_features import MadiaoCardFeatures
-    from agents.mao_features import MaoBeliefPolicy, MaoRulePolicy
-    from training.train import TrainConfig, policy_class, policy_kwargs
+    from madiao_mao.agents.madiao.features import MadiaoCardFeatures
+    from madiao_mao.agents.mao.features import MaoBeliefPolicy, MaoRulePolicy
+    from madiao_mao.training.train import TrainConfig, policy_class, policy_kwargs
 
     madiao = TrainConfig()
     assert policy_class(madiao) == "MlpPolicy"
@@ -168,9 +168,10 @@ def test_train_and_final_report_use_the_games_spec(tmp_path, monkeypatch):
     """The run's env, evaluation, learner roles and report sections are the spec's: replacing
     them in the table changes what train() and final_report() do."""
     pytest.importorskip("sb3_contrib")
+    from madiao_mao.training import games
+    from madiao_mao.training import train as train_module
+
     from tests.common.test_training import ToyVectorEnv
-    from training import games
-    from training import train as train_module
 
     calls: dict[str, int] = {"env": 0, "evaluate": 0, "role": 0}
 
@@ -216,7 +217,15 @@ def test_train_and_final_report_use_the_games_spec(tmp_path, monkeypatch):
 def test_python_m_training_train_exits_with_the_clis_code(tmp_path):
     missing = tmp_path / "no_such_run"
     result = subprocess.run(
-        [sys.executable, "-m", "training.train", "--resume", str(missing), "--runs-dir", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "madiao_mao.training.train",
+            "--resume",
+            str(missing),
+            "--runs-dir",
+            str(tmp_path),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -229,7 +238,7 @@ def test_python_m_training_train_exits_with_the_clis_code(tmp_path):
 def test_torch_threads_follow_the_usable_cores_unless_set(monkeypatch):
     import os
 
-    from training import config as config_module
+    from madiao_mao.training import config as config_module
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4, 5, 6, 7}, raising=False)
     assert config_module.TrainConfig().torch_threads == config_module.MAX_AUTO_THREADS

@@ -17,8 +17,8 @@ import textwrap
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from madiao_mao.agents.base import RandomAgent
 
-from agents.base import RandomAgent
 from cardgame_core.adapters import SingleAgentCardEnv
 from cardgame_core.aec import IllegalActionError, check_action
 from cardgame_core.vector import NO_ACTION, VectorStep
@@ -243,7 +243,7 @@ def test_strided_and_byte_swapped_int64_actions_mean_the_same_actions() -> None:
     ],
 )
 def test_the_sb3_learner_env_refuses_learner_actions_it_would_have_to_reinterpret(actions, error, message):
-    from training.sb3_adapter import LearnerVecEnv
+    from madiao_mao.training.sb3_adapter import LearnerVecEnv
 
     venv = LearnerVecEnv(toy.CountdownVectorEnv(3), lambda obs, masks: np.zeros(len(masks), np.int64), seed=0)
     venv.reset()

@@ -1,4 +1,4 @@
-"""The league (``training.league``): PFSP weights, sampling, payoffs and ratings, persistence; one
+"""The league (``madiao_mao.training.league``): PFSP weights, sampling, payoffs and ratings, persistence; one
 opponent member per game in ``LearnerVecEnv``; the SB3 trainer's league mode (tiny toy runs)."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ import json
 
 import numpy as np
 import pytest
-
-from training.league import MAIN, League
+from madiao_mao.training.league import MAIN, League
 
 
 def _league(**settings) -> League:
@@ -20,12 +19,12 @@ def _league(**settings) -> League:
 
 
 def test_the_league_module_is_engine_neutral():
-    """No SB3 or torch behind ``training.league``: another engine (RLlib) can use it as is."""
+    """No SB3 or torch behind ``madiao_mao.training.league``: another engine (RLlib) can use it as is."""
     import subprocess
     import sys
 
     code = (
-        "import sys, training.league; "
+        "import sys, madiao_mao.training.league; "
         "assert not {'torch', 'stable_baselines3', 'sb3_contrib'} & set(sys.modules), sorted(sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -222,8 +221,9 @@ class _Tagged:
 
 
 def test_learner_vec_env_draws_one_pool_entry_per_game_for_all_opponent_seats():
+    from madiao_mao.training.sb3_adapter import LearnerVecEnv
+
     from tests.common.test_training import ToyVectorEnv
-    from training.sb3_adapter import LearnerVecEnv
 
     pool = [_Tagged() for _ in range(5)]
     draws: list[int] = []
@@ -257,8 +257,9 @@ def test_learner_vec_env_draws_one_pool_entry_per_game_for_all_opponent_seats():
 
 
 def test_learner_vec_env_checks_the_opponent_draw_options():
+    from madiao_mao.training.sb3_adapter import LearnerVecEnv
+
     from tests.common.test_training import ToyVectorEnv
-    from training.sb3_adapter import LearnerVecEnv
 
     with pytest.raises(ValueError, match="opponent_draw must be one of"):
         LearnerVecEnv(ToyVectorEnv(4, seed=0), [_Tagged()], opponent_draw="per_team")
@@ -274,10 +275,11 @@ def test_learner_vec_env_checks_the_opponent_draw_options():
 
 
 def test_league_opponents_record_each_game_against_the_member_that_played_it():
-    from agents.base import RandomAgent
+    from madiao_mao.agents.base import RandomAgent
+    from madiao_mao.training.opponents import LeagueOpponents
+    from madiao_mao.training.sb3_adapter import LearnerVecEnv
+
     from tests.common.test_training import ToyVectorEnv
-    from training.opponents import LeagueOpponents
-    from training.sb3_adapter import LearnerVecEnv
 
     league = League(max_snapshots=1)
     league.add_anchor("random")
@@ -350,7 +352,7 @@ def _capture_restored_leagues(monkeypatch) -> list[dict]:
 
 def test_league_run_keeps_a_payoff_table_and_resumes_with_exactly_the_saved_league(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
-    from training import train as train_module
+    from madiao_mao.training import train as train_module
 
     config = _league_config(train_module, tmp_path, monkeypatch, total_timesteps=512)
     run_dir = train_module.train(config)
@@ -387,7 +389,7 @@ def test_league_run_keeps_a_payoff_table_and_resumes_with_exactly_the_saved_leag
 
 def test_a_frozen_model_such_as_an_exploiter_can_be_a_league_member(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
-    from training import train as train_module
+    from madiao_mao.training import train as train_module
 
     first = train_module.train(_league_config(train_module, tmp_path / "first", monkeypatch))
     frozen = f"model:{first / 'final_model.zip'}"
@@ -407,8 +409,9 @@ def test_a_frozen_model_such_as_an_exploiter_can_be_a_league_member(tmp_path, mo
 
 def test_interrupted_league_run_resumes_with_the_league_saved_at_the_interrupt(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
+    from madiao_mao.training import train as train_module
+
     from tests.common.test_training_hardening import _InterruptedToyEnv
-    from training import train as train_module
 
     config = _league_config(train_module, tmp_path, monkeypatch, total_timesteps=512, checkpoint_every=10**6)
     monkeypatch.setattr(
@@ -430,9 +433,8 @@ def test_interrupted_league_run_resumes_with_the_league_saved_at_the_interrupt(t
 def test_league_run_is_deterministic_per_seed(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
     import torch
+    from madiao_mao.training import train as train_module
     from sb3_contrib import MaskablePPO
-
-    from training import train as train_module
 
     leagues, policies = [], []
     for attempt in range(2):
@@ -449,7 +451,7 @@ def test_league_run_is_deterministic_per_seed(tmp_path, monkeypatch):
 
 def test_league_options_are_checked(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
-    from training import train as train_module
+    from madiao_mao.training import train as train_module
 
     for overrides, message in (
         ({"opponents": "arena"}, "opponents must be one of pool, league"),
@@ -485,7 +487,7 @@ def test_league_options_are_checked(tmp_path, monkeypatch):
 
 def test_resume_refuses_a_missing_or_damaged_league_file(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
-    from training import train as train_module
+    from madiao_mao.training import train as train_module
 
     config = _league_config(train_module, tmp_path, monkeypatch, total_timesteps=128)
     run_dir = train_module.train(config)
@@ -513,7 +515,7 @@ def test_resume_refuses_a_missing_or_damaged_league_file(tmp_path, monkeypatch):
 
 
 def test_league_section_of_the_report_prints_the_payoff_table(tmp_path):
-    from training.train import league_report
+    from madiao_mao.training.train import league_report
 
     league = _played_league()
     (tmp_path / "league.json").write_text(json.dumps(league.to_dict()))
@@ -523,8 +525,8 @@ def test_league_section_of_the_report_prints_the_payoff_table(tmp_path):
 
 
 def test_cli_opponents_flag_selects_the_trainer_and_each_game_has_its_default():
-    from training.cli import build_parser
-    from training.config import train_config_from_args
+    from madiao_mao.training.cli import build_parser
+    from madiao_mao.training.config import train_config_from_args
 
     def config(*flags: str):
         return train_config_from_args(build_parser().parse_args(["train", *flags]))
@@ -538,8 +540,8 @@ def test_cli_opponents_flag_selects_the_trainer_and_each_game_has_its_default():
 
 
 def test_cli_minibatch_and_learning_rate_default_per_game():
-    from training.cli import build_parser
-    from training.config import train_config_from_args
+    from madiao_mao.training.cli import build_parser
+    from madiao_mao.training.config import train_config_from_args
 
     def config(*flags: str):
         return train_config_from_args(build_parser().parse_args(["train", *flags]))

@@ -1,4 +1,4 @@
-"""The learner benchmark (``benchmarks.learner``): its FLOP count, its ceiling and its rows."""
+"""The learner benchmark (``madiao_mao.benchmarks.learner``): its FLOP count, its ceiling and its rows."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 
 def test_flop_per_sample_counts_forward_and_backward_of_every_epoch():
-    from benchmarks.learner import flop_per_sample
+    from madiao_mao.benchmarks.learner import flop_per_sample
 
     # One 10 -> 4 layer: 80 FLOP forward; backward twice that; 3 epochs.
     assert flop_per_sample([(10, 4)], n_epochs=3) == 3 * 3 * 80
@@ -17,15 +17,14 @@ def test_flop_per_sample_counts_forward_and_backward_of_every_epoch():
 
 def test_linear_shapes_are_the_policys_layers():
     import torch
-
-    from benchmarks.learner import linear_shapes
+    from madiao_mao.benchmarks.learner import linear_shapes
 
     net = torch.nn.Sequential(torch.nn.Linear(7, 5), torch.nn.Tanh(), torch.nn.Linear(5, 3))
     assert linear_shapes(net) == [(7, 5), (5, 3)]
 
 
 def test_the_ceiling_is_a_plausible_rate():
-    from benchmarks.learner import matmul_gflops
+    from madiao_mao.benchmarks.learner import matmul_gflops
 
     gflops = matmul_gflops([(64, 64)], seconds=0.05, batch=256)
     assert math.isfinite(gflops) and 0 < gflops < 1e5
@@ -33,8 +32,8 @@ def test_the_ceiling_is_a_plausible_rate():
 
 @pytest.mark.slow
 def test_the_learner_suite_measures_the_default_model_and_its_target_is_checked():
-    from benchmarks.learner import run
-    from benchmarks.targets import evaluate
+    from madiao_mao.benchmarks.learner import run
+    from madiao_mao.benchmarks.targets import evaluate
 
     results = {r.system: r for r in run(seconds=0.01)}
     update = results["sb3 PPO update"].value

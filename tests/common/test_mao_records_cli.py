@@ -13,8 +13,9 @@ import pytest
 
 pytest.importorskip("mao_env.mao_v0")
 
+from madiao_mao.training.cli import main
+
 from mao_env.records import read_record, replay
-from training.cli import main
 
 NUMBER = r"[-+]?\d+(?:\.\d+)?"
 CALL_LINE = re.compile(r'^  Mao Master to \S+: "[^"]+\." \(\d+ penalty card\(s\)\)$', re.MULTILINE)
@@ -113,10 +114,11 @@ def test_match_mao_at_its_defaults_plays_every_round(capsys):
 
 def test_a_mao_game_cut_off_by_the_step_cap_says_so(tmp_path):
     """A game the step cap ends says so, with the rounds it played, live and in its replay."""
+    from madiao_mao.training.cli_args import load_agent
+    from madiao_mao.training.mao.play import MaoGameLog, play_mao_game, print_mao_record
+
     from mao_env import mao_v0
     from mao_env.records import write_record
-    from training.cli_args import load_agent
-    from training.mao_play import MaoGameLog, play_mao_game, print_mao_record
 
     env = mao_v0.env(n_players=3, num_rounds=2, max_steps=40)
     agents = [load_agent("base", "mao", seed=seat, env=env) for seat in range(3)]
@@ -282,9 +284,10 @@ def test_a_bad_mao_record_invocation_is_one_line_and_status_2(argv, named, paths
 
 
 def test_a_refused_rule_proposal_is_printed_to_its_proposer_and_a_spectator_only():
+    from madiao_mao.training.mao.play import write_step
+
     from mao_env import cards
     from tests.mao.mao_helpers import won_round_table
-    from training.mao_play import write_step
 
     env = won_round_table([(3, 1), (30, 2)])  # seat 0 chooses a rule; 30 is seat 2's
     action = env.action_from_text("rule 30")

@@ -38,8 +38,8 @@ def test_core_and_game_packages_do_not_import_the_training_extra(statement):
 def test_the_cli_parser_and_the_web_app_need_no_torch():
     # `madiao-mao serve` with the web extra alone: building the CLI and the app imports no SB3.
     loaded = _modules_loaded_by(
-        "import training.cli, madiao_mao_web.app\n"
-        "training.cli.build_parser()\n"
+        "import madiao_mao.training.cli, madiao_mao_web.app\n"
+        "madiao_mao.training.cli.build_parser()\n"
         "madiao_mao_web.app.create_app()"
     )
     assert {"stable_baselines3", "torch", "sb3_contrib"}.isdisjoint(loaded)
@@ -47,9 +47,10 @@ def test_the_cli_parser_and_the_web_app_need_no_torch():
 
 def test_the_sb3_adapter_lives_under_training_only():
     # cardgame_core sits below training: the SB3 VecEnv is not re-exported there (that lazy
-    # re-export closed an import circle, cardgame_core.adapters <-> training.sb3_adapter).
+    # re-export closed an import circle, cardgame_core.adapters <-> madiao_mao.training.sb3_adapter).
+    from madiao_mao.training import sb3_adapter
+
     from cardgame_core import adapters
-    from training import sb3_adapter
 
     assert hasattr(sb3_adapter, "LearnerVecEnv")
     with pytest.raises(AttributeError, match="LearnerVecEnv"):
@@ -57,15 +58,17 @@ def test_the_sb3_adapter_lives_under_training_only():
 
 
 def test_madiao_evaluation_under_its_new_name_and_the_old_one():
-    from training import evaluation, madiao_evaluation
+    from madiao_mao.training import evaluation
+    from madiao_mao.training.madiao import evaluation as madiao_evaluation
 
     for name in ("Deal", "make_deals", "PairResult", "duplicate_match", "run_tournament", "write_report"):
         assert getattr(evaluation, name) is getattr(madiao_evaluation, name), name
 
 
 def test_madiao_records_next_to_the_game_and_re_exported_by_the_play_loop():
+    from madiao_mao.training.madiao import games as madiao_games
+
     from madiao_env import records
-    from training import madiao_games
 
     for name in (
         "RECORD_FORMAT",

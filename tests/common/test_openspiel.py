@@ -368,7 +368,7 @@ def test_the_example_runs_mccfr_and_evaluates_against_the_heuristic():
 
 
 def test_the_projects_agents_play_as_openspiel_bots():
-    from agents.registry import make_agent
+    from madiao_mao.agents.registry import make_agent
 
     game = madiao_spiel.load_game()
     bots = [AgentBot(make_agent("heuristic"), seat) for seat in range(4)]

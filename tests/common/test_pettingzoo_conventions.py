@@ -17,9 +17,9 @@ import pickle
 
 import numpy as np
 import pytest
+from madiao_mao.agents.base import Agent
 from pettingzoo.utils.env_logger import EnvLogger
 
-from agents.base import Agent
 from cardgame_core import version
 from cardgame_core.aec import IllegalActionError
 from cardgame_core.options_doc import field_docs
@@ -274,8 +274,8 @@ class IllegalMover(Agent):
 
 def test_the_projects_play_loops_stop_at_an_agents_illegal_move_rather_than_score_it():
     # Tournaments, match and play run on raw_env(): a bug in an agent raises, it is never a lost hand.
-    from training.madiao_games import make_env, play_episode
-    from training.mao_play import make_mao_env, play_mao_game
+    from madiao_mao.training.madiao.games import make_env, play_episode
+    from madiao_mao.training.mao.play import make_mao_env, play_mao_game
 
     with pytest.raises(IllegalActionError, match="is not legal now"):
         play_episode(make_env(), [IllegalMover()] * 4, seed=0)

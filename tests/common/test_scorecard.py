@@ -13,9 +13,11 @@ import pytest
 
 pytest.importorskip("madiao_env.madiao_v0")
 
-from training import madiao_scorecard, mao_scorecard, scorecard
-from training.cli import main
-from training.scorecard import PROTOCOL, check_suite, score, without_timing
+from madiao_mao.training import scorecard
+from madiao_mao.training.cli import main
+from madiao_mao.training.madiao import scorecard as madiao_scorecard
+from madiao_mao.training.mao import scorecard as mao_scorecard
+from madiao_mao.training.scorecard import PROTOCOL, check_suite, score, without_timing
 
 
 def _cli(capsys, *args: str) -> tuple[int, str, str]:

@@ -22,7 +22,7 @@ from tests.common.test_training import ToyVectorEnv, _toy_training_config
 
 pytest.importorskip("sb3_contrib")
 
-from training import train as train_module
+from madiao_mao.training import train as train_module
 
 ROLLOUT = 8 * 16  # the toy config's n_envs * n_steps
 
@@ -65,7 +65,7 @@ def test_resume_appends_to_progress_csv(tmp_path, monkeypatch):
 
 def test_resume_drops_csv_rows_logged_after_the_checkpoint(tmp_path):
     """Rows past the checkpoint's step are re-done by the resumed run: they are not kept twice."""
-    from training.logging_utils import make_logger
+    from madiao_mao.training.logging_utils import make_logger
 
     logger = make_logger(tmp_path)
     for step in (128, 256, 384):
@@ -97,7 +97,7 @@ def test_resume_without_checkpoint_is_refused_and_changes_nothing(tmp_path, monk
         train_module.train(resume=run_dir, total_timesteps=256, quiet=True)
     assert _folder_contents(run_dir) == contents
     # The CLI shows the same error, as one line, and exits with status 2.
-    from training.cli import main
+    from madiao_mao.training.cli import main
 
     capsys.readouterr()
     assert main(["train", "--resume", str(run_dir), "--no-progress", "--no-report"]) == 2

@@ -12,8 +12,8 @@ from typing import ClassVar
 
 import numpy as np
 from gymnasium import spaces
+from madiao_mao.agents.base import Agent
 
-from agents.base import Agent
 from cardgame_core.aec import CardGameAECEnv, check_action
 from cardgame_core.vector import VectorCardEnv
 

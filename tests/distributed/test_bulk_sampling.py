@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from madiao_mao.training.config import TrainConfig
 
 from tests.distributed.conftest import require_distributed_extra
-from training.config import TrainConfig
 
 require_distributed_extra()
 pytestmark = pytest.mark.distributed
@@ -21,8 +21,8 @@ CALL_SIZES = (N_GAMES * 5, N_GAMES * 3, 37, N_GAMES * 7, 1, N_GAMES, 5, N_GAMES 
 
 
 def make_runner(game: str, opponents: str, *, bulk: bool):
-    from training.rllib_engine.config import ppo_config
-    from training.rllib_engine.runner import CardGameEnvRunner
+    from madiao_mao.training.rllib_engine.config import ppo_config
+    from madiao_mao.training.rllib_engine.runner import CardGameEnvRunner
 
     config = TrainConfig(
         game=game,

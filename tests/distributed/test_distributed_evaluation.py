@@ -12,9 +12,9 @@ pytestmark = pytest.mark.distributed
 
 
 def test_sharded_tournament_equals_local(cluster):
-    from agents.registry import make_agent
-    from training.distributed_evaluation import run_tournament_ray
-    from training.madiao_evaluation import run_tournament
+    from madiao_mao.agents.registry import make_agent
+    from madiao_mao.training.distributed_evaluation import run_tournament_ray
+    from madiao_mao.training.madiao.evaluation import run_tournament
 
     names = ("heuristic", "greedy", "model")
     local = run_tournament(
@@ -32,7 +32,7 @@ def test_sharded_tournament_equals_local(cluster):
 
 
 def test_evaluate_cli_engine_ray(cluster, capsys):
-    from training.cli import main
+    from madiao_mao.training.cli import main
 
     assert main(["evaluate", "--engine", "ray", "--agents", "heuristic", "greedy", "--deals", "3"]) == 0
     out = capsys.readouterr().out

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from madiao_mao.training.config import TrainConfig
 
 from tests.distributed.conftest import require_distributed_extra
-from training.config import TrainConfig
 
 require_distributed_extra()
 pytestmark = pytest.mark.distributed
@@ -52,8 +52,7 @@ def test_two_learners_update_in_step_and_their_checkpoint_restores(cluster, tmp_
     runner) changes the weights, identically in both; the checkpoint restores them into a new
     algorithm, which trains on."""
     import ray
-
-    from training.rllib_engine.config import ppo_config
+    from madiao_mao.training.rllib_engine.config import ppo_config
 
     config = small_config(tmp_path)
 
@@ -114,7 +113,7 @@ def test_two_learners_update_in_step_and_their_checkpoint_restores(cluster, tmp_
 )
 def test_cli_refuses_a_bad_learner_option_in_one_line(tmp_path, capsys, arguments, message):
     """No Ray needed: the options are checked before anything starts (status 2, one line)."""
-    from training.cli import main
+    from madiao_mao.training.cli import main
 
     with pytest.raises(SystemExit) as raised:
         status = main(["train", "--runs-dir", str(tmp_path / "runs"), *arguments])
@@ -137,7 +136,7 @@ def test_cli_refuses_a_bad_learner_option_in_one_line(tmp_path, capsys, argument
 )
 def test_engine_options_refuse_bad_learner_settings_before_any_run(tmp_path, options, message):
     """``train_rllib`` checks its options first: a ValueError naming the setting, no run folder."""
-    from training.rllib_engine.run import EngineOptions, train_rllib
+    from madiao_mao.training.rllib_engine.run import EngineOptions, train_rllib
 
     with pytest.raises(ValueError, match=message):
         train_rllib(small_config(tmp_path), options=EngineOptions(**options))

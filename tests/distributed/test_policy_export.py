@@ -10,9 +10,9 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from madiao_mao.training.config import TrainConfig
 
 from tests.distributed.conftest import require_distributed_extra
-from training.config import TrainConfig
 
 require_distributed_extra()
 pytestmark = pytest.mark.distributed
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.distributed
 
 @pytest.fixture(scope="module")
 def module(rllib):
-    from training.rllib_engine.config import ppo_config
+    from madiao_mao.training.rllib_engine.config import ppo_config
 
     config = TrainConfig(game="madiao", opponents="pool", imitate="none", torch_threads=1)
     algo_config = ppo_config(
@@ -31,7 +31,7 @@ def module(rllib):
 
 
 def random_inputs(module, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    from training.rllib_engine.module import MASK_KEY, OBS_KEY
+    from madiao_mao.training.rllib_engine.module import MASK_KEY, OBS_KEY
 
     space = module.observation_space_with_mask
     generator = torch.Generator().manual_seed(seed)
@@ -42,9 +42,8 @@ def random_inputs(module, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor
 
 
 def module_logits(module, observations, masks) -> torch.Tensor:
+    from madiao_mao.training.rllib_engine.module import MASK_KEY, OBS_KEY
     from ray.rllib.core.columns import Columns
-
-    from training.rllib_engine.module import MASK_KEY, OBS_KEY
 
     with torch.no_grad():
         batch = {Columns.OBS: {OBS_KEY: observations, MASK_KEY: masks}}
@@ -52,10 +51,9 @@ def module_logits(module, observations, masks) -> torch.Tensor:
 
 
 def test_program_export_plays_the_module_without_a_deprecation_warning(module):
+    from madiao_mao.agents.exported_policy import is_policy_program, load_policy
+    from madiao_mao.training.rllib_engine.module import export_policy_program
     from ray.rllib.utils.torch_utils import FLOAT_MIN
-
-    from agents.exported_policy import is_policy_program, load_policy
-    from training.rllib_engine.module import export_policy_program
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
@@ -76,8 +74,8 @@ def _torchscript_of_an_older_run(module, meta: dict) -> bytes:
     import io
     import json
 
-    from agents.exported_policy import FORMAT
-    from training.rllib_engine.module import MASK_KEY, OBS_KEY, _PolicyOnly
+    from madiao_mao.agents.exported_policy import FORMAT
+    from madiao_mao.training.rllib_engine.module import MASK_KEY, OBS_KEY, _PolicyOnly
 
     space = module.observation_space_with_mask
     obs_dim, n_actions = int(space[OBS_KEY].shape[0]), int(space[MASK_KEY].shape[0])
@@ -95,7 +93,7 @@ def _torchscript_of_an_older_run(module, meta: dict) -> bytes:
 
 
 def test_load_policy_reads_the_torchscript_of_older_runs(module):
-    from agents.exported_policy import is_policy_program, load_policy
+    from madiao_mao.agents.exported_policy import is_policy_program, load_policy
 
     data = _torchscript_of_an_older_run(module, {"game": "madiao", "step": 3})
     assert not is_policy_program(data)
@@ -107,7 +105,7 @@ def test_load_policy_reads_the_torchscript_of_older_runs(module):
 
 
 def test_load_policy_refuses_what_is_no_exported_policy(module):
-    from agents.exported_policy import load_policy
+    from madiao_mao.agents.exported_policy import load_policy
 
     with pytest.raises(ValueError, match="no zip archive"):
         load_policy(b"not a policy")
@@ -115,8 +113,8 @@ def test_load_policy_refuses_what_is_no_exported_policy(module):
 
 def test_snapshot_opponents_play_a_program_as_its_module(module):
     """A runner's snapshot opponent made from program bytes sees the module's own logits."""
-    from training.rllib_engine.module import export_policy_program
-    from training.rllib_engine.runner import exported_logits
+    from madiao_mao.training.rllib_engine.module import export_policy_program
+    from madiao_mao.training.rllib_engine.runner import exported_logits
 
     logits = exported_logits(export_policy_program(module, {}))
     observations, masks = random_inputs(module, 9, seed=1)

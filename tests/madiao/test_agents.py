@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+from madiao_mao.agents.madiao.heuristic import GreedyHeuristicAgent, RoleAwareHeuristicAgent
+from madiao_mao.agents.madiao.view import MadiaoView
 
-from agents.madiao_heuristic import GreedyHeuristicAgent, RoleAwareHeuristicAgent
-from agents.madiao_view import MadiaoView
 from madiao_env import cards
 
 C = cards.card_id
@@ -136,7 +136,7 @@ def test_view_geometry():
 
 
 def test_observation_decoder_reads_the_layout_slices(monkeypatch):
-    from agents import madiao_obs_layout
+    from madiao_mao.agents.madiao import obs_layout as madiao_obs_layout
 
     sizes = [
         ("OBS_HAND", 40),
@@ -174,7 +174,8 @@ def test_observation_decoder_reads_the_layout_slices(monkeypatch):
 def test_batch_kernel_decodes_observations_like_the_python_decoder():
     # Real positions from heuristic self-play in the batched env: the compiled batch path (which
     # decodes the observation rows itself) and the Python decoder + decide agree on every row.
-    from agents.madiao_obs_layout import view_from_observation
+    from madiao_mao.agents.madiao.obs_layout import view_from_observation
+
     from madiao_env.vector import MadiaoVectorEnv
 
     env = MadiaoVectorEnv(32, seed=11)

@@ -1,5 +1,5 @@
 """Duplicate matches played in batches (``MadiaoVectorEnv.reset_deals`` and the batched path of
-``training.madiao_evaluation.duplicate_match``) against the one-hand-at-a-time AEC loop.
+``madiao_mao.training.madiao.evaluation.duplicate_match``) against the one-hand-at-a-time AEC loop.
 
 The AEC loop is the reference: for agents that do not sample, the batched match must give the same
 score, the same banker flag and the same deal for every hand, under every rule option.
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from madiao_mao.agents.base import Agent, RandomAgent
+from madiao_mao.agents.madiao.heuristic import GreedyHeuristicAgent, RoleAwareHeuristicAgent
+from madiao_mao.training.madiao.evaluation import duplicate_match, make_deals
+from madiao_mao.training.madiao.games import make_env
 
-from agents.base import Agent, RandomAgent
-from agents.madiao_heuristic import GreedyHeuristicAgent, RoleAwareHeuristicAgent
 from madiao_env import cards, madiao_v0
 from madiao_env.vector import MadiaoVectorEnv
-from training.madiao_evaluation import duplicate_match, make_deals
-from training.madiao_games import make_env
 
 OPTION_SETS = [
     {},
@@ -143,7 +143,7 @@ def test_batched_match_is_the_aec_match_for_deterministic_agents(options):
 
 def test_batched_match_splits_into_batches_like_one(monkeypatch):
     """Deals spread over several vector envs give the same hands in the same order."""
-    import training.madiao_evaluation as evaluation
+    import madiao_mao.training.madiao.evaluation as evaluation
 
     deals = make_deals(9, seed=6)
     whole = duplicate_match(RoleAwareHeuristicAgent(), GreedyHeuristicAgent(), deals)
@@ -207,7 +207,7 @@ def test_recorded_matches_play_one_hand_at_a_time():
 def test_a_partial_record_plays_only_its_deals_one_hand_at_a_time(monkeypatch):
     """``record_hands=6``: six hands recorded (the first two deals one at a time), the other deals
     in batches, and the same scores as the whole match recorded."""
-    import training.madiao_evaluation as evaluation
+    import madiao_mao.training.madiao.evaluation as evaluation
 
     deals = make_deals(7, seed=5)
     reference = aec_match(RoleAwareHeuristicAgent(), GreedyHeuristicAgent(), deals)
@@ -234,7 +234,7 @@ def test_a_partial_record_plays_only_its_deals_one_hand_at_a_time(monkeypatch):
 
 
 def test_a_tournament_records_its_first_hands_and_batches_the_rest(monkeypatch):
-    import training.madiao_evaluation as evaluation
+    import madiao_mao.training.madiao.evaluation as evaluation
 
     agents = {"heuristic": RoleAwareHeuristicAgent(), "greedy": GreedyHeuristicAgent()}
     played_one_at_a_time = []
@@ -260,7 +260,7 @@ def test_a_tournament_records_its_first_hands_and_batches_the_rest(monkeypatch):
 
 
 def test_learned_policy_batched_equals_aec(tmp_path):
-    from agents.learned import pretrained_agent
+    from madiao_mao.agents.learned import pretrained_agent
 
     deals = make_deals(8, seed=12)
     model = pretrained_agent("madiao")
@@ -304,7 +304,7 @@ def test_a_tournament_env_serves_only_the_pairings_that_need_it():
     """With an env given (as for the search player), pairings of agents that decide from their
     observation are still batched, under its options; the others are played in that env, one
     hand at a time."""
-    from training.madiao_evaluation import run_tournament
+    from madiao_mao.training.madiao.evaluation import run_tournament
 
     env = make_env(stake=1.0, max_redeals=1)
     resets = []

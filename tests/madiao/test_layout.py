@@ -46,8 +46,8 @@ def test_env_slices_and_encoder_offsets_are_the_pieces(obs_type):
 
 
 def test_agents_read_the_pieces_by_name():
-    from agents import madiao_obs_layout
-    from agents.madiao_features import summary_layout
+    from madiao_mao.agents.madiao import obs_layout as madiao_obs_layout
+    from madiao_mao.agents.madiao.features import summary_layout
 
     for name, where in madiao_obs_layout.layout().items():
         assert layout.SUMMARY_SLICES[name] == where

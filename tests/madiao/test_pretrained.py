@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from agents.learned import PRETRAINED_MADIAO, LearnedPolicyAgent
-from agents.registry import make_agent
+from madiao_mao.agents.learned import PRETRAINED_MADIAO, LearnedPolicyAgent
+from madiao_mao.agents.registry import make_agent
 
 
 def test_shipped_model_is_present_and_small():
@@ -19,7 +19,7 @@ def test_shipped_model_is_present_and_small():
 
 
 def test_shipped_model_plays_legal_moves_in_whole_hands():
-    from training.madiao_games import make_env, play_episode
+    from madiao_mao.training.madiao.games import make_env, play_episode
 
     model = make_agent("model", "madiao")
     assert isinstance(model, LearnedPolicyAgent) and model.deterministic
@@ -64,7 +64,7 @@ def test_batched_and_single_decisions_agree_and_respect_masks():
 
 
 def test_evaluate_and_play_default_to_the_shipped_model(capsys):
-    from training.cli import main
+    from madiao_mao.training.cli import main
 
     assert main(["evaluate", "--agents", "model", "greedy", "--deals", "1", "--seed", "4"]) == 0
     assert "| model | greedy | 4 |" in capsys.readouterr().out
@@ -73,8 +73,8 @@ def test_evaluate_and_play_default_to_the_shipped_model(capsys):
 def test_card_features_mark_unseen_cards_and_bosses():
     import torch
     from gymnasium import spaces
+    from madiao_mao.agents.madiao.features import MadiaoCardFeatures, summary_layout
 
-    from agents.madiao_features import MadiaoCardFeatures, summary_layout
     from madiao_env import cards
     from madiao_env.vector import MadiaoVectorEnv
 
@@ -103,8 +103,9 @@ def test_card_features_mark_unseen_cards_and_bosses():
 
 
 def test_exported_policy_is_slim_and_plays_the_same(tmp_path):
+    from madiao_mao.training.train import export_policy
+
     from madiao_env.vector import MadiaoVectorEnv
-    from training.train import export_policy
 
     path = export_policy(PRETRAINED_MADIAO, tmp_path / "copy.zip")
     copy = LearnedPolicyAgent(path)

@@ -1,19 +1,19 @@
-"""The search player's budget (``agents.madiao_search``): option parsing, batched play-outs that
+"""The search player's budget (``madiao_mao.agents.madiao.search``): option parsing, batched play-outs that
 match the AEC env's, learned-policy play-outs, and strength growing with the budget."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from agents.madiao_heuristic import RoleAwareHeuristicAgent
-from agents.madiao_search import (
+from madiao_mao.agents.madiao.heuristic import RoleAwareHeuristicAgent
+from madiao_mao.agents.madiao.search import (
     DEFAULT_SAMPLES,
     MadiaoSearchAgent,
     SearchBudget,
     parse_search_options,
 )
-from agents.registry import make_agent
+from madiao_mao.agents.registry import make_agent
+
 from madiao_env import madiao_v0
 
 
@@ -90,8 +90,8 @@ def test_batched_play_outs_equal_the_aec_env_played_out_by_the_heuristic():
 
 
 def test_policy_play_outs_load_the_model_and_play_legal_moves():
-    from agents.learned import PRETRAINED_MADIAO, LearnedPolicyAgent
-    from training.madiao_games import play_episode
+    from madiao_mao.agents.learned import PRETRAINED_MADIAO, LearnedPolicyAgent
+    from madiao_mao.training.madiao.games import play_episode
 
     env = madiao_v0.env()
     agent = make_agent(f"search:samples=2,policy={PRETRAINED_MADIAO}", env=env, seed=4)
@@ -118,7 +118,7 @@ def test_policy_play_outs_load_the_model_and_play_legal_moves():
 
 
 def test_the_same_seed_makes_the_same_decisions():
-    from training.madiao_evaluation import duplicate_match, make_deals
+    from madiao_mao.training.madiao.evaluation import duplicate_match, make_deals
 
     env = madiao_v0.env()
     deals = make_deals(2, seed=9)
@@ -134,7 +134,7 @@ def test_the_same_seed_makes_the_same_decisions():
 def test_strength_increases_with_the_budget_on_a_fixed_deal_set():
     # One sample per decision judges each move by a single guess of the hidden cards; sixteen
     # average the guesses out. Same deals, same seeds: a deterministic comparison, paired by hand.
-    from training.madiao_evaluation import duplicate_match, make_deals
+    from madiao_mao.training.madiao.evaluation import duplicate_match, make_deals
 
     env = madiao_v0.env()
     deals = make_deals(10, seed=21)
@@ -151,7 +151,7 @@ def _cli(*args: str):
     from pathlib import Path
 
     return subprocess.run(
-        [sys.executable, "-m", "training.cli", *args],
+        [sys.executable, "-m", "madiao_mao.training.cli", *args],
         capture_output=True,
         text=True,
         timeout=240,
@@ -192,7 +192,7 @@ def test_bad_search_budgets_are_one_line_exit_2(args, message):
 
 
 def test_the_budget_table_plays_each_budget_on_the_same_deals_and_checks_all_first():
-    from training.exploit import search_budget_table
+    from madiao_mao.training.exploit import search_budget_table
 
     with pytest.raises(ValueError, match="unknown search option 'depth'"):
         search_budget_table(["samples=1", "depth=2"], deals=1, seed=0)
@@ -208,7 +208,7 @@ def test_the_budget_table_plays_each_budget_on_the_same_deals_and_checks_all_fir
 def test_play_outs_use_the_observation_their_policy_reads_whatever_the_live_env_shows():
     # The heuristic decodes summary observations; a table showing history observations must not
     # reach it (nor a model trained on summaries).
-    from training.madiao_games import play_episode
+    from madiao_mao.training.madiao.games import play_episode
 
     env = madiao_v0.env(obs_type="history")
     search = make_agent("search:samples=2", env=env, seed=3)

@@ -1,4 +1,4 @@
-"""The belief inputs of a Mao policy (``agents.mao_belief_inputs``): what they say is what the Mao
+"""The belief inputs of a Mao policy (``madiao_mao.agents.mao.belief_inputs``): what they say is what the Mao
 Master then calls (under the true rules), the trainer's learner wrapper and the playing agent follow
 each game seat's posterior exactly as a hand-kept posterior does, and a policy that reads them
 trains, saves, loads and plays through every loader."""
@@ -9,11 +9,11 @@ import itertools
 
 import numpy as np
 import pytest
+from madiao_mao.agents.base import RandomAgent
+from madiao_mao.agents.mao.belief_inputs import BELIEF_SLICES, BELIEF_WIDTH, BeliefTracker, belief_inputs
+from madiao_mao.agents.mao.beliefs import RANK, hypotheses_from_sets, parse_observation
+from madiao_mao.agents.mao.players import BaseRulesAgent, RulePosterior, posterior_options
 
-from agents.base import RandomAgent
-from agents.mao_agents import BaseRulesAgent, RulePosterior, posterior_options
-from agents.mao_belief_inputs import BELIEF_SLICES, BELIEF_WIDTH, BeliefTracker, belief_inputs
-from agents.mao_beliefs import RANK, hypotheses_from_sets, parse_observation
 from mao_env import cards
 from mao_env import rules as library
 from mao_env.env import raw_env
@@ -112,9 +112,10 @@ def _hand_kept_inputs(posteriors: dict, key, observation, mask, options) -> np.n
 
 
 def test_the_learner_wrapper_follows_each_games_posterior():
+    from madiao_mao.training.opponents import BeliefObservations
+    from madiao_mao.training.sb3_adapter import LearnerVecEnv
+
     from mao_env.vector import MaoVectorEnv
-    from training.opponents import BeliefObservations
-    from training.sb3_adapter import LearnerVecEnv
 
     vector_env = MaoVectorEnv(6, seed=1, rule_pool=(0, 5, 19, 23))
     options = posterior_options(vector_env.options)
@@ -149,8 +150,8 @@ def belief_run(tmp_path_factory):
     """A tiny training run with the belief features (pool opponents: the base player, snapshots
     and the live policy, the last two playing through the keyed belief agent)."""
     pytest.importorskip("sb3_contrib")
-    from training.config import TrainConfig
-    from training.train import train
+    from madiao_mao.training.config import TrainConfig
+    from madiao_mao.training.train import train
 
     config = TrainConfig(
         game="mao",
@@ -176,10 +177,10 @@ def belief_run(tmp_path_factory):
 
 
 def test_a_belief_run_trains_saves_and_loads_as_a_belief_agent(belief_run):
-    from agents.learned import BeliefPolicyAgent
-    from agents.mao_features import MaoBeliefPolicy
-    from agents.registry import make_agent
-    from training.mao_evaluation import HELD_OUT_RULES, event_window_kwargs, held_out_experiment
+    from madiao_mao.agents.learned import BeliefPolicyAgent
+    from madiao_mao.agents.mao.features import MaoBeliefPolicy
+    from madiao_mao.agents.registry import make_agent
+    from madiao_mao.training.mao.evaluation import HELD_OUT_RULES, event_window_kwargs, held_out_experiment
 
     assert (belief_run / "snapshots").is_dir() or any(belief_run.glob("**/snapshot_*.zip"))
     agent = make_agent(f"model:{belief_run / 'final_model.zip'}", "mao")
@@ -197,7 +198,8 @@ def test_a_belief_run_trains_saves_and_loads_as_a_belief_agent(belief_run):
 def test_the_belief_agent_keeps_one_posterior_per_game_seat(belief_run):
     """One agent playing every seat of several games through row keys acts exactly as one agent
     per seat, each following its own seat with ``act`` (the policy is greedy)."""
-    from agents.registry import make_agent
+    from madiao_mao.agents.registry import make_agent
+
     from mao_env.vector import MaoVectorEnv
 
     path = f"model:{belief_run / 'final_model.zip'}"
@@ -233,7 +235,7 @@ def test_the_tracker_refuses_repeated_row_keys():
 
 
 def test_the_cli_offers_belief_features_for_mao_only(tmp_path, capsys):
-    from training.cli import main
+    from madiao_mao.training.cli import main
 
     assert main(["train", "--game", "madiao", "--features", "belief", "--runs-dir", str(tmp_path)]) == 2
     assert 'features="belief" needs game="mao"' in capsys.readouterr().err
@@ -242,7 +244,7 @@ def test_the_cli_offers_belief_features_for_mao_only(tmp_path, capsys):
 
 def test_the_action_head_weighs_each_actions_belief_with_shared_weights():
     torch = pytest.importorskip("torch")
-    from agents.mao_features import BeliefActionHead
+    from madiao_mao.agents.mao.features import BeliefActionHead
 
     n_actions = cards.CHOOSE_RULE_0 + library.N_RULES
     head = BeliefActionHead(latent_dim=4, n_actions=n_actions)

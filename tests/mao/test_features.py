@@ -9,9 +9,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.base import RandomAgent  # noqa: E402
-from agents.mao_agents import BaseRulesAgent  # noqa: E402
-from agents.mao_beliefs import (  # noqa: E402
+from madiao_mao.agents.base import RandomAgent  # noqa: E402
+from madiao_mao.agents.mao.beliefs import (  # noqa: E402
     KIND_BAD_CARD,
     KIND_PLAY,
     RANK,
@@ -22,7 +21,9 @@ from agents.mao_beliefs import (  # noqa: E402
     parse_observation,
     play_validity,
 )
-from agents.mao_features import N_DERIVED, MaoRuleFeatures  # noqa: E402
+from madiao_mao.agents.mao.features import N_DERIVED, MaoRuleFeatures  # noqa: E402
+from madiao_mao.agents.mao.players import BaseRulesAgent  # noqa: E402
+
 from mao_env import cards, core  # noqa: E402
 from mao_env import rules as rule_library  # noqa: E402
 from mao_env.env import raw_env  # noqa: E402
@@ -129,11 +130,12 @@ def test_summary_observations_have_no_event_planes():
 
 def test_rule_policy_feeds_the_planes_to_the_action_layer_and_round_trips(tmp_path):
     sb3_contrib = pytest.importorskip("sb3_contrib")
-    from agents.base import RandomAgent
-    from agents.learned import LearnedPolicyAgent
-    from agents.mao_features import MaoRulePolicy
+    from madiao_mao.agents.base import RandomAgent
+    from madiao_mao.agents.learned import LearnedPolicyAgent
+    from madiao_mao.agents.mao.features import MaoRulePolicy
+    from madiao_mao.training.sb3_adapter import LearnerVecEnv
+
     from mao_env.vector import MaoVectorEnv
-    from training.sb3_adapter import LearnerVecEnv
 
     venv = LearnerVecEnv(MaoVectorEnv(4, seed=0, rule_pool=[1, 2, 3]), [RandomAgent(seed=1)])
     model = sb3_contrib.MaskablePPO(

@@ -11,13 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from agents.base import Agent
-from agents.mao_agents import BaseRulesAgent
-from mao_env import cards
-from mao_env import rules as rule_library
-from mao_env.env import raw_env
-from training.mao_evaluation import (
+from madiao_mao.agents.base import Agent
+from madiao_mao.agents.mao.players import BaseRulesAgent
+from madiao_mao.training.mao.evaluation import (
     MaoReport,
     MaoSeatStats,
     evaluate_mao,
@@ -29,6 +25,10 @@ from training.mao_evaluation import (
     rule_discovery_experiment,
     write_mao_report,
 )
+
+from mao_env import cards
+from mao_env import rules as rule_library
+from mao_env.env import raw_env
 
 REPO = Path(__file__).resolve().parents[2]
 RABBIT_ON_DRAW = rule_library.RULE_DESCRIPTIONS.index("when drawing a card, say 'That's the rabbit'")
@@ -130,8 +130,8 @@ def test_paired_round_win_difference_is_taken_game_by_game():
 
 def test_held_out_command_compares_several_models_with_each_other(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
-    from agents.learned import PRETRAINED_MODELS
-    from training.mao_evaluation import main
+    from madiao_mao.agents.learned import PRETRAINED_MODELS
+    from madiao_mao.training.mao.evaluation import main
 
     shipped = str(PRETRAINED_MODELS["mao"])
     assert main(["--model", shipped, shipped, "--turns", "3", "--seed", "2"]) == 0
@@ -187,7 +187,7 @@ def test_trainer_entry_point_returns_plain_numbers():
 
 def test_cli_evaluate_mao_smoke(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "training.cli", "evaluate", "--game", "mao", "--agents", "base", "bayes",
+        [sys.executable, "-m", "madiao_mao.training.cli", "evaluate", "--game", "mao", "--agents", "base", "bayes",
          "oracle", "--deals", "2", "--seed", "4", "--out", str(tmp_path)],
         capture_output=True, text=True, timeout=240, cwd=REPO, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )  # fmt: skip
@@ -198,7 +198,7 @@ def test_cli_evaluate_mao_smoke(tmp_path):
         tmp_path / "mao_evaluation_discovery.png"
     ).is_file()
     bad = subprocess.run(
-        [sys.executable, "-m", "training.cli", "evaluate", "--game", "mao", "--agents", "base", "wizard"],
+        [sys.executable, "-m", "madiao_mao.training.cli", "evaluate", "--game", "mao", "--agents", "base", "wizard"],
         capture_output=True, text=True, timeout=240, cwd=REPO,
     )  # fmt: skip
     assert bad.returncode == 2 and "unknown mao agent 'wizard'" in bad.stderr

@@ -1,5 +1,5 @@
-"""The Mao memory policy (``agents/mao_memory.py``) and the Bayesian player at the training table
-(per-game-seat posteriors handed row keys by ``training.sb3_adapter.LearnerVecEnv``)."""
+"""The Mao memory policy (``agents/mao/memory.py``) and the Bayesian player at the training table
+(per-game-seat posteriors handed row keys by ``madiao_mao.training.sb3_adapter.LearnerVecEnv``)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
 from gymnasium import spaces  # noqa: E402
+from madiao_mao.agents.base import Agent, legal_actions  # noqa: E402
+from madiao_mao.agents.mao.beliefs import SUIT, parse_event, parse_observation  # noqa: E402
+from madiao_mao.agents.mao.memory import EventAttention, MaoMemoryFeatures, MaoMemoryPolicy  # noqa: E402
+from madiao_mao.agents.mao.players import BaseRulesAgent, BayesianRuleAgent  # noqa: E402
+from madiao_mao.training.sb3_adapter import LearnerVecEnv  # noqa: E402
 
-from agents.base import Agent, legal_actions  # noqa: E402
-from agents.mao_agents import BaseRulesAgent, BayesianRuleAgent  # noqa: E402
-from agents.mao_beliefs import SUIT, parse_event, parse_observation  # noqa: E402
-from agents.mao_memory import EventAttention, MaoMemoryFeatures, MaoMemoryPolicy  # noqa: E402
 from mao_env import cards, core, layout  # noqa: E402
 from mao_env.layout import KIND_BAD_CARD, KIND_PLAY  # noqa: E402
 from mao_env.vector import MaoVectorEnv  # noqa: E402
-from training.sb3_adapter import LearnerVecEnv  # noqa: E402
 
 N_EVENTS = core.EVENT_SLOTS
 N_ACTIONS = MaoVectorEnv.n_actions
@@ -271,7 +271,7 @@ def test_bayes_batch_rows_are_checked_before_anything_changes():
 
 
 def _tiny_memory_config(tmp_path, **overrides):
-    from training.config import TrainConfig
+    from madiao_mao.training.config import TrainConfig
 
     options = {
         "game": "mao",
@@ -300,9 +300,9 @@ def _tiny_memory_config(tmp_path, **overrides):
 
 
 def _check_saved_policy(run_dir):
-    from agents.learned import LearnedPolicyAgent
-    from agents.registry import make_agent
-    from training.mao_evaluation import HELD_OUT_RULES, event_window_kwargs, held_out_experiment
+    from madiao_mao.agents.learned import LearnedPolicyAgent
+    from madiao_mao.agents.registry import make_agent
+    from madiao_mao.training.mao.evaluation import HELD_OUT_RULES, event_window_kwargs, held_out_experiment
 
     agent = make_agent(f"model:{run_dir / 'final_model.zip'}", "mao")
     assert isinstance(agent, LearnedPolicyAgent)
@@ -319,14 +319,14 @@ def _check_saved_policy(run_dir):
 
 
 def test_a_tiny_league_run_with_memory_features_trains_saves_and_loads(tmp_path):
-    from training.train import train
+    from madiao_mao.training.train import train
 
     run_dir = train(_tiny_memory_config(tmp_path))
     _check_saved_policy(run_dir)
 
 
 def test_bayes_can_be_a_league_anchor(tmp_path):
-    from training.train import train
+    from madiao_mao.training.train import train
 
     run_dir = train(_tiny_memory_config(tmp_path, league_anchors=("base", "bayes")))
     _check_saved_policy(run_dir)

@@ -6,14 +6,14 @@ import math
 
 import numpy as np
 import pytest
+from madiao_mao.agents.mao.players import BaseRulesAgent, BayesianRuleAgent, OracleAgent, table_variants
+from madiao_mao.agents.registry import make_agent
+from madiao_mao.training.mao.evaluation import calls_markdown, evaluate_calls
 
-from agents.mao_agents import BaseRulesAgent, BayesianRuleAgent, OracleAgent, table_variants
-from agents.registry import make_agent
 from mao_env import cards
 from mao_env import rules as rule_library
 from mao_env.env import raw_env
 from tests.mao.mao_helpers import play, scenario
-from training.mao_evaluation import calls_markdown, evaluate_calls
 
 
 def rule_id(description: str) -> int:
@@ -162,7 +162,7 @@ def test_evaluate_calls_counts_add_up_and_the_oracle_is_always_right():
 
 
 def test_master_mode_evaluation_refuses_a_players_table():
-    from training.mao_evaluation import MaoSeatStats, play_mao_episode
+    from madiao_mao.training.mao.evaluation import MaoSeatStats, play_mao_episode
 
     env = raw_env(3, calls="players")
     with pytest.raises(ValueError, match="evaluate_calls"):
@@ -171,8 +171,9 @@ def test_master_mode_evaluation_refuses_a_players_table():
 
 
 def test_a_game_between_agents_prints_the_players_calls_and_the_winner():
+    from madiao_mao.training.mao.play import play_mao_game
+
     from mao_env import mao_v0
-    from training.mao_play import play_mao_game
 
     env = mao_v0.env(n_players=3, calls="players", max_steps=3000)
     agents = [BaseRulesAgent(seed=0), OracleAgent(env, seed=1), BaseRulesAgent(seed=2)]

@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from agents.learned import PRETRAINED_MODELS, LearnedPolicyAgent
-from agents.registry import agent_names, make_agent
+from madiao_mao.agents.learned import PRETRAINED_MODELS, LearnedPolicyAgent
+from madiao_mao.agents.registry import agent_names, make_agent
 
 
 def test_the_shipped_mao_model_is_present_small_and_named():
@@ -21,7 +21,7 @@ def test_the_shipped_mao_model_is_present_small_and_named():
 
 
 def test_it_reads_the_default_observation_and_plays_whole_games_legally():
-    from training.mao_play import make_mao_env, play_mao_game
+    from madiao_mao.training.mao.play import make_mao_env, play_mao_game
 
     model = make_agent("model", "mao")
     assert isinstance(model, LearnedPolicyAgent) and model.deterministic
@@ -52,7 +52,8 @@ def test_it_keeps_the_seats_posterior_and_ends_rounds_beside_a_player_who_plays_
     table of it beside a naive player who plays its first held card whatever the top card (and so
     collects calls) still ends its round quickly: the policy before it kept drawing there, since
     the calls filled its 8-event window (700+ of the naive player's moves in 4 of 6 games)."""
-    from agents.learned import BeliefPolicyAgent
+    from madiao_mao.agents.learned import BeliefPolicyAgent
+
     from mao_env import cards
     from mao_env.env import raw_env
 
@@ -85,7 +86,7 @@ def test_it_keeps_the_seats_posterior_and_ends_rounds_beside_a_player_who_plays_
 
 
 def test_match_and_evaluate_take_model_without_a_path(capsys):
-    from training.cli import main
+    from madiao_mao.training.cli import main
 
     assert (
         main(
@@ -118,8 +119,9 @@ def test_match_and_evaluate_take_model_without_a_path(capsys):
 def test_it_proposes_the_rule_its_posterior_suspects_and_takes_the_refusal_as_evidence():
     """At a rule choice the shipped policy proposes among the rules its posterior most suspects
     are in force without being sure (``rules_to_propose``); a refusal makes the rule certain."""
-    from agents.learned import BeliefPolicyAgent
-    from agents.mao_beliefs import hypotheses_from_sets, parse_observation
+    from madiao_mao.agents.learned import BeliefPolicyAgent
+    from madiao_mao.agents.mao.beliefs import hypotheses_from_sets, parse_observation
+
     from mao_env import cards
     from tests.mao.mao_helpers import won_round_table
 

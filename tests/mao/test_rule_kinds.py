@@ -9,8 +9,8 @@ import re
 
 import numpy as np
 import pytest
+from madiao_mao.agents.mao import beliefs as mao_beliefs
 
-from agents import mao_beliefs
 from mao_env import cards, core, reference
 from mao_env import rules as rule_library
 from tests.mao.mao_helpers import make, random_legal, ref_from_env
@@ -114,7 +114,7 @@ def test_judge_turn_agrees_with_the_reference_for_every_hypothesis(seed):
 
 
 def test_the_train_and_held_out_rule_split_lives_with_the_library():
-    from training import mao_evaluation
+    from madiao_mao.training.mao import evaluation as mao_evaluation
 
     held_out, training = set(rule_library.HELD_OUT_RULES), set(rule_library.TRAINING_RULES)
     assert held_out and not held_out & training

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from madiao_mao.agents.base import RandomAgent
+from madiao_mao.training.sb3_adapter import LearnerVecEnv
 
-from agents.base import RandomAgent
 from cardgame_core.aec import IllegalActionError
 from cardgame_core.vector import NO_ACTION
 from mao_env import cards, core
@@ -14,7 +15,6 @@ from mao_env import rules as rule_library
 from mao_env.env import raw_env
 from mao_env.vector import MaoVectorEnv
 from tests.mao.mao_helpers import scenario
-from training.sb3_adapter import LearnerVecEnv
 
 
 def _random_actions(rng: np.random.Generator, masks: np.ndarray, skip: float = 0.0) -> np.ndarray:

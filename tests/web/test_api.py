@@ -328,7 +328,7 @@ def test_store_rejects_bad_bounds():
 
 @pytest.fixture(scope="module")
 def match_record(tmp_path_factory) -> str:
-    from training.cli import main
+    from madiao_mao.training.cli import main
 
     path = tmp_path_factory.mktemp("records") / "match.json"
     assert main(["match", "--seed", "3", "--record", str(path)]) == 0
@@ -462,7 +462,7 @@ def test_pages_and_static_files_are_served(client):
 
 
 def test_serve_binds_to_localhost_by_default(monkeypatch):
-    from training import cli
+    from madiao_mao.training import cli
 
     calls = []
     monkeypatch.setattr(
@@ -476,7 +476,7 @@ def test_serve_binds_to_localhost_by_default(monkeypatch):
 
 
 def test_the_home_page_names_every_agent_of_each_game(client):
-    from agents.registry import agent_names
+    from madiao_mao.agents.registry import agent_names
 
     page = client.get("/").text
     for game in ("madiao", "mao"):
@@ -488,7 +488,7 @@ def test_a_mao_game_against_the_pretrained_model(client):
     import numpy as np
 
     pytest.importorskip("sb3_contrib")
-    from agents.learned import LearnedPolicyAgent
+    from madiao_mao.agents.learned import LearnedPolicyAgent
 
     rng = np.random.default_rng(1)
     data = start(client, game="mao", seat=0, players=4, rounds=1, seed=5, agents="model")

@@ -1,12 +1,12 @@
 """The command-line options of the Ray engines, added to ``madiao-mao train`` and ``evaluate`` by
-``training.cli``, and the dispatch to them (kept here so the CLI module only wires them in)."""
+``madiao_mao.training.cli``, and the dispatch to them (kept here so the CLI module only wires them in)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from training.cli_args import non_negative_int, positive_float, positive_int
+from madiao_mao.training.cli_args import non_negative_int, positive_float, positive_int
 
 
 def add_train_options(train: argparse.ArgumentParser) -> None:
@@ -64,7 +64,7 @@ def add_evaluate_options(evaluate: argparse.ArgumentParser) -> None:
 
 def uses_rllib(args: argparse.Namespace) -> bool:
     """Whether ``train`` runs on RLlib: asked for, or resuming a run RLlib trained."""
-    from training.rllib_engine.run import is_rllib_run
+    from madiao_mao.training.rllib_engine.run import is_rllib_run
 
     if args.engine == "rllib":
         return True
@@ -83,8 +83,8 @@ def uses_rllib(args: argparse.Namespace) -> bool:
 
 
 def train(args: argparse.Namespace) -> int:
-    from training.distributed_evaluation import require_ray
-    from training.rllib_engine.run import run_from_cli
+    from madiao_mao.training.distributed_evaluation import require_ray
+    from madiao_mao.training.rllib_engine.run import run_from_cli
 
     require_ray()
     run_from_cli(args)
@@ -92,6 +92,6 @@ def train(args: argparse.Namespace) -> int:
 
 
 def evaluate(args: argparse.Namespace) -> int:
-    from training.distributed_evaluation import evaluate_command
+    from madiao_mao.training.distributed_evaluation import evaluate_command
 
     return evaluate_command(args)

@@ -11,7 +11,7 @@ stay finite.) The pattern is RLlib's own action-masking example
 
 ``export_policy_program`` writes the masked policy as a ``torch.export`` program
 (``torch.export.save``, the batch size dynamic, ``meta.json`` inside: ``final_model.pt`` and the
-snapshots), which ``agents.exported_policy`` plays with torch alone and reads with
+snapshots), which ``madiao_mao.agents.exported_policy`` plays with torch alone and reads with
 ``load_policy``, which also reads the TorchScript files of runs made before 2026-11-24 (torch
 2.13 deprecates ``torch.jit.trace``/``save``/``load``, so nothing writes them any more).
 """
@@ -25,17 +25,16 @@ from typing import Any
 
 import gymnasium as gym
 import torch
+from madiao_mao.agents.exported_policy import FORMAT
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.torch_utils import FLOAT_MIN
-
-from agents.exported_policy import FORMAT
 
 OBS_KEY = "observations"
 MASK_KEY = "action_mask"
 
 
-#: ``model_config`` key of the Madiao card features' layout (``agents.madiao_features.
+#: ``model_config`` key of the Madiao card features' layout (``madiao_mao.agents.madiao.features.
 #: summary_layout()``; absent: the networks read the observation as it is).
 CARD_FEATURES_KEY = "card_features"
 
@@ -44,7 +43,7 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
     """PPO's default torch module on ``obs["observations"]``, logits masked by ``obs["action_mask"]``.
 
     With ``model_config["card_features"]`` (Madiao's policy features "cards", as the SB3 engine's
-    ``agents.madiao_features.MadiaoCardFeatures``) both networks read the observation with the
+    ``madiao_mao.agents.madiao.features.MadiaoCardFeatures``) both networks read the observation with the
     unseen/boss card planes appended, computed in the module (no parameters), so the exported
     policy still takes the raw observation."""
 
@@ -69,7 +68,7 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
         # The networks are built for the observation vector alone (with the card planes).
         network_input = observation_space[OBS_KEY]
         if self._card_layout is not None:
-            from agents.madiao_features import N_DERIVED
+            from madiao_mao.agents.madiao.features import N_DERIVED
 
             size = int(network_input.shape[0]) + N_DERIVED
             network_input = gym.spaces.Box(-float("inf"), float("inf"), (size,), network_input.dtype)
@@ -79,7 +78,7 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
         super().setup()
         self.card_features = None
         if self._card_layout is not None:
-            from agents.madiao_features import MadiaoCardFeatures
+            from madiao_mao.agents.madiao.features import MadiaoCardFeatures
 
             self.card_features = MadiaoCardFeatures(
                 self.observation_space_with_mask[OBS_KEY], **self._card_layout

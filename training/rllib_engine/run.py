@@ -1,11 +1,11 @@
 """``madiao-mao train --engine rllib``: PPO on Ray RLlib with the SB3 engine's run-folder contract.
 
-A run folder (``runs_dir/game__exp_name__seed__unixtime``, made by ``training.train.make_run_dir``)
+A run folder (``runs_dir/game__exp_name__seed__unixtime``, made by ``madiao_mao.training.train.make_run_dir``)
 holds what an SB3 run holds, under the same names where the content is the same:
 
-- ``config.json`` (``TrainConfig``) and ``state.json`` (``training.train.STATE_FIELDS`` plus
+- ``config.json`` (``TrainConfig``) and ``state.json`` (``madiao_mao.training.train.STATE_FIELDS`` plus
   ``"engine": "rllib"`` and the engine's settings), ``eval.json`` (the learning curve);
-- TensorBoard events and ``progress.csv`` with the same tags (``training.logging_utils``):
+- TensorBoard events and ``progress.csv`` with the same tags (``madiao_mao.training.logging_utils``):
   ``charts/SPS``, ``charts/return_<role>``, ``charts/env_time_fraction``,
   ``charts/opponent_time_fraction``, ``charts/update_time_fraction``, ``losses/policy_gradient_loss``,
   ``losses/value_loss``, ``losses/entropy_loss``, ``eval/...``, ``league/...``;
@@ -13,8 +13,8 @@ holds what an SB3 run holds, under the same names where the content is the same:
   connector states), written atomically with ``league.json`` beside it (league mode) before
   ``state.json``; ``--resume`` restores all three;
 - ``snapshots/snapshot_<step>.pt`` and ``final_model.pt``: the policy exported as a
-  ``torch.export`` program (``training.rllib_engine.module.export_policy_program``), played by
-  ``agents.exported_policy`` with torch alone (``model:runs/RUN/final_model.pt`` in
+  ``torch.export`` program (``madiao_mao.training.rllib_engine.module.export_policy_program``), played by
+  ``madiao_mao.agents.exported_policy`` with torch alone (``model:runs/RUN/final_model.pt`` in
   ``evaluate``, ``play``, ``match``);
 - ``report.md``: the same final evaluation as the SB3 engine (``GameSpec.report``).
 
@@ -36,11 +36,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from madiao_mao.training.config import TrainConfig, evaluation_interval
+from madiao_mao.training.games import game_spec
+from madiao_mao.training.training_callback import log_evaluation
 
 from cardgame_core.files import atomic_write_json
-from training.config import TrainConfig, evaluation_interval
-from training.games import game_spec
-from training.training_callback import log_evaluation
 
 CHECKPOINT_DIR = "rllib_checkpoint"
 FINAL_MODEL = "final_model.pt"
@@ -104,7 +104,7 @@ def is_rllib_run(run_dir: str | Path) -> bool:
 def load_rllib_run(run_dir: Path) -> tuple[TrainConfig, dict[str, Any]]:
     """The config and state of an RLlib run folder, checked before anything changes (a missing
     or damaged file is named)."""
-    from training.train import _read_run_json
+    from madiao_mao.training.train import _read_run_json
 
     config_path, state_path = run_dir / "config.json", run_dir / "state.json"
     if not config_path.is_file():
@@ -173,7 +173,7 @@ def train_rllib(
     # (No progress bar here: ``quiet`` changes nothing; a verbose run prints a line per iteration.)
     say = print if config.verbose else (lambda *a, **k: None)
     # With num_learners=0 the learner runs in this process, on the config's threads as in SB3
-    # (learner actors set their own: training.rllib_engine.learner).
+    # (learner actors set their own: madiao_mao.training.rllib_engine.learner).
     torch.set_num_threads(config.torch_threads)
     connection = _RayConnection(options.address)
     algo = None
@@ -201,12 +201,12 @@ def train_rllib(
 
 
 def _open(config: TrainConfig | None, resume, total_timesteps: int | None):
-    from training.train import load_league, new_league
+    from madiao_mao.training.train import load_league, new_league
 
     if resume is None:
         if config is None:
             raise ValueError("give a TrainConfig for a new run, or resume=RUN_DIR")
-        from training.rllib_engine.config import rllib_features
+        from madiao_mao.training.rllib_engine.config import rllib_features
 
         # The features the module builds ("flat", Madiao's "cards"; Mao's "rules"/"memory" are
         # SB3 policies: flat instead): the saved config says what the run used.
@@ -223,7 +223,7 @@ def _open(config: TrainConfig | None, resume, total_timesteps: int | None):
 
 
 def _build(config, state, league, options: EngineOptions, run_dir, resumed: bool):
-    from training.rllib_engine.config import ppo_config
+    from madiao_mao.training.rllib_engine.config import ppo_config
 
     env_config = {
         "train_config": config.to_json(),
@@ -257,8 +257,8 @@ class _Trainer:
     def __init__(
         self, config: TrainConfig, run_dir: Path | None, state: dict, league, algo, say, *, resumed: bool
     ):
-        from training.logging_utils import make_logger
-        from training.train import make_run_dir
+        from madiao_mao.training.logging_utils import make_logger
+        from madiao_mao.training.train import make_run_dir
 
         self.config, self.state, self.league, self.algo, self.say = config, state, league, algo, say
         self.spec = game_spec(config.game)
@@ -300,7 +300,7 @@ class _Trainer:
         return self.algo.get_module()
 
     def export(self) -> bytes:
-        from training.rllib_engine.module import export_policy_program
+        from madiao_mao.training.rllib_engine.module import export_policy_program
 
         return export_policy_program(
             self.module(), {"game": self.config.game, "obs_type": self.config.obs_type, "step": self.steps}
@@ -333,14 +333,14 @@ class _Trainer:
         os.replace(temporary, target)
         shutil.rmtree(old, ignore_errors=True)
         if self.league is not None:
-            from training.train import LEAGUE_FILE
+            from madiao_mao.training.train import LEAGUE_FILE
 
             atomic_write_json(self.run_dir / LEAGUE_FILE, self.league.to_dict())
         self.state["num_timesteps"] = int(self.steps)
         atomic_write_json(self.run_dir / "state.json", self.state)
 
     def snapshot(self) -> None:
-        from training.rllib_engine.module import write_bytes_atomic
+        from madiao_mao.training.rllib_engine.module import write_bytes_atomic
 
         folder = self.run_dir / "snapshots"
         folder.mkdir(exist_ok=True)
@@ -363,8 +363,8 @@ class _Trainer:
         """A point of the learning curve: the greedy policy against the baselines."""
         import tempfile
 
-        from agents.exported_policy import ExportedPolicy
-        from training.rllib_engine.module import write_bytes_atomic
+        from madiao_mao.agents.exported_policy import ExportedPolicy
+        from madiao_mao.training.rllib_engine.module import write_bytes_atomic
 
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "policy.pt"
@@ -462,7 +462,7 @@ class _Trainer:
         }
 
     def finish(self) -> None:
-        from training.rllib_engine.module import write_bytes_atomic
+        from madiao_mao.training.rllib_engine.module import write_bytes_atomic
 
         self._between_iterations(checkpoint=False)
         self.save_checkpoint()
@@ -480,12 +480,12 @@ def _learners_text(num_learners: int) -> str:
 
 
 def final_report(run_dir: str | Path, *, n_deals: int | None = None, verbose: bool = True) -> str:
-    """The end-of-training report of an RLlib run: the SB3 engine's (``training.train.
+    """The end-of-training report of an RLlib run: the SB3 engine's (``madiao_mao.training.train.
     final_report``) with the exported policy as the learner."""
     import json
 
-    from agents.exported_policy import exported_policy_agent
-    from training.train import write_final_report
+    from madiao_mao.agents.exported_policy import exported_policy_agent
+    from madiao_mao.training.train import write_final_report
 
     run_dir = Path(run_dir)
     state = json.loads((run_dir / "state.json").read_text())
@@ -506,7 +506,7 @@ def final_report(run_dir: str | Path, *, n_deals: int | None = None, verbose: bo
 def run_from_cli(args: Any) -> Path:
     """``madiao-mao train --engine rllib ...`` (or ``--resume`` of an RLlib run): train, then the
     report unless ``--no-report``."""
-    from training.config import train_config_from_args
+    from madiao_mao.training.config import train_config_from_args
 
     options = EngineOptions(
         address=args.address,

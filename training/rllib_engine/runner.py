@@ -5,7 +5,7 @@ The extension point chosen (over a vectorized gymnasium entry point) is a subcla
 ``num_envs_per_env_runner`` games (one Numba call steps them all, ``make_env``) and samples it
 with its own loop (``_sample_bulk``): per step one forward pass of the module and one env step
 for all games, recorded as arrays; the ``SingleAgentEpisode`` objects are built from whole
-slices at the end of the call (``training.rllib_engine.bulk_episodes``). They are the episodes
+slices at the end of the call (``madiao_mao.training.rllib_engine.bulk_episodes``). They are the episodes
 RLlib's generic loop returns (which builds them step by step, game by game, and re-batches the
 observations from them through its env-to-module connectors: two thirds of a runner's time),
 field for field, with RLlib's metrics; the generic loop stays as the reference
@@ -14,14 +14,14 @@ what the bulk loop does not do (whole-episode sampling, random actions, custom c
 episode callbacks). Being an actor of its own, the runner also holds the opponents of its
 games, which the driver updates between iterations through ``foreach_env_runner``:
 
-- scripted opponents (``agents.registry``), built once;
+- scripted opponents (``madiao_mao.agents.registry``), built once;
 - the live policy (``"current"``): this runner's own copy of the RLModule, whose weights RLlib
   syncs after every update, sampling its moves;
 - snapshots: frozen copies of the policy, sent by the driver as exported policy bytes (the
   files under ``snapshots/``: TorchScript, or a ``torch.export`` program) and held by the
   runner (not as RLlib modules: the learner never trains them and they only need a forward
   pass);
-- in league mode, a copy of the league (``training.league``) whose PFSP probabilities pick one
+- in league mode, a copy of the league (``madiao_mao.training.league``) whose PFSP probabilities pick one
   member per game; the driver's league is the one of record: the runner reports each finished
   game's (member, return) (``pop_finished``) and takes the driver's payoffs back (``sync_league``).
 
@@ -34,10 +34,9 @@ import gc
 from typing import Any
 
 import numpy as np
+from madiao_mao.agents.base import Agent
 from ray.rllib.connectors.connector_v2 import ConnectorV2
 from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
-
-from agents.base import Agent
 
 
 class ModuleAgent(Agent):
@@ -67,9 +66,8 @@ class ModuleAgent(Agent):
 def module_logits(module):
     """``logits(obs, masks)`` of a masking RLModule (inference pass, no gradients)."""
     import torch
+    from madiao_mao.training.rllib_engine.module import MASK_KEY, OBS_KEY
     from ray.rllib.core.columns import Columns
-
-    from training.rllib_engine.module import MASK_KEY, OBS_KEY
 
     def logits(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         batch = {
@@ -86,10 +84,9 @@ def module_logits(module):
 
 def exported_logits(data: bytes):
     """``logits(obs, masks)`` of an exported policy given as bytes (a ``torch.export`` program or
-    the TorchScript of older runs: ``agents.exported_policy.load_policy``)."""
+    the TorchScript of older runs: ``madiao_mao.agents.exported_policy.load_policy``)."""
     import torch
-
-    from agents.exported_policy import load_policy
+    from madiao_mao.agents.exported_policy import load_policy
 
     net, _ = load_policy(data)
 
@@ -205,8 +202,8 @@ class CardGameEnvRunner(SingleAgentEnvRunner):
 
     def _reset_bulk(self) -> None:
         """Reset every game (seeded on the runner's first reset, as RLlib's loop does)."""
-        from training.rllib_engine.bulk_episodes import GameCarry
-        from training.rllib_engine.module import MASK_KEY, OBS_KEY
+        from madiao_mao.training.rllib_engine.bulk_episodes import GameCarry
+        from madiao_mao.training.rllib_engine.module import MASK_KEY, OBS_KEY
 
         self._ongoing_episodes_for_metrics.clear()
         self._shared_data = {}
@@ -219,12 +216,11 @@ class CardGameEnvRunner(SingleAgentEnvRunner):
         env step per step for all games, the steps recorded as arrays and the episodes built from
         them at the end (``bulk_episodes``); the same episodes as RLlib's loop."""
         import torch
+        from madiao_mao.training.rllib_engine.bulk_episodes import StepArrays, build_episodes
+        from madiao_mao.training.rllib_engine.module import MASK_KEY, OBS_KEY
         from ray.rllib.core.columns import Columns
         from ray.rllib.env.env_runner import ENV_STEP_FAILURE
         from ray.rllib.utils.metrics import MODULE_TO_ENV_CONNECTOR, RLMODULE_INFERENCE_TIMER
-
-        from training.rllib_engine.bulk_episodes import StepArrays, build_episodes
-        from training.rllib_engine.module import MASK_KEY, OBS_KEY
 
         if force_reset or self._needs_initial_reset or self._carry is None:
             self._reset_bulk()
@@ -300,15 +296,14 @@ class CardGameEnvRunner(SingleAgentEnvRunner):
 
     def make_env(self) -> None:
         import torch
-
-        from training.config import TrainConfig
-        from training.games import game_spec
-        from training.opponents import TimedVectorEnv
-        from training.rllib_engine.env import LearnerGymVectorEnv, SkippingLearnerVecEnv
-        from training.train import make_vector_env
+        from madiao_mao.training.config import TrainConfig
+        from madiao_mao.training.games import game_spec
+        from madiao_mao.training.opponents import TimedVectorEnv
+        from madiao_mao.training.rllib_engine.env import LearnerGymVectorEnv, SkippingLearnerVecEnv
+        from madiao_mao.training.train import make_vector_env
 
         # Policy forward passes of one runner are small batches: one thread each (see
-        # agents.learned.SMALL_BATCH); parallelism comes from more runners.
+        # madiao_mao.agents.learned.SMALL_BATCH); parallelism comes from more runners.
         torch.set_num_threads(1)
         if self.env is not None:
             self.env.close()
@@ -338,9 +333,9 @@ class CardGameEnvRunner(SingleAgentEnvRunner):
         self._carry = None
 
     def _build_opponents(self, config, env_config: dict, seed: int):
-        from training.league import League
-        from training.opponents import LeagueOpponents, OpponentPool
-        from training.train import new_league, scripted_agents
+        from madiao_mao.training.league import League
+        from madiao_mao.training.opponents import LeagueOpponents, OpponentPool
+        from madiao_mao.training.train import new_league, scripted_agents
 
         if config.opponents != "league":
             return OpponentPool(
@@ -397,7 +392,7 @@ class CardGameEnvRunner(SingleAgentEnvRunner):
         member that played the other seats."""
         if self.env is None:
             return []
-        from training.games import game_spec
+        from madiao_mao.training.games import game_spec
 
         spec = game_spec(self.train_config.game)
         slot_member = getattr(self.pool, "slot_member", None)

@@ -4,7 +4,7 @@ A feed-forward policy over the observation sees the last ``n_events`` public eve
 four turns of each player; what it can infer about a secret rule is gone once the call that
 revealed it leaves the window, and measured so: learned policies kept violating an unknown rule at
 the same rate from its first ten turns to turns 50-100 (``docs/results.md``). The public record of
-calls is exactly what :class:`~agents.mao_agents.RulePosterior` folds, event by event, into a
+calls is exactly what :class:`~madiao_mao.agents.mao.players.RulePosterior` folds, event by event, into a
 posterior over the public rule library. This module hands a policy that posterior, as the
 quantities a player decides with, one table of named pieces (``BELIEF_PIECES``):
 
@@ -20,12 +20,12 @@ A piece that does not apply to the decision at hand is zero. The belief is the p
 seat's own observations (what it saw, the public library, the rules it knows), so a policy
 reading it knows nothing its seat may not know. The inputs are computed outside the network (an
 exact Bayes filter over the public events, numpy): the policy is the MLP over the observation and
-these inputs (``agents.mao_features.MaoBeliefPolicy``), and the agent that plays it keeps one
-posterior per game seat (``agents.learned.BeliefPolicyAgent``), like the Bayesian player.
+these inputs (``madiao_mao.agents.mao.features.MaoBeliefPolicy``), and the agent that plays it keeps one
+posterior per game seat (``madiao_mao.agents.learned.BeliefPolicyAgent``), like the Bayesian player.
 
 The same functions turn any belief into these inputs (the base-rules player's "no secret rule",
 the oracle's true rule set), and the scripted players decide from the same quantities
-(``agents.mao_agents.play_chances``, ``speech_chances``, ``fault_chances``).
+(``madiao_mao.agents.mao.players.play_chances``, ``speech_chances``, ``fault_chances``).
 """
 
 from __future__ import annotations
@@ -33,15 +33,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from agents.mao_agents import (
+from madiao_mao.agents.mao.beliefs import SeatView, parse_observation
+from madiao_mao.agents.mao.players import (
     KeyedPosteriors,
     RulePosterior,
     fault_chances,
     play_chances,
     speech_chances,
 )
-from agents.mao_beliefs import SeatView, parse_observation
+
 from mao_env import cards
 
 #: The belief inputs, in order: (name, width).
@@ -109,14 +109,14 @@ def belief_inputs(
 
 
 class BeliefTracker:
-    """Posteriors of many game seats (:class:`~agents.mao_agents.KeyedPosteriors`), turned into
+    """Posteriors of many game seats (:class:`~madiao_mao.agents.mao.players.KeyedPosteriors`), turned into
     belief inputs decision by decision.
 
     For each decision: :meth:`inputs` takes the seat's observation into its posterior and returns
     the inputs; :meth:`note_actions` then tells the posterior what the seat did (the next
     observation's new events are found by it). :meth:`forget` drops ended games' seats.
     ``posterior`` holds the :class:`RulePosterior` options of the table's variants
-    (``agents.mao_agents.posterior_options``); default: the default table's.
+    (``madiao_mao.agents.mao.players.posterior_options``); default: the default table's.
     """
 
     def __init__(self, posterior: dict[str, Any] | None = None) -> None:

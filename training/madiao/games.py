@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from madiao_mao.agents.base import Agent
 
-from agents.base import Agent
 from madiao_env import cards
 
 # The record format and its printer, re-exported under the names this module had for them.

@@ -26,10 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from madiao_mao.agents.base import Agent, legal_actions
+from madiao_mao.agents.madiao.heuristic import RoleAwareHeuristicAgent, _PlayBook
+from madiao_mao.agents.madiao.obs_layout import view_from_observation
 
-from agents.base import Agent, legal_actions
-from agents.madiao_heuristic import RoleAwareHeuristicAgent, _PlayBook
-from agents.madiao_obs_layout import view_from_observation
 from cardgame_core.aec import IllegalActionError
 from madiao_env import cards
 
@@ -172,7 +172,7 @@ def _playout_policy(policy: str) -> Agent | None:
         return None
     if policy == "heuristic":
         return RoleAwareHeuristicAgent()
-    from agents.learned import LearnedPolicyAgent, pretrained_agent
+    from madiao_mao.agents.learned import LearnedPolicyAgent, pretrained_agent
 
     if policy == "model":
         return pretrained_agent("madiao")

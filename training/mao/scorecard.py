@@ -1,9 +1,9 @@
-"""The Mao part of the scorecard (``training.scorecard``): the held-out-rule suites, the baselines
+"""The Mao part of the scorecard (``madiao_mao.training.scorecard``): the held-out-rule suites, the baselines
 and the figures.
 
 The policy sits in one seat of a table of each baseline kind (``base``, ``bayes``, ``oracle``,
 the shipped ``model``), one secret rule held out of training active from the start, and plays
-until it has taken the suite's turns (``training.mao_evaluation.rule_discovery_experiment``):
+until it has taken the suite's turns (``madiao_mao.training.mao.evaluation.rule_discovery_experiment``):
 penalty cards per turn (95% t interval over games) and round-win rate (Wilson interval), each
 also paired per game with the *reference*, the base-rules player in the same seat of the same
 games. In the players'-calls variant (``calls="players"``) the policy fills a table that polices
@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
-from training.mao_evaluation import (
+from madiao_mao.training.mao.evaluation import (
     HELD_OUT_RULES,
     CallStats,
     MaoReport,
@@ -30,8 +30,8 @@ from training.mao_evaluation import (
     paired_round_win_difference,
     rule_discovery_experiment,
 )
-from training.scorecard_figures import Figure
-from training.stats import mean_ci, openskill_ratings
+from madiao_mao.training.scorecard_figures import Figure
+from madiao_mao.training.stats import mean_ci, openskill_ratings
 
 BASELINES = ("base", "bayes", "oracle", "model")
 REFERENCE = "base"
@@ -204,7 +204,7 @@ def _ratings(
 
 
 def exploit_figures(evaluation: dict[str, Any]) -> list[dict[str, Any]]:
-    """The exploitability proxy's figures (``training.exploit.evaluate_mao``'s evaluation)."""
+    """The exploitability proxy's figures (``madiao_mao.training.exploit.evaluate_mao``'s evaluation)."""
     exploiter, difference = evaluation["exploiter"], evaluation["penalty_difference"]
     rate = exploiter["round_win_rate"]
     return [

@@ -1,8 +1,8 @@
-"""The Madiao part of the scorecard (``training.scorecard``): the deal suites, the baselines and
+"""The Madiao part of the scorecard (``madiao_mao.training.scorecard``): the deal suites, the baselines and
 the figures.
 
 The policy sits in one seat of every duplicate deal of the suite, rotated through the four seats,
-against three copies of each baseline (``training.madiao_evaluation.duplicate_match``): stakes
+against three copies of each baseline (``madiao_mao.training.madiao.evaluation.duplicate_match``): stakes
 per hand overall, as banker and as player, with 95% intervals over deal blocks. Each figure is
 paired with the *reference*, the role-aware heuristic in the policy's seat on the same deals
 against the same baseline (``difference_from_heuristic``: the policy minus the heuristic, per
@@ -17,9 +17,15 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
-from training.madiao_evaluation import Deal, PairResult, duplicate_match, make_deals, paired_by_deal
-from training.scorecard_figures import Figure
-from training.stats import openskill_ratings
+from madiao_mao.training.madiao.evaluation import (
+    Deal,
+    PairResult,
+    duplicate_match,
+    make_deals,
+    paired_by_deal,
+)
+from madiao_mao.training.scorecard_figures import Figure
+from madiao_mao.training.stats import openskill_ratings
 
 #: The search baseline's budget, part of the protocol (about heuristic strength, at several
 #: hundred decisions per CPU-second: docs/results.md, the search player per budget).
@@ -62,7 +68,7 @@ class MadiaoSuite:
     exploit_deals: int
     """Deals the exploitability proxy's exploiter is scored on."""
     checksum: str
-    """``training.scorecard.suite_checksum`` of ``games()``, recorded when the suite was made."""
+    """``madiao_mao.training.scorecard.suite_checksum`` of ``games()``, recorded when the suite was made."""
     game: str = "madiao"
 
     def deals(self) -> list[Deal]:
@@ -116,7 +122,7 @@ def play_suite(
     """The policy's and the reference's games against each of ``baselines``; the figures and
     ratings. A baseline's games are the same whichever others are played (its seed is its place
     in ``BASELINES``)."""
-    from training.madiao_games import make_env
+    from madiao_mao.training.madiao.games import make_env
 
     deals = suite.deals()
     env = make_env()  # read only by agents that need the game they play in (search)
@@ -143,7 +149,7 @@ def _play_pairing(
     """The duplicate games of the policy (``side`` "policy") or the reference in one seat against
     ``baseline`` (the ``index``-th) in three, as ``PairResult`` fields. Seeds come from the
     suite's: the policy's is the same in every pairing, each baseline's its own."""
-    from training.cli_args import load_agent
+    from madiao_mao.training.cli_args import load_agent
 
     if side == "policy":
         agent = under_test.make("madiao", seed=seed, env=env)
@@ -185,7 +191,7 @@ def _ratings(
 
 
 def exploit_figures(evaluation: dict[str, Any]) -> list[dict[str, Any]]:
-    """The exploitability proxy's figures (``training.exploit.evaluate_madiao``'s evaluation)."""
+    """The exploitability proxy's figures (``madiao_mao.training.exploit.evaluate_madiao``'s evaluation)."""
     hands = evaluation["hands"]
     figures = []
     for key, measure in (

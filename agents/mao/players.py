@@ -1,7 +1,7 @@
 """Scripted Mao players: base rules only, an oracle of the secret rules, and Bayesian rule inference.
 
 All three decide the same way, from a *belief* over which library rules are active (a list of
-rule-set hypotheses with weights, see ``agents.mao_beliefs``):
+rule-set hypotheses with weights, see ``madiao_mao.agents.mao.beliefs``):
 
 - at the start of a turn, play the held card most likely to be good (ties at random) if that
   chance is at least ``play_threshold``, else draw (with a seven chain pending, drawing takes it);
@@ -37,9 +37,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-from agents.base import Agent, legal_actions
-from agents.mao_beliefs import (
+from madiao_mao.agents.base import Agent, legal_actions
+from madiao_mao.agents.mao.beliefs import (
     HAND_SIZE_PHRASES,
     KIND_BAD_CARD,
     KIND_CALL,
@@ -66,6 +65,7 @@ from agents.mao_beliefs import (
     plays_validity,
     turn_faults,
 )
+
 from mao_env import cards
 
 SEVEN_PHRASES = ("penalty card", "thank you")
@@ -714,7 +714,7 @@ class BayesianRuleAgent(RuleBeliefAgent):
     counter also starts afresh). ``act_batch`` keeps one posterior per row key
     (:class:`KeyedPosteriors`): by default the batch row, so row ``i`` must always be the same seat
     of the same game; a caller that hands different games to different rows at every call (the
-    trainer's opponent table, ``training.sb3_adapter.LearnerVecEnv``) passes ``rows``, one key per
+    trainer's opponent table, ``madiao_mao.training.sb3_adapter.LearnerVecEnv``) passes ``rows``, one key per
     observation naming the game seat it belongs to. :meth:`reset_rows` forgets keys whose games
     ended.
     """

@@ -15,7 +15,7 @@ Two strengths:
   scripted player, the registry's "heuristic" (the tournaments between the variants are in
   docs/results.md).
 
-The agents see only what the observation carries (``agents.madiao_view.MadiaoView``): their
+The agents see only what the observation carries (``madiao_mao.agents.madiao.view.MadiaoView``): their
 hand, the public trick, tricks won, roles, the cards seen face up and the upcard.
 
 Speed: the decision rules are one Numba kernel (``_decide``). ``act_batch`` decodes a whole batch
@@ -27,9 +27,9 @@ cheap opponents for self-play training; ``decide`` runs the same kernel on one d
 from __future__ import annotations
 
 import numpy as np
+from madiao_mao.agents.base import Agent, legal_actions
+from madiao_mao.agents.madiao.view import MadiaoView
 
-from agents.base import Agent, legal_actions
-from agents.madiao_view import MadiaoView
 from cardgame_core.jit import njit
 from madiao_env import cards
 from madiao_env.layout import SUMMARY_SIZE
@@ -376,7 +376,7 @@ def _decide_rows(policy, redeal_threshold, cooperative, observations, masks, sta
 
 def _layout_starts() -> np.ndarray:
     """Start of each observation slice the kernel reads (``madiao_obs_layout.REQUIRED`` order)."""
-    from agents import madiao_obs_layout as layout
+    from madiao_mao.agents.madiao import obs_layout as layout
 
     slices = layout.layout()
     return np.array([slices[name].start for name in layout.REQUIRED], dtype=np.int64)

@@ -1,12 +1,12 @@
 """The Mao side of the game commands of ``madiao-mao`` (evaluate, play, match, replay); see
-``training.madiao_commands`` for the Madiao side and why there are two."""
+``madiao_mao.training.madiao.commands`` for the Madiao side and why there are two."""
 
 from __future__ import annotations
 
 import argparse
 import secrets
 
-from training.cli_args import check_output_file, load_agent
+from madiao_mao.training.cli_args import check_output_file, load_agent
 
 #: A Mao match's seats, repeated around the table: a rule learner against base-rules players.
 DEFAULT_MAO_MATCH_AGENTS = ("bayes", "base")
@@ -20,23 +20,24 @@ def apply_search_budget(args: argparse.Namespace) -> None:
 
 
 def evaluate(args: argparse.Namespace) -> int:
-    """``madiao-mao evaluate --game mao``: see ``training.mao_evaluation.command_evaluate_mao``."""
-    from training.mao_evaluation import command_evaluate_mao
+    """``madiao-mao evaluate --game mao``: see ``madiao_mao.training.mao.evaluation.command_evaluate_mao``."""
+    from madiao_mao.training.mao.evaluation import command_evaluate_mao
 
     return command_evaluate_mao(args)
 
 
 def play(args: argparse.Namespace) -> int:
     """``play --game mao``: the person in ``--seat``, agents in the other seats."""
-    from agents.human import HumanQuit, MaoHumanAgent
-    from mao_env import rules
-    from training.mao_play import (
+    from madiao_mao.agents.human import HumanQuit, MaoHumanAgent
+    from madiao_mao.training.mao.play import (
         DEFAULT_MAO_OPPONENT,
         MaoGameLog,
         build_mao_seats,
         make_mao_env,
         play_mao_game,
     )
+
+    from mao_env import rules
 
     for option, value in (("--match", args.match), ("--hands", args.hands)):
         if value:
@@ -89,7 +90,7 @@ def _mao_rewards_text(env, names: list[str], returns) -> str:
 def match(args: argparse.Namespace) -> int:
     """``match --game mao``: one game of ``--rounds`` rounds between agents, printed for a
     spectator (every hand at each deal, every move, call and new rule) and recorded."""
-    from training.mao_play import MaoGameLog, make_mao_env, play_mao_game
+    from madiao_mao.training.mao.play import MaoGameLog, make_mao_env, play_mao_game
 
     players = 4 if args.players is None else args.players
     if not 2 <= players <= 8:
@@ -128,8 +129,9 @@ def match(args: argparse.Namespace) -> int:
 
 def replay(args: argparse.Namespace) -> int:
     """``madiao-mao replay`` of a Mao record: printed move by move."""
+    from madiao_mao.training.mao.play import print_mao_record
+
     from mao_env.records import read_record
-    from training.mao_play import print_mao_record
 
     print_mao_record(read_record(args.record))
     return 0

@@ -16,7 +16,7 @@ is one input next to the action that would play it. ``MaoRuleFeatures`` hands th
     phrases whose absence drew a call in the recent events (16)
 
 It reads only the observation (no rule it was not told) and has no trainable parameters; the
-event layout comes from the observation size (``agents.mao_beliefs.event_layout``); pieces are read
+event layout comes from the observation size (``madiao_mao.agents.mao.beliefs.event_layout``); pieces are read
 by name (:mod:`mao_env.layout`).
 
 ``MaoRulePolicy`` (a MaskablePPO policy) also hands those per-card and per-phrase planes to the
@@ -25,7 +25,7 @@ action layer directly, beside the MLP's output (a skip connection): "play card c
 bits through the hidden layers.
 
 ``MaoBeliefPolicy`` (Mao's default, features "belief") reads those planes and, appended to the
-observation, the seat's belief inputs (``agents.mao_belief_inputs``: its posterior over the secret
+observation, the seat's belief inputs (``madiao_mao.agents.mao.belief_inputs``: its posterior over the secret
 rules, a memory of the whole game); its action head (``BeliefActionHead``) weighs each action's
 belief with weights shared by all actions and decides speech and calls by the belief alone.
 """
@@ -37,12 +37,12 @@ import functools
 import numpy as np
 import torch
 from gymnasium import spaces
+from madiao_mao.agents.mao.belief_inputs import BELIEF_SLICES, BELIEF_WIDTH
+from madiao_mao.agents.mao.beliefs import event_layout
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
 from torch import nn
 
-from agents.mao_belief_inputs import BELIEF_SLICES, BELIEF_WIDTH
-from agents.mao_beliefs import event_layout
 from mao_env import cards, layout
 from mao_env.layout import EVENT_SLICES, SLICES
 from mao_env.reference import base_card_phrases
@@ -170,7 +170,7 @@ class MaoRulePolicy(MaskableActorCriticPolicy):
 
 class MaoBeliefFeatures(MaoRuleFeatures):
     """``MaoRuleFeatures`` of the observation, then the belief inputs appended to it
-    (``agents.mao_belief_inputs``: the observation space is the table's observation followed by
+    (``madiao_mao.agents.mao.belief_inputs``: the observation space is the table's observation followed by
     ``BELIEF_WIDTH`` inputs)."""
 
     def __init__(self, observation_space: spaces.Box) -> None:
@@ -264,7 +264,7 @@ class MaoBeliefPolicy(MaoRulePolicy):
     """MaskablePPO's policy over ``MaoBeliefFeatures`` (the rule planes and the belief inputs feed
     the MLPs), whose action logits add to the actor MLP's output a shared weighting of the belief
     about each action (:class:`BeliefActionHead`). Played through
-    ``agents.learned.BeliefPolicyAgent``, which computes the inputs."""
+    ``madiao_mao.agents.learned.BeliefPolicyAgent``, which computes the inputs."""
 
     #: The observation this policy reads ends with the belief inputs (the agent's loader reads it).
     reads_belief = True

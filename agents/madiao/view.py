@@ -1,7 +1,7 @@
 """What one Madiao seat knows, decoded from its observation vector (for the scripted agents).
 
 Seats in a view are *relative*: 0 is the observing seat, 1 the next to act after it, and so on.
-``agents.madiao_obs_layout.view_from_observation`` decodes a view from an observation vector
+``madiao_mao.agents.madiao.obs_layout.view_from_observation`` decodes a view from an observation vector
 through the pieces of ``madiao_env.layout``, so the heuristics never hard-code positions.
 """
 

@@ -3,12 +3,12 @@
 Duplicate deals cut the luck of the cards: every deal (a deck order and a banker) is replayed four
 times, with the agent under test in each seat in turn and the opponent in the other three. The
 four hands of a deal form one *block*; confidence intervals are computed over block means, so the
-strong correlation inside a block is handled (see ``training.stats``). The agent's score in a
+strong correlation inside a block is handled (see ``madiao_mao.training.stats``). The agent's score in a
 hand is its own seat's payoff in whole stakes (the hands are played with ``stake`` 1: that option
 only scales rewards); ``as banker`` uses the rotation in which it held the bank and ``as player``
 the three others.
 
-(Formerly ``training.evaluation``, which still re-exports these names.)
+(Formerly ``madiao_mao.training.evaluation``, which still re-exports these names.)
 """
 
 from __future__ import annotations
@@ -20,18 +20,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from agents.base import Agent
-from madiao_env import cards
-from madiao_env.options import MadiaoOptions
-from training.madiao_games import EpisodeResult, make_env, play_episode
-from training.stats import (
+from madiao_mao.agents.base import Agent
+from madiao_mao.training.madiao.games import EpisodeResult, make_env, play_episode
+from madiao_mao.training.stats import (
     MeanCI,
     markdown_table,
     mean_ci,
     openskill_ratings,
     plot_ratings,
 )
+
+from madiao_env import cards
+from madiao_env.options import MadiaoOptions
 
 
 @dataclass(frozen=True)

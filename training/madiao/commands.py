@@ -1,6 +1,6 @@
 """The Madiao side of the game commands of ``madiao-mao`` (evaluate, play, match, replay).
 
-``training.cli`` picks this module or ``training.mao_commands`` by ``--game`` (or by a record's
+``madiao_mao.training.cli`` picks this module or ``madiao_mao.training.mao.commands`` by ``--game`` (or by a record's
 "game" key); each has the same four functions, so the CLI never branches on the game.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from training.cli_args import check_output_file, check_output_folder, load_agent
+from madiao_mao.training.cli_args import check_output_file, check_output_folder, load_agent
 
 DEFAULT_MATCH_AGENTS = ("heuristic", "greedy", "heuristic", "greedy")
 
@@ -25,7 +25,7 @@ def apply_search_budget(args: argparse.Namespace) -> None:
     (checked before any game is played)."""
     if args.search_budget is None:
         return
-    from agents.madiao_search import parse_search_options
+    from madiao_mao.agents.madiao.search import parse_search_options
 
     parse_search_options(args.search_budget)
     named = False
@@ -54,15 +54,16 @@ def tournament_agents(args: argparse.Namespace) -> list[str]:
 def evaluate(args: argparse.Namespace) -> int:
     """``madiao-mao evaluate``: a duplicate-deal round robin between agents, printed (``--out``: markdown
     and plots; ``--record``: the first hands as a game record)."""
+    from madiao_mao.training.madiao.evaluation import run_tournament, write_report
+
     from madiao_env.records import make_record, write_record
-    from training.madiao_evaluation import run_tournament, write_report
 
     check_output_folder(args.out, "--out")
     check_output_file(args.record, "--record")
     names = tournament_agents(args)
     env_for_search = None
     if any(name.split(":", 1)[0] == "search" for name in names):
-        from training.madiao_games import make_env
+        from madiao_mao.training.madiao.games import make_env
 
         env_for_search = make_env()
     agents = {
@@ -124,9 +125,10 @@ def _table_view(env, seat: int, write) -> None:
 
 def play(args: argparse.Namespace) -> int:
     """``madiao-mao play``: the person in ``--seat``, agents in the other three seats."""
-    from agents.human import HumanAgent, HumanQuit
+    from madiao_mao.agents.human import HumanAgent, HumanQuit
+    from madiao_mao.training.madiao.games import make_env, play_episode
+
     from madiao_env.records import EventPrinter, make_record, write_record
-    from training.madiao_games import make_env, play_episode
 
     for option, value in (("--players", args.players), ("--rounds", args.rounds)):
         if value is not None:
@@ -181,8 +183,9 @@ def play(args: argparse.Namespace) -> int:
 
 def match(args: argparse.Namespace) -> int:
     """``madiao-mao match``: one full match between four agents, printed and optionally recorded."""
+    from madiao_mao.training.madiao.games import make_env, play_episode
+
     from madiao_env.records import EventPrinter, make_record, write_record
-    from training.madiao_games import make_env, play_episode
 
     for option, value in (("--players", args.players), ("--rounds", args.rounds)):
         if value is not None:

@@ -27,8 +27,8 @@ always present, so a query can abstain and an empty history is not a special cas
   values go to the MLP;
 - one *card* query per card type (a card embedding shifted by the table): its value is read out
   as two numbers per card ("memory planes"), which reach the action layer directly, next to the
-  rule planes of :class:`agents.mao_features.MaoRuleFeatures` (skip connection, as in
-  :class:`~agents.mao_features.MaoRulePolicy`): "play card c" can weigh what the history says about
+  rule planes of :class:`madiao_mao.agents.mao.features.MaoRuleFeatures` (skip connection, as in
+  :class:`~madiao_mao.agents.mao.features.MaoRulePolicy`): "play card c" can weigh what the history says about
   cards like c in one linear step.
 
 The pooling is a set function of the tokens: permuting the tokens (each with its age and context)
@@ -51,12 +51,12 @@ import math
 import numpy as np
 import torch
 from gymnasium import spaces
+from madiao_mao.agents.mao.beliefs import event_layout
+from madiao_mao.agents.mao.features import N_DERIVED, MaoRuleFeatures, SkipMlpExtractor, _card_tables
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from agents.mao_beliefs import event_layout
-from agents.mao_features import N_DERIVED, MaoRuleFeatures, SkipMlpExtractor, _card_tables
 from mao_env import cards, core, layout
 from mao_env.layout import EVENT_SLICES
 
@@ -242,5 +242,5 @@ MEMORY_EVENTS = core.EVENT_SLOTS
 
 def policy_spec() -> tuple[type[MaoMemoryPolicy], dict]:
     """The MaskablePPO policy class and its extra options for ``features="memory"``
-    (``training.games.POLICY_FEATURES``)."""
+    (``madiao_mao.training.games.POLICY_FEATURES``)."""
     return MaoMemoryPolicy, {}

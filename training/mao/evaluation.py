@@ -1,9 +1,9 @@
 """Mao evaluation: penalties per turn, round-win rate and rule-discovery curves, for any agents.
 
     madiao-mao evaluate --game mao --agents base bayes oracle --deals 40 --out results/
-    python -m training.mao_evaluation --turns 100 --replicates 2 --out results/   # discovery target
-    python -m training.mao_evaluation --model runs/RUN/final_model.zip --replicates 10  # held-out rules
-    python -m training.mao_evaluation --calls --episodes 20   # players' calls: call accuracy
+    python -m madiao_mao.training.mao.evaluation --turns 100 --replicates 2 --out results/   # discovery target
+    python -m madiao_mao.training.mao.evaluation --model runs/RUN/final_model.zip --replicates 10  # held-out rules
+    python -m madiao_mao.training.mao.evaluation --calls --episodes 20   # players' calls: call accuracy
 
 Each agent under test sits in one seat (rotating over episodes) of a table whose other seats
 play ``opponent`` (default the base-rules player, whose faults give everybody calls to learn
@@ -29,7 +29,7 @@ from). Every agent meets the same episodes: the same env seeds and the same list
 Per turn of the agent under test (one ``END_TURN``) it records the calls, the penalty cards as
 the env rewards them (calls plus seven-chain cards) and, for every secret rule the agent did not
 author, whether the turn *violated* that rule: it drew a call it would not have drawn without the
-rule (judged by ``agents.mao_beliefs`` on the true rule set with and without it, from the
+rule (judged by ``madiao_mao.agents.mao.beliefs`` on the true rule set with and without it, from the
 agent's own observation at ``END_TURN``). The discovery curve is that violation rate against the
 agent's own turns since the rule became active.
 """
@@ -45,19 +45,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from agents.base import Agent
-from agents.mao_beliefs import (
+from madiao_mao.agents.base import Agent
+from madiao_mao.agents.mao.beliefs import (
     first_suit_said,
     hypotheses_from_sets,
     own_turn_judgement,
     parse_observation,
     predicted_calls,
 )
+from madiao_mao.training.mao.play import MaoGameLog
+from madiao_mao.training.stats import BinnedRate, MeanCI, binned_rate, markdown_table, mean_ci
+
 from mao_env import cards
 from mao_env import rules as library
-from training.mao_play import MaoGameLog
-from training.stats import BinnedRate, MeanCI, binned_rate, markdown_table, mean_ci
 
 # The train/held-out rule split lives with the library (mao_env.rules); re-exported here.
 DISCOVERABLE_RULES = library.DISCOVERABLE_RULES
@@ -271,7 +271,7 @@ def _make_env(n_players: int, env_kwargs: Mapping | None, **overrides: Any):
 
 
 def _agent(spec: Agent | str, env, seed: int) -> Agent:
-    from agents.registry import make_agent
+    from madiao_mao.agents.registry import make_agent
 
     if isinstance(spec, Agent):
         return spec
@@ -284,7 +284,7 @@ def event_window_kwargs(agent: Agent | None, env_kwargs: Mapping | None) -> dict
     the env's default. An explicit ``n_events``, a summary observation, an agent without
     ``obs_dim`` or one whose length is no Mao observation leave ``env_kwargs`` as they are (the
     agent then names any mismatch itself)."""
-    from agents.mao_beliefs import event_layout
+    from madiao_mao.agents.mao.beliefs import event_layout
 
     kwargs = dict(env_kwargs or {})
     # A policy that appends its own belief inputs is handed the table's observation without them.
@@ -304,7 +304,7 @@ def _seated(
 ) -> tuple[Agent, Any]:
     """The agent under test and the env of its table, whose event window fits a learned policy
     (:func:`event_window_kwargs`). A saved model is loaded first (it needs no env)."""
-    from agents.registry import MODEL_PREFIX, make_agent
+    from madiao_mao.agents.registry import MODEL_PREFIX, make_agent
 
     agent = spec if isinstance(spec, Agent) else None
     if agent is None and spec.startswith(MODEL_PREFIX):
@@ -811,8 +811,8 @@ def command_evaluate_mao(args: argparse.Namespace) -> int:
     time against base players, about ``--deals`` rounds each; ``--out`` writes markdown + PNG;
     ``--record`` the first game played (the first agent's) as a Mao record: a Mao record is one
     game replayed from its seed, so one game is kept."""
-    from agents.registry import agent_names
-    from training.cli_args import check_model, check_output_file, check_output_folder
+    from madiao_mao.agents.registry import agent_names
+    from madiao_mao.training.cli_args import check_model, check_output_file, check_output_folder
 
     if args.record_hands is not None:
         raise ValueError("--record-hands is a Madiao option; a Mao --record holds the first game")
@@ -857,14 +857,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     with --model, a learned policy against base and bayes on the rules held out of training; with
     --calls, the players' calls: call accuracy and where the penalty cards go).
     A bad argument or model ends it before any game, with one line on stderr and status 2."""
-    from training.cli_args import (
+    from madiao_mao.training.cli_args import (
         OneLineArgumentParser,
         non_negative_int,
         positive_int,
         run_reporting_user_errors,
     )
 
-    prog = "python -m training.mao_evaluation"
+    prog = "python -m madiao_mao.training.mao.evaluation"
     parser = OneLineArgumentParser(prog=prog, description=main.__doc__)
     parser.add_argument(
         "--turns", type=positive_int, default=100, help="own turns per game of the agent under test"
@@ -890,7 +890,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_main(args: argparse.Namespace) -> int:
-    from training.cli_args import check_model, check_output_folder
+    from madiao_mao.training.cli_args import check_model, check_output_folder
 
     check_output_folder(args.out, "--out")
     if args.calls:

@@ -1,0 +1,1 @@
+"""The Mao players: base-rules, Bayesian and oracle players, and the learned policies' features."""

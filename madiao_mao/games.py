@@ -1,0 +1,129 @@
+"""The registry of games: the only list of the games the suite knows.
+
+Every generic layer (the CLI, the trainer and both engines, evaluation, the exploiter, the
+scorecard, the web app, the benchmarks, the agent registry) loops over this registry and never
+names a game. What a layer does for one game lives in that game's own module of the layer, named by
+the game's entry here and imported only when that layer needs it (so listing the games imports
+neither torch nor a kernel):
+
+- ``env``: the game package (``raw_env``, ``env``, its options, its batched env),
+- ``agents``: the game's players, by spec name (``madiao_mao.agents.<game>``),
+- ``training``: the game's trainer spec, evaluation and commands (``madiao_mao.training.<game>``),
+- ``web``: how the web app shows and records the game (``madiao_mao_web.<game>``),
+- ``benchmarks``: the game's benchmark subjects (``madiao_mao.benchmarks.<game>``).
+
+A package outside this repository adds a game with one ``Game`` in the entry-point group
+``madiao_mao.games`` (``name = "package.module:GAME"``), or at run time with ``register_game``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from types import ModuleType
+
+#: The entry-point group through which installed packages add games.
+ENTRY_POINT_GROUP = "madiao_mao.games"
+
+#: The layers a game provides a module for (the fields of ``Game`` that name modules).
+LAYERS = ("env", "agents", "training", "web", "benchmarks")
+
+
+@dataclass(frozen=True)
+class Game:
+    """One game: its name and the module of each layer that holds what is particular to it."""
+
+    #: The name users type (``--game NAME``); lower case, a Python identifier.
+    name: str
+    #: How people call the game, for titles and reports.
+    title: str
+    env: str
+    agents: str
+    training: str
+    web: str
+    benchmarks: str
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.name, str) and self.name.isidentifier() and self.name.islower()):
+            raise ValueError(f"a game's name must be a lower-case identifier, got {self.name!r}")
+        for layer in LAYERS:
+            if not isinstance(getattr(self, layer), str) or not getattr(self, layer):
+                raise ValueError(f"game {self.name!r}: the {layer} layer must name a module")
+
+    def layer(self, layer: str) -> ModuleType:
+        """The game's module of ``layer`` (one of ``LAYERS``), imported on first use."""
+        if layer not in LAYERS:
+            raise ValueError(f"layer must be one of {', '.join(LAYERS)}, got {layer!r}")
+        return importlib.import_module(getattr(self, layer))
+
+
+_BUILT_IN = (
+    Game(
+        name="madiao",
+        title="Madiao (马吊)",
+        env="madiao_env",
+        agents="madiao_mao.agents.madiao",
+        training="madiao_mao.training.madiao",
+        web="madiao_mao_web.madiao",
+        benchmarks="madiao_mao.benchmarks.madiao",
+    ),
+    Game(
+        name="mao",
+        title="Mao",
+        env="mao_env",
+        agents="madiao_mao.agents.mao",
+        training="madiao_mao.training.mao",
+        web="madiao_mao_web.mao",
+        benchmarks="madiao_mao.benchmarks.mao",
+    ),
+)
+
+_registry: dict[str, Game] = {}
+_entry_points_loaded = False
+
+
+def register_game(game: Game) -> Game:
+    """Add ``game`` to the registry (a second game of the same name is a ValueError)."""
+    if not isinstance(game, Game):
+        raise TypeError(f"register_game takes a madiao_mao.games.Game, got {type(game).__name__}")
+    if game.name in _registry and _registry[game.name] != game:
+        raise ValueError(f"a game named {game.name!r} is already registered")
+    _registry[game.name] = game
+    return game
+
+
+def unregister_game(name: str) -> None:
+    """Remove a game added with ``register_game`` (tests; the built-in games stay)."""
+    if any(game.name == name for game in _BUILT_IN):
+        raise ValueError(f"{name!r} is a built-in game")
+    _registry.pop(name, None)
+
+
+def _load() -> dict[str, Game]:
+    global _entry_points_loaded
+    if not _entry_points_loaded:
+        _entry_points_loaded = True
+        for game in _BUILT_IN:
+            register_game(game)
+        for point in entry_points(group=ENTRY_POINT_GROUP):
+            register_game(point.load())
+    return _registry
+
+
+def games() -> dict[str, Game]:
+    """Every registered game by name, built-in games first."""
+    return dict(_load())
+
+
+def game_names() -> tuple[str, ...]:
+    return tuple(_load())
+
+
+def get_game(name: str) -> Game:
+    """The game called ``name``; an unknown name is a ValueError listing the games."""
+    registry = _load()
+    try:
+        return registry[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"game must be one of {', '.join(registry)}, got {name!r}") from None

@@ -1,0 +1,1 @@
+"""Madiao in the trainer: duplicate evaluation, batched games, its commands and scorecard."""
