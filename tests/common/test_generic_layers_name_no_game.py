@@ -119,3 +119,36 @@ def test_a_registered_game_is_benchmarked_through_its_benchmarks_module_alone(co
     assert all(r.value is not None and r.value > 0 for r in rows)
     goals = {name: goal for name, goal, _, _ in targets.evaluate(results)}
     assert goals["Countdown AEC vs empty wrapped AEC"] == "≥ 0.01×"
+
+
+def test_every_game_page_file_runs_under_the_page_policy():
+    """The games' forms and scripts join the page: no inline script, style or handler, no eval
+    (the policy allows the app's own files only)."""
+    pytest.importorskip("fastapi")
+    from madiao_mao_web.games import web_modules
+
+    for name, module in web_modules().items():
+        forms = [module.PLAY_FORM, *([module.WATCH_FORM] if module.WATCH_FORM else [])]
+        for form in forms:
+            text = module.STATIC.joinpath(form).read_text()
+            inline = re.search(r"<script\b|<style\b|\sstyle=|\son[a-z]+=|javascript:", text, re.I)
+            assert inline is None, (name, form)
+            assert f'action="/play/{name}"' in text or f'action="/watch/{name}"' in text, (name, form)
+        script = module.STATIC.joinpath(module.SCRIPT).read_text()
+        assert not re.search(r"\beval\(|new Function|setAttribute\(\s*[\"']style", script), name
+        assert f'registerGamePage("{name}"' in script, name
+
+
+def test_a_web_module_missing_a_protocol_name_is_refused_by_name(tmp_path, monkeypatch):
+    pytest.importorskip("fastapi")
+    from madiao_mao_web.games import web_module
+
+    (tmp_path / "half_web.py").write_text("PAGE_TITLE = 'Half'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    register_game(Game("half", "Half", "half_env", "half_agents", "half_training", "half_web", "half_bench"))
+    try:
+        with pytest.raises(TypeError, match="half_web is not a web module of a game: it lacks LIVE_GAME"):
+            web_module("half")
+    finally:
+        unregister_game("half")
+        sys.modules.pop("half_web", None)
