@@ -1,7 +1,7 @@
 """``python -m madiao_mao.benchmarks [--seconds S] [--quick] [--only SUITES] [--output PATH]``.
 
-Suites: aec (both games' AEC envs, the empty AEC env, PettingZoo classic), batched (vector envs at
-N = 1, 64, 1024, 4096), rollout (Madiao play-outs, bare trick probe), memory, startup (cold and
+Suites: aec (every game's AEC env, the empty AEC env, PettingZoo classic), batched (vector envs at
+N = 1, 64, 1024, 4096), rollout (the games' play-outs, e.g. a bare trick probe), memory, startup (cold and
 warm import + compile, in child processes), peers (RLCard, OpenSpiel, Pgx when installed), learner
 (the SB3 engine's PPO update and rollout collection next to the matmul ceiling of the same run),
 rllib (the RLlib engine beside the SB3 engine, ``benchmarks/rllib.py``; only when ``--only`` names

@@ -1,4 +1,5 @@
-"""AEC random play: both games beside an empty AEC env (the API ceiling) and PettingZoo classic.
+"""AEC random play: every registered game beside an empty AEC env (the API ceiling) and PettingZoo
+classic.
 
 Every env runs the same loop: ``reset``, ``agent_iter``, ``last``, a uniformly random legal action
 (``rng.choice(np.flatnonzero(mask))``), ``step``. The empty env has the same shape as the card
@@ -15,6 +16,7 @@ from typing import ClassVar
 
 import numpy as np
 from gymnasium import spaces
+from madiao_mao.benchmarks.subjects import game_subjects, load
 from madiao_mao.benchmarks.timing import Result, Workload, measure, unavailable, warm_up
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
@@ -23,6 +25,7 @@ EMPTY_AGENTS = 4
 EMPTY_OBS_DIM = 100
 EMPTY_ACTIONS = 80
 EMPTY_GAME_LENGTH = 32
+EMPTY_WRAPPED = "empty AEC env (wrapped)"
 
 
 class EmptyAECEnv(AECEnv):
@@ -115,25 +118,29 @@ def _games_per_second(calls_per_second: float) -> str:
     return f"{calls_per_second:,.0f} games/s"
 
 
+def aec_system(game: str) -> str:
+    """The row name of ``game``'s AEC env."""
+    return f"{game} AEC (wrapped), random play"
+
+
 def _game_envs() -> list[tuple[str, Callable[[], AECEnv] | None, str]]:
     envs = []
-    for game in ("madiao", "mao"):
-        label = f"{game} AEC (wrapped), random play"
+    for game, subjects in game_subjects():
         try:
-            module = importlib.import_module(f"{game}_env.{game}_v0")
-        except ImportError as error:
-            envs.append((label, None, unavailable(error)))
+            make_env = load(subjects.aec_env)
+        except (ImportError, AttributeError) as error:
+            envs.append((aec_system(game), None, unavailable(error)))
         else:
-            envs.append((label, module.env, ""))
+            envs.append((aec_system(game), make_env, ""))
     return envs
 
 
 def workloads(with_peers: bool = True) -> list[Workload]:
-    """The empty env (raw, wrapped), both games' wrapped AEC envs and, ``with_peers``, PettingZoo
+    """The empty env (raw, wrapped), every game's wrapped AEC env and, ``with_peers``, PettingZoo
     classic: one random game per body call."""
     found = [
         Workload("aec", "empty AEC env (raw)", "steps/s", random_game_body(EmptyAECEnv)),
-        Workload("aec", "empty AEC env (wrapped)", "steps/s", random_game_body(wrapped_empty_env)),
+        Workload("aec", EMPTY_WRAPPED, "steps/s", random_game_body(wrapped_empty_env)),
     ]
     for label, make_env, note in _game_envs():
         body = None if make_env is None else random_game_body(make_env)

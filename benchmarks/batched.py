@@ -1,4 +1,4 @@
-"""Batched env-steps/s of both games' vector envs, observations and masks included.
+"""Batched env-steps/s of every registered game's vector env, observations and masks included.
 
 The loop a self-play trainer runs: read the masks, pick one random legal action per game (a Numba
 kernel, counted in the time, like Pgx's jitted random policy), step all games (auto-reset on).
@@ -20,26 +20,21 @@ all-seats rows above.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 
 import numpy as np
 from madiao_mao.benchmarks.kernels import random_legal_actions
+from madiao_mao.benchmarks.subjects import GameSubjects, game_subjects, load
 from madiao_mao.benchmarks.timing import Result, Workload, measure, unavailable, warm_up
 
 BATCH_SIZES = (1, 64, 1024, 4096)
 #: Batch sizes of the learner-view rows (those of ``BATCH_SIZES`` also in this list).
 LEARNER_BATCH_SIZES = (64, 1024)
-VECTOR_ENVS = {
-    "madiao": ("madiao_env.vector", "MadiaoVectorEnv"),
-    "mao": ("mao_env.vector", "MaoVectorEnv"),
-}
 
 
-def vector_env_class(game: str):
-    """The game's vector env class, or raise ImportError when that package is not built yet."""
-    module_name, class_name = VECTOR_ENVS[game]
-    return getattr(importlib.import_module(module_name), class_name)
+def vector_system(game: str, n_envs: int) -> str:
+    """The row name of ``game``'s vector env at ``n_envs`` games."""
+    return f"{game} vector N={n_envs}"
 
 
 def vector_step_body(env_class, n_envs: int) -> Callable[[], int]:
@@ -120,14 +115,14 @@ def raw_learner_body(env_class, n_envs: int) -> Callable[[], int]:
     return one_call
 
 
-def gymnasium_learner_body(game: str, n_envs: int) -> Callable[[], int]:
-    """One ``step`` of the game's Gymnasium ``VectorEnv`` (seat 0 learns, see the module
-    docstring); returns the moves of every seat."""
+def gymnasium_learner_body(gymnasium_id: str, n_envs: int) -> Callable[[], int]:
+    """One ``step`` of a game's Gymnasium ``VectorEnv`` (``gymnasium_id``: its subjects'
+    reference; seat 0 learns, see the module docstring); returns the moves of every seat."""
     import gymnasium
 
-    package = importlib.import_module(VECTOR_ENVS[game][0].split(".")[0])  # importing it registers the id
+    env_id = load(gymnasium_id)  # importing its module registers the id
     opponent = CountingRandomOpponent()
-    env = gymnasium.make_vec(package.GYMNASIUM_ID, num_envs=n_envs, opponents=opponent, learner_seat=0)
+    env = gymnasium.make_vec(env_id, num_envs=n_envs, opponents=opponent, learner_seat=0)
     _, info = env.reset(seed=0)
     actions = np.empty(n_envs, dtype=np.int64)
     calls = 0
@@ -143,19 +138,21 @@ def gymnasium_learner_body(game: str, n_envs: int) -> Callable[[], int]:
     return one_call
 
 
-def workloads(batch_sizes: tuple[int, ...] = BATCH_SIZES, games=("madiao", "mao")) -> list[Workload]:
-    """One batched step per body call, for each game and each N (every N is its own compiled
-    shape of work, so each is warmed up)."""
+def workloads(
+    batch_sizes: tuple[int, ...] = BATCH_SIZES, games: tuple[str, ...] | None = None
+) -> list[Workload]:
+    """One batched step per body call, for each game (``games``: those of the registry named
+    there; None: all) and each N (every N is its own compiled shape of work, so each is warmed up)."""
     found = []
-    for game in games:
+    for game, subjects in _chosen(games):
         try:
-            env_class = vector_env_class(game)
+            env_class = load(subjects.vector_env)
         except (ImportError, AttributeError) as error:
             for n_envs in batch_sizes:
                 found.append(
                     Workload(
                         "batched",
-                        f"{game} vector N={n_envs}",
+                        vector_system(game, n_envs),
                         "env-steps/s",
                         None,
                         missing=unavailable(error),
@@ -166,16 +163,18 @@ def workloads(batch_sizes: tuple[int, ...] = BATCH_SIZES, games=("madiao", "mao"
             found.append(
                 Workload(
                     "batched",
-                    f"{game} vector N={n_envs}",
+                    vector_system(game, n_envs),
                     "env-steps/s",
                     vector_step_body(env_class, n_envs),
                     _obs_and_masks,
                 )
             )
+        if subjects.gymnasium_id is None:
+            continue
         for n_envs in (n for n in batch_sizes if n in LEARNER_BATCH_SIZES):
             for api, body in (
                 ("raw", raw_learner_body(env_class, n_envs)),
-                ("gymnasium", gymnasium_learner_body(game, n_envs)),
+                ("gymnasium", gymnasium_learner_body(subjects.gymnasium_id, n_envs)),
             ):
                 found.append(
                     Workload(
@@ -190,6 +189,10 @@ def workloads(batch_sizes: tuple[int, ...] = BATCH_SIZES, games=("madiao", "mao"
     return found
 
 
+def _chosen(games: tuple[str, ...] | None) -> list[tuple[str, GameSubjects]]:
+    return [(game, subjects) for game, subjects in game_subjects() if games is None or game in games]
+
+
 def learner_system(game: str, api: str, n_envs: int) -> str:
     """The row name of a learner-view measurement (``api``: ``"raw"`` or ``"gymnasium"``)."""
     what = "raw API, learner seat" if api == "raw" else "Gymnasium VectorEnv"
@@ -200,7 +203,9 @@ def _learner_steps(calls_per_second: float) -> str:
     return f"{calls_per_second:,.0f} learner steps/s; every seat's moves counted"
 
 
-def run(seconds: float, batch_sizes: tuple[int, ...] = BATCH_SIZES, games=("madiao", "mao")) -> list[Result]:
+def run(
+    seconds: float, batch_sizes: tuple[int, ...] = BATCH_SIZES, games: tuple[str, ...] | None = None
+) -> list[Result]:
     """Warm up, then measure every workload of this suite."""
     suite = workloads(batch_sizes, games)
     warm_up(suite)

@@ -3,13 +3,14 @@ allows.
 
 PPO on a CPU is compute-bound: nearly all of a training run is the update's matrix multiplies.
 So the update is measured against a ceiling taken in the same run: the policy's own layer shapes
-(every ``nn.Linear`` of the default Madiao policy, policy and value networks) multiplied at a
+(every ``nn.Linear`` of the default game's policy, policy and value networks) multiplied at a
 large batch, forward only, on every core (the machine's limit, whatever thread count the trainer
 is configured with). A learner sample costs
 ``3 x n_epochs x`` the forward FLOPs of those layers (a backward pass is about twice a forward
 one), so ``ceiling = GFLOP/s / FLOP per sample`` and the target is a ratio of it.
 
-Measured (the default Madiao run's model, scripted heuristic opponents, as the trainer builds it):
+Measured (the default training run's model, ``TrainConfig()``, scripted heuristic opponents, as
+the trainer builds it):
 
 - "sb3 PPO update": learner samples per second through ``model.train()`` (each sample is used
   ``n_epochs`` times), the rollout buffer filled once beforehand;
@@ -31,7 +32,7 @@ CEILING_BATCH = 8192
 
 
 def default_model(seed: int = 0):
-    """The default Madiao training run's model, on its batched env with heuristic opponents."""
+    """The default training run's model, on its batched env with heuristic opponents."""
     from madiao_mao.training.config import TrainConfig
     from madiao_mao.training.sb3_adapter import LearnerVecEnv
     from madiao_mao.training.train import make_model, make_vector_env, scripted_agents

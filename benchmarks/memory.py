@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import importlib
 import tracemalloc
+from collections.abc import Callable
 
 import numpy as np
-from madiao_mao.benchmarks.batched import vector_env_class
+from madiao_mao.benchmarks.subjects import game_subjects, load
 from madiao_mao.benchmarks.timing import Result, unavailable
 
 N_ENVS = 1024
 N_AEC_ENVS = 32
-AEC_MODULES = {"madiao": "madiao_env.madiao_v0", "mao": "mao_env.mao_v0"}
 
 
 def vector_bytes_per_game(env_class) -> float:
@@ -27,15 +26,14 @@ def vector_bytes_per_game(env_class) -> float:
     return total / N_ENVS
 
 
-def aec_bytes_per_env(module_name: str) -> float:
+def aec_bytes_per_env(make_env: Callable) -> float:
     """Python heap growth (tracemalloc) per wrapped AEC env built and reset, after a warm-up."""
-    module = importlib.import_module(module_name)
-    module.env().reset(seed=0)  # load kernels and caches before counting
+    make_env().reset(seed=0)  # load kernels and caches before counting
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     envs = []
     for seed in range(N_AEC_ENVS):
-        env = module.env()
+        env = make_env()
         env.reset(seed=seed)
         envs.append(env)
     grown = tracemalloc.get_traced_memory()[0] - before
@@ -43,11 +41,11 @@ def aec_bytes_per_env(module_name: str) -> float:
     return grown / N_AEC_ENVS
 
 
-def run(games=("madiao", "mao")) -> list[Result]:
+def run() -> list[Result]:
     results = []
-    for game in games:
+    for game, subjects in game_subjects():
         try:
-            per_game = vector_bytes_per_game(vector_env_class(game))
+            per_game = vector_bytes_per_game(load(subjects.vector_env))
         except (ImportError, AttributeError) as error:
             results.append(
                 Result("memory", f"{game} vector env, per game", None, "bytes", unavailable(error))
@@ -59,8 +57,8 @@ def run(games=("madiao", "mao")) -> list[Result]:
                 )
             )
         try:
-            per_env = aec_bytes_per_env(AEC_MODULES[game])
-        except ImportError as error:
+            per_env = aec_bytes_per_env(load(subjects.aec_env))
+        except (ImportError, AttributeError) as error:
             results.append(Result("memory", f"{game} AEC env (wrapped)", None, "bytes", unavailable(error)))
         else:
             results.append(

@@ -21,6 +21,7 @@ RLCARD_GAMES = ("uno", "doudizhu")
 OPENSPIEL_GAMES = ("hearts", "spades", "crazy_eights")
 PGX_GAME = "leduc_holdem"
 PGX_BATCH = 1024
+PGX_SYSTEM = f"pgx {PGX_GAME} batch {PGX_BATCH} (CPU, jit, auto-reset)"
 
 
 def _installed(module: str) -> bool:
@@ -128,7 +129,7 @@ def run(seconds: float) -> list[Result]:
                 continue
             steps, games = openspiel_random_play(game, seconds, with_observation)
             results.append(Result("peers", label, steps, "steps/s", f"{games:,.0f} games/s"))
-    label = f"pgx {PGX_GAME} batch {PGX_BATCH} (CPU, jit, auto-reset)"
+    label = PGX_SYSTEM
     if not (_installed("pgx") and _installed("jax")):
         results.append(Result("peers", label, None, "env-steps/s", "not installed"))
     else:

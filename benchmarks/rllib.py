@@ -1,7 +1,7 @@
 """The RLlib engine beside the SB3 engine, in one run (``python -m madiao_mao.benchmarks --only rllib``).
 
-Both engines on the same Madiao training games (the scripted pool of opponents, heuristic and
-greedy, in the batched env), the same network (256x256 tanh MLPs, flat observation), the same
+Both engines on the same training games of the default game (``TrainConfig().game``; the scripted
+pool of opponents in the batched env), the same network (256x256 tanh MLPs, flat observation), the same
 batch sizes (the game's default minibatch) and one torch thread per process. Rows (learner
 steps = the learning seat's decisions):
 
@@ -35,7 +35,6 @@ def _config():
     from madiao_mao.training.config import TrainConfig
 
     return TrainConfig(
-        game="madiao",
         n_envs=N_ENVS,
         n_steps=N_STEPS,
         total_timesteps=10**7,
@@ -199,7 +198,12 @@ def run(seconds: float) -> list[Result]:
     sb3_collect, sb3_learn = _sb3(seconds)
     learner_shape = f"256x256, minibatch {_config().batch_size}, 4 epochs"
     rows = [
-        Result(SUITE, "sb3 rollout collection (madiao, 256 games)", sb3_collect, "learner steps/s"),
+        Result(
+            SUITE,
+            f"sb3 rollout collection ({_config().game}, {N_ENVS} games)",
+            sb3_collect,
+            "learner steps/s",
+        ),
         Result(
             SUITE, f"sb3 learner ({learner_shape})", sb3_learn, "learner steps/s", "samples/s, each seen 4x"
         ),

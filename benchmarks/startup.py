@@ -14,22 +14,19 @@ import subprocess
 import sys
 import tempfile
 
+from madiao_mao.benchmarks.subjects import GameSubjects, game_subjects
 from madiao_mao.benchmarks.timing import Result
-
-GAMES = {
-    "madiao": ("madiao_env", "madiao_v0", "madiao_env.vector", "MadiaoVectorEnv"),
-    "mao": ("mao_env", "mao_v0", "mao_env.vector", "MaoVectorEnv"),
-}
 
 CHILD = """
 import importlib, json, sys, time
 started = time.perf_counter()
 import numpy as np
-package, env_module, vector_module, vector_class = sys.argv[1:5]
-aec = importlib.import_module(f"{package}.{env_module}")
-vector = getattr(importlib.import_module(vector_module), vector_class)
+def load(reference):
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(module), name)
+make_env, vector = load(sys.argv[1]), load(sys.argv[2])
 imported = time.perf_counter()
-env = aec.env()
+env = make_env()
 env.reset(seed=0)
 mask = env.observe(env.agent_selection)["action_mask"]
 env.step(int(np.flatnonzero(mask)[0]))
@@ -47,10 +44,15 @@ print(json.dumps({
 """
 
 
-def measure(game: str, cache_dir: str) -> dict[str, float]:
+def startup_system(game: str, cache: str) -> str:
+    """The row name of ``game``'s start-up with a ``cache`` ("cold" or "warm") Numba cache."""
+    return f"{game} import + first steps, {cache} cache"
+
+
+def measure(subjects: GameSubjects, cache_dir: str) -> dict[str, float]:
     environment = {**os.environ, "NUMBA_CACHE_DIR": cache_dir}
     completed = subprocess.run(
-        [sys.executable, "-c", CHILD, *GAMES[game]],
+        [sys.executable, "-c", CHILD, subjects.aec_env, subjects.vector_env],
         capture_output=True,
         text=True,
         env=environment,
@@ -62,13 +64,13 @@ def measure(game: str, cache_dir: str) -> dict[str, float]:
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
-def run(games=("madiao", "mao")) -> list[Result]:
+def run() -> list[Result]:
     results = []
-    for game in games:
+    for game, subjects in game_subjects():
         with tempfile.TemporaryDirectory(prefix="numba-cache-") as cache_dir:
             try:
-                cold = measure(game, cache_dir)
-                warm = measure(game, cache_dir)
+                cold = measure(subjects, cache_dir)
+                warm = measure(subjects, cache_dir)
             except RuntimeError as error:
                 results.append(
                     Result("startup", f"{game} import + first steps", None, "s", f"not available: {error}")
@@ -79,7 +81,5 @@ def run(games=("madiao", "mao")) -> list[Result]:
                 f"import {figures['import']:.2f} s, first AEC step {figures['aec_first_step']:.2f} s, "
                 f"first vector step {figures['vector_first_step']:.2f} s"
             )
-            results.append(
-                Result("startup", f"{game} import + first steps, {label} cache", figures["total"], "s", note)
-            )
+            results.append(Result("startup", startup_system(game, label), figures["total"], "s", note))
     return results

@@ -1,53 +1,90 @@
-"""The project's performance targets, checked on the results of one run (ratios within the run)."""
+"""The project's performance targets, checked on the results of one run (ratios within the run).
+
+Each game's targets come from the goals in its benchmarks module (``subjects.Goals``); the table
+lists them by kind (``KINDS``), the games in the registry's order within a kind, then the
+learner's target.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
-from madiao_mao.benchmarks.batched import learner_system
+from madiao_mao.benchmarks.aec import EMPTY_WRAPPED, aec_system
+from madiao_mao.benchmarks.batched import learner_system, vector_system
+from madiao_mao.benchmarks.goals import Target, at_least_check, at_most_check, ratio_check
+from madiao_mao.benchmarks.peers import PGX_SYSTEM
+from madiao_mao.benchmarks.startup import startup_system
+from madiao_mao.benchmarks.subjects import Goals, game_subjects
 from madiao_mao.benchmarks.timing import Result
 
-
-@dataclass
-class Target:
-    name: str
-    #: How to read the goal in the table.
-    goal: str
-    #: From the results by system name: (achieved text, met?) or None when not measurable.
-    check: Callable[[dict[str, float]], tuple[str, bool] | None]
+#: The order of the targets' kinds in the table ("more": a game's own targets).
+KINDS = ("aec", "batched", "gymnasium", "more", "startup")
+TARGET_BATCH = 1024
 
 
-def _ratio(values: dict[str, float], numerator: str, denominator: str, minimum: float):
-    if numerator not in values or denominator not in values:
-        return None
-    ratio = values[numerator] / values[denominator]
-    return f"{ratio:.2f}×", ratio >= minimum
+def _batched_check(system: str, minimum: float, share_of_pgx: float | None):
+    def check(values: dict[str, float]):
+        if share_of_pgx is None:
+            return at_least_check(values, system, minimum, "env-steps/s")
+        if system not in values:
+            return None
+        text = f"{values[system]:,.0f} env-steps/s"
+        met = values[system] >= minimum
+        if PGX_SYSTEM in values:
+            ratio = values[system] / values[PGX_SYSTEM]
+            text += f" = {ratio:.1f}× Pgx leduc"
+            met = met and ratio >= share_of_pgx
+        return text, met
+
+    return check
 
 
-def _at_least(values: dict[str, float], system: str, minimum: float, unit: str):
-    if system not in values:
-        return None
-    return f"{values[system]:,.0f} {unit}", values[system] >= minimum
-
-
-def _at_most(values: dict[str, float], system: str, maximum: float):
-    if system not in values:
-        return None
-    return f"{values[system]:.2f} s", values[system] <= maximum
-
-
-def _madiao_batched(values: dict[str, float]):
-    system, pgx = "madiao vector N=1024", "pgx leduc_holdem batch 1024 (CPU, jit, auto-reset)"
-    if system not in values:
-        return None
-    text = f"{values[system]:,.0f} env-steps/s"
-    met = values[system] >= 3e6
-    if pgx in values:
-        ratio = values[system] / values[pgx]
-        text += f" = {ratio:.1f}× Pgx leduc"
-        met = met and ratio >= 3
-    return text, met
+def game_targets(game: str, goals: Goals) -> list[Target]:
+    """The targets of one game, from its goals."""
+    title = game.capitalize()
+    found = []
+    if goals.aec_share is not None:
+        aec_share = goals.aec_share
+        found.append(
+            Target(
+                f"{title} AEC vs empty wrapped AEC",
+                f"≥ {aec_share:.2f}×",
+                lambda v: ratio_check(v, aec_system(game), EMPTY_WRAPPED, aec_share),
+                "aec",
+            )
+        )
+    if goals.batched_steps is not None:
+        goal = f"≥ {goals.batched_steps / 1e6:g}M env-steps/s"
+        if goals.batched_share_of_pgx is not None:
+            goal += f" and ≥ {goals.batched_share_of_pgx:g}× Pgx leduc"
+        system = vector_system(game, TARGET_BATCH)
+        check = _batched_check(system, goals.batched_steps, goals.batched_share_of_pgx)
+        found.append(Target(f"{title} batched N={TARGET_BATCH}, obs + masks", goal, check, "batched"))
+    if goals.gymnasium_share is not None:
+        gymnasium_share = goals.gymnasium_share
+        found.append(
+            Target(
+                f"{title} Gymnasium VectorEnv vs raw API, learner seat, N={TARGET_BATCH}",
+                f"≥ {gymnasium_share:.2f}×",
+                lambda v: ratio_check(
+                    v,
+                    learner_system(game, "gymnasium", TARGET_BATCH),
+                    learner_system(game, "raw", TARGET_BATCH),
+                    gymnasium_share,
+                ),
+                "gymnasium",
+            )
+        )
+    found += goals.more
+    for cache, limit in (("cold", goals.cold_start_seconds), ("warm", goals.warm_start_seconds)):
+        if limit is not None:
+            found.append(
+                Target(
+                    f"{title} import + first steps, {cache}",
+                    f"≤ {limit:g} s",
+                    lambda v, cache=cache, limit=limit: at_most_check(v, startup_system(game, cache), limit),
+                    "startup",
+                )
+            )
+    return found
 
 
 UPDATE, CEILING = "sb3 PPO update", "learner ceiling (matmul GFLOP/s / FLOP per sample)"
@@ -60,74 +97,23 @@ def _learner_update(values: dict[str, float]):
     return f"{values[UPDATE]:,.0f} samples/s = {ratio:.2f}× ceiling", values[UPDATE] >= 1e4 and ratio >= 0.65
 
 
-EMPTY = "empty AEC env (wrapped)"
-TARGETS = [
-    Target(
-        "Madiao AEC vs empty wrapped AEC",
-        "≥ 0.75×",
-        lambda v: _ratio(v, "madiao AEC (wrapped), random play", EMPTY, 0.75),
-    ),
-    Target(
-        "Mao AEC vs empty wrapped AEC",
-        "≥ 0.60×",
-        lambda v: _ratio(v, "mao AEC (wrapped), random play", EMPTY, 0.60),
-    ),
-    Target("Madiao batched N=1024, obs + masks", "≥ 3M env-steps/s and ≥ 3× Pgx leduc", _madiao_batched),
-    Target(
-        "Mao batched N=1024, obs + masks",
-        "≥ 1M env-steps/s",
-        lambda v: _at_least(v, "mao vector N=1024", 1e6, "env-steps/s"),
-    ),
-    *(
-        Target(
-            f"{game.capitalize()} Gymnasium VectorEnv vs raw API, learner seat, N=1024",
-            "≥ 0.90×",
-            lambda v, game=game: _ratio(
-                v, learner_system(game, "gymnasium", 1024), learner_system(game, "raw", 1024), 0.90
-            ),
-        )
-        for game in ("madiao", "mao")
-    ),
-    Target(
-        "Madiao rollouts vs bare trick probe",
-        "≥ 0.80×",
-        lambda v: _ratio(
-            v, "madiao random_playouts (full rules)", "bare trick-loop probe (tricks only)", 0.8
-        ),
-    ),
-    Target(
-        "Madiao import + first steps, cold",
-        "≤ 20 s",
-        lambda v: _at_most(v, "madiao import + first steps, cold cache", 20),
-    ),
-    Target(
-        "Madiao import + first steps, warm",
-        "≤ 2 s",
-        lambda v: _at_most(v, "madiao import + first steps, warm cache", 2),
-    ),
-    Target(
-        "Mao import + first steps, cold",
-        "≤ 20 s",
-        lambda v: _at_most(v, "mao import + first steps, cold cache", 20),
-    ),
-    Target(
-        "Mao import + first steps, warm",
-        "≤ 2 s",
-        lambda v: _at_most(v, "mao import + first steps, warm cache", 2),
-    ),
-    Target(
-        "SB3 PPO update, default network",
-        "≥ 10k samples/s and ≥ 0.65× the learner ceiling",
-        _learner_update,
-    ),
-]
+LEARNER_TARGET = Target(
+    "SB3 PPO update, default network", "≥ 10k samples/s and ≥ 0.65× the learner ceiling", _learner_update
+)
+
+
+def targets() -> list[Target]:
+    """Every target: the games' by kind, then the learner's."""
+    per_game = [game_targets(game, subjects.goals) for game, subjects in game_subjects()]
+    by_kind = [target for kind in KINDS for found in per_game for target in found if target.kind == kind]
+    return [*by_kind, LEARNER_TARGET]
 
 
 def evaluate(results: list[Result]) -> list[tuple[str, str, str, str]]:
     """Rows (target, goal, achieved, status) for the results of one run."""
     values = {r.system: r.value for r in results if r.value is not None}
     rows = []
-    for target in TARGETS:
+    for target in targets():
         outcome = target.check(values)
         if outcome is None:
             rows.append((target.name, target.goal, "not measured", "—"))

@@ -4,7 +4,7 @@ and the result record every suite returns.
 A timed suite (``aec``, ``batched``, ``rollout``) describes each measurement as a
 :class:`Workload` whose ``body()`` runs the measured code path once. ``python -m madiao_mao.benchmarks``
 builds the workloads of every selected suite, runs :func:`warm_up` on all of them (every body
-once: Numba compiles or loads each kernel there, for both games, every batch size and the
+once: Numba compiles or loads each kernel there, for every game, every batch size and the
 play-outs) and only then starts the first timer, so no figure includes a compile. Workloads that
 are measured for their ratio (a ``group``) take turns (:func:`measure_all`).
 """
@@ -22,7 +22,7 @@ class Result:
 
     #: Suite name (``aec``, ``batched``, ``rollout``, ``memory``, ``startup``, ``peers``).
     suite: str
-    #: What was measured ("madiao AEC random play", "pgx leduc_holdem batch 1024", ...).
+    #: What was measured ("empty AEC env (wrapped)", "pgx leduc_holdem batch 1024", ...).
     system: str
     #: The figure, in ``unit``; ``None`` when the system could not be measured.
     value: float | None

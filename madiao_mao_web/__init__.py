@@ -1,8 +1,10 @@
-"""``madiao-mao serve``: a local web app to play Madiao and Mao against the agents and to replay
-recorded games (``app``: the FastAPI routes; ``games``: live games and the seat's view;
-``replays``: recorded games step by step; ``store``: live games bounded in number and age;
-``security``: who may send requests, what bodies are read, the headers of every response;
-``static/``: the page). Needs the ``web`` extra.
+"""``madiao-mao serve``: a local web app to play every registered game against the agents and to
+replay recorded games (``app``: the FastAPI routes; ``games``: live games, the seat's view and
+the protocol of a game's web module, ``madiao_mao_web.<game>``; ``replays``: recorded games step
+by step; ``page``: the page, with every game's forms and script; ``store``: live games bounded
+in number and age; ``security``: who may send requests, what bodies are read, the headers of
+every response; ``static/``: the page's template, script and stylesheet). Needs the ``web``
+extra.
 """
 
 from cardgame_core.version import __version__

@@ -1,18 +1,17 @@
-"""The FastAPI app behind ``madiao-mao serve``: one static page, a small JSON API.
+"""The FastAPI app behind ``madiao-mao serve``: one page, a small JSON API, for every game of the
+registry (``madiao_mao.games``); what is particular to a game comes from its web module
+(``madiao_mao_web.games.WebGame``).
 
-Pages (all the same static page; its script reads the path and the query):
+Pages (all the same page, made once from ``static/index.html`` and the games' forms and scripts;
+its script reads the path and the query):
 
-- ``/play/madiao?seat=0&agents=heuristic&seed=7&match=1`` — a Madiao hand (``match=1``: a match,
-  every seat banker once, with running totals), you in ``seat`` (0..3) against ``agents`` (one
-  registered name for the three other seats, or three comma-separated).
-- ``/play/mao?seat=0&players=4&agents=base&rounds=3&seed=7&hand_size=5&calls=players`` — a Mao
-  game of ``players`` (3..8) seats, ``rounds`` rounds; ``hand_size`` (1..10) deals that many cards
-  a seat (short rounds); ``calls=players``: the players call faults (call windows), not the Master.
-- ``/watch/madiao``, ``/watch/mao`` (the same options, without ``seat``) — agents in every seat,
-  every hand open, stepped by the page one move at a time or at a chosen speed.
-- ``/replay`` — open a record file (``match``/``evaluate --record`` for Madiao, a Mao record from
-  ``mao_env.records`` or this app's "download record") and step through it;
-  ``/replay?game=ID`` replays the finished game ``ID`` played here.
+- ``/play/<game>?seat=0&agents=...&seed=7&...`` — a game of ``<game>`` with you in ``seat``
+  against ``agents`` (one registered name for the other seats, or one per seat, comma-separated);
+  the other options are the game's (its live game class's ``parameters`` and docstring).
+- ``/watch/<game>`` (the same options, without ``seat``) — agents in every seat, every hand open,
+  stepped by the page one move at a time or at a chosen speed.
+- ``/replay`` — open a record file (written by the CLI's ``--record`` or this app's "download
+  record") and step through it; ``/replay?game=ID`` replays the finished game ``ID`` played here.
 
 Page-only query parameters (never sent to the API): ``pause`` — milliseconds between the other
 seats' moves as the page shows them (``pause=0``: at once, as the browser tests use).
@@ -20,11 +19,10 @@ seats' moves as the page shows them (``pause=0``: at once, as the browser tests 
 API (JSON in, JSON out; every error is a 4xx whose ``detail`` says what is wrong, quotes at most
 a short piece of the input, and changes nothing):
 
-- ``POST /api/games`` ``{"game": "madiao"|"mao", "seat", "agents", "players", "rounds", "seed",
-  "hand_size", "match", "calls", "watch"}`` -> ``{"id", "view"}`` (400 naming a bad parameter;
-  409 for a watched game with the deal of a game with a person's seat still being played here,
-  or the other way round; 503 when every live game was played in the last few minutes).
-  ``GET /api/games/{id}`` -> ``{"id", "view"}``.
+- ``POST /api/games`` ``{"game": <a registered game>, <the game's options>}`` -> ``{"id", "view"}``
+  (400 naming a bad parameter; 409 for a watched game with the deal of a game with a person's
+  seat still being played here, or the other way round; 503 when every live game was played in
+  the last few minutes). ``GET /api/games/{id}`` -> ``{"id", "view"}``.
 - ``POST /api/games/{id}/move`` ``{"action": "play 9S", "version": 3}`` -> ``{"id", "view"}``.
   ``action`` is one of the view's ``legal`` texts; ``version`` is the ``version`` of the view the
   move was chosen from (a counter of the person's moves, 0 at the start). 400: an unreadable or
@@ -33,16 +31,17 @@ a short piece of the input, and changes nothing):
   fetch the view again) or the game is over.
 - ``POST /api/games/{id}/step`` ``{"version": 3}`` -> ``{"id", "view"}``: a watched game's next
   agent move (the version counts the steps; 400 for a game with a person's seat, 409 as a move).
-- ``GET /api/games/{id}/record`` -> the Mao game's record once the game is over; 409 while it is
-  being played (the record holds every hand and secret rule) or while a game of the same deal is.
+- ``GET /api/games/{id}/record`` -> the game's record once the game is over, for the games that
+  offer it (``LiveGame.record_file``; 404 for the others); 409 while it is being played (the
+  record holds every hand and secret) or while a game of the same deal is.
 - ``POST /api/games/{id}/replay`` ``{}`` -> a replay of the finished game, as ``POST /api/replays``
   answers (409 while it, or a game of the same deal, is being played).
-- ``GET /api/rules`` -> the rules in words (Madiao's payments, Mao's rule families and library),
-  which views name by id.
+- ``GET /api/rules`` -> every game's rules in words, by game name, which views name by id.
 - ``POST /api/replays`` (body: a record) -> ``{"id", "game", "n_steps", "seats", "frame"}``; 400 for
   a record that does not read or replay, 422 for one longer than a replay holds or too slow to
-  replay, 409 for a Mao record with the seed and table size of a game still being played here.
-  ``GET /api/replays/{id}?step=K&view=all|SEAT`` -> ``{"frame"}`` (400 for a bad step or view).
+  replay, 409 for a record that could be a game still being played here (its game's
+  ``record_deal``). ``GET /api/replays/{id}?step=K&view=all|SEAT`` -> ``{"frame"}`` (400 for a bad
+  step or view).
 
 Every request: a body only as ``Content-Type: application/json`` (415 otherwise), at most
 ``MAX_REQUEST_BYTES`` (a record: ``MAX_BODY_BYTES``; 413 beyond), strict JSON (400 for
@@ -70,7 +69,7 @@ from typing import Any
 
 import anyio
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -80,17 +79,17 @@ from madiao_mao_web.games import (
     GameLiveError,
     GameOptionError,
     GameOverError,
-    MadiaoGame,
-    MaoGame,
+    LiveGame,
     MoveError,
     StaleMoveError,
     rule_texts,
+    web_modules,
 )
+from madiao_mao_web.page import game_pages, render_page
 from madiao_mao_web.replays import (
-    MadiaoReplay,
-    MaoReplay,
     RecordError,
     RecordTooLargeError,
+    Replay,
     load_record,
     make_replay,
     parse_step,
@@ -100,24 +99,22 @@ from madiao_mao_web.replays import (
 from madiao_mao_web.security import BrowserGuard, allowed_hosts, echo, read_json_body
 from madiao_mao_web.store import GameStore, StoreFullError, UnknownGameError
 
-MAX_BODY_BYTES = 4 * 1024 * 1024  # a record: a long Madiao match is well under 1 MB
+MAX_BODY_BYTES = 4 * 1024 * 1024  # a record: the built-in games' longest are well under 1 MB
 MAX_REQUEST_BYTES = 16 * 1024  # a new game's options or a move: a few hundred bytes
-MAX_DETAIL_CHARS = 2000  # an error's detail: a Mao move's list of legal moves fits
+MAX_DETAIL_CHARS = 2000  # an error's detail: the longest list of legal moves fits
 REPLAY_BUILDS_AT_ONCE = 2  # uploads replaying at the same time (each costs up to MAX_BUILD_SECONDS)
-GAME_PARAMETERS = {
-    "madiao": ("seat", "agents", "seed", "match", "watch"),
-    "mao": ("seat", "agents", "players", "rounds", "seed", "hand_size", "calls", "watch"),
-}
 MOVE_KEYS = {"action", "version"}
 STEP_KEYS = {"version"}
 STATIC = resources.files("madiao_mao_web") / "static"
-RULE_TEXTS = rule_texts()
 
 
 def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = None) -> FastAPI:
     """The app; ``store`` sets the bounds on live games (a fresh default store otherwise);
     ``hosts`` the ``Host`` names it answers to (default: this machine's localhost names)."""
     store = store if store is not None else GameStore()
+    games = {name: module.LIVE_GAME for name, module in web_modules().items()}
+    rules_in_words = rule_texts()
+    page_html = render_page()
     app = FastAPI(title="madiao-mao", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.store = store
     # add_middleware puts the last one added outermost: the guard's headers reach host refusals too.
@@ -125,6 +122,9 @@ def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = Non
         TrustedHostMiddleware, allowed_hosts=list(hosts) if hosts is not None else allowed_hosts("127.0.0.1")
     )
     app.add_middleware(BrowserGuard)
+    # Each game's page files first: the generic folder's mount would take their paths too.
+    for name, folder in game_pages().items():
+        app.mount(f"/static/games/{name}", StaticFiles(directory=str(folder)), name=f"static-{name}")
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     replay_builds = anyio.CapacityLimiter(REPLAY_BUILDS_AT_ONCE)
 
@@ -136,10 +136,15 @@ def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = Non
             detail = detail[:MAX_DETAIL_CHARS] + " ... (cut)"
         return JSONResponse({"detail": detail}, status_code=error.status_code, headers=error.headers)
 
-    def page() -> FileResponse:
-        return FileResponse(str(STATIC / "index.html"), media_type="text/html")
+    def page() -> HTMLResponse:
+        return HTMLResponse(page_html)
 
-    for path in ("/", "/play/madiao", "/play/mao", "/watch/madiao", "/watch/mao", "/replay"):
+    paths = ["/", "/replay"]
+    for name, live_game in games.items():
+        paths.append(f"/play/{name}")
+        if "watch" in live_game.parameters:
+            paths.append(f"/watch/{name}")
+    for path in paths:
         app.add_api_route(path, page, methods=["GET"], include_in_schema=False)
 
     @app.get("/favicon.ico", include_in_schema=False)
@@ -158,8 +163,8 @@ def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = Non
     def deal_in_play(deal: tuple, watched: bool) -> bool:
         """Whether a live game of ``deal``, watched (every hand open) or with a person's seat as
         ``watched`` says, is in the store."""
-        games = [item for item in store.items() if isinstance(item, (MadiaoGame, MaoGame))]
-        return any(not game.over and game.watch == watched and game.deal == deal for game in games)
+        live = [item for item in store.items() if isinstance(item, LiveGame)]
+        return any(not game.over and game.watch == watched and game.deal == deal for game in live)
 
     def refuse_twin_of_seated(deal: tuple) -> None:
         """409 when a game with a person's seat and this deal is being played: a record, a replay
@@ -173,7 +178,7 @@ def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = Non
 
     @app.get("/api/rules")
     def rules() -> JSONResponse:
-        return JSONResponse(RULE_TEXTS)
+        return JSONResponse(rules_in_words)
 
     @app.post("/api/games")
     async def new_game(request: Request) -> JSONResponse:
@@ -181,21 +186,21 @@ def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = Non
         if not isinstance(body, dict):
             raise HTTPException(400, "the request body must be a JSON object with 'game' and options")
         game = body.get("game")
-        if game not in GAME_PARAMETERS:
-            raise HTTPException(400, f"game must be 'madiao' or 'mao', got {echo(game)}")
-        unknown = set(body) - {"game", *GAME_PARAMETERS[game]}
+        if not isinstance(game, str) or game not in games:
+            raise HTTPException(400, f"game must be {one_of(list(games))}, got {echo(game)}")
+        parameters = games[game].parameters
+        unknown = set(body) - {"game", *parameters}
         if unknown:
             raise HTTPException(
                 400,
-                f"unknown parameter(s) {echo(sorted(unknown))}; "
-                f"{game} takes {', '.join(GAME_PARAMETERS[game])}",
+                f"unknown parameter(s) {echo(sorted(unknown))}; {game} takes {', '.join(parameters)}",
             )
         try:
             store.reserve()  # refuse before the agents are built and the first moves played
         except StoreFullError as error:
             raise HTTPException(503, str(error)) from None
-        options = {key: body[key] for key in GAME_PARAMETERS[game] if key in body}
-        factory = MadiaoGame if game == "madiao" else MaoGame
+        options = {key: body[key] for key in parameters if key in body}
+        factory = games[game]
         try:
             live = await run_in_threadpool(lambda: factory(**options))
         except GameOptionError as error:
@@ -216,7 +221,7 @@ def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = Non
 
     @app.get("/api/games/{key}")
     async def get_game(key: str) -> JSONResponse:
-        entry = entry_of(key, (MadiaoGame, MaoGame))
+        entry = entry_of(key, LiveGame)
 
         def look() -> dict[str, Any]:
             with entry.lock:  # a move of this game may be under way in another thread
@@ -226,7 +231,7 @@ def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = Non
 
     @app.post("/api/games/{key}/move")
     async def move(key: str, request: Request) -> JSONResponse:
-        entry = entry_of(key, (MadiaoGame, MaoGame))
+        entry = entry_of(key, LiveGame)
         body = await read_json_body(request, "the move", MAX_REQUEST_BYTES)
         if not isinstance(body, dict) or set(body) != MOVE_KEYS:
             raise HTTPException(
@@ -236,7 +241,7 @@ def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = Non
 
     @app.post("/api/games/{key}/step")
     async def step(key: str, request: Request) -> JSONResponse:
-        entry = entry_of(key, (MadiaoGame, MaoGame))
+        entry = entry_of(key, LiveGame)
         body = await read_json_body(request, "the step", MAX_REQUEST_BYTES)
         if not isinstance(body, dict) or set(body) != STEP_KEYS:
             raise HTTPException(400, 'a step is a JSON object {"version": <the view\'s version>}')
@@ -263,9 +268,12 @@ def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = Non
 
     @app.get("/api/games/{key}/record")
     async def record(key: str) -> JSONResponse:
-        entry = entry_of(key, (MaoGame,))
+        entry = entry_of(key, LiveGame)
+        file_name = entry.item.record_file
+        if file_name is None:
+            raise HTTPException(404, "no live game or replay of that kind with this id")
         data = await finished_record(entry)
-        return JSONResponse(data, headers={"Content-Disposition": 'attachment; filename="mao-game.json"'})
+        return JSONResponse(data, headers={"Content-Disposition": f'attachment; filename="{file_name}"'})
 
     async def finished_record(entry) -> dict[str, Any]:
         """The record of the finished game of ``entry``: 409 while it, or a game of its deal with
@@ -284,7 +292,7 @@ def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = Non
 
     @app.post("/api/games/{key}/replay")
     async def replay_game(key: str, request: Request) -> JSONResponse:
-        entry = entry_of(key, (MadiaoGame, MaoGame))
+        entry = entry_of(key, LiveGame)
         body = await read_json_body(request, "the request body", MAX_REQUEST_BYTES)
         if body != {}:
             raise HTTPException(400, "a replay of a game played here is asked with an empty JSON object {}")
@@ -297,8 +305,9 @@ def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = Non
             record = load_record(body)
         except RecordError as error:
             raise HTTPException(400, str(error)) from None
-        if record["game"] == "mao" and record["seed"] is not None:
-            refuse_twin_of_seated(record_deal(record))
+        deal = record_deal(record)
+        if deal is not None:
+            refuse_twin_of_seated(deal)
         return await add_replay(record)
 
     async def add_replay(record: dict[str, Any]) -> JSONResponse:
@@ -321,7 +330,7 @@ def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = Non
 
     @app.get("/api/replays/{key}")
     async def replay_frame(key: str, step: str = "0", view: str = "all") -> JSONResponse:
-        entry = entry_of(key, (MadiaoReplay, MaoReplay))
+        entry = entry_of(key, Replay)
         replay = entry.item
         try:
             number = parse_step(step, replay.n_steps)
@@ -330,12 +339,18 @@ def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = Non
             raise HTTPException(400, str(error)) from None
 
         def show() -> dict[str, Any]:
-            with entry.lock:  # a Mao replay steps its one env to the frame
+            with entry.lock:  # a replay may step its one env to the frame
                 return replay.frame(number, seat)
 
         return JSONResponse({"frame": await run_in_threadpool(show)})
 
     return app
+
+
+def one_of(names: list[str]) -> str:
+    """ "'a' or 'b'", "'a', 'b' or 'c'": the choices an error message lists."""
+    quoted = [f"'{name}'" for name in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, allow_hosts: Iterable[str] = ()) -> None:

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from madiao_mao.benchmarks.__main__ import main, parse_arguments
 from madiao_mao.benchmarks.batched import learner_system
-from madiao_mao.benchmarks.kernels import random_legal_actions, trick_loop_hands
+from madiao_mao.benchmarks.kernels import random_legal_actions
+from madiao_mao.benchmarks.madiao import trick_loop_hands
 from madiao_mao.benchmarks.targets import evaluate
 from madiao_mao.benchmarks.timing import Result
 

@@ -1,0 +1,18 @@
+"""Mao's benchmark subjects (``madiao_mao.benchmarks.subjects``)."""
+
+from __future__ import annotations
+
+from madiao_mao.benchmarks.subjects import GameSubjects, Goals
+
+SUBJECTS = GameSubjects(
+    aec_env="mao_env.mao_v0:env",
+    vector_env="mao_env.vector:MaoVectorEnv",
+    gymnasium_id="mao_env:GYMNASIUM_ID",
+    goals=Goals(
+        aec_share=0.60,
+        batched_steps=1e6,
+        gymnasium_share=0.90,
+        cold_start_seconds=20,
+        warm_start_seconds=2,
+    ),
+)
