@@ -87,10 +87,15 @@ def register_game(game: Game) -> Game:
     """Add ``game`` to the registry (a second game of the same name is a ValueError)."""
     if not isinstance(game, Game):
         raise TypeError(f"register_game takes a madiao_mao.games.Game, got {type(game).__name__}")
+    _load()  # the built-in and installed games come first, whenever this is called
+    _add(game)
+    return game
+
+
+def _add(game: Game) -> None:
     if game.name in _registry and _registry[game.name] != game:
         raise ValueError(f"a game named {game.name!r} is already registered")
     _registry[game.name] = game
-    return game
 
 
 def unregister_game(name: str) -> None:
@@ -105,9 +110,12 @@ def _load() -> dict[str, Game]:
     if not _entry_points_loaded:
         _entry_points_loaded = True
         for game in _BUILT_IN:
-            register_game(game)
+            _add(game)
         for point in entry_points(group=ENTRY_POINT_GROUP):
-            register_game(point.load())
+            game = point.load()
+            if not isinstance(game, Game):
+                raise TypeError(f"entry point {point.value} ({ENTRY_POINT_GROUP}) is not a Game")
+            _add(game)
     return _registry
 
 
