@@ -283,11 +283,11 @@ def command_replay(args: argparse.Namespace) -> int:
 
 def record_game_name(path: str | Path) -> str:
     """Which game a record file holds, from its "game" key (a file that cannot be read as JSON is
-    left to the Madiao reader, whose errors name what is wrong)."""
+    left to the first game's reader, whose errors name what is wrong)."""
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError):
-        return "madiao"
+        return GAMES[0]
     game = data.get("game") if isinstance(data, dict) else None
     if game not in GAMES:
         raise ValueError(f'{path} is not a game record ("game" is not one of {", ".join(GAMES)})')
