@@ -18,6 +18,31 @@ MODEL_PREFIX = "model:"
 #: ``search:OPTIONS`` is the search player with a budget (``madiao_mao.agents.madiao.search.parse_search_options``).
 SEARCH_PREFIX = "search:"
 
+#: One line per agent spec a game accepts (``madiao-mao agents`` lists them): its names, then the
+#: spec forms that take a value.
+AGENT_DESCRIPTIONS = {
+    "madiao": {
+        "random": "a uniformly random legal move",
+        "greedy": "weak baseline: strongest lead, cheapest capture, weakest slough, never a redeal",
+        "heuristic": "strong baseline, the strongest scripted player: sure captures, Hundred Myriad "
+        "care, cooperation to two tricks",
+        "search": "determinized Monte Carlo (PIMC) over the hidden cards; needs the env it plays in",
+        f"{SEARCH_PREFIX}OPTIONS": "the search player with a budget, e.g. search:samples=32,policy=PATH "
+        "(agents.madiao_search)",
+        "model": "the pretrained policy shipped in agents/pretrained",
+        f"{MODEL_PREFIX}PATH": "a saved policy: a MaskablePPO .zip, or a .pt exported by the RLlib engine",
+    },
+    "mao": {
+        "random": "a uniformly random legal move",
+        "base": "knows the base rules only and ignores every secret rule",
+        "bayes": "infers the secret rules from the calls it sees (Bayesian) and plays what is most "
+        "likely allowed",
+        "oracle": "knows every active secret rule (the upper bound of rule discovery); needs the env",
+        "model": "the pretrained policy shipped in agents/pretrained",
+        f"{MODEL_PREFIX}PATH": "a saved policy: a MaskablePPO .zip, or a .pt exported by the RLlib engine",
+    },
+}
+
 
 def agent_names(game: str) -> tuple[str, ...]:
     if game == "madiao":
@@ -25,6 +50,12 @@ def agent_names(game: str) -> tuple[str, ...]:
     if game == "mao":
         return MAO_AGENTS
     raise ValueError(f"unknown game {game!r}; games are 'madiao' and 'mao'")
+
+
+def agent_descriptions(game: str) -> dict[str, str]:
+    """``game``'s agent specs, each with its one-line description (``AGENT_DESCRIPTIONS``)."""
+    agent_names(game)  # an unknown game is named the same way everywhere
+    return dict(AGENT_DESCRIPTIONS[game])
 
 
 def make_agent(spec: str, game: str = "madiao", *, seed: int | None = None, env=None) -> Agent:

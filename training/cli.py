@@ -1,6 +1,8 @@
 """``madiao-mao``: train, evaluate, play, replay, match and bench from one console script.
 
 madiao-mao train                      # the main job: short self-play run + evaluation report
+madiao-mao train --config RUN/config.json --seed 2   # that run's settings again, another seed
+madiao-mao agents --game mao          # every agent spec of a game, one line each
 madiao-mao match                      # one full Madiao match between baseline agents, printed
 madiao-mao match --game mao --record mao.json   # a Mao game between agents, printed and recorded
 madiao-mao play --seat 0              # you against three heuristic players in the terminal
@@ -10,6 +12,9 @@ madiao-mao scorecard model --suite dev   # a policy against every baseline on a 
 madiao-mao replay game.json           # a recorded game (either game), move by move, with the result
 madiao-mao bench                      # python -m madiao_mao.benchmarks
 madiao-mao serve                      # play and replay both games in the browser (127.0.0.1:8000)
+
+`madiao-mao train` is generated from its config dataclass (``training.train_command``): every
+``TrainConfig`` field is a flag; `madiao-mao COMMAND --help` describes each command's flags.
 
 Every user error (a bad option value, a missing or unreadable model or record, an output path
 that cannot be written) ends the command before any work starts, with one line on stderr naming
@@ -22,25 +27,41 @@ import argparse
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
-from madiao_mao.training.cli_args import (
+import tyro
+
+from cardgame_core.version import __version__
+from training import madiao_commands, mao_commands
+from training.cli_args import (
     OneLineArgumentParser,
     check_output_folder,
-    finite_float,
     non_negative_int,
     port_number,
     positive_int,
     run_reporting_user_errors,
     seat_number,
 )
-from madiao_mao.training.madiao import commands as madiao_commands
-from madiao_mao.training.mao import commands as mao_commands
-from madiao_mao.training.rllib_engine import cli as rllib_cli
+from training.games import GAME_SPECS
+from training.rllib_engine import cli as rllib_cli
+from training.train_command import command_train
 
+GAMES = tuple(GAME_SPECS)
 #: Each game's evaluate, play, match and replay commands (modules with the same four functions).
-GAME_COMMANDS = {"madiao": madiao_commands, "mao": mao_commands}
-GAMES = tuple(GAME_COMMANDS)
+GAME_COMMANDS = dict(zip(GAMES, (madiao_commands, mao_commands), strict=True))
+AGENTS_HELP = "agent specs (madiao-mao agents --game GAME lists them, one line each)"
+
+
+@dataclass
+class AgentsCommand:
+    """Every agent spec of each game, one line each: what --agents, --opponents and --model, the
+    trainer's opponent lists and the scorecard take."""
+
+    game: Annotated[str | None, tyro.conf.arg(metavar="{" + ",".join(GAMES) + "}")] = None
+    """Only this game's agents (default: every game's)."""
+
 
 SEARCH_BUDGET_HELP = (
     "Madiao: the budget of every 'search' agent named, as search options (e.g. samples=32 or "
@@ -49,143 +70,36 @@ SEARCH_BUDGET_HELP = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from madiao_mao.training.config import FEATURES, OPPONENT_MODES, TrainConfig
-    from madiao_mao.training.games import GAME_DEFAULTS
-
     parser = OneLineArgumentParser(
         prog="madiao-mao",
         description=__doc__.split("\n\n")[0].strip(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split("\n\n", 1)[1],
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    defaults = TrainConfig()
 
-    train = commands.add_parser(
-        "train", help="self-play training with MaskablePPO, then an evaluation report"
+    # train and agents are parsed from their dataclasses and bench by python -m benchmarks: main()
+    # routes them before argparse sees them; they are here to be listed in --help.
+    commands.add_parser(
+        "train",
+        help="self-play training with MaskablePPO (or RLlib), then an evaluation report",
+        add_help=False,
     )
-    train.add_argument("--game", choices=GAMES, default=defaults.game, help="game to train on")
-    train.add_argument(
-        "--total-timesteps",
-        type=positive_int,
-        default=None,
-        help=(
-            f"learner steps (default {GAME_DEFAULTS['madiao']['total_timesteps']:,} for Madiao, "
-            f"{GAME_DEFAULTS['mao']['total_timesteps']:,} for Mao; with --resume: the run's own budget)"
-        ),
-    )
-    train.add_argument("--n-envs", type=positive_int, default=defaults.n_envs, help="games stepped together")
-    train.add_argument(
-        "--n-steps", type=positive_int, default=defaults.n_steps, help="rollout length per game"
-    )
-    train.add_argument(
-        "--batch-size",
-        type=positive_int,
-        default=None,
-        help=f"PPO minibatch size (default {GAME_DEFAULTS['madiao']['batch_size']} for Madiao, "
-        f"{GAME_DEFAULTS['mao']['batch_size']} for Mao)",
-    )
-    train.add_argument(
-        "--learning-rate",
-        type=finite_float,
-        default=None,
-        help=f"Adam learning rate at the start (default {GAME_DEFAULTS['madiao']['learning_rate']:g} for "
-        f"Madiao, {GAME_DEFAULTS['mao']['learning_rate']:g} for Mao; decays linearly to 0)",
-    )
-    train.add_argument("--seed", type=non_negative_int, default=defaults.seed)
-    train.add_argument("--exp-name", default=defaults.exp_name)
-    train.add_argument("--runs-dir", default=defaults.runs_dir, help="folder of run folders")
-    train.add_argument(
-        "--eval-every",
-        type=non_negative_int,
-        default=defaults.eval_every,
-        help="steps between evaluations (0: none; default: a tenth of the budget, at least one rollout)",
-    )
-    train.add_argument("--eval-deals", type=positive_int, default=defaults.eval_deals)
-    train.add_argument(
-        "--final-eval-deals",
-        type=positive_int,
-        default=None,
-        help="final report: duplicate deals per pairing (Madiao, default "
-        f"{GAME_DEFAULTS['madiao']['final_eval_deals']}) or own turns per held-out rule (Mao, default "
-        f"{GAME_DEFAULTS['mao']['final_eval_deals']})",
-    )
-    train.add_argument("--checkpoint-every", type=positive_int, default=defaults.checkpoint_every)
-    train.add_argument("--snapshot-every", type=positive_int, default=defaults.snapshot_every)
-    train.add_argument(
-        "--resume", metavar="RUN_DIR", help="continue an interrupted run from its last checkpoint"
-    )
-    train.add_argument(
-        "--imitate",
-        metavar="AGENT",
-        default=None,
-        help="warm start: fit the fresh policy to this scripted agent's moves before PPO, or 'none' "
-        f"(default {GAME_DEFAULTS['madiao']['imitate']} for Madiao, {GAME_DEFAULTS['mao']['imitate']} "
-        "for Mao)",
-    )
-    train.add_argument(
-        "--imitation-decisions",
-        type=positive_int,
-        default=defaults.imitation_decisions,
-        help="teacher decisions recorded for the warm start",
-    )
-    train.add_argument(
-        "--mao-rule-pool",
-        choices=("train", "all", "none"),
-        default=defaults.mao_rule_pool,
-        help="Mao: the secret rule each training episode starts with, drawn from the library without "
-        "the held-out rules (train), from all of it (all), or none",
-    )
-    train.add_argument(
-        "--mao-penalty-card-reward",
-        type=finite_float,
-        default=defaults.mao_penalty_card_reward,
-        help="Mao: the learner's reward per penalty card in training games",
-    )
-    train.add_argument(
-        "--mao-hand-card-reward",
-        type=finite_float,
-        default=None,
-        help="Mao: the learner's reward per card its hand shrinks by (minus per card it grows by); "
-        f"default {GAME_DEFAULTS['mao']['mao_hand_card_reward']}",
-    )
-    train.add_argument(
-        "--opponents",
-        choices=OPPONENT_MODES,
-        default=None,
-        help="league: self-play in a league, one member per game (the live policy, its snapshots or "
-        "a scripted anchor) drawn by prioritized fictitious self-play, the league saved with each "
-        "checkpoint; pool: each opponent seat drawn from a weighted pool of scripted players and "
-        f"snapshots (default {GAME_DEFAULTS['madiao']['opponents']} for Madiao, "
-        f"{GAME_DEFAULTS['mao']['opponents']} for Mao)",
-    )
-    train.add_argument(
-        "--league-anchors",
-        nargs="+",
-        metavar="AGENT",
-        default=None,
-        help="league: the scripted members (default "
-        f"{' '.join(GAME_DEFAULTS['madiao']['league_anchors'])} for Madiao)",
-    )
-    train.add_argument(
-        "--features",
-        choices=FEATURES,
-        default=None,
-        help="what the policy reads: the observation (flat) or planes derived from it; Madiao: cards; "
-        "Mao: rules, memory (attention over a 16-event window), belief (the seat's posterior over "
-        f"the secret rules, a memory of the whole game). Default {GAME_DEFAULTS['madiao']['features']} "
-        f"for Madiao, {GAME_DEFAULTS['mao']['features']} for Mao",
-    )
-    train.add_argument("--no-progress", action="store_true", help="no progress bar")
-    train.add_argument("--no-report", action="store_true", help="skip the final evaluation report")
-    rllib_cli.add_train_options(train)
+    commands.add_parser("agents", help="list every agent spec of each game, one line each", add_help=False)
 
     evaluate = commands.add_parser(
         "evaluate", help="duplicate-deal tournament of agents with CIs and ratings"
     )
-    evaluate.add_argument("--game", choices=GAMES, default="madiao")
     evaluate.add_argument(
-        "--agents", nargs="+", default=None, help="agent names (see 'play --help'), model:PATH allowed"
+        "--game", choices=GAMES, default=GAMES[0], help="game to play (default %(default)s)"
+    )
+    evaluate.add_argument(
+        "--agents",
+        nargs="+",
+        default=None,
+        metavar="AGENT",
+        help=f"the agents of the tournament, two or more: {AGENTS_HELP}; default: the game's baselines",
     )
     evaluate.add_argument(
         "--model", help="a saved MaskablePPO model to include as 'model' (default: the pretrained one)"
@@ -194,7 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--deals", type=positive_int, default=100, help="duplicate deals per pairing (Madiao) / rounds (Mao)"
     )
     evaluate.add_argument("--search-budget", metavar="OPTIONS", help=SEARCH_BUDGET_HELP)
-    evaluate.add_argument("--seed", type=non_negative_int, default=0)
+    evaluate.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed of the deals and the agents (default 0)"
+    )
     evaluate.add_argument("--out", help="folder for the markdown report and PNG plots")
     evaluate.add_argument(
         "--record",
@@ -207,16 +123,16 @@ def build_parser() -> argparse.ArgumentParser:
     rllib_cli.add_evaluate_options(evaluate)
 
     play = commands.add_parser("play", help="play Madiao or Mao in the terminal against agents")
-    play.add_argument("--game", choices=GAMES, default="madiao", help="game to play")
+    play.add_argument("--game", choices=GAMES, default=GAMES[0], help="game to play (default %(default)s)")
     play.add_argument("--seat", type=seat_number, default=0, help="your seat (Madiao 0..3, Mao 0..players-1)")
     play.add_argument(
         "--opponents",
         "--agents",
         nargs="+",
         default=None,
-        help="one agent for every other seat, or one per other seat in seat order. Madiao (default "
-        "heuristic): random, greedy, heuristic, search, model = the pretrained policy, model:PATH; "
-        "Mao (default bayes): random, base, bayes, oracle, model = the pretrained policy, model:PATH",
+        metavar="AGENT",
+        help="one agent for every other seat, or one per other seat in seat order (Madiao default "
+        f"heuristic, Mao default bayes): {AGENTS_HELP}",
     )
     play.add_argument(
         "--players", type=positive_int, default=None, help="Mao: players at the table (2..8, default 4)"
@@ -235,7 +151,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="Madiao: hands to play (default 1; not with --match)",
     )
     play.add_argument("--search-budget", metavar="OPTIONS", help=SEARCH_BUDGET_HELP)
-    play.add_argument("--seed", type=non_negative_int, default=None)
+    play.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=None,
+        help="seed of the deal and the agents (default: random)",
+    )
     play.add_argument("--record", help="write the game as JSON (for 'replay' and the web app's replay)")
 
     replay = commands.add_parser("replay", help="print a recorded game (Madiao or Mao) move by move")
@@ -244,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     match = commands.add_parser(
         "match", help="play and print one full Madiao match (or Mao game) between baseline agents"
     )
-    match.add_argument("--game", choices=GAMES, default="madiao", help="game to play")
+    match.add_argument("--game", choices=GAMES, default=GAMES[0], help="game to play (default %(default)s)")
     match.add_argument(
         "--agents",
         nargs="+",
@@ -267,7 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
         "each winner adds a secret rule)",
     )
     match.add_argument("--search-budget", metavar="OPTIONS", help=SEARCH_BUDGET_HELP)
-    match.add_argument("--seed", type=non_negative_int, default=0)
+    match.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed of the deals and the agents (default 0)"
+    )
     match.add_argument("--model", help="a saved MaskablePPO model; 'model' in --agents refers to it")
     match.add_argument("--record", help="write the match as JSON (for 'replay' and the web app's replay)")
 
@@ -279,10 +202,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--model",
         required=True,
         metavar="PATH|AGENT",
-        help="the frozen target: an agent name (heuristic, greedy, random, model = the pretrained "
-        "policy) or model:PATH (a bare .zip path is read as model:PATH)",
+        help=f"the frozen target: {AGENTS_HELP}; a bare .zip path is read as model:PATH",
     )
-    exploit.add_argument("--game", choices=("madiao", "mao"), default="madiao")
+    exploit.add_argument(
+        "--game", choices=GAMES, default=GAMES[0], help="game of the target (default %(default)s)"
+    )
     exploit.add_argument(
         "--steps", type=positive_int, default=300_000, help="the exploiter's training budget (learner steps)"
     )
@@ -292,7 +216,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="evaluation: Madiao duplicate deals (default 1000); Mao games per secret rule (default 2)",
     )
-    exploit.add_argument("--seed", type=non_negative_int, default=0)
+    exploit.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=0,
+        help="seed of the exploiter's training and the deals (default 0)",
+    )
     exploit.add_argument("--out", default="runs", help="folder the exploiter's run folder is made in")
     exploit.add_argument(
         "--run",
@@ -328,24 +257,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def command_train(args: argparse.Namespace) -> int:
-    from madiao_mao.training.config import train_config_from_args
-    from madiao_mao.training.train import final_report, train
-
-    check_output_folder(args.runs_dir, "--runs-dir")
-    if rllib_cli.uses_rllib(args):
-        return rllib_cli.train(args)
-    if args.resume:
-        run_dir = train(resume=args.resume, total_timesteps=args.total_timesteps, quiet=args.no_progress)
-    else:
-        run_dir = train(train_config_from_args(args))
-    print(f"run folder: {run_dir}")
-    if not args.no_report:
-        final_report(run_dir)
-        print(f"report written to {run_dir / 'report.md'}")
-    return 0
-
-
 def _game_commands(game: str):
     """The module holding ``game``'s evaluate, play, match and replay commands."""
     return GAME_COMMANDS[game]
@@ -374,11 +285,11 @@ def command_replay(args: argparse.Namespace) -> int:
 
 def record_game_name(path: str | Path) -> str:
     """Which game a record file holds, from its "game" key (a file that cannot be read as JSON is
-    left to the Madiao reader, whose errors name what is wrong)."""
+    left to the first game's reader, whose errors name what is wrong)."""
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError):
-        return "madiao"
+        return GAMES[0]
     game = data.get("game") if isinstance(data, dict) else None
     if game not in GAMES:
         raise ValueError(f'{path} is not a game record ("game" is not one of {", ".join(GAMES)})')
@@ -429,8 +340,28 @@ def command_bench(bench_args: list[str]) -> int:
     return subprocess.call([sys.executable, "-m", "benchmarks", *bench_args])
 
 
+def command_agents(argv: list[str]) -> int:
+    """``madiao-mao agents [--game GAME]``: every agent spec of each game, one line each."""
+    from agents.registry import agent_descriptions
+    from training.cli_args import parse_dataclass
+
+    command = parse_dataclass(AgentsCommand, argv, prog="madiao-mao agents")
+    if command.game is not None and command.game not in GAMES:
+        raise ValueError(f"--game must be one of {', '.join(GAMES)}, got {command.game!r}")
+    for game in GAMES if command.game is None else (command.game,):
+        descriptions = agent_descriptions(game)
+        width = max(map(len, descriptions))
+        if command.game is None:
+            print(f"{game}:")
+        for spec, description in descriptions.items():
+            print(f"  {spec:<{width}}  {description}")
+    return 0
+
+
+#: Commands parsed from a dataclass (tyro) rather than by ``build_parser``.
+DATACLASS_COMMANDS = {"train": command_train, "agents": command_agents}
+
 COMMANDS = {
-    "train": command_train,
     "evaluate": command_evaluate,
     "play": command_play,
     "replay": command_replay,
@@ -446,6 +377,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "bench":
         return command_bench(argv[1:])
+    if argv and argv[0] in DATACLASS_COMMANDS:
+        command = DATACLASS_COMMANDS[argv[0]]
+        return run_reporting_user_errors(f"madiao-mao {argv[0]}", lambda: command(argv[1:]))
     parser = build_parser()
     args = parser.parse_args(argv)
     return run_reporting_user_errors(f"madiao-mao {args.command}", lambda: COMMANDS[args.command](args))

@@ -1,5 +1,6 @@
-"""The command line's shared pieces: argparse types, output-path checks, agent loading and the
-one-line user-error contract (``run_reporting_user_errors``).
+"""The command line's shared pieces: argparse types, the tyro parse of a dataclass command
+(``parse_dataclass``), output-path checks, agent loading and the one-line user-error contract
+(``run_reporting_user_errors``).
 
 Every entry point (``madiao-mao``, ``python -m madiao_mao.training.mao.evaluation``, ``python -m madiao_mao.benchmarks``)
 uses these, so they live apart from ``madiao_mao.training.cli``, which imports the trainer and the games.
@@ -8,12 +9,17 @@ uses these, so they live apart from ``madiao_mao.training.cli``, which imports t
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import math
 import os
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TypeVar
+
+Parsed = TypeVar("Parsed")
 
 #: What a user can get wrong (bad values, paths, a missing extra); anything else is a bug and
 #: keeps its traceback.
@@ -25,6 +31,49 @@ class OneLineArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def parse_dataclass(
+    target: type[Parsed], argv: Sequence[str], *, prog: str, default: Parsed | None = None
+) -> Parsed:
+    """``tyro.cli(target)`` on ``argv`` (``default``: the instance whose values the flags start
+    from), under the one-line contract: ``--help`` prints and exits with status 0 as argparse's
+    does, and a usage error, which tyro draws as a box, is one ValueError line naming it."""
+    import tyro
+
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured):
+            parsed = tyro.cli(
+                target,
+                args=list(argv),
+                prog=prog,
+                default=tyro.MISSING_NONPROP if default is None else default,
+            )
+    except SystemExit as exit_:
+        if exit_.code:
+            raise ValueError(f"{boxed_message(captured.getvalue())} (see {prog} --help)") from None
+        sys.stderr.write(captured.getvalue())
+        raise
+    sys.stderr.write(captured.getvalue())  # anything tyro said on stderr besides an error (a warning)
+    return parsed
+
+
+def boxed_message(text: str) -> str:
+    """The message of an error box drawn by tyro (its first section), on one line; text that is
+    not a box is returned on one line as it is."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text)  # colours, when stderr is a terminal
+    message: list[str] = []
+    for line in text.splitlines():
+        inside = line.strip().strip("│").strip()
+        if line.lstrip().startswith(("╭", "╰")) or not inside:
+            continue
+        if set(inside) <= {"─"}:  # the rule under the first section
+            break
+        message.append(inside)
+    text = " ".join(message) or " ".join(text.split()) or "invalid arguments"
+    # "Error parsing --n-envs: invalid literal ..." reads "--n-envs: invalid literal ...".
+    return re.sub(r"^Error parsing ", "", text)
 
 
 def one_line(error: BaseException) -> str:

@@ -1,23 +1,31 @@
 """The typed config of a training run (``TrainConfig``) and the step arithmetic the trainer and
 its callback share (rollout size, where a run ends, the evaluation interval).
 
-Every field has a docstring; a field left at None takes its game's value from the game's spec
-(``madiao_mao.training.games.GAME_DEFAULTS``, with a one-line reason per default there). A bad value is a
-ValueError naming the field, raised when the config is made.
+Every field has a docstring, which is also its help text in ``madiao-mao train --help`` (the
+command line is generated from this dataclass by tyro; the ``Annotated`` marks below only shape
+how a field is shown there). A field left at None takes its game's value from the game's spec
+(``training.games.GAME_DEFAULTS``, with a one-line reason per default there). A bad value is a
+``ConfigError`` (a ValueError) naming the field, raised when the config is made: the Python API,
+the command line and a config file (``TrainConfig.from_file``) all reach this one check.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
 import numpy as np
-from madiao_mao.training.games import GAME_SPECS, POLICY_FEATURES, features_error, game_spec
-from madiao_mao.training.league import PFSP_WEIGHTINGS
+import tyro
+
+from training.games import GAME_SPECS, POLICY_FEATURES, features_error, game_spec
+from training.league import PFSP_WEIGHTINGS
 
 GAMES = tuple(GAME_SPECS)
 LR_SCHEDULES = ("constant", "linear")
@@ -27,6 +35,61 @@ FEATURES = tuple(POLICY_FEATURES)
 #: The most torch threads a config picks by itself (measured up to 2 here: docs/results.md,
 #: "Learner throughput on one machine"; 256-row minibatches gain little from more).
 MAX_AUTO_THREADS = 4
+
+
+class ConfigError(ValueError):
+    """A bad ``TrainConfig`` value; ``field`` names the field (the command line names its flag)."""
+
+    def __init__(self, field: str | None, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, (tuple, list)):
+        return " ".join(str(item) for item in value)
+    if isinstance(value, Mapping):
+        return " ".join(f"{key} {item}" for key, item in value.items())
+    return str(value)
+
+
+def _game_default_hint(name: str) -> Any:
+    """The help's default of a field whose default is its game's: each game's value, read from
+    ``training.games.GAME_SPECS`` when the help is printed ("derived": the docstring says how)."""
+
+    def hint(_default: str) -> str:
+        values = []
+        for game, spec in GAME_SPECS.items():
+            value = spec.defaults.get(name, getattr(spec, name, None))
+            values.append(f"{game}: {_shown(value) if value is not None else 'derived'}")
+        return f"(default by game: {'; '.join(values)})"
+
+    return hint
+
+
+def _flag(*, choices: tuple[str, ...] = (), by_game: str | None = None, default: str | None = None) -> Any:
+    """How a field is shown as a flag: the values it takes (the config checks them), or its
+    default when that is the game's (``by_game``: the field's name) or computed (``default``)."""
+    hint = _game_default_hint(by_game) if by_game else f"(default: {default})" if default else None
+    return tyro.conf.arg(metavar="{" + ",".join(choices) + "}" if choices else None, help_behavior_hint=hint)
+
+
+def _json_object() -> Any:
+    """How the command line reads a dict-valued field: one JSON object (``'{"variant": 1}'``)."""
+
+    def parse(texts: list[str]) -> dict[str, Any]:
+        value = json.loads(texts[0])
+        if not isinstance(value, dict):
+            raise ValueError(f"expected a JSON object, got {texts[0]!r}")
+        return value
+
+    return tyro.constructors.PrimitiveConstructorSpec(
+        nargs=1,
+        metavar="JSON",
+        instance_from_str=parse,
+        is_instance=lambda value: isinstance(value, dict),
+        str_from_instance=lambda value: [json.dumps(value)],
+    )
 
 
 def auto_torch_threads() -> int:
@@ -45,96 +108,92 @@ class TrainConfig:
     self-play, about 16 minutes of training on 2 cores, after which the policy beats the strongest
     scripted player)."""
 
-    game: str = "madiao"
-    """Which game to train on: "madiao" or "mao"."""
+    game: Annotated[str, _flag(choices=tuple(GAME_SPECS))] = "madiao"
+    """Which game to train on (a game of ``training.games.GAME_SPECS``)."""
     exp_name: str = "selfplay"
     """Experiment name, part of the run name."""
     seed: int = 1
     """Seed of the env, the policy, the seat draws and the evaluation deals."""
-    total_timesteps: int | None = None
-    """Learner decisions to train on (opponent moves are not counted); None: the game's default
-    (``madiao_mao.training.games.GAME_DEFAULTS``: 3,250,000 for Madiao, 250,000 for Mao)."""
+    total_timesteps: Annotated[int | None, _flag(by_game="total_timesteps")] = None
+    """Learner decisions to train on (opponent moves are not counted); None: the game's default."""
     n_envs: int = 256
     """Games stepped together by the batched env (many games amortise every per-call cost)."""
     n_steps: int = 32
     """Learner decisions per game per PPO rollout (rollout size = n_envs * n_steps)."""
-    batch_size: int | None = None
-    """PPO minibatch size; None: the game's default (256 for both games: larger minibatches keep
-    both cores busier in the update but lose strength per learner step, docs/results.md)."""
+    batch_size: Annotated[int | None, _flag(by_game="batch_size")] = None
+    """PPO minibatch size; None: the game's default (larger minibatches keep both cores busier in
+    the update but lose strength per learner step, docs/results.md)."""
     n_epochs: int = 4
     """PPO epochs over each rollout."""
-    learning_rate: float | None = None
-    """Adam learning rate at the start of the run (see ``lr_schedule``); None: the game's default
-    (3e-4 for both games)."""
-    lr_schedule: str = "linear"
+    learning_rate: Annotated[float | None, _flag(by_game="learning_rate")] = None
+    """Adam learning rate at the start of the run (see ``lr_schedule``); None: the game's default."""
+    lr_schedule: Annotated[str, _flag(choices=LR_SCHEDULES)] = "linear"
     """"constant", or "linear" (steadier final policy): decays by rollout over the run's real length
     (the budget rounded up to whole rollouts), each update at its rollout's starting rate, so the
-    last update still learns (``madiao_mao.training.train.learning_rate_schedule``)."""
-    gamma: float | None = None
-    """Discount; None: the game's default (Madiao 1, since a hand is short and only its settlement
-    pays; Mao 0.99, since an episode is long and a penalty follows the turn that earned it)."""
+    last update still learns (``training.train.learning_rate_schedule``)."""
+    gamma: Annotated[float | None, _flag(by_game="gamma")] = None
+    """Discount; None: the game's default (undiscounted where only the end of a short episode pays,
+    below 1 where a penalty follows the turn that earned it)."""
     gae_lambda: float = 0.95
     """GAE lambda."""
     clip_range: float = 0.2
     """PPO clip range."""
-    ent_coef: float | None = None
+    ent_coef: Annotated[float | None, _flag(by_game="ent_coef")] = None
     """Entropy bonus (keeps play exploratory against a changing pool); None: the game's default
-    (Madiao 0.01; Mao 0.005, where 115 actions and free speech make random talk costly)."""
+    (smaller where many actions and free speech make random talk costly)."""
     vf_coef: float = 0.5
     """Value-loss weight."""
     net_arch: tuple[int, ...] = (256, 256)
     """Hidden layer sizes of the policy and value MLPs."""
-    features: str | None = None
+    features: Annotated[str | None, _flag(choices=FEATURES, by_game="features")] = None
     """What the MLPs read: "flat" (the observation); Madiao summary observations only, "cards"
     (plus unseen/boss card planes, ``madiao_mao.agents.madiao.features``); Mao only, "rules" (plus base-rule
     and recent-call card planes, which also reach the action layer directly: the policy
-    ``madiao_mao.agents.mao.features.MaoRulePolicy``), "memory" (attention over a longer event window,
-    ``madiao_mao.agents.mao.memory``) or "belief" (the rule planes and the seat's posterior over the secret
-    rules, a memory of the whole game: ``madiao_mao.agents.mao.belief_inputs``, the policy
-    ``madiao_mao.agents.mao.features.MaoBeliefPolicy``); None: the game's default ("cards" for Madiao,
-    "belief" for Mao)."""
-    obs_type: str = ""
-    """Observation variant; "" picks the game's default ("summary" for Madiao, "history" for Mao:
-    Mao's secret rules can only be inferred from a history of public events)."""
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    """Extra options for the game env (rule variants)."""
+    ``agents.mao_features.MaoRulePolicy``), "memory" (attention over a longer event window,
+    ``agents.mao_memory``) or "belief" (the rule planes and the seat's posterior over the secret
+    rules, a memory of the whole game: ``agents.mao_belief_inputs``, the policy
+    ``agents.mao_features.MaoBeliefPolicy``); None: the game's default."""
+    obs_type: Annotated[str, _flag(by_game="obs_type")] = ""
+    """Observation variant; "" picks the game's default (``GameSpec.obs_type``: Mao's secret rules,
+    for example, can only be inferred from a history of public events)."""
+    env_kwargs: Annotated[dict[str, Any], _json_object()] = field(default_factory=dict)
+    """Extra options for the game env (rule variants), as keyword arguments of its vector env; on
+    the command line one JSON object."""
     mao_penalty_card_reward: float = -1.0
     """Mao: the learner's reward per penalty card in training games (the env's default is -0.1 next
     to +1 for a round won; a heavier weight teaches a policy to avoid calls, which is what the
     held-out evaluation measures)."""
-    mao_hand_card_reward: float | None = None
+    mao_hand_card_reward: Annotated[float | None, _flag(by_game="mao_hand_card_reward")] = None
     """Mao: the learner's reward per card its hand shrinks by (minus per card it grows by) in
-    training games (``madiao_mao.training.opponents.HandSizeReward``): without it, drawing instead of playing
-    is a free way to avoid calls. None: the game's default (0.2 for Mao; Madiao has no use for
-    it)."""
-    imitate: str | None = None
-    """Warm start (``madiao_mao.training.imitation``): a scripted agent (name as in ``madiao_mao.agents.registry``) plays
+    training games (``training.opponents.HandSizeReward``): without it, drawing instead of playing
+    is a free way to avoid calls. None: the game's default (0 where it has no use)."""
+    imitate: Annotated[str | None, _flag(by_game="imitate")] = None
+    """Warm start (``training.imitation``): a scripted agent (name as in ``agents.registry``) plays
     the learner's seat of the training env for ``imitation_decisions`` decisions and the fresh
     policy is fitted to its moves (and its value head to the returns) before PPO starts; "none":
-    PPO from a random policy. None: the game's default ("none" for Madiao; "bayes", the Bayesian
-    rule-inference player, for Mao, where PPO from scratch learns to draw instead of playing)."""
+    PPO from a random policy. None: the game's default (Mao's is its Bayesian rule-inference
+    player, since PPO from scratch learns to draw instead of playing)."""
     imitation_decisions: int = 200_000
     """Teacher decisions recorded for the warm start (not counted in ``total_timesteps``)."""
     imitation_epochs: int = 4
     """Passes over the teacher's decisions when fitting the policy."""
-    mao_rule_pool: str = "train"
+    mao_rule_pool: Annotated[str, _flag(choices=MAO_RULE_POOLS)] = "train"
     """Mao: the secret rule every training episode starts with, drawn per episode: "train" (any
     library rule but ``mao_env.rules.HELD_OUT_RULES``, which the final report then uses
     to test the policy on rules it never met), "all" (any library rule) or "none" (no secret rule
     at the start; rules then come only from round winners)."""
-    scripted_opponents: tuple[str, ...] | None = None
-    """Scripted agents in the opponent pool (names as in ``madiao_mao.agents.registry``; a name listed twice
+    scripted_opponents: Annotated[tuple[str, ...] | None, _flag(by_game="scripted_opponents")] = None
+    """Scripted agents in the opponent pool (names as in ``agents.registry``; a name listed twice
     fills twice the scripted slots); None: the game's default."""
-    opponent_weights: dict[str, float] | None = None
+    opponent_weights: Annotated[dict[str, float] | None, _flag(by_game="opponent_weights")] = None
     """Probability weights of the opponent kinds per opponent seat ("scripted", "snapshot",
     "current"; kinds without agents skipped); None: the game's default."""
     snapshot_every: int = 250_000
     """Learner steps between frozen snapshots added to the pool (kept on disk as well)."""
     max_snapshots: int = 5
     """Snapshots kept in the pool (the oldest is replaced)."""
-    opponents: str | None = None
-    """How the opponents of a training game are chosen (CLI ``--opponents``); None: the game's
-    default ("league" for Madiao, "pool" for Mao).
+    opponents: Annotated[str | None, _flag(choices=OPPONENT_MODES, by_game="opponents")] = None
+    """How the opponents of a training game are chosen; None: the game's default.
 
     "pool": every opponent seat of every game draws its own agent from the weighted pool
     of ``scripted_opponents``, snapshots and the live policy (``opponent_weights``).
@@ -159,15 +218,14 @@ class TrainConfig:
     it when the member is the main agent or a snapshot, a scripted player when it is an anchor).
     Only the learner's seat is trained.
     """
-    league_anchors: tuple[str, ...] | None = None
-    """League mode: the fixed members, by ``madiao_mao.agents.registry`` name or ``model:PATH`` (a frozen
+    league_anchors: Annotated[tuple[str, ...] | None, _flag(by_game="league_anchors")] = None
+    """League mode: the fixed members, by ``agents.registry`` name or ``model:PATH`` (a frozen
     policy: a model from another run, or an exploiter of this one trained by ``madiao-mao
     exploit``, which then stays in the league so the main agent keeps answering it); None: the
-    game's default
-    (Madiao: random, greedy, heuristic; the search player plays about 220 decisions per CPU-second
-    where a training table needs thousands, docs/results.md), or else the distinct names of
-    ``scripted_opponents``."""
-    pfsp_weighting: str = "hard"
+    game's default (Madiao's leaves out the search player, which plays about 220 decisions per
+    CPU-second where a training table needs thousands, docs/results.md), or else the distinct
+    names of ``scripted_opponents``."""
+    pfsp_weighting: Annotated[str, _flag(choices=PFSP_WEIGHTINGS)] = "hard"
     """League mode: the PFSP weighting of a member the learner scores ``x`` against (x in [0, 1]:
     the share of games its return was > 0, ties counting half, with a prior of one game at 0.5):
     "hard", ``(1 - x) ** pfsp_power`` (most often the members it loses to), or "variance",
@@ -179,7 +237,7 @@ class TrainConfig:
     ``pfsp_floor / members`` of the games."""
     checkpoint_every: int = 250_000
     """Learner steps between atomic checkpoints (model + optimizer + run state)."""
-    eval_every: int | None = None
+    eval_every: Annotated[int | None, _flag(default="a tenth of the budget, at least one rollout")] = None
     """Learner steps between evaluations against the baselines, the points of the learning curve
     (0: none during training, only the final report); None: a tenth of the budget, at least one
     rollout, so that even a short run draws a curve (``evaluation_interval``). Evaluations happen
@@ -187,33 +245,47 @@ class TrainConfig:
     eval_deals: int = 25
     """Duplicate deals per baseline in periodic evaluations (4 hands each); Mao: own turns of the
     learner per held-out rule."""
-    eval_opponents: tuple[str, ...] | None = None
+    eval_opponents: Annotated[tuple[str, ...] | None, _flag(by_game="eval_opponents")] = None
     """Baselines the learner is evaluated against (Mao: the players at its table); None: the
     game's default."""
-    final_eval_deals: int | None = None
-    """Final evaluation report: Madiao, duplicate deals per pairing (default 1,000); Mao, own turns of
-    each agent per held-out rule, in games of 100 turns (default 1,000: 10 games per rule, 80 in
-    all, so the paired interval of learned minus base is a few hundredths wide)."""
+    final_eval_deals: Annotated[int | None, _flag(by_game="final_eval_deals")] = None
+    """Final evaluation report: Madiao, duplicate deals per pairing; Mao, own turns of each agent
+    per held-out rule, in games of 100 turns (1,000: 10 games per rule, 80 in all, so the paired
+    interval of learned minus base is a few hundredths wide); None: the game's default."""
     runs_dir: str = "runs"
     """Folder holding one sub-folder per run."""
-    torch_threads: int | None = None
+    torch_threads: Annotated[int | None, _flag(default=f"the usable cores, at most {MAX_AUTO_THREADS}")] = (
+        None
+    )
     """torch CPU threads; None: the cores this process may use, at most ``MAX_AUTO_THREADS`` (the
     update and the rollout take turns, so the update can have every core; more threads than
     cores, or a machine busy with other work, make torch's threads wait on each other, then set
     1)."""
-    progress_bar: bool = True
-    """Show a tqdm progress bar."""
+    progress_bar: Annotated[bool, tyro.conf.arg(name="progress")] = True
+    """Show a tqdm progress bar (on the command line ``--progress`` / ``--no-progress``; a display
+    setting of the call: a resumed run shows one unless told not to)."""
     verbose: bool = True
     """Print steps-per-second and evaluation lines."""
 
     def __post_init__(self) -> None:
-        spec = game_spec(self.game)
+        try:
+            spec = game_spec(self.game)
+        except ValueError as error:
+            raise ConfigError("game", str(error)) from None
         for name, value in spec.defaults.items():
             if getattr(self, name) is None:
                 # A copy: a run's dict must not be the table's (a config can be edited).
                 setattr(self, name, dict(value) if isinstance(value, Mapping) else value)
         if self.torch_threads is None:
             self.torch_threads = auto_torch_threads()
+        if not self.obs_type:
+            self.obs_type = spec.obs_type
+        self.check()
+
+    def check(self) -> None:
+        """Every field's value, checked: the one validation of a config, however it was made (this
+        dataclass, ``from_json``/``from_file`` or the command line). A bad value is a ConfigError
+        naming the field."""
         for name in (
             "total_timesteps",
             "n_envs",
@@ -224,112 +296,144 @@ class TrainConfig:
             "final_eval_deals",
             "checkpoint_every",
             "snapshot_every",
+            "max_snapshots",
             "torch_threads",
             "imitation_decisions",
             "imitation_epochs",
         ):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            if not _is_int(value) or value < 1:
+                raise ConfigError(name, f"{name} must be a positive integer, got {value!r}")
+        if not _is_int(self.seed) or self.seed < 0:
+            # numpy refuses negative seeds.
+            raise ConfigError("seed", f"seed must be an integer >= 0, got {self.seed!r}")
         if not isinstance(self.exp_name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", self.exp_name):
             # It becomes part of a folder name: a separator would put the run somewhere else.
-            raise ValueError(
+            raise ConfigError(
+                "exp_name",
                 "exp_name must be letters, digits, '_', '.' or '-' (it names the run's folder), "
-                f"got {self.exp_name!r}"
+                f"got {self.exp_name!r}",
             )
-        if self.eval_every is not None and (
-            isinstance(self.eval_every, bool) or not isinstance(self.eval_every, int) or self.eval_every < 0
-        ):
-            raise ValueError(f"eval_every must be an integer >= 0 or None, got {self.eval_every!r}")
-        if isinstance(self.learning_rate, bool) or not isinstance(self.learning_rate, (int, float)):
-            raise ValueError(f"learning_rate must be a number, got {self.learning_rate!r}")
+        if self.eval_every is not None and (not _is_int(self.eval_every) or self.eval_every < 0):
+            raise ConfigError(
+                "eval_every", f"eval_every must be an integer >= 0 or None, got {self.eval_every!r}"
+            )
+        for name in ("learning_rate", "gamma", "gae_lambda", "clip_range", "ent_coef", "vf_coef"):
+            self._check_number(name)
         if not 0 < self.learning_rate < 1:
-            raise ValueError(f"learning_rate must be in (0, 1), got {self.learning_rate!r}")
+            raise ConfigError("learning_rate", f"learning_rate must be in (0, 1), got {self.learning_rate!r}")
         if self.lr_schedule not in LR_SCHEDULES:
-            raise ValueError(
-                f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {self.lr_schedule!r}"
+            raise ConfigError(
+                "lr_schedule",
+                f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {self.lr_schedule!r}",
             )
-        if not 0 <= self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
-            raise ValueError("gamma and gae_lambda must be in [0, 1]")
-        self.net_arch = tuple(int(x) for x in self.net_arch)
-        self.scripted_opponents = tuple(self.scripted_opponents)
-        self.eval_opponents = tuple(self.eval_opponents)
+        for name in ("gamma", "gae_lambda"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ConfigError(name, f"{name} must be in [0, 1], got {getattr(self, name)!r}")
+        if self.clip_range <= 0:
+            raise ConfigError("clip_range", f"clip_range must be > 0, got {self.clip_range!r}")
+        if isinstance(self.net_arch, str) or not isinstance(self.net_arch, (tuple, list)):
+            raise ConfigError("net_arch", f"net_arch must be layer sizes, got {self.net_arch!r}")
+        if not self.net_arch or not all(_is_int(size) and size > 0 for size in self.net_arch):
+            raise ConfigError(
+                "net_arch", f"net_arch must be one or more positive sizes, got {self.net_arch!r}"
+            )
+        self.net_arch = tuple(self.net_arch)
+        for name in ("scripted_opponents", "eval_opponents"):
+            names = getattr(self, name)
+            if isinstance(names, str) or not isinstance(names, (tuple, list)) or not names:
+                raise ConfigError(name, f"{name} must be one or more agent names, got {names!r}")
+            setattr(self, name, tuple(names))
+        if not isinstance(self.env_kwargs, Mapping) or not all(
+            isinstance(key, str) for key in self.env_kwargs
+        ):
+            raise ConfigError(
+                "env_kwargs", f"env_kwargs must map option names to values, got {self.env_kwargs!r}"
+            )
         self._check_league_options()
-        if not self.obs_type:
-            self.obs_type = spec.obs_type
         if self.features not in FEATURES:
-            raise ValueError(f"features must be one of {', '.join(FEATURES)}, got {self.features!r}")
-        if isinstance(self.mao_penalty_card_reward, bool) or not isinstance(
-            self.mao_penalty_card_reward, (int, float)
-        ):
-            raise ValueError(
-                f"mao_penalty_card_reward must be a number, got {self.mao_penalty_card_reward!r}"
+            raise ConfigError(
+                "features", f"features must be one of {', '.join(FEATURES)}, got {self.features!r}"
             )
-        if isinstance(self.mao_hand_card_reward, bool) or not isinstance(
-            self.mao_hand_card_reward, (int, float)
-        ):
-            raise ValueError(f"mao_hand_card_reward must be a number, got {self.mao_hand_card_reward!r}")
+        for name in ("mao_penalty_card_reward", "mao_hand_card_reward"):
+            self._check_number(name)
         if self.mao_rule_pool not in MAO_RULE_POOLS:
-            raise ValueError(
-                f"mao_rule_pool must be one of {', '.join(MAO_RULE_POOLS)}, got {self.mao_rule_pool!r}"
+            raise ConfigError(
+                "mao_rule_pool",
+                f"mao_rule_pool must be one of {', '.join(MAO_RULE_POOLS)}, got {self.mao_rule_pool!r}",
             )
         if not isinstance(self.imitate, str):
-            raise ValueError(f"imitate must be an agent name or 'none', got {self.imitate!r}")
+            raise ConfigError("imitate", f"imitate must be an agent name or 'none', got {self.imitate!r}")
         if self.imitate != "none":
             from madiao_mao.agents.registry import agent_names
 
             if self.imitate not in agent_names(self.game):
-                raise ValueError(
+                raise ConfigError(
+                    "imitate",
                     f"imitate must be 'none' or a {self.game} agent ({', '.join(agent_names(self.game))}), "
-                    f"got {self.imitate!r}"
+                    f"got {self.imitate!r}",
                 )
         mismatch = features_error(self.features, self.game, self.obs_type)
         if mismatch:
-            raise ValueError(mismatch)
+            raise ConfigError("features", mismatch)
+
+    def _check_number(self, name: str) -> None:
+        value = getattr(self, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ConfigError(name, f"{name} must be a finite number, got {value!r}")
 
     def _check_league_options(self) -> None:
         if self.opponents not in OPPONENT_MODES:
-            raise ValueError(f"opponents must be one of {', '.join(OPPONENT_MODES)}, got {self.opponents!r}")
+            raise ConfigError(
+                "opponents", f"opponents must be one of {', '.join(OPPONENT_MODES)}, got {self.opponents!r}"
+            )
         if self.league_anchors is None and self.opponents == "league":
             self.league_anchors = tuple(dict.fromkeys(self.scripted_opponents))
         if self.league_anchors is not None:
             if isinstance(self.league_anchors, str) or not isinstance(self.league_anchors, (tuple, list)):
-                raise ValueError(
-                    f"league_anchors must be a tuple of agent names, got {self.league_anchors!r}"
+                raise ConfigError(
+                    "league_anchors",
+                    f"league_anchors must be a tuple of agent names, got {self.league_anchors!r}",
                 )
             self.league_anchors = tuple(self.league_anchors)
             if not self.league_anchors:
-                raise ValueError("league_anchors must name at least one scripted agent")
-            from madiao_mao.agents.registry import MODEL_PREFIX, agent_names
+                raise ConfigError("league_anchors", "league_anchors must name at least one scripted agent")
+            from agents.registry import MODEL_PREFIX, agent_names
 
             names = agent_names(self.game)
             for name in self.league_anchors:
                 if not isinstance(name, str):
-                    raise ValueError(f"league_anchors: {name!r} is not an agent name")
+                    raise ConfigError("league_anchors", f"league_anchors: {name!r} is not an agent name")
                 if name.startswith(MODEL_PREFIX):
                     # A frozen policy, e.g. an exploiter from `madiao-mao exploit`: loaded when the
                     # run builds its opponents; a missing file is refused here, before any work.
                     if not os.path.isfile(name[len(MODEL_PREFIX) :]):
-                        raise ValueError(f"league_anchors: no saved model at {name[len(MODEL_PREFIX) :]}")
+                        raise ConfigError(
+                            "league_anchors", f"league_anchors: no saved model at {name[len(MODEL_PREFIX) :]}"
+                        )
                 elif name not in names:
-                    raise ValueError(
+                    raise ConfigError(
+                        "league_anchors",
                         f"league_anchors: {name!r} is not a {self.game} agent "
-                        f"({', '.join(names)} or model:PATH)"
+                        f"({', '.join(names)} or model:PATH)",
                     )
             if len(set(self.league_anchors)) != len(self.league_anchors):
-                raise ValueError(f"league_anchors names an agent twice: {self.league_anchors!r}")
+                raise ConfigError(
+                    "league_anchors", f"league_anchors names an agent twice: {self.league_anchors!r}"
+                )
         if self.pfsp_weighting not in PFSP_WEIGHTINGS:
-            raise ValueError(
-                f"pfsp_weighting must be one of {', '.join(PFSP_WEIGHTINGS)}, got {self.pfsp_weighting!r}"
+            raise ConfigError(
+                "pfsp_weighting",
+                f"pfsp_weighting must be one of {', '.join(PFSP_WEIGHTINGS)}, got {self.pfsp_weighting!r}",
             )
         for name in ("pfsp_power", "pfsp_floor"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-                raise ValueError(f"{name} must be a number, got {value!r}")
+                raise ConfigError(name, f"{name} must be a number, got {value!r}")
         if self.pfsp_power <= 0:
-            raise ValueError(f"pfsp_power must be > 0, got {self.pfsp_power!r}")
+            raise ConfigError("pfsp_power", f"pfsp_power must be > 0, got {self.pfsp_power!r}")
         if not 0 <= self.pfsp_floor <= 1:
-            raise ValueError(f"pfsp_floor must be in [0, 1], got {self.pfsp_floor!r}")
+            raise ConfigError("pfsp_floor", f"pfsp_floor must be in [0, 1], got {self.pfsp_floor!r}")
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -341,6 +445,30 @@ class TrainConfig:
         if unknown:
             raise ValueError(f"unknown config fields: {', '.join(sorted(unknown))}")
         return cls(**data)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> TrainConfig:
+        """The config saved in a JSON file (a run folder's ``config.json``, or one written by hand
+        with any of the fields; the others keep their defaults); an unreadable file or a bad value
+        is a ValueError naming the file."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no config file at {path}") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"cannot read the config file {path}: {error}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path} is not a config: expected an object of config fields, got {data!r:.60}")
+        try:
+            return cls.from_json(data)
+        except ConfigError as error:
+            raise ConfigError(error.field, f"{path}: {error}") from None
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{path}: {error}") from None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def rollout_size(config: TrainConfig) -> int:
@@ -363,32 +491,3 @@ def evaluation_interval(config: TrainConfig) -> int:
     if config.eval_every is not None:
         return config.eval_every
     return max(rollout_size(config), config.total_timesteps // 10)
-
-
-def train_config_from_args(args: Any) -> TrainConfig:
-    """The ``TrainConfig`` of ``madiao-mao train``'s parsed options (both engines)."""
-    return TrainConfig(
-        game=args.game,
-        total_timesteps=args.total_timesteps or TrainConfig.total_timesteps,
-        n_envs=args.n_envs,
-        n_steps=args.n_steps,
-        batch_size=None if args.batch_size is None else min(args.batch_size, args.n_envs * args.n_steps),
-        learning_rate=args.learning_rate,
-        seed=args.seed,
-        exp_name=args.exp_name,
-        runs_dir=args.runs_dir,
-        eval_every=args.eval_every,
-        eval_deals=args.eval_deals,
-        final_eval_deals=args.final_eval_deals,
-        checkpoint_every=args.checkpoint_every,
-        snapshot_every=args.snapshot_every,
-        mao_rule_pool=args.mao_rule_pool,
-        mao_penalty_card_reward=args.mao_penalty_card_reward,
-        mao_hand_card_reward=args.mao_hand_card_reward,
-        imitate=args.imitate,
-        imitation_decisions=args.imitation_decisions,
-        opponents=args.opponents,
-        league_anchors=args.league_anchors,
-        features=args.features,
-        progress_bar=not args.no_progress,
-    )

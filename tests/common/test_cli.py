@@ -125,8 +125,7 @@ def test_evaluate_against_the_search_player_plays_in_the_env_it_reads():
 
 
 def test_train_tiny_budget_then_report(tmp_path):
-    result = run_cli(
-        "train",
+    flags = [
         "--total-timesteps",
         "256",
         "--n-envs",
@@ -146,11 +145,17 @@ def test_train_tiny_budget_then_report(tmp_path):
         "--runs-dir",
         str(tmp_path),
         "--no-progress",
-    )
+    ]
+    result = run_cli("train", *flags)
     assert result.returncode == 0, result.stderr
     assert "steps/s" in result.stdout
     (run_dir,) = tmp_path.iterdir()
     assert run_dir.name.startswith("madiao__selfplay__1__")
+    # The run's own config.json through --config is the run's config again.
+    from training.train_command import parse_train_command
+
+    rerun = parse_train_command(["--config", str(run_dir / "config.json")]).train_config()
+    assert rerun == parse_train_command(flags).train_config()
     for name in (
         "final_model.zip",
         "checkpoint.zip",

@@ -525,11 +525,10 @@ def test_league_section_of_the_report_prints_the_payoff_table(tmp_path):
 
 
 def test_cli_opponents_flag_selects_the_trainer_and_each_game_has_its_default():
-    from madiao_mao.training.cli import build_parser
-    from madiao_mao.training.config import train_config_from_args
+    from training.train_command import parse_train_command
 
     def config(*flags: str):
-        return train_config_from_args(build_parser().parse_args(["train", *flags]))
+        return parse_train_command(list(flags)).train_config()
 
     assert config().opponents == "league"  # Madiao's default: league self-play
     assert config().league_anchors == ("random", "greedy", "heuristic")
@@ -540,11 +539,10 @@ def test_cli_opponents_flag_selects_the_trainer_and_each_game_has_its_default():
 
 
 def test_cli_minibatch_and_learning_rate_default_per_game():
-    from madiao_mao.training.cli import build_parser
-    from madiao_mao.training.config import train_config_from_args
+    from training.train_command import parse_train_command
 
     def config(*flags: str):
-        return train_config_from_args(build_parser().parse_args(["train", *flags]))
+        return parse_train_command(list(flags)).train_config()
 
     assert (config().batch_size, config().learning_rate) == (256, 3e-4)
     assert (config("--game", "mao").batch_size, config("--game", "mao").learning_rate) == (256, 3e-4)

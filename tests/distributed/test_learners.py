@@ -104,9 +104,15 @@ def test_two_learners_update_in_step_and_their_checkpoint_restores(cluster, tmp_
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--engine", "rllib", "--num-learners", "-1"], "expected an integer >= 0, got -1"),
-        (["--engine", "rllib", "--num-learners", "two"], "expected an integer >= 0, got 'two'"),
-        (["--engine", "rllib", "--cpus-per-learner", "0"], "expected a number > 0, got '0'"),
+        (
+            ["--engine", "rllib", "--num-learners", "-1"],
+            "--num-learners: num_learners must be an integer >= 0",
+        ),
+        (["--engine", "rllib", "--num-learners", "two"], "--num-learners: invalid literal for int()"),
+        (
+            ["--engine", "rllib", "--cpus-per-learner", "0"],
+            "--cpus-per-learner: cpus_per_learner must be a number > 0",
+        ),
         (["--num-learners", "2"], "need --engine rllib"),
         (["--cpus-per-learner", "0.5"], "need --engine rllib"),
     ],

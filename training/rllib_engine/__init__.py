@@ -8,8 +8,9 @@
 - ``module``: the PPO RLModule with action masking, and its export (a ``torch.export`` program);
 - ``learner``: the PPO learner (in the driver, or ``--num-learners`` data-parallel actors);
 - ``run``: the training loop and the run-folder contract (checkpoints, resume, league, report);
-- ``cli``: the ``--engine``/``--address``/``--num-env-runners``/``--envs-per-runner``/
-  ``--num-learners``/``--cpus-per-learner`` options.
+- ``options``: ``EngineOptions``, where and how wide a run samples (the ``--address``/
+  ``--num-env-runners``/``--envs-per-runner``/``--num-learners``/``--cpus-per-learner`` flags);
+- ``cli``: whether ``train`` runs on RLlib, and ``evaluate --engine ray``.
 
 Importing this package does not import Ray (only ``config``, ``env``, ``runner``,
 ``bulk_episodes``, ``module`` and ``learner`` do).

@@ -1,53 +1,45 @@
-"""The command-line options of the Ray engines, added to ``madiao-mao train`` and ``evaluate`` by
-``madiao_mao.training.cli``, and the dispatch to them (kept here so the CLI module only wires them in)."""
+"""The Ray engines' side of the command line: whether ``madiao-mao train`` runs on RLlib, the
+RLlib training call, and ``madiao-mao evaluate --engine ray`` (kept here so the CLI modules only
+wire them in; the RLlib flags of ``train`` are generated from ``EngineOptions``)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from madiao_mao.training.cli_args import non_negative_int, positive_float, positive_int
+from training.config import TrainConfig
+from training.rllib_engine.options import EngineOptions
 
 
-def add_train_options(train: argparse.ArgumentParser) -> None:
-    group = train.add_argument_group("engine (Ray RLlib: docs/scaling-out.md)")
-    group.add_argument(
-        "--engine",
-        choices=("sb3", "rllib"),
-        default="sb3",
-        help="sb3: MaskablePPO in this process (default); rllib: RLlib PPO with env runners on Ray",
-    )
-    group.add_argument(
-        "--address",
-        default=None,
-        help="rllib: join this running Ray cluster (HOST:PORT from 'ray start --head', or 'auto'); "
-        "default: start a local Ray instance for the run",
-    )
-    group.add_argument(
-        "--num-env-runners",
-        type=non_negative_int,
-        default=1,
-        help="rllib: env-runner actors sampling games (0: sample in the driver)",
-    )
-    group.add_argument(
-        "--envs-per-runner",
-        type=positive_int,
-        default=None,
-        help="rllib: games each env runner steps together (default: --n-envs shared by the runners)",
-    )
-    group.add_argument(
-        "--num-learners",
-        type=non_negative_int,
-        default=0,
-        help="rllib: learner actors (0: the learner runs in the driver process, default; N > 1: "
-        "data-parallel learners, torch DDP over gloo, each updating on its N-th of a train batch)",
-    )
-    group.add_argument(
-        "--cpus-per-learner",
-        type=positive_float,
-        default=1.0,
-        help="rllib: CPUs reserved for each learner actor (a fraction lets learners share a core; default 1)",
-    )
+def uses_rllib(engine: str, options: EngineOptions, resume: str | None) -> bool:
+    """Whether ``train`` runs on RLlib: asked for, or resuming a run RLlib trained; RLlib options
+    given to the SB3 engine are an error (they would change nothing)."""
+    from training.rllib_engine.run import is_rllib_run
+
+    if engine == "rllib":
+        return True
+    if options != EngineOptions():
+        raise ValueError(
+            "--address, --num-env-runners, --envs-per-runner, --num-learners and --cpus-per-learner "
+            "need --engine rllib"
+        )
+    return bool(resume) and is_rllib_run(Path(resume))
+
+
+def train(
+    config: TrainConfig | None,
+    options: EngineOptions,
+    *,
+    resume: str | None,
+    total_timesteps: int | None,
+    quiet: bool,
+) -> Path:
+    """An RLlib run (``training.rllib_engine.run.train_rllib``), after checking that Ray is here."""
+    from training.distributed_evaluation import require_ray
+    from training.rllib_engine.run import train_rllib
+
+    require_ray()
+    return train_rllib(config, resume, options=options, total_timesteps=total_timesteps, quiet=quiet)
 
 
 def add_evaluate_options(evaluate: argparse.ArgumentParser) -> None:
@@ -60,35 +52,6 @@ def add_evaluate_options(evaluate: argparse.ArgumentParser) -> None:
     evaluate.add_argument(
         "--address", default=None, help="ray: the running Ray cluster to use (default: a local Ray instance)"
     )
-
-
-def uses_rllib(args: argparse.Namespace) -> bool:
-    """Whether ``train`` runs on RLlib: asked for, or resuming a run RLlib trained."""
-    from madiao_mao.training.rllib_engine.run import is_rllib_run
-
-    if args.engine == "rllib":
-        return True
-    if (
-        args.address is not None
-        or args.envs_per_runner is not None
-        or args.num_env_runners != 1
-        or args.num_learners != 0
-        or args.cpus_per_learner != 1.0
-    ):
-        raise ValueError(
-            "--address, --num-env-runners, --envs-per-runner, --num-learners and --cpus-per-learner "
-            "need --engine rllib"
-        )
-    return bool(args.resume) and is_rllib_run(Path(args.resume))
-
-
-def train(args: argparse.Namespace) -> int:
-    from madiao_mao.training.distributed_evaluation import require_ray
-    from madiao_mao.training.rllib_engine.run import run_from_cli
-
-    require_ray()
-    run_from_cli(args)
-    return 0
 
 
 def evaluate(args: argparse.Namespace) -> int:

@@ -41,59 +41,14 @@ from madiao_mao.training.games import game_spec
 from madiao_mao.training.training_callback import log_evaluation
 
 from cardgame_core.files import atomic_write_json
+from training.config import TrainConfig, evaluation_interval
+from training.games import game_spec
+from training.rllib_engine.options import EngineOptions
+from training.training_callback import log_evaluation
 
 CHECKPOINT_DIR = "rllib_checkpoint"
 FINAL_MODEL = "final_model.pt"
 ENGINE = "rllib"
-
-
-@dataclasses.dataclass(frozen=True)
-class EngineOptions:
-    """Where and how wide the run samples."""
-
-    address: str | None = None
-    """A running Ray cluster to join (``ray start --head`` prints it); None: a local one."""
-    num_env_runners: int = 1
-    """Env-runner actors (0: sample in the driver)."""
-    envs_per_runner: int | None = None
-    """Games each runner steps together; None: the config's ``n_envs`` shared by the runners."""
-    num_learners: int = 0
-    """Learner actors (0: the one learner in the driver process; N > 1: data-parallel, torch DDP
-    over gloo, each updating on its N-th of every train batch)."""
-    cpus_per_learner: float = 1.0
-    """CPUs Ray reserves for each learner actor (a fraction lets learners share a core); a
-    learner actor runs on as many torch threads as whole CPUs it holds (at least one)."""
-
-    def games_per_runner(self, config: TrainConfig) -> int:
-        if self.envs_per_runner is not None:
-            return self.envs_per_runner
-        return max(1, config.n_envs // max(1, self.num_env_runners))
-
-    def check(self) -> None:
-        if (
-            isinstance(self.num_env_runners, bool)
-            or not isinstance(self.num_env_runners, int)
-            or self.num_env_runners < 0
-        ):
-            raise ValueError(f"num_env_runners must be an integer >= 0, got {self.num_env_runners!r}")
-        if self.envs_per_runner is not None and (
-            isinstance(self.envs_per_runner, bool)
-            or not isinstance(self.envs_per_runner, int)
-            or self.envs_per_runner < 1
-        ):
-            raise ValueError(f"envs_per_runner must be a positive integer, got {self.envs_per_runner!r}")
-        if (
-            isinstance(self.num_learners, bool)
-            or not isinstance(self.num_learners, int)
-            or self.num_learners < 0
-        ):
-            raise ValueError(f"num_learners must be an integer >= 0, got {self.num_learners!r}")
-        if (
-            isinstance(self.cpus_per_learner, bool)
-            or not isinstance(self.cpus_per_learner, (int, float))
-            or not 0 < self.cpus_per_learner < float("inf")
-        ):
-            raise ValueError(f"cpus_per_learner must be a number > 0, got {self.cpus_per_learner!r}")
 
 
 def is_rllib_run(run_dir: str | Path) -> bool:
@@ -501,31 +456,3 @@ def final_report(run_dir: str | Path, *, n_deals: int | None = None, verbose: bo
         )
     learner = exported_policy_agent(run_dir / FINAL_MODEL, name="learned")
     return write_final_report(run_dir, learner, speed_line, n_deals=n_deals, verbose=verbose)
-
-
-def run_from_cli(args: Any) -> Path:
-    """``madiao-mao train --engine rllib ...`` (or ``--resume`` of an RLlib run): train, then the
-    report unless ``--no-report``."""
-    from madiao_mao.training.config import train_config_from_args
-
-    options = EngineOptions(
-        address=args.address,
-        num_env_runners=args.num_env_runners,
-        envs_per_runner=args.envs_per_runner,
-        num_learners=args.num_learners,
-        cpus_per_learner=args.cpus_per_learner,
-    )
-    if args.resume:
-        run_dir = train_rllib(
-            resume=args.resume, options=options, total_timesteps=args.total_timesteps, quiet=args.no_progress
-        )
-    else:
-        config = train_config_from_args(args)
-        if args.imitate is None:
-            config = dataclasses.replace(config, imitate="none")
-        run_dir = train_rllib(config, options=options, quiet=args.no_progress)
-    print(f"run folder: {run_dir}")
-    if not args.no_report:
-        final_report(run_dir)
-        print(f"report written to {run_dir / 'report.md'}", file=sys.stdout)
-    return run_dir

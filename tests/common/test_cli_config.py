@@ -1,0 +1,193 @@
+"""The command line generated from the config dataclasses (issue 22): every ``TrainConfig`` field
+is a ``train`` flag with its docstring as help, ``--config FILE`` re-runs a saved config, one
+validation for the flags, the Python API and a file, ``agents`` and ``--version``."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import itertools
+import json
+import re
+import textwrap
+
+import pytest
+
+from agents.registry import MODEL_PREFIX, agent_names
+from cardgame_core.version import __version__
+from training.cli import build_parser, main
+from training.config import ConfigError, TrainConfig
+from training.games import GAME_DEFAULTS, GAME_SPECS
+from training.train_command import flag_name, parse_train_command
+
+#: Fields whose flag is not ``--field-name`` (a bool's pair reads better shorter).
+RENAMED_FLAGS = {"progress_bar": "--progress"}
+
+
+def _field_docstrings(cls: type) -> dict[str, str]:
+    """Each field's attribute docstring, read from the class's source."""
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+    docstrings = {}
+    for statement, following in itertools.pairwise(body):
+        if (
+            isinstance(statement, ast.AnnAssign)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            docstrings[statement.target.id] = following.value.value
+    return docstrings
+
+
+def _squeezed(text: str) -> str:
+    """``text`` without whitespace or box lines, so that wrapping a help column does not matter."""
+    return re.sub(r"[\s│]", "", text)
+
+
+def _stdout_of(argv: list[str], capsys) -> str:
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 0
+    return capsys.readouterr().out
+
+
+def _one_line_error(argv: list[str], capsys) -> str:
+    try:
+        status = main(argv)
+    except SystemExit as exit_:
+        status = exit_.code
+    captured = capsys.readouterr()
+    assert status == 2, captured
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert "Traceback" not in captured.err and "error: Error" not in captured.err
+    return lines[0]
+
+
+def test_every_config_field_is_a_train_flag_with_its_docstring_as_help(capsys):
+    help_text = _squeezed(_stdout_of(["train", "--help"], capsys))
+    docstrings = _field_docstrings(TrainConfig)
+    fields = [f.name for f in dataclasses.fields(TrainConfig)]
+    assert sorted(docstrings) == sorted(fields), "a TrainConfig field has no docstring"
+    for name in fields:
+        flag = RENAMED_FLAGS.get(name, flag_name(name))
+        first_line = docstrings[name].strip().splitlines()[0]
+        assert _squeezed(flag) in help_text, flag
+        assert _squeezed(first_line) in help_text, (name, first_line)
+
+
+def test_train_help_shows_each_games_default_of_a_field_left_to_the_game(capsys):
+    help_text = _squeezed(_stdout_of(["train", "--help"], capsys))
+    shown = "(defaultbygame:" + ";".join(
+        f"{game}:{GAME_DEFAULTS[game]['total_timesteps']}" for game in GAME_SPECS
+    )
+    assert shown in help_text
+
+
+def test_fields_the_old_command_line_could_not_set_are_flags_now():
+    flags = ["--gamma", "0.9", "--ent-coef", "0.02", "--net-arch", "64", "32", "--obs-type", "history"]
+    flags += ["--features", "flat", "--opponent-weights", "scripted", "0.5", "current", "0.5"]
+    flags += ["--pfsp-weighting", "variance", "--max-snapshots", "2", "--no-verbose"]
+    config = parse_train_command([*flags, "--env-kwargs", '{"stake": 2.0}']).train_config()
+    assert (config.gamma, config.ent_coef, config.net_arch) == (0.9, 0.02, (64, 32))
+    assert (config.obs_type, config.features, config.env_kwargs) == ("history", "flat", {"stake": 2.0})
+    assert config.opponent_weights == {"scripted": 0.5, "current": 0.5}
+    assert (config.pfsp_weighting, config.max_snapshots, config.verbose) == ("variance", 2, False)
+
+
+def test_a_saved_config_through_dash_dash_config_is_the_same_config_and_flags_override_it(tmp_path):
+    saved = TrainConfig(
+        game="mao",
+        seed=3,
+        n_envs=8,
+        n_steps=16,
+        net_arch=(32,),
+        exp_name="again",
+        scripted_opponents=("bayes",),
+    )
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(saved.to_json()))
+    assert parse_train_command(["--config", str(path)]).train_config() == saved
+    overridden = parse_train_command(["--config", str(path), "--seed", "5"]).train_config()
+    assert overridden == dataclasses.replace(saved, seed=5)
+    # The flag may come first too: the file gives the defaults, every flag given wins.
+    assert parse_train_command(["--seed", "5", "--config", str(path)]).train_config() == overridden
+
+
+def test_one_check_for_the_python_api_a_config_file_and_the_flags(tmp_path, capsys):
+    with pytest.raises(ConfigError, match="seed must be an integer >= 0, got -1") as raised:
+        TrainConfig(seed=-1)
+    assert raised.value.field == "seed"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"seed": -1}))
+    with pytest.raises(ValueError, match=rf"{re.escape(str(path))}: seed must be an integer >= 0"):
+        TrainConfig.from_file(path)
+    error = _one_line_error(["train", "--config", str(path)], capsys)
+    assert "seed must be an integer >= 0" in error and str(path) in error
+    assert "--seed: seed must be an integer >= 0, got -1" in _one_line_error(
+        ["train", "--seed", "-1"], capsys
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["train", "--n-envs", "many"], "--n-envs"),
+        (["train", "--no-such-flag"], "--no-such-flag"),
+        (["train", "--env-kwargs", "[1]"], "expected a JSON object"),
+        (["train", "--net-arch", "0"], "--net-arch"),
+        (["train", "--gamma", "inf"], "--gamma"),
+        (["train", "--game", "chess"], "--game"),
+        (["train", "--lr-schedule", "cosine"], "--lr-schedule"),
+        (["train", "--engine", "ray"], "--engine"),
+        (["train", "--config", "MISSING"], "no config file at"),
+        (["train", "--config", "NOT_JSON"], "cannot read the config file"),
+        (["train", "--config", "UNKNOWN_FIELD"], "unknown config fields: colour"),
+        (["train", "--config", "CONFIG", "--resume", "RUN"], "cannot be combined"),
+        (["agents", "--game", "chess"], "--game"),
+        (["agents", "--players", "3"], "--players"),
+    ],
+)
+def test_a_bad_train_or_agents_invocation_is_one_line_and_status_2(argv, named, tmp_path, capsys):
+    files = {
+        "MISSING": tmp_path / "missing.json",
+        "NOT_JSON": tmp_path / "not.json",
+        "UNKNOWN_FIELD": tmp_path / "unknown.json",
+        "CONFIG": tmp_path / "config.json",
+        "RUN": tmp_path / "run",
+    }
+    files["NOT_JSON"].write_text("{seed: 1")
+    files["UNKNOWN_FIELD"].write_text('{"colour": "red"}')
+    files["CONFIG"].write_text("{}")
+    argv = [str(files[word]) if word in files else word for word in argv]
+    assert named in _one_line_error(argv, capsys)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_agents_lists_every_agent_spec_of_each_game_one_line_each(capsys):
+    assert main(["agents"]) == 0
+    every_game = capsys.readouterr().out
+    for game in GAME_SPECS:
+        assert main(["agents", "--game", game]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        specs = [line.split()[0] for line in lines]
+        assert set(agent_names(game)) | {f"{MODEL_PREFIX}PATH"} <= set(specs), specs
+        assert all(len(line.split()) > 2 for line in lines)  # a description on every line
+        assert all(line in every_game.splitlines() for line in lines)
+        assert f"{game}:" in every_game.splitlines()
+
+
+def test_version_prints_the_distribution_version(capsys):
+    assert _stdout_of(["--version"], capsys).strip() == f"madiao-mao {__version__}"
+
+
+def test_every_flag_of_every_argparse_command_has_help_text():
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for name, command in commands.choices.items():
+        for action in command._actions:
+            if not isinstance(action, argparse._HelpAction):
+                assert action.help, f"{name} {'/'.join(action.option_strings) or action.dest} has no help"
+    assert "see 'play --help'" not in commands.choices["evaluate"].format_help()

@@ -1,0 +1,74 @@
+"""Where and how wide an RLlib run samples (``EngineOptions``): the ``--address``,
+``--num-env-runners``, ``--envs-per-runner``, ``--num-learners`` and ``--cpus-per-learner`` flags of
+``madiao-mao train --engine rllib``, generated from this dataclass. Kept apart from ``run`` so
+that the command line reads it without importing the trainer."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from training.config import ConfigError
+
+if TYPE_CHECKING:
+    from training.config import TrainConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineOptions:
+    """Where and how wide the run samples."""
+
+    address: str | None = None
+    """rllib: a running Ray cluster to join (``ray start --head`` prints it, or "auto"); None: a local
+    Ray instance for the run."""
+    num_env_runners: int = 1
+    """rllib: env-runner actors sampling games (0: sample in the driver)."""
+    envs_per_runner: int | None = None
+    """rllib: games each env runner steps together; None: the config's ``n_envs`` shared by the
+    runners."""
+    num_learners: int = 0
+    """rllib: learner actors (0: the one learner in the driver process; N > 1: data-parallel, torch DDP
+    over gloo, each updating on its N-th of every train batch)."""
+    cpus_per_learner: float = 1.0
+    """rllib: CPUs Ray reserves for each learner actor (a fraction lets learners share a core); a
+    learner actor runs on as many torch threads as whole CPUs it holds (at least one)."""
+
+    def games_per_runner(self, config: TrainConfig) -> int:
+        if self.envs_per_runner is not None:
+            return self.envs_per_runner
+        return max(1, config.n_envs // max(1, self.num_env_runners))
+
+    def check(self) -> None:
+        """Every option's value, checked; a bad one is a ConfigError naming it."""
+        if (
+            isinstance(self.num_env_runners, bool)
+            or not isinstance(self.num_env_runners, int)
+            or self.num_env_runners < 0
+        ):
+            raise ConfigError(
+                "num_env_runners", f"num_env_runners must be an integer >= 0, got {self.num_env_runners!r}"
+            )
+        if self.envs_per_runner is not None and (
+            isinstance(self.envs_per_runner, bool)
+            or not isinstance(self.envs_per_runner, int)
+            or self.envs_per_runner < 1
+        ):
+            raise ConfigError(
+                "envs_per_runner", f"envs_per_runner must be a positive integer, got {self.envs_per_runner!r}"
+            )
+        if (
+            isinstance(self.num_learners, bool)
+            or not isinstance(self.num_learners, int)
+            or self.num_learners < 0
+        ):
+            raise ConfigError(
+                "num_learners", f"num_learners must be an integer >= 0, got {self.num_learners!r}"
+            )
+        if (
+            isinstance(self.cpus_per_learner, bool)
+            or not isinstance(self.cpus_per_learner, (int, float))
+            or not 0 < self.cpus_per_learner < float("inf")
+        ):
+            raise ConfigError(
+                "cpus_per_learner", f"cpus_per_learner must be a number > 0, got {self.cpus_per_learner!r}"
+            )

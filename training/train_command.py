@@ -1,0 +1,132 @@
+"""``madiao-mao train``: its flags are generated (tyro) from ``TrainConfig`` and the engine's
+``EngineOptions``, so every config field is a flag whose help is the field's docstring, and the
+config's own check is the only validation.
+
+- ``--config FILE`` starts from a config saved as JSON (a run folder's ``config.json`` re-runs that
+  run); the flags given override its values;
+- ``--resume RUN_DIR`` continues an interrupted run with its own saved config;
+- ``--engine rllib`` trains with RLlib PPO (its options: ``training.rllib_engine.options``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Literal
+
+import tyro
+
+from training.cli_args import check_output_folder, parse_dataclass
+from training.config import ConfigError, TrainConfig
+from training.rllib_engine import cli as rllib_cli
+from training.rllib_engine.options import EngineOptions
+
+PROG = "madiao-mao train"
+
+
+@dataclass
+class TrainFlags(TrainConfig):
+    """A ``TrainConfig``'s fields as the flags give them, before the config fills in its game's
+    defaults and checks them (``TrainCommand.train_config``): tyro would report a failed check in
+    a box of its own; the command line reports it on one line, naming the flag."""
+
+    def __post_init__(self) -> None:
+        """Nothing yet: ``TrainCommand.train_config`` makes the checked config."""
+
+
+def flag_name(field_name: str) -> str:
+    """The flag of a config field, as tyro spells it."""
+    return "--" + field_name.replace("_", "-")
+
+
+@dataclass
+class TrainCommand:
+    """Self-play training (MaskablePPO, or RLlib PPO with --engine rllib), then an evaluation report.
+
+    Every flag below that is not about the command itself is a field of ``TrainConfig``
+    (training/config.py); a field whose default says "by game" takes its game's value."""
+
+    config: Annotated[str | None, tyro.conf.arg(metavar="FILE")] = None
+    """Start from the TrainConfig saved in this JSON file (a run folder's config.json re-runs that
+    run); the other flags given override its values."""
+    resume: Annotated[str | None, tyro.conf.arg(metavar="RUN_DIR")] = None
+    """Continue an interrupted run from its last checkpoint, with its own saved config
+    (--total-timesteps may raise its budget, --no-progress hides the bar; other flags are not
+    used)."""
+    no_report: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False
+    """Skip the final evaluation report."""
+    engine: Literal["sb3", "rllib"] = "sb3"
+    """sb3: MaskablePPO in this process; rllib: RLlib PPO with env runners on Ray
+    (docs/scaling-out.md); the options below marked rllib are its."""
+    settings: Annotated[TrainFlags, tyro.conf.OmitArgPrefixes, tyro.conf.arg(name="")] = field(
+        default_factory=TrainFlags
+    )
+    rllib: Annotated[EngineOptions, tyro.conf.OmitArgPrefixes, tyro.conf.arg(name="")] = field(
+        default_factory=EngineOptions
+    )
+
+    def train_config(self) -> TrainConfig:
+        """The checked config of a new run (a bad value is a ValueError naming its flag)."""
+        values = {f.name: getattr(self.settings, f.name) for f in dataclasses.fields(TrainConfig)}
+        if self.engine == "rllib" and values["imitate"] is None:
+            # The RLlib engine has no warm start: its default is PPO from a random policy.
+            values["imitate"] = "none"
+        return _named_by_flag(lambda: TrainConfig(**values))
+
+    def check_engine_options(self) -> None:
+        _named_by_flag(self.rllib.check)
+
+
+def _named_by_flag(make):
+    try:
+        return make()
+    except ConfigError as error:
+        if error.field is None:
+            raise
+        raise ValueError(f"{flag_name(error.field)}: {error}") from None
+
+
+def parse_train_command(argv: list[str]) -> TrainCommand:
+    """``madiao-mao train``'s flags; with ``--config FILE`` the file's values are the defaults the
+    other flags override (so the flags are read twice: once to find the file)."""
+    command = parse_dataclass(TrainCommand, argv, prog=PROG)
+    if command.config is None:
+        return command
+    if command.resume is not None:
+        raise ValueError("--config and --resume cannot be combined (a resumed run keeps its own config)")
+    saved = TrainConfig.from_file(command.config)
+    start = TrainCommand(
+        settings=TrainFlags(**{f.name: getattr(saved, f.name) for f in dataclasses.fields(TrainConfig)})
+    )
+    return parse_dataclass(TrainCommand, argv, prog=PROG, default=start)
+
+
+def command_train(argv: list[str]) -> int:
+    """``madiao-mao train ARGS``: train a run (or resume one), then write its report."""
+    command = parse_train_command(argv)
+    command.check_engine_options()
+    quiet = not command.settings.progress_bar
+    config = None if command.resume else command.train_config()
+    check_output_folder(command.settings.runs_dir, "--runs-dir")
+    if rllib_cli.uses_rllib(command.engine, command.rllib, command.resume):
+        from training.rllib_engine.run import final_report
+
+        run_dir = rllib_cli.train(
+            config,
+            command.rllib,
+            resume=command.resume,
+            total_timesteps=command.settings.total_timesteps,
+            quiet=quiet,
+        )
+    else:
+        from training.train import final_report, train
+
+        run_dir = train(
+            config, resume=command.resume, total_timesteps=command.settings.total_timesteps, quiet=quiet
+        )
+    print(f"run folder: {run_dir}")
+    if not command.no_report:
+        final_report(Path(run_dir))
+        print(f"report written to {Path(run_dir) / 'report.md'}")
+    return 0
