@@ -28,7 +28,7 @@ AGENT_DESCRIPTIONS = {
         "care, cooperation to two tricks",
         "search": "determinized Monte Carlo (PIMC) over the hidden cards; needs the env it plays in",
         f"{SEARCH_PREFIX}OPTIONS": "the search player with a budget, e.g. search:samples=32,policy=PATH "
-        "(agents.madiao_search)",
+        "(madiao_mao.agents.madiao.search)",
         "model": "the pretrained policy shipped in agents/pretrained",
         f"{MODEL_PREFIX}PATH": "a saved policy: a MaskablePPO .zip, or a .pt exported by the RLlib engine",
     },

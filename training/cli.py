@@ -13,7 +13,7 @@ madiao-mao replay game.json           # a recorded game (either game), move by m
 madiao-mao bench                      # python -m madiao_mao.benchmarks
 madiao-mao serve                      # play and replay both games in the browser (127.0.0.1:8000)
 
-`madiao-mao train` is generated from its config dataclass (``training.train_command``): every
+`madiao-mao train` is generated from its config dataclass (``madiao_mao.training.train_command``): every
 ``TrainConfig`` field is a flag; `madiao-mao COMMAND --help` describes each command's flags.
 
 Every user error (a bad option value, a missing or unreadable model or record, an output path
@@ -32,10 +32,7 @@ from pathlib import Path
 from typing import Annotated
 
 import tyro
-
-from cardgame_core.version import __version__
-from training import madiao_commands, mao_commands
-from training.cli_args import (
+from madiao_mao.training.cli_args import (
     OneLineArgumentParser,
     check_output_folder,
     non_negative_int,
@@ -44,9 +41,13 @@ from training.cli_args import (
     run_reporting_user_errors,
     seat_number,
 )
-from training.games import GAME_SPECS
-from training.rllib_engine import cli as rllib_cli
-from training.train_command import command_train
+from madiao_mao.training.games import GAME_SPECS
+from madiao_mao.training.madiao import commands as madiao_commands
+from madiao_mao.training.mao import commands as mao_commands
+from madiao_mao.training.rllib_engine import cli as rllib_cli
+from madiao_mao.training.train_command import command_train
+
+from cardgame_core.version import __version__
 
 GAMES = tuple(GAME_SPECS)
 #: Each game's evaluate, play, match and replay commands (modules with the same four functions).
@@ -79,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    # train and agents are parsed from their dataclasses and bench by python -m benchmarks: main()
+    # train and agents are parsed from their dataclasses and bench by python -m madiao_mao.benchmarks: main()
     # routes them before argparse sees them; they are here to be listed in --help.
     commands.add_parser(
         "train",
@@ -342,8 +343,8 @@ def command_bench(bench_args: list[str]) -> int:
 
 def command_agents(argv: list[str]) -> int:
     """``madiao-mao agents [--game GAME]``: every agent spec of each game, one line each."""
-    from agents.registry import agent_descriptions
-    from training.cli_args import parse_dataclass
+    from madiao_mao.agents.registry import agent_descriptions
+    from madiao_mao.training.cli_args import parse_dataclass
 
     command = parse_dataclass(AgentsCommand, argv, prog="madiao-mao agents")
     if command.game is not None and command.game not in GAMES:

@@ -4,7 +4,7 @@ its callback share (rollout size, where a run ends, the evaluation interval).
 Every field has a docstring, which is also its help text in ``madiao-mao train --help`` (the
 command line is generated from this dataclass by tyro; the ``Annotated`` marks below only shape
 how a field is shown there). A field left at None takes its game's value from the game's spec
-(``training.games.GAME_DEFAULTS``, with a one-line reason per default there). A bad value is a
+(``madiao_mao.training.games.GAME_DEFAULTS``, with a one-line reason per default there). A bad value is a
 ``ConfigError`` (a ValueError) naming the field, raised when the config is made: the Python API,
 the command line and a config file (``TrainConfig.from_file``) all reach this one check.
 """
@@ -23,9 +23,8 @@ from typing import Annotated, Any
 
 import numpy as np
 import tyro
-
-from training.games import GAME_SPECS, POLICY_FEATURES, features_error, game_spec
-from training.league import PFSP_WEIGHTINGS
+from madiao_mao.training.games import GAME_SPECS, POLICY_FEATURES, features_error, game_spec
+from madiao_mao.training.league import PFSP_WEIGHTINGS
 
 GAMES = tuple(GAME_SPECS)
 LR_SCHEDULES = ("constant", "linear")
@@ -55,7 +54,7 @@ def _shown(value: Any) -> str:
 
 def _game_default_hint(name: str) -> Any:
     """The help's default of a field whose default is its game's: each game's value, read from
-    ``training.games.GAME_SPECS`` when the help is printed ("derived": the docstring says how)."""
+    ``madiao_mao.training.games.GAME_SPECS`` when the help is printed ("derived": the docstring says how)."""
 
     def hint(_default: str) -> str:
         values = []
@@ -109,7 +108,7 @@ class TrainConfig:
     scripted player)."""
 
     game: Annotated[str, _flag(choices=tuple(GAME_SPECS))] = "madiao"
-    """Which game to train on (a game of ``training.games.GAME_SPECS``)."""
+    """Which game to train on (a game of ``madiao_mao.training.games.GAME_SPECS``)."""
     exp_name: str = "selfplay"
     """Experiment name, part of the run name."""
     seed: int = 1
@@ -130,7 +129,7 @@ class TrainConfig:
     lr_schedule: Annotated[str, _flag(choices=LR_SCHEDULES)] = "linear"
     """"constant", or "linear" (steadier final policy): decays by rollout over the run's real length
     (the budget rounded up to whole rollouts), each update at its rollout's starting rate, so the
-    last update still learns (``training.train.learning_rate_schedule``)."""
+    last update still learns (``madiao_mao.training.train.learning_rate_schedule``)."""
     gamma: Annotated[float | None, _flag(by_game="gamma")] = None
     """Discount; None: the game's default (undiscounted where only the end of a short episode pays,
     below 1 where a penalty follows the turn that earned it)."""
@@ -149,10 +148,10 @@ class TrainConfig:
     """What the MLPs read: "flat" (the observation); Madiao summary observations only, "cards"
     (plus unseen/boss card planes, ``madiao_mao.agents.madiao.features``); Mao only, "rules" (plus base-rule
     and recent-call card planes, which also reach the action layer directly: the policy
-    ``agents.mao_features.MaoRulePolicy``), "memory" (attention over a longer event window,
-    ``agents.mao_memory``) or "belief" (the rule planes and the seat's posterior over the secret
-    rules, a memory of the whole game: ``agents.mao_belief_inputs``, the policy
-    ``agents.mao_features.MaoBeliefPolicy``); None: the game's default."""
+    ``madiao_mao.agents.mao.features.MaoRulePolicy``), "memory" (attention over a longer event window,
+    ``madiao_mao.agents.mao.memory``) or "belief" (the rule planes and the seat's posterior over the secret
+    rules, a memory of the whole game: ``madiao_mao.agents.mao.belief_inputs``, the policy
+    ``madiao_mao.agents.mao.features.MaoBeliefPolicy``); None: the game's default."""
     obs_type: Annotated[str, _flag(by_game="obs_type")] = ""
     """Observation variant; "" picks the game's default (``GameSpec.obs_type``: Mao's secret rules,
     for example, can only be inferred from a history of public events)."""
@@ -165,10 +164,10 @@ class TrainConfig:
     held-out evaluation measures)."""
     mao_hand_card_reward: Annotated[float | None, _flag(by_game="mao_hand_card_reward")] = None
     """Mao: the learner's reward per card its hand shrinks by (minus per card it grows by) in
-    training games (``training.opponents.HandSizeReward``): without it, drawing instead of playing
+    training games (``madiao_mao.training.opponents.HandSizeReward``): without it, drawing instead of playing
     is a free way to avoid calls. None: the game's default (0 where it has no use)."""
     imitate: Annotated[str | None, _flag(by_game="imitate")] = None
-    """Warm start (``training.imitation``): a scripted agent (name as in ``agents.registry``) plays
+    """Warm start (``madiao_mao.training.imitation``): a scripted agent (name as in ``madiao_mao.agents.registry``) plays
     the learner's seat of the training env for ``imitation_decisions`` decisions and the fresh
     policy is fitted to its moves (and its value head to the returns) before PPO starts; "none":
     PPO from a random policy. None: the game's default (Mao's is its Bayesian rule-inference
@@ -183,7 +182,7 @@ class TrainConfig:
     to test the policy on rules it never met), "all" (any library rule) or "none" (no secret rule
     at the start; rules then come only from round winners)."""
     scripted_opponents: Annotated[tuple[str, ...] | None, _flag(by_game="scripted_opponents")] = None
-    """Scripted agents in the opponent pool (names as in ``agents.registry``; a name listed twice
+    """Scripted agents in the opponent pool (names as in ``madiao_mao.agents.registry``; a name listed twice
     fills twice the scripted slots); None: the game's default."""
     opponent_weights: Annotated[dict[str, float] | None, _flag(by_game="opponent_weights")] = None
     """Probability weights of the opponent kinds per opponent seat ("scripted", "snapshot",
@@ -219,7 +218,7 @@ class TrainConfig:
     Only the learner's seat is trained.
     """
     league_anchors: Annotated[tuple[str, ...] | None, _flag(by_game="league_anchors")] = None
-    """League mode: the fixed members, by ``agents.registry`` name or ``model:PATH`` (a frozen
+    """League mode: the fixed members, by ``madiao_mao.agents.registry`` name or ``model:PATH`` (a frozen
     policy: a model from another run, or an exploiter of this one trained by ``madiao-mao
     exploit``, which then stays in the league so the main agent keeps answering it); None: the
     game's default (Madiao's leaves out the search player, which plays about 220 decisions per
@@ -398,7 +397,7 @@ class TrainConfig:
             self.league_anchors = tuple(self.league_anchors)
             if not self.league_anchors:
                 raise ConfigError("league_anchors", "league_anchors must name at least one scripted agent")
-            from agents.registry import MODEL_PREFIX, agent_names
+            from madiao_mao.agents.registry import MODEL_PREFIX, agent_names
 
             names = agent_names(self.game)
             for name in self.league_anchors:

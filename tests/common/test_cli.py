@@ -152,7 +152,7 @@ def test_train_tiny_budget_then_report(tmp_path):
     (run_dir,) = tmp_path.iterdir()
     assert run_dir.name.startswith("madiao__selfplay__1__")
     # The run's own config.json through --config is the run's config again.
-    from training.train_command import parse_train_command
+    from madiao_mao.training.train_command import parse_train_command
 
     rerun = parse_train_command(["--config", str(run_dir / "config.json")]).train_config()
     assert rerun == parse_train_command(flags).train_config()

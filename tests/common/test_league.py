@@ -525,7 +525,7 @@ def test_league_section_of_the_report_prints_the_payoff_table(tmp_path):
 
 
 def test_cli_opponents_flag_selects_the_trainer_and_each_game_has_its_default():
-    from training.train_command import parse_train_command
+    from madiao_mao.training.train_command import parse_train_command
 
     def config(*flags: str):
         return parse_train_command(list(flags)).train_config()
@@ -539,7 +539,7 @@ def test_cli_opponents_flag_selects_the_trainer_and_each_game_has_its_default():
 
 
 def test_cli_minibatch_and_learning_rate_default_per_game():
-    from training.train_command import parse_train_command
+    from madiao_mao.training.train_command import parse_train_command
 
     def config(*flags: str):
         return parse_train_command(list(flags)).train_config()

@@ -95,7 +95,7 @@ def test_a_project_with_its_own_agents_and_training_folders_imports_the_installe
         textwrap.dedent(
             """
             import agents, training
-            from agents.registry import make_agent as their_agent
+            from madiao_mao.agents.registry import make_agent as their_agent
             from madiao_mao.agents.registry import make_agent
             import madiao_env, madiao_mao
 

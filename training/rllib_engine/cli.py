@@ -7,14 +7,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from training.config import TrainConfig
-from training.rllib_engine.options import EngineOptions
+from madiao_mao.training.config import TrainConfig
+from madiao_mao.training.rllib_engine.options import EngineOptions
 
 
 def uses_rllib(engine: str, options: EngineOptions, resume: str | None) -> bool:
     """Whether ``train`` runs on RLlib: asked for, or resuming a run RLlib trained; RLlib options
     given to the SB3 engine are an error (they would change nothing)."""
-    from training.rllib_engine.run import is_rllib_run
+    from madiao_mao.training.rllib_engine.run import is_rllib_run
 
     if engine == "rllib":
         return True
@@ -34,9 +34,9 @@ def train(
     total_timesteps: int | None,
     quiet: bool,
 ) -> Path:
-    """An RLlib run (``training.rllib_engine.run.train_rllib``), after checking that Ray is here."""
-    from training.distributed_evaluation import require_ray
-    from training.rllib_engine.run import train_rllib
+    """An RLlib run (``madiao_mao.training.rllib_engine.run.train_rllib``), after checking that Ray is here."""
+    from madiao_mao.training.distributed_evaluation import require_ray
+    from madiao_mao.training.rllib_engine.run import train_rllib
 
     require_ray()
     return train_rllib(config, resume, options=options, total_timesteps=total_timesteps, quiet=quiet)

@@ -8,10 +8,10 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from training.config import ConfigError
+from madiao_mao.training.config import ConfigError
 
 if TYPE_CHECKING:
-    from training.config import TrainConfig
+    from madiao_mao.training.config import TrainConfig
 
 
 @dataclasses.dataclass(frozen=True)

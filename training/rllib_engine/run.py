@@ -38,13 +38,10 @@ from typing import Any
 import numpy as np
 from madiao_mao.training.config import TrainConfig, evaluation_interval
 from madiao_mao.training.games import game_spec
+from madiao_mao.training.rllib_engine.options import EngineOptions
 from madiao_mao.training.training_callback import log_evaluation
 
 from cardgame_core.files import atomic_write_json
-from training.config import TrainConfig, evaluation_interval
-from training.games import game_spec
-from training.rllib_engine.options import EngineOptions
-from training.training_callback import log_evaluation
 
 CHECKPOINT_DIR = "rllib_checkpoint"
 FINAL_MODEL = "final_model.pt"
