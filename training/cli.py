@@ -35,7 +35,7 @@ from training.cli_args import (
     run_reporting_user_errors,
     seat_number,
 )
-from training.rllib_engine import cli as rllib_cli
+from training.rllib import cli as rllib_cli
 
 #: Each game's evaluate, play, match and replay commands (modules with the same four functions).
 GAME_COMMANDS = {"madiao": madiao_commands, "mao": mao_commands}
@@ -327,7 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def command_train(args: argparse.Namespace) -> int:
     from training.config import train_config_from_args
-    from training.train import final_report, train
+    from training.sb3.train import final_report, train
 
     check_output_folder(args.runs_dir, "--runs-dir")
     if rllib_cli.uses_rllib(args):

@@ -70,7 +70,7 @@ class TrainConfig:
     lr_schedule: str = "linear"
     """"constant", or "linear" (steadier final policy): decays by rollout over the run's real length
     (the budget rounded up to whole rollouts), each update at its rollout's starting rate, so the
-    last update still learns (``training.train.learning_rate_schedule``)."""
+    last update still learns (``training.sb3.model.learning_rate_schedule``)."""
     gamma: float | None = None
     """Discount; None: the game's default (Madiao 1, since a hand is short and only its settlement
     pays; Mao 0.99, since an episode is long and a penalty follows the turn that earned it)."""
@@ -105,11 +105,11 @@ class TrainConfig:
     held-out evaluation measures)."""
     mao_hand_card_reward: float | None = None
     """Mao: the learner's reward per card its hand shrinks by (minus per card it grows by) in
-    training games (``training.opponents.HandSizeReward``): without it, drawing instead of playing
+    training games (``training.sb3.wrappers.HandSizeReward``): without it, drawing instead of playing
     is a free way to avoid calls. None: the game's default (0.2 for Mao; Madiao has no use for
     it)."""
     imitate: str | None = None
-    """Warm start (``training.imitation``): a scripted agent (name as in ``agents.registry``) plays
+    """Warm start (``training.sb3.imitation``): a scripted agent (name as in ``agents.registry``) plays
     the learner's seat of the training env for ``imitation_decisions`` decisions and the fresh
     policy is fitted to its moves (and its value head to the returns) before PPO starts; "none":
     PPO from a random policy. None: the game's default ("none" for Madiao; "bayes", the Bayesian

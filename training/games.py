@@ -1,6 +1,6 @@
 """What the trainer does differently per game, as one table: a ``GameSpec`` per game.
 
-``training.train`` and ``training.training_callback`` never branch on the game's name: they look
+``training.sb3.train`` and ``training.sb3.callback`` never branch on the game's name: they look
 its spec up (``game_spec(config.game)``) and call what it holds. A spec gives
 
 - ``defaults``: the ``TrainConfig`` fields a game sets differently (a field left at None takes
@@ -82,7 +82,7 @@ def _mao_belief_policy() -> tuple[Any, dict[str, Any]]:
 def _mao_belief_learner_env(venv, vector_env):
     # The learner's seat keeps its posterior over the secret rules; the policy reads it.
     from agents.mao_agents import posterior_options
-    from training.opponents import BeliefObservations
+    from training.sb3.wrappers import BeliefObservations
 
     return BeliefObservations(venv, posterior_options(vector_env.options))
 
@@ -237,7 +237,7 @@ def _mao_hand_size_reward(venv, config: TrainConfig):
     if not config.mao_hand_card_reward:
         return venv
     from mao_env import cards, core
-    from training.opponents import HandSizeReward
+    from training.sb3.wrappers import HandSizeReward
 
     hand = slice(core.OFF_HAND, core.OFF_HAND + cards.N_CARD_TYPES)
     return HandSizeReward(venv, config.mao_hand_card_reward, hand)

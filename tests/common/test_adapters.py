@@ -15,7 +15,7 @@ from gymnasium.utils.env_checker import check_env
 
 from cardgame_core.adapters import SingleAgentCardEnv
 from cardgame_core.aec import IllegalActionError
-from training.sb3_adapter import LearnerVecEnv
+from training.sb3.adapter import LearnerVecEnv
 
 _spec = importlib.util.spec_from_file_location("toy_game", pathlib.Path(__file__).with_name("toy_game.py"))
 toy = importlib.util.module_from_spec(_spec)

@@ -86,10 +86,14 @@ def _branches_on_a_game_name(path: Path) -> list[str]:
 @pytest.mark.parametrize(
     "module",
     [
-        "train",
-        "training_callback",
+        "run_folder",
+        "sb3/train",
+        "sb3/model",
+        "sb3/callback",
+        "sb3/imitation",
+        "rllib/run",
+        "rllib/runner",
         "config",
-        "imitation",
         "opponents",
         "cli",
         "madiao_commands",
@@ -148,7 +152,8 @@ def test_a_run_default_dict_is_a_copy_of_the_table():
 def test_policy_features_come_from_the_features_table():
     from agents.madiao_features import MadiaoCardFeatures
     from agents.mao_features import MaoBeliefPolicy, MaoRulePolicy
-    from training.train import TrainConfig, policy_class, policy_kwargs
+    from training.config import TrainConfig
+    from training.sb3.model import policy_class, policy_kwargs
 
     madiao = TrainConfig()
     assert policy_class(madiao) == "MlpPolicy"
@@ -170,7 +175,7 @@ def test_train_and_final_report_use_the_games_spec(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
     from tests.common.test_training import ToyVectorEnv
     from training import games
-    from training import train as train_module
+    from training.sb3 import train as train_module
 
     calls: dict[str, int] = {"env": 0, "evaluate": 0, "role": 0}
 
@@ -216,7 +221,7 @@ def test_train_and_final_report_use_the_games_spec(tmp_path, monkeypatch):
 def test_python_m_training_train_exits_with_the_clis_code(tmp_path):
     missing = tmp_path / "no_such_run"
     result = subprocess.run(
-        [sys.executable, "-m", "training.train", "--resume", str(missing), "--runs-dir", str(tmp_path)],
+        [sys.executable, "-m", "training.sb3.train", "--resume", str(missing), "--runs-dir", str(tmp_path)],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 from agents.base import Agent, RandomAgent
-from training.opponents import OpponentPool, TimedVectorEnv, share_slots
-from training.sb3_adapter import LearnerVecEnv
+from training.config import TrainConfig
+from training.learner_games import TimedVectorEnv
+from training.opponents import OpponentPool, share_slots
+from training.sb3.adapter import LearnerVecEnv
 
 N_PLAYERS = 4
 N_ACTIONS = 3
@@ -229,12 +231,12 @@ def _toy_training_config(train_module, tmp_path, monkeypatch, **overrides):
         "progress_bar": False,
         "verbose": False,
     }
-    return train_module.TrainConfig(**{**options, **overrides})
+    return TrainConfig(**{**options, **overrides})
 
 
 def test_training_checkpoint_and_resume(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
-    from training import train as train_module
+    from training.sb3 import train as train_module
 
     config = _toy_training_config(train_module, tmp_path, monkeypatch, imitate="none", total_timesteps=256)
     run_dir = train_module.train(config)
@@ -261,7 +263,6 @@ def test_training_checkpoint_and_resume(tmp_path, monkeypatch):
 
 
 def test_config_rejects_bad_values():
-    from training.train import TrainConfig
 
     with pytest.raises(ValueError, match="game must be one of"):
         TrainConfig(game="chess")
@@ -288,7 +289,7 @@ def test_config_rejects_bad_values():
 def test_mao_training_games_start_with_one_rule_never_a_held_out_one():
     from mao_env import rules as rule_library
     from training.mao_evaluation import DISCOVERABLE_RULES, HELD_OUT_RULES, TRAINING_RULES
-    from training.train import TrainConfig, make_vector_env
+    from training.sb3.train import make_vector_env
 
     assert set(HELD_OUT_RULES) | set(TRAINING_RULES) == set(range(rule_library.N_RULES))
     assert not set(HELD_OUT_RULES) & set(TRAINING_RULES)
@@ -309,7 +310,7 @@ def test_mao_training_games_start_with_one_rule_never_a_held_out_one():
 
 
 def test_linear_learning_rate_decays_by_rollout_and_stays_positive():
-    from training.train import TrainConfig, learning_rate_schedule
+    from training.sb3.model import learning_rate_schedule
 
     # 20,000 steps run three rollouts of 8,192 (24,576 steps): SB3's progress after each rollout
     # is 2/3, 1/3 and 0, and each update runs at the rate of its rollout's start.
@@ -325,7 +326,7 @@ def _toy_learner_env(n_envs: int = 8, seed: int = 0) -> LearnerVecEnv:
 
 
 def test_teacher_decisions_carry_the_returns_that_followed_them():
-    from training.imitation import collect_teacher_decisions
+    from training.sb3.imitation import collect_teacher_decisions
 
     venv = _toy_learner_env()
     data = collect_teacher_decisions(venv, FirstLegalAgent(), 400, gamma=1.0)
@@ -352,7 +353,7 @@ def test_policy_fitted_to_a_teacher_plays_its_moves():
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from training.imitation import collect_teacher_decisions, fit_policy
+    from training.sb3.imitation import collect_teacher_decisions, fit_policy
 
     class LastLegalAgent(Agent):
         def act(self, observation, action_mask):
@@ -374,7 +375,7 @@ def test_policy_fitted_to_a_teacher_plays_its_moves():
 
 def test_training_starts_from_the_teacher_once(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
-    from training import train as train_module
+    from training.sb3 import train as train_module
 
     config = _toy_training_config(
         train_module, tmp_path, monkeypatch, imitate="random", imitation_decisions=64, imitation_epochs=1
@@ -396,16 +397,16 @@ def test_training_starts_from_the_teacher_once(tmp_path, monkeypatch):
         )
     monkeypatch.undo()
     with pytest.raises(ValueError, match="imitate must be 'none' or a mao agent"):
-        train_module.TrainConfig(game="mao", imitate="grandmaster")
-    assert train_module.TrainConfig().imitate == "none"
-    assert train_module.TrainConfig(game="mao").imitate == "bayes"
+        TrainConfig(game="mao", imitate="grandmaster")
+    assert TrainConfig().imitate == "none"
+    assert TrainConfig(game="mao").imitate == "bayes"
 
 
 def test_hand_size_reward_pays_for_every_card_shed():
     from agents.registry import make_agent
     from mao_env import cards, core
     from mao_env.vector import MaoVectorEnv
-    from training.opponents import HandSizeReward
+    from training.sb3.wrappers import HandSizeReward
 
     def learner_env():
         vector_env = MaoVectorEnv(16, obs_type="history", penalty_card_reward=-1.0)
@@ -441,7 +442,7 @@ def test_training_is_reproducible_with_its_own_policy_among_the_opponents(tmp_pa
     import torch
     from sb3_contrib import MaskablePPO
 
-    from training import train as train_module
+    from training.sb3 import train as train_module
 
     policies = []
     for attempt in range(2):
@@ -461,13 +462,14 @@ def test_training_is_reproducible_with_its_own_policy_among_the_opponents(tmp_pa
 
 
 def _forgetful_bayes(monkeypatch):
-    """Make ``bayes`` an agent that keeps a memory per game but takes no row keys."""
-    import agents.registry
+    """Make ``bayes`` an agent that keeps a memory per game but takes no row keys, where the
+    trainer's opponents are made (``training.opponents.scripted_agents``)."""
     from tests.common.toy_game import MemoryWithoutKeys
+    from training import opponents
 
-    original = agents.registry.make_agent
+    original = opponents.make_agent
 
     def make_agent(name, game="madiao", *, seed=None, env=None):
         return MemoryWithoutKeys() if name == "bayes" else original(name, game, seed=seed, env=env)
 
-    monkeypatch.setattr(agents.registry, "make_agent", make_agent)
+    monkeypatch.setattr(opponents, "make_agent", make_agent)

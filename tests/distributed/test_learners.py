@@ -53,7 +53,7 @@ def test_two_learners_update_in_step_and_their_checkpoint_restores(cluster, tmp_
     algorithm, which trains on."""
     import ray
 
-    from training.rllib_engine.config import ppo_config
+    from training.rllib.config import ppo_config
 
     config = small_config(tmp_path)
 
@@ -137,7 +137,7 @@ def test_cli_refuses_a_bad_learner_option_in_one_line(tmp_path, capsys, argument
 )
 def test_engine_options_refuse_bad_learner_settings_before_any_run(tmp_path, options, message):
     """``train_rllib`` checks its options first: a ValueError naming the setting, no run folder."""
-    from training.rllib_engine.run import EngineOptions, train_rllib
+    from training.rllib.run import EngineOptions, train_rllib
 
     with pytest.raises(ValueError, match=message):
         train_rllib(small_config(tmp_path), options=EngineOptions(**options))

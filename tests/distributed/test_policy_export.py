@@ -20,7 +20,7 @@ pytestmark = pytest.mark.distributed
 
 @pytest.fixture(scope="module")
 def module(rllib):
-    from training.rllib_engine.config import ppo_config
+    from training.rllib.config import ppo_config
 
     config = TrainConfig(game="madiao", opponents="pool", imitate="none", torch_threads=1)
     algo_config = ppo_config(
@@ -31,7 +31,7 @@ def module(rllib):
 
 
 def random_inputs(module, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    from training.rllib_engine.module import MASK_KEY, OBS_KEY
+    from training.rllib.module import MASK_KEY, OBS_KEY
 
     space = module.observation_space_with_mask
     generator = torch.Generator().manual_seed(seed)
@@ -44,7 +44,7 @@ def random_inputs(module, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor
 def module_logits(module, observations, masks) -> torch.Tensor:
     from ray.rllib.core.columns import Columns
 
-    from training.rllib_engine.module import MASK_KEY, OBS_KEY
+    from training.rllib.module import MASK_KEY, OBS_KEY
 
     with torch.no_grad():
         batch = {Columns.OBS: {OBS_KEY: observations, MASK_KEY: masks}}
@@ -55,7 +55,7 @@ def test_program_export_plays_the_module_without_a_deprecation_warning(module):
     from ray.rllib.utils.torch_utils import FLOAT_MIN
 
     from agents.exported_policy import is_policy_program, load_policy
-    from training.rllib_engine.module import export_policy_program
+    from training.rllib.module import export_policy_program
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
@@ -77,7 +77,7 @@ def _torchscript_of_an_older_run(module, meta: dict) -> bytes:
     import json
 
     from agents.exported_policy import FORMAT
-    from training.rllib_engine.module import MASK_KEY, OBS_KEY, _PolicyOnly
+    from training.rllib.module import MASK_KEY, OBS_KEY, _PolicyOnly
 
     space = module.observation_space_with_mask
     obs_dim, n_actions = int(space[OBS_KEY].shape[0]), int(space[MASK_KEY].shape[0])
@@ -115,8 +115,8 @@ def test_load_policy_refuses_what_is_no_exported_policy(module):
 
 def test_snapshot_opponents_play_a_program_as_its_module(module):
     """A runner's snapshot opponent made from program bytes sees the module's own logits."""
-    from training.rllib_engine.module import export_policy_program
-    from training.rllib_engine.runner import exported_logits
+    from training.rllib.module import export_policy_program
+    from training.rllib.runner import exported_logits
 
     logits = exported_logits(export_policy_program(module, {}))
     observations, masks = random_inputs(module, 9, seed=1)

@@ -104,7 +104,7 @@ def test_card_features_mark_unseen_cards_and_bosses():
 
 def test_exported_policy_is_slim_and_plays_the_same(tmp_path):
     from madiao_env.vector import MadiaoVectorEnv
-    from training.train import export_policy
+    from training.sb3.model import export_policy
 
     path = export_policy(PRETRAINED_MADIAO, tmp_path / "copy.zip")
     copy = LearnedPolicyAgent(path)

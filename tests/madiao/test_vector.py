@@ -15,7 +15,7 @@ from agents.base import RandomAgent
 from cardgame_core.aec import IllegalActionError
 from madiao_env import cards, core, madiao_v0
 from madiao_env.vector import MadiaoVectorEnv
-from training.sb3_adapter import LearnerVecEnv
+from training.sb3.adapter import LearnerVecEnv
 
 AGENTS = [f"player_{seat}" for seat in range(4)]
 

@@ -113,8 +113,8 @@ def _hand_kept_inputs(posteriors: dict, key, observation, mask, options) -> np.n
 
 def test_the_learner_wrapper_follows_each_games_posterior():
     from mao_env.vector import MaoVectorEnv
-    from training.opponents import BeliefObservations
-    from training.sb3_adapter import LearnerVecEnv
+    from training.sb3.adapter import LearnerVecEnv
+    from training.sb3.wrappers import BeliefObservations
 
     vector_env = MaoVectorEnv(6, seed=1, rule_pool=(0, 5, 19, 23))
     options = posterior_options(vector_env.options)
@@ -150,7 +150,7 @@ def belief_run(tmp_path_factory):
     and the live policy, the last two playing through the keyed belief agent)."""
     pytest.importorskip("sb3_contrib")
     from training.config import TrainConfig
-    from training.train import train
+    from training.sb3.train import train
 
     config = TrainConfig(
         game="mao",

@@ -133,7 +133,7 @@ def test_rule_policy_feeds_the_planes_to_the_action_layer_and_round_trips(tmp_pa
     from agents.learned import LearnedPolicyAgent
     from agents.mao_features import MaoRulePolicy
     from mao_env.vector import MaoVectorEnv
-    from training.sb3_adapter import LearnerVecEnv
+    from training.sb3.adapter import LearnerVecEnv
 
     venv = LearnerVecEnv(MaoVectorEnv(4, seed=0, rule_pool=[1, 2, 3]), [RandomAgent(seed=1)])
     model = sb3_contrib.MaskablePPO(

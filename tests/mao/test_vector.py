@@ -14,7 +14,7 @@ from mao_env import rules as rule_library
 from mao_env.env import raw_env
 from mao_env.vector import MaoVectorEnv
 from tests.mao.mao_helpers import scenario
-from training.sb3_adapter import LearnerVecEnv
+from training.sb3.adapter import LearnerVecEnv
 
 
 def _random_actions(rng: np.random.Generator, masks: np.ndarray, skip: float = 0.0) -> np.ndarray:

@@ -31,7 +31,7 @@ from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
 from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
 
-from training.rllib_engine.module import MASK_KEY, OBS_KEY
+from training.rllib.module import MASK_KEY, OBS_KEY
 
 #: The module outputs kept per step in the episodes (what PPO's learner connectors read).
 EXTRA_OUTPUTS = (Columns.ACTION_LOGP, Columns.ACTION_DIST_INPUTS)

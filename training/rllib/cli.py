@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from training.cli_args import non_negative_int, positive_float, positive_int
+from training.distributed_evaluation import evaluate_command, require_ray
 
 
 def add_train_options(train: argparse.ArgumentParser) -> None:
@@ -64,7 +65,8 @@ def add_evaluate_options(evaluate: argparse.ArgumentParser) -> None:
 
 def uses_rllib(args: argparse.Namespace) -> bool:
     """Whether ``train`` runs on RLlib: asked for, or resuming a run RLlib trained."""
-    from training.rllib_engine.run import is_rllib_run
+    # The engine's run module imports torch and SB3: not with the parser (training.cli imports this).
+    from training.rllib.run import is_rllib_run
 
     if args.engine == "rllib":
         return True
@@ -83,8 +85,7 @@ def uses_rllib(args: argparse.Namespace) -> bool:
 
 
 def train(args: argparse.Namespace) -> int:
-    from training.distributed_evaluation import require_ray
-    from training.rllib_engine.run import run_from_cli
+    from training.rllib.run import run_from_cli  # torch, SB3 (see uses_rllib)
 
     require_ray()
     run_from_cli(args)
@@ -92,6 +93,4 @@ def train(args: argparse.Namespace) -> int:
 
 
 def evaluate(args: argparse.Namespace) -> int:
-    from training.distributed_evaluation import evaluate_command
-
     return evaluate_command(args)
