@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import Agent
 from cardgame_core.adapters import check_learner_seat
 from cardgame_core.jit import compiled_for, njit
 from cardgame_core.vector import NO_ACTION, VectorCardEnv, VectorStep
@@ -48,8 +49,6 @@ EPISODE_WITHOUT_LEARNER_ENDED = 2
 def keeps_game_memory(agent: Any) -> bool:
     """Whether ``agent`` remembers each ``act_batch`` row's game: it has a ``reset_rows`` of its
     own (the base ``Agent.reset_rows`` is a no-op)."""
-    from agents.base import Agent
-
     reset_rows = getattr(type(agent), "reset_rows", None)
     return callable(reset_rows) and reset_rows is not Agent.reset_rows
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Logger
+from tqdm import tqdm
 
 from training.config import TrainConfig, evaluation_interval, steps_at_end
 from training.games import game_spec
@@ -84,8 +85,6 @@ class TrainingCallback(BaseCallback):
         self.eval_every = evaluation_interval(config)
         self.next_eval = (steps // self.eval_every + 1) * self.eval_every if self.eval_every else None
         if config.progress_bar:
-            from tqdm import tqdm
-
             # The bar ends where PPO does (the budget rounded up to whole rollouts) and shows one
             # speed, the run's learner steps/s (tqdm's own rate is left out of the format).
             self.bar = tqdm(
