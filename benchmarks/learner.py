@@ -34,8 +34,10 @@ CEILING_BATCH = 8192
 def default_model(seed: int = 0):
     """The default training run's model, on its batched env with heuristic opponents."""
     from madiao_mao.training.config import TrainConfig
-    from madiao_mao.training.sb3_adapter import LearnerVecEnv
-    from madiao_mao.training.train import make_model, make_vector_env, scripted_agents
+    from madiao_mao.training.opponents import scripted_agents
+    from madiao_mao.training.sb3.adapter import LearnerVecEnv
+    from madiao_mao.training.sb3.model import make_model
+    from madiao_mao.training.sb3.train import make_vector_env
 
     config = TrainConfig(seed=seed)
     vector_env = make_vector_env(config, config.n_envs, seed=seed)

@@ -53,7 +53,8 @@ def _config():
 def _sb3(seconds: float) -> tuple[float, float]:
     """SB3 rollout-collection and learner throughput (learner steps/s)."""
     import torch
-    from madiao_mao.training.train import Run, build_env, build_opponents, learning_rate_schedule
+    from madiao_mao.training.sb3.model import learning_rate_schedule
+    from madiao_mao.training.sb3.train import Run, build_env, build_opponents
     from sb3_contrib import MaskablePPO
 
     config = _config()
@@ -96,8 +97,8 @@ def _sb3(seconds: float) -> tuple[float, float]:
 def _rllib_local_sampling(seconds: float, *, bulk: bool = True) -> float:
     """One ``CardGameEnvRunner`` in this process: learner steps/s of ``sample``, with the
     runner's bulk sampler or (``bulk=False``) RLlib's generic loop."""
-    from madiao_mao.training.rllib_engine.config import ppo_config
-    from madiao_mao.training.rllib_engine.runner import CardGameEnvRunner
+    from madiao_mao.training.rllib.config import ppo_config
+    from madiao_mao.training.rllib.runner import CardGameEnvRunner
 
     config = _config()
     algo_config = ppo_config(
@@ -134,7 +135,7 @@ def _rllib_learners(seconds: float, learners: int) -> float:
     holds ``(CPUs - 1) / learners`` CPUs (at most one, one torch thread), so that all fit beside
     the runner: on a small machine the rows measure the actors' overhead (the episodes sent to
     them, DDP's all-reduce over gloo), not scaling."""
-    from madiao_mao.training.rllib_engine.config import ppo_config
+    from madiao_mao.training.rllib.config import ppo_config
 
     config = _config()
     cpus = os.cpu_count() or 1
@@ -156,7 +157,7 @@ def _rllib_cluster(seconds: float, runners: int, *, learner: bool) -> tuple[floa
     """``runners`` env-runner actors sampling in parallel (aggregate learner steps/s), and (if
     ``learner``) the steps/s of the learner in the driver (``num_learners=0``) over training
     iterations."""
-    from madiao_mao.training.rllib_engine.config import ppo_config
+    from madiao_mao.training.rllib.config import ppo_config
 
     config = _config()
     algo = ppo_config(

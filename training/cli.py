@@ -44,7 +44,7 @@ from madiao_mao.training.cli_args import (
 from madiao_mao.training.games import GAME_SPECS
 from madiao_mao.training.madiao import commands as madiao_commands
 from madiao_mao.training.mao import commands as mao_commands
-from madiao_mao.training.rllib_engine import cli as rllib_cli
+from madiao_mao.training.rllib import cli as rllib_cli
 from madiao_mao.training.train_command import command_train
 
 from cardgame_core.version import __version__

@@ -129,7 +129,7 @@ class TrainConfig:
     lr_schedule: Annotated[str, _flag(choices=LR_SCHEDULES)] = "linear"
     """"constant", or "linear" (steadier final policy): decays by rollout over the run's real length
     (the budget rounded up to whole rollouts), each update at its rollout's starting rate, so the
-    last update still learns (``madiao_mao.training.train.learning_rate_schedule``)."""
+    last update still learns (``madiao_mao.training.sb3.model.learning_rate_schedule``)."""
     gamma: Annotated[float | None, _flag(by_game="gamma")] = None
     """Discount; None: the game's default (undiscounted where only the end of a short episode pays,
     below 1 where a penalty follows the turn that earned it)."""
@@ -164,10 +164,10 @@ class TrainConfig:
     held-out evaluation measures)."""
     mao_hand_card_reward: Annotated[float | None, _flag(by_game="mao_hand_card_reward")] = None
     """Mao: the learner's reward per card its hand shrinks by (minus per card it grows by) in
-    training games (``madiao_mao.training.opponents.HandSizeReward``): without it, drawing instead of playing
+    training games (``madiao_mao.training.sb3.wrappers.HandSizeReward``): without it, drawing instead of playing
     is a free way to avoid calls. None: the game's default (0 where it has no use)."""
     imitate: Annotated[str | None, _flag(by_game="imitate")] = None
-    """Warm start (``madiao_mao.training.imitation``): a scripted agent (name as in ``madiao_mao.agents.registry``) plays
+    """Warm start (``madiao_mao.training.sb3.imitation``): a scripted agent (name as in ``madiao_mao.agents.registry``) plays
     the learner's seat of the training env for ``imitation_decisions`` decisions and the fresh
     policy is fitted to its moves (and its value head to the returns) before PPO starts; "none":
     PPO from a random policy. None: the game's default (Mao's is its Bayesian rule-inference

@@ -1,6 +1,6 @@
 """What the trainer does differently per game, as one table: a ``GameSpec`` per game.
 
-``madiao_mao.training.train`` and ``madiao_mao.training.training_callback`` never branch on the game's name: they look
+``madiao_mao.training.sb3.train`` and ``madiao_mao.training.sb3.callback`` never branch on the game's name: they look
 its spec up (``game_spec(config.game)``) and call what it holds. A spec gives
 
 - ``defaults``: the ``TrainConfig`` fields a game sets differently (a field left at None takes
@@ -82,7 +82,7 @@ def _mao_belief_policy() -> tuple[Any, dict[str, Any]]:
 def _mao_belief_learner_env(venv, vector_env):
     # The learner's seat keeps its posterior over the secret rules; the policy reads it.
     from madiao_mao.agents.mao.players import posterior_options
-    from madiao_mao.training.opponents import BeliefObservations
+    from madiao_mao.training.sb3.wrappers import BeliefObservations
 
     return BeliefObservations(venv, posterior_options(vector_env.options))
 
@@ -238,7 +238,7 @@ def _mao_vector_env(config: TrainConfig, n_envs: int, seed: int | None):
 def _mao_hand_size_reward(venv, config: TrainConfig):
     if not config.mao_hand_card_reward:
         return venv
-    from madiao_mao.training.opponents import HandSizeReward
+    from madiao_mao.training.sb3.wrappers import HandSizeReward
 
     from mao_env import cards, core
 

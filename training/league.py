@@ -232,6 +232,7 @@ class League:
 
     def _rate(self, main: Member, other: Member, main_return: float) -> None:
         if self._model is None:
+            # openskill is the train extra's: the CLI imports this module (PFSP options) without it.
             from openskill.models import PlackettLuce
 
             self._model = PlackettLuce()

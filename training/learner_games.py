@@ -1,6 +1,6 @@
 """The learner's side of a batched card game: one learner seat per game, the other seats played by
 opponents inside. The one implementation behind both learner adapters of the batched envs, the SB3
-``VecEnv`` (:class:`madiao_mao.training.sb3_adapter.LearnerVecEnv`) and the Gymnasium ``VectorEnv``
+``VecEnv`` (:class:`madiao_mao.training.sb3.adapter.LearnerVecEnv`) and the Gymnasium ``VectorEnv``
 (:class:`madiao_mao.training.gymnasium_envs.LearnerVectorEnv`); it needs neither stable-baselines3 nor torch.
 
 The learner gets ITS OWN seat's reward, accumulated over everything that happened since its
@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from madiao_mao.agents.base import Agent
 
 from cardgame_core.adapters import check_learner_seat
 from cardgame_core.jit import compiled_for, njit
@@ -47,8 +49,6 @@ EPISODE_WITHOUT_LEARNER_ENDED = 2
 def keeps_game_memory(agent: Any) -> bool:
     """Whether ``agent`` remembers each ``act_batch`` row's game: it has a ``reset_rows`` of its
     own (the base ``Agent.reset_rows`` is a no-op)."""
-    from madiao_mao.agents.base import Agent
-
     reset_rows = getattr(type(agent), "reset_rows", None)
     return callable(reset_rows) and reset_rows is not Agent.reset_rows
 
@@ -455,3 +455,28 @@ class LearnerGames:
                 f"opponent {pool_index} returned actions of shape {chosen.shape} for {games.size} games"
             )
         actions[games] = chosen
+
+
+class TimedVectorEnv:
+    """Forwards to a batched env and adds up the seconds spent in its ``reset``/``step``."""
+
+    def __init__(self, vector_env) -> None:
+        self.vector_env = vector_env
+        self.seconds = 0.0
+
+    def __getattr__(self, name: str):
+        return getattr(self.vector_env, name)
+
+    def reset(self, seed: int | None = None):
+        started = time.perf_counter()
+        try:
+            return self.vector_env.reset(seed=seed)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    def step(self, actions: np.ndarray):
+        started = time.perf_counter()
+        try:
+            return self.vector_env.step(actions)
+        finally:
+            self.seconds += time.perf_counter() - started

@@ -43,6 +43,8 @@ class NamespacedTensorBoard(TensorBoardOutputFormat):
 
 #: The progress.csv column that says at which learner step a row was logged.
 STEP_COLUMN = "charts/total_timesteps"
+#: The run folder's CSV of every logged scalar.
+PROGRESS_FILE = "progress.csv"
 
 
 class NamespacedCSV(KVWriter):
@@ -103,7 +105,7 @@ def make_logger(folder: Path, resume_step: int | None = None) -> Logger:
     folder.mkdir(parents=True, exist_ok=True)
     return Logger(
         str(folder),
-        [NamespacedTensorBoard(str(folder)), NamespacedCSV(folder / "progress.csv", resume_step)],
+        [NamespacedTensorBoard(str(folder)), NamespacedCSV(folder / PROGRESS_FILE, resume_step)],
     )
 
 
@@ -112,3 +114,26 @@ def atomic_save_model(model, path: Path) -> None:
     temporary = path.with_name(f".{path.stem}.tmp.zip")
     model.save(str(temporary))
     os.replace(temporary, path)
+
+
+def log_evaluation(logger, spec, results: dict[str, dict]) -> str:
+    """Record an evaluation's figures under ``eval/<baseline>_<measure>`` (a result with a
+    confidence interval by its mean) and return its one-line summary (both engines)."""
+    for name, result in results.items():
+        for key, value in result.items():
+            if isinstance(value, dict) and "mean" in value:
+                logger.record(f"eval/{name}_{key}", value["mean"])
+            elif isinstance(value, (int, float)) and key != "hands":
+                logger.record(f"eval/{name}_{key}", value)
+    return ", ".join(spec.describe_result(name, result) for name, result in results.items())
+
+
+def log_league(logger, league) -> None:
+    """Record the league's table under ``league/payoff/<member>`` (members that have played),
+    ``league/rating/<member>`` and ``league/probability/<member>`` (both engines)."""
+    for row in league.report():
+        member = row["member"]
+        if row["games"]:
+            logger.record(f"league/payoff/{member}", row["mean_return"])
+        logger.record(f"league/rating/{member}", row["mu"])
+        logger.record(f"league/probability/{member}", row["probability"])

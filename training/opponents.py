@@ -1,6 +1,6 @@
 """The self-play opponent pool and timing probes for the trainer.
 
-The SB3 adapter (``madiao_mao.training.sb3_adapter.LearnerVecEnv``) draws, for every opponent seat of
+The SB3 adapter (``madiao_mao.training.sb3.adapter.LearnerVecEnv``) draws, for every opponent seat of
 every new game, one entry of a list uniformly. ``OpponentPool`` turns kind weights into that list:
 it holds ``n_slots`` *slots*, shared out among the kinds by weight (``scripted``: the baselines in
 turn; ``snapshot``: the newest frozen copies of the learner; ``current``: the live policy, i.e.
@@ -13,8 +13,8 @@ per league member (``madiao_mao.training.league``), the adapter drawing ONE slot
 PFSP probabilities (``opponent_draw="per_game"``), and finished games recorded in the league's
 payoff table against the member that played them.
 
-The learner's env wrappers live here too: Mao's hand-size reward (``HandSizeReward``) and the
-belief inputs a Mao belief policy reads beside its observation (``BeliefObservations``).
+Both engines build their opponents here (``scripted_agents``, the pool, the league's members);
+the RLlib engine's env runners hold them beside their games.
 """
 
 from __future__ import annotations
@@ -24,10 +24,29 @@ from collections.abc import Sequence
 
 import numpy as np
 from madiao_mao.agents.base import Agent
-from madiao_mao.training.learner_games import keeps_game_memory, takes_row_keys
-from stable_baselines3.common.vec_env import VecEnvWrapper
+from madiao_mao.agents.registry import make_agent
+from madiao_mao.training.config import TrainConfig
+from madiao_mao.training.league import MAIN, League
+from madiao_mao.training.learner_games import keeps_game_memory, refuse_memory_without_keys, takes_row_keys
 
 KINDS = ("scripted", "snapshot", "current")
+
+
+def scripted_agents(config: TrainConfig, names: tuple[str, ...], what: str) -> list[Agent]:
+    """The scripted opponents ``names``, each seeded by its place; an agent that cannot sit in the
+    training games is a ValueError naming it (``what`` says what it was to be)."""
+    agents = []
+    for number, name in enumerate(names):
+        try:
+            agents.append(make_agent(name, config.game, seed=config.seed + number))
+        except ValueError as error:
+            # e.g. Madiao's search player, which needs a whole env of its own per game.
+            raise ValueError(f"{what} {name!r} cannot sit in the training pool: {error}") from None
+    for name, agent in zip(names, agents, strict=True):
+        # Checked here, before the run folder exists: inside the pool the agent sits in a slot,
+        # which takes keys whatever it holds (Mao's Bayesian player takes them).
+        refuse_memory_without_keys(agent, f"{what} {name!r}")
+    return agents
 
 
 class PoolSlot(Agent):
@@ -174,9 +193,7 @@ class LeagueOpponents:
     way against the old one are not recorded (they met two opponents).
     """
 
-    def __init__(self, league, anchors: dict[str, Agent], *, max_snapshots: int) -> None:
-        from madiao_mao.training.league import MAIN
-
+    def __init__(self, league: League, anchors: dict[str, Agent], *, max_snapshots: int) -> None:
         unsupported = league.names("exploiter")
         if unsupported:
             raise ValueError(f"the SB3 trainer cannot play exploiters yet: {', '.join(unsupported)}")
@@ -203,7 +220,7 @@ class LeagueOpponents:
         self._slot_of = {name: slot for slot, name in enumerate(self.slot_member) if name is not None}
         self._venv = None
         #: Games whose opponent slot changed hands while they were played (not recorded).
-        self._stale: set[int] = set()
+        self.stale_games: set[int] = set()
 
     def attach(self, venv) -> None:
         """The ``LearnerVecEnv`` drawing from these slots (read to find games in progress)."""
@@ -236,7 +253,7 @@ class LeagueOpponents:
     def _seat(self, slot: int, name: str, agent: Agent) -> None:
         if self._venv is not None:
             playing = np.flatnonzero(self._venv.opponent_index[:, 0] == slot)
-            self._stale.update(int(game) for game in playing)
+            self.stale_games.update(int(game) for game in playing)
         self.slots[slot].agent = agent
         self.slot_member[slot] = name
         self._slot_of[name] = slot
@@ -247,8 +264,8 @@ class LeagueOpponents:
             info = infos[game]
             if "episode" not in info or "opponent_index" not in info:
                 continue
-            if int(game) in self._stale:
-                self._stale.discard(int(game))
+            if int(game) in self.stale_games:
+                self.stale_games.discard(int(game))
                 continue
             name = self.slot_member[info["opponent_index"]]
             if name is not None:
@@ -256,118 +273,3 @@ class LeagueOpponents:
 
     def names(self) -> list[str]:
         return [slot.name for slot in self.slots]
-
-
-class TimedVectorEnv:
-    """Forwards to a batched env and adds up the seconds spent in its ``reset``/``step``."""
-
-    def __init__(self, vector_env) -> None:
-        self.vector_env = vector_env
-        self.seconds = 0.0
-
-    def __getattr__(self, name: str):
-        return getattr(self.vector_env, name)
-
-    def reset(self, seed: int | None = None):
-        started = time.perf_counter()
-        try:
-            return self.vector_env.reset(seed=seed)
-        finally:
-            self.seconds += time.perf_counter() - started
-
-    def step(self, actions: np.ndarray):
-        started = time.perf_counter()
-        try:
-            return self.vector_env.step(actions)
-        finally:
-            self.seconds += time.perf_counter() - started
-
-
-class HandSizeReward(VecEnvWrapper):
-    """Mao training: adds ``reward_per_card`` for every card the learner's hand shrinks by (and
-    takes it away for every card it grows by) between two of its decisions.
-
-    Drawing is always allowed in Mao and never called, so under penalty rewards alone a policy
-    learns that drawing instead of playing is the safe move: it stops calls at once and the cost
-    (a longer road to winning) lies far in the future. Counting hand size makes a draw cost what a
-    card costs. Over an episode the added rewards sum to ``reward_per_card * (5 - final hand)``:
-    they reward shedding cards, not a particular way of doing it. The hand is read from the
-    observation (its per-card-type counts), the last one of a game from the terminal observation.
-    """
-
-    def __init__(self, venv, reward_per_card: float, hand: slice) -> None:
-        super().__init__(venv)
-        self.reward_per_card = float(reward_per_card)
-        self.hand = hand
-        self._held = np.zeros(venv.num_envs, dtype=np.float64)
-
-    def _hand_size(self, observations: np.ndarray) -> np.ndarray:
-        return np.asarray(observations)[..., self.hand].sum(axis=-1).astype(np.float64)
-
-    def reset(self) -> np.ndarray:
-        observations = self.venv.reset()
-        self._held = self._hand_size(observations)
-        return observations
-
-    def step_wait(self):
-        observations, rewards, dones, infos = self.venv.step_wait()
-        now = self._hand_size(observations)
-        ended = now.copy()
-        for game in np.flatnonzero(dones):
-            ended[game] = self._hand_size(infos[game]["terminal_observation"])
-        shaped = rewards + self.reward_per_card * (self._held - ended)
-        self._held = now
-        return observations, shaped.astype(np.float32), dones, infos
-
-
-class BeliefObservations(VecEnvWrapper):
-    """Mao policies that read belief inputs (features "belief", ``madiao_mao.agents.mao.belief_inputs``): the
-    learner's observation with its seat's belief inputs appended.
-
-    The wrapper keeps one posterior per game (the learner's seat of it, keyed by the game's row),
-    takes every learner observation into it, tells it each learner action, and starts it afresh
-    when the game ends, exactly as ``madiao_mao.agents.learned.BeliefPolicyAgent`` does for a seat it plays
-    (so the policy reads the same inputs in training as in play). A terminal observation, which
-    has no decision, gets zero inputs. ``table_obs_dim`` is the table's observation length (what a
-    scripted teacher in the learner's seat reads, ``madiao_mao.training.imitation``). ``posterior``: the
-    table's posterior options (``madiao_mao.agents.mao.players.posterior_options``).
-    """
-
-    def __init__(self, venv, posterior: dict | None = None) -> None:
-        from gymnasium import spaces
-        from madiao_mao.agents.mao.belief_inputs import BELIEF_WIDTH, BeliefTracker
-
-        self.table_obs_dim = int(venv.observation_space.shape[0])
-        space = spaces.Box(-np.inf, np.inf, (self.table_obs_dim + BELIEF_WIDTH,), np.float32)
-        super().__init__(venv, observation_space=space)
-        self.beliefs = BeliefTracker(posterior)
-        self._games = np.arange(venv.num_envs)
-
-    def _posteriors(self) -> list:
-        return self.beliefs.seat_posteriors(self.num_envs, self._games)
-
-    def _with_beliefs(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return self.beliefs.policy_observations(observations, masks, self._posteriors())
-
-    def _masks(self) -> np.ndarray:
-        return np.asarray(self.venv.env_method("action_masks"), dtype=bool)
-
-    def reset(self) -> np.ndarray:
-        observations = self.venv.reset()
-        self.beliefs.reset()
-        return self._with_beliefs(observations, self._masks())
-
-    def step_async(self, actions: np.ndarray) -> None:
-        self.beliefs.note_actions(self._posteriors(), np.asarray(actions).reshape(-1))
-        self.venv.step_async(actions)
-
-    def step_wait(self):
-        observations, rewards, dones, infos = self.venv.step_wait()
-        ended = np.flatnonzero(dones)
-        for game in ended:
-            terminal = np.asarray(infos[game]["terminal_observation"], dtype=np.float32)
-            infos[game]["terminal_observation"] = np.concatenate(
-                [terminal, np.zeros(self.observation_space.shape[0] - terminal.size, dtype=np.float32)]
-            )
-        self.beliefs.forget(ended)  # the row holds a new game (and a new learner seat) now
-        return self._with_beliefs(observations, self._masks()), rewards, dones, infos

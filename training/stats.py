@@ -139,6 +139,7 @@ def openskill_ratings(
 
     Returns ``{name: (mu, sigma, ordinal)}`` where ordinal = mu - 3 sigma (a conservative skill).
     """
+    # openskill and matplotlib (below) are the train extra's, and slow to import: only when used.
     from openskill.models import PlackettLuce
 
     model = PlackettLuce()

@@ -5,7 +5,7 @@ config's own check is the only validation.
 - ``--config FILE`` starts from a config saved as JSON (a run folder's ``config.json`` re-runs that
   run); the flags given override its values;
 - ``--resume RUN_DIR`` continues an interrupted run with its own saved config;
-- ``--engine rllib`` trains with RLlib PPO (its options: ``madiao_mao.training.rllib_engine.options``).
+- ``--engine rllib`` trains with RLlib PPO (its options: ``madiao_mao.training.rllib.options``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Annotated, Literal
 import tyro
 from madiao_mao.training.cli_args import check_output_folder, parse_dataclass
 from madiao_mao.training.config import ConfigError, TrainConfig
-from madiao_mao.training.rllib_engine import cli as rllib_cli
-from madiao_mao.training.rllib_engine.options import EngineOptions
+from madiao_mao.training.rllib import cli as rllib_cli
+from madiao_mao.training.rllib.options import EngineOptions
 
 PROG = "madiao-mao train"
 
@@ -109,7 +109,7 @@ def command_train(argv: list[str]) -> int:
     config = None if command.resume else command.train_config()
     check_output_folder(command.settings.runs_dir, "--runs-dir")
     if rllib_cli.uses_rllib(command.engine, command.rllib, command.resume):
-        from madiao_mao.training.rllib_engine.run import final_report
+        from madiao_mao.training.rllib.run import final_report
 
         run_dir = rllib_cli.train(
             config,
@@ -119,7 +119,7 @@ def command_train(argv: list[str]) -> int:
             quiet=quiet,
         )
     else:
-        from madiao_mao.training.train import final_report, train
+        from madiao_mao.training.sb3.train import final_report, train
 
         run_dir = train(
             config, resume=command.resume, total_timesteps=command.settings.total_timesteps, quiet=quiet

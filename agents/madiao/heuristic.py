@@ -480,7 +480,7 @@ class RoleAwareHeuristicAgent(_ScriptedAgent):
         self.cooperative = bool(cooperative)
 
 
-class _PlayBook:
+class PlayBook:
     """Card facts of one decision from a view (the search player ranks its sloughs with it)."""
 
     def __init__(self, view: MadiaoView, mask: np.ndarray) -> None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from madiao_mao.agents.base import Agent, legal_actions
-from madiao_mao.agents.madiao.heuristic import RoleAwareHeuristicAgent, _PlayBook
+from madiao_mao.agents.madiao.heuristic import PlayBook, RoleAwareHeuristicAgent
 from madiao_mao.agents.madiao.obs_layout import view_from_observation
 
 from cardgame_core.aec import IllegalActionError
@@ -298,7 +298,7 @@ class MadiaoSearchAgent(Agent):
         plays = [a for a in legal if a < cards.ACTION_SLOUGH or a >= cards.ACTION_REDEAL]
         sloughs = [a for a in legal if cards.ACTION_SLOUGH <= a < cards.ACTION_REDEAL]
         if len(sloughs) > self.max_sloughs:
-            book = _PlayBook(view_from_observation(observation), action_mask)
+            book = PlayBook(view_from_observation(observation), action_mask)
             sloughs.sort(key=lambda a: book.usefulness(a - cards.ACTION_SLOUGH))
             sloughs = sloughs[: self.max_sloughs]
         return plays + sloughs

@@ -60,7 +60,9 @@ _PRESENT = EVENT_SLICES["present"].start
 _FAILURES = slice(EVENT_SLICES["calls"].start, EVENT_SLICES["calls"].start + N_PHRASES)
 
 
-def _card_tables() -> dict[str, np.ndarray]:
+def card_tables() -> dict[str, np.ndarray]:
+    """Per card type: its suit and rank (one-hot), its base-rule phrases and whether it is a seven
+    (the card planes' lookup rows, shared with ``madiao_mao.agents.mao.memory``)."""
     suit = np.zeros((N_TYPES, 4), dtype=np.float32)
     rank = np.zeros((N_TYPES, 13), dtype=np.float32)
     phrases = np.zeros((N_TYPES, N_PHRASES), dtype=np.float32)
@@ -83,7 +85,7 @@ class MaoRuleFeatures(BaseFeaturesExtractor):
             raise ValueError(f"observations of {obs_dim} values are not Mao observations")
         self.n_events, self.event_width = event_layout(obs_dim)
         super().__init__(observation_space, features_dim=obs_dim + N_DERIVED)
-        for name, table in _card_tables().items():
+        for name, table in card_tables().items():
             self.register_buffer(name, torch.as_tensor(table), persistent=False)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:

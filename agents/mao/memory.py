@@ -52,7 +52,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 from madiao_mao.agents.mao.beliefs import event_layout
-from madiao_mao.agents.mao.features import N_DERIVED, MaoRuleFeatures, SkipMlpExtractor, _card_tables
+from madiao_mao.agents.mao.features import N_DERIVED, MaoRuleFeatures, SkipMlpExtractor, card_tables
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
@@ -78,7 +78,7 @@ class EventTokens(nn.Module):
             raise ValueError(f"event tokens need at least one event slot, got n_events={n_events}")
         self.n_events = n_events
         self.event_width = event_width
-        tables = _card_tables()
+        tables = card_tables()
         self.register_buffer("suit", torch.as_tensor(tables["suit"]), persistent=False)
         self.register_buffer("rank", torch.as_tensor(tables["rank"]), persistent=False)
         self.register_buffer("age", torch.eye(n_events), persistent=False)

@@ -714,7 +714,7 @@ class BayesianRuleAgent(RuleBeliefAgent):
     counter also starts afresh). ``act_batch`` keeps one posterior per row key
     (:class:`KeyedPosteriors`): by default the batch row, so row ``i`` must always be the same seat
     of the same game; a caller that hands different games to different rows at every call (the
-    trainer's opponent table, ``madiao_mao.training.sb3_adapter.LearnerVecEnv``) passes ``rows``, one key per
+    trainer's opponent table, ``madiao_mao.training.sb3.adapter.LearnerVecEnv``) passes ``rows``, one key per
     observation naming the game seat it belongs to. :meth:`reset_rows` forgets keys whose games
     ended.
     """

@@ -12,7 +12,7 @@ import pathlib
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from madiao_mao.training.sb3_adapter import LearnerVecEnv
+from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
 from cardgame_core.adapters import SingleAgentCardEnv
 from cardgame_core.aec import IllegalActionError

@@ -86,10 +86,14 @@ def _branches_on_a_game_name(path: Path) -> list[str]:
 @pytest.mark.parametrize(
     "module",
     [
-        "train",
-        "training_callback",
+        "run_folder",
+        "sb3/train",
+        "sb3/model",
+        "sb3/callback",
+        "sb3/imitation",
+        "rllib/run",
+        "rllib/runner",
         "config",
-        "imitation",
         "opponents",
         "cli",
         "madiao/commands",
@@ -148,7 +152,8 @@ def test_a_run_default_dict_is_a_copy_of_the_table():
 def test_policy_features_come_from_the_features_table():
     from madiao_mao.agents.madiao.features import MadiaoCardFeatures
     from madiao_mao.agents.mao.features import MaoBeliefPolicy, MaoRulePolicy
-    from madiao_mao.training.train import TrainConfig, policy_class, policy_kwargs
+    from madiao_mao.training.config import TrainConfig
+    from madiao_mao.training.sb3.model import policy_class, policy_kwargs
 
     madiao = TrainConfig()
     assert policy_class(madiao) == "MlpPolicy"
@@ -169,7 +174,7 @@ def test_train_and_final_report_use_the_games_spec(tmp_path, monkeypatch):
     them in the table changes what train() and final_report() do."""
     pytest.importorskip("sb3_contrib")
     from madiao_mao.training import games
-    from madiao_mao.training import train as train_module
+    from madiao_mao.training.sb3 import train as train_module
 
     from tests.common.test_training import ToyVectorEnv
 
@@ -220,7 +225,7 @@ def test_python_m_training_train_exits_with_the_clis_code(tmp_path):
         [
             sys.executable,
             "-m",
-            "madiao_mao.training.train",
+            "madiao_mao.training.sb3.train",
             "--resume",
             str(missing),
             "--runs-dir",

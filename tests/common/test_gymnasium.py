@@ -306,7 +306,7 @@ def test_vector_env_seeded_resets_repeat_the_same_play():
 
 def test_vector_env_and_the_sb3_adapter_are_one_learner_view():
     # Same games, same opponent, same learner actions: the same observations, rewards and ends.
-    from madiao_mao.training.sb3_adapter import LearnerVecEnv
+    from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
     from madiao_env.vector import MadiaoVectorEnv
 

@@ -243,7 +243,7 @@ def test_strided_and_byte_swapped_int64_actions_mean_the_same_actions() -> None:
     ],
 )
 def test_the_sb3_learner_env_refuses_learner_actions_it_would_have_to_reinterpret(actions, error, message):
-    from madiao_mao.training.sb3_adapter import LearnerVecEnv
+    from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
     venv = LearnerVecEnv(toy.CountdownVectorEnv(3), lambda obs, masks: np.zeros(len(masks), np.int64), seed=0)
     venv.reset()

@@ -8,7 +8,9 @@ import json
 
 import numpy as np
 import pytest
+from madiao_mao.training.config import TrainConfig
 from madiao_mao.training.league import MAIN, League
+from madiao_mao.training.run_folder import league_report
 
 
 def _league(**settings) -> League:
@@ -221,7 +223,7 @@ class _Tagged:
 
 
 def test_learner_vec_env_draws_one_pool_entry_per_game_for_all_opponent_seats():
-    from madiao_mao.training.sb3_adapter import LearnerVecEnv
+    from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
     from tests.common.test_training import ToyVectorEnv
 
@@ -257,7 +259,7 @@ def test_learner_vec_env_draws_one_pool_entry_per_game_for_all_opponent_seats():
 
 
 def test_learner_vec_env_checks_the_opponent_draw_options():
-    from madiao_mao.training.sb3_adapter import LearnerVecEnv
+    from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
     from tests.common.test_training import ToyVectorEnv
 
@@ -277,7 +279,7 @@ def test_learner_vec_env_checks_the_opponent_draw_options():
 def test_league_opponents_record_each_game_against_the_member_that_played_it():
     from madiao_mao.agents.base import RandomAgent
     from madiao_mao.training.opponents import LeagueOpponents
-    from madiao_mao.training.sb3_adapter import LearnerVecEnv
+    from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
     from tests.common.test_training import ToyVectorEnv
 
@@ -352,7 +354,7 @@ def _capture_restored_leagues(monkeypatch) -> list[dict]:
 
 def test_league_run_keeps_a_payoff_table_and_resumes_with_exactly_the_saved_league(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
-    from madiao_mao.training import train as train_module
+    from madiao_mao.training.sb3 import train as train_module
 
     config = _league_config(train_module, tmp_path, monkeypatch, total_timesteps=512)
     run_dir = train_module.train(config)
@@ -370,7 +372,7 @@ def test_league_run_keeps_a_payoff_table_and_resumes_with_exactly_the_saved_leag
     assert "league/payoff/random" in columns and "league/rating/random" in columns
     assert "league/rating/main" in columns and "league/probability/random" in columns
     # The report's league section: the saved payoff table and its history plotted.
-    section = train_module.league_report(run_dir)
+    section = league_report(run_dir)
     assert League.from_dict(saved).markdown() in section
     assert (run_dir / "league_payoffs.png").is_file() and (run_dir / "league_ratings.png").is_file()
     assert "`league_ratings.png`" in section
@@ -389,7 +391,7 @@ def test_league_run_keeps_a_payoff_table_and_resumes_with_exactly_the_saved_leag
 
 def test_a_frozen_model_such_as_an_exploiter_can_be_a_league_member(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
-    from madiao_mao.training import train as train_module
+    from madiao_mao.training.sb3 import train as train_module
 
     first = train_module.train(_league_config(train_module, tmp_path / "first", monkeypatch))
     frozen = f"model:{first / 'final_model.zip'}"
@@ -409,7 +411,7 @@ def test_a_frozen_model_such_as_an_exploiter_can_be_a_league_member(tmp_path, mo
 
 def test_interrupted_league_run_resumes_with_the_league_saved_at_the_interrupt(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
-    from madiao_mao.training import train as train_module
+    from madiao_mao.training.sb3 import train as train_module
 
     from tests.common.test_training_hardening import _InterruptedToyEnv
 
@@ -433,7 +435,7 @@ def test_interrupted_league_run_resumes_with_the_league_saved_at_the_interrupt(t
 def test_league_run_is_deterministic_per_seed(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
     import torch
-    from madiao_mao.training import train as train_module
+    from madiao_mao.training.sb3 import train as train_module
     from sb3_contrib import MaskablePPO
 
     leagues, policies = [], []
@@ -451,7 +453,7 @@ def test_league_run_is_deterministic_per_seed(tmp_path, monkeypatch):
 
 def test_league_options_are_checked(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
-    from madiao_mao.training import train as train_module
+    from madiao_mao.training.sb3 import train as train_module
 
     for overrides, message in (
         ({"opponents": "arena"}, "opponents must be one of pool, league"),
@@ -481,13 +483,13 @@ def test_league_options_are_checked(tmp_path, monkeypatch):
         train_module.train(config)
     assert not list(tmp_path.iterdir()), "a refused run leaves no folder"
     # The league is Madiao's default; Mao keeps the pool.
-    assert train_module.TrainConfig().opponents == "league"
-    assert train_module.TrainConfig(game="mao").opponents == "pool"
+    assert TrainConfig().opponents == "league"
+    assert TrainConfig(game="mao").opponents == "pool"
 
 
 def test_resume_refuses_a_missing_or_damaged_league_file(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
-    from madiao_mao.training import train as train_module
+    from madiao_mao.training.sb3 import train as train_module
 
     config = _league_config(train_module, tmp_path, monkeypatch, total_timesteps=128)
     run_dir = train_module.train(config)
@@ -515,7 +517,6 @@ def test_resume_refuses_a_missing_or_damaged_league_file(tmp_path, monkeypatch):
 
 
 def test_league_section_of_the_report_prints_the_payoff_table(tmp_path):
-    from madiao_mao.training.train import league_report
 
     league = _played_league()
     (tmp_path / "league.json").write_text(json.dumps(league.to_dict()))

@@ -13,8 +13,10 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 from madiao_mao.agents.base import Agent, RandomAgent
-from madiao_mao.training.opponents import OpponentPool, TimedVectorEnv, share_slots
-from madiao_mao.training.sb3_adapter import LearnerVecEnv
+from madiao_mao.training.config import TrainConfig
+from madiao_mao.training.learner_games import TimedVectorEnv
+from madiao_mao.training.opponents import OpponentPool, share_slots
+from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
 N_PLAYERS = 4
 N_ACTIONS = 3
@@ -228,12 +230,12 @@ def _toy_training_config(train_module, tmp_path, monkeypatch, **overrides):
         "progress_bar": False,
         "verbose": False,
     }
-    return train_module.TrainConfig(**{**options, **overrides})
+    return TrainConfig(**{**options, **overrides})
 
 
 def test_training_checkpoint_and_resume(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
-    from madiao_mao.training import train as train_module
+    from madiao_mao.training.sb3 import train as train_module
 
     config = _toy_training_config(train_module, tmp_path, monkeypatch, imitate="none", total_timesteps=256)
     run_dir = train_module.train(config)
@@ -260,7 +262,6 @@ def test_training_checkpoint_and_resume(tmp_path, monkeypatch):
 
 
 def test_config_rejects_bad_values():
-    from madiao_mao.training.train import TrainConfig
 
     with pytest.raises(ValueError, match="game must be one of"):
         TrainConfig(game="chess")
@@ -286,7 +287,7 @@ def test_config_rejects_bad_values():
 
 def test_mao_training_games_start_with_one_rule_never_a_held_out_one():
     from madiao_mao.training.mao.evaluation import DISCOVERABLE_RULES, HELD_OUT_RULES, TRAINING_RULES
-    from madiao_mao.training.train import TrainConfig, make_vector_env
+    from madiao_mao.training.sb3.train import make_vector_env
 
     from mao_env import rules as rule_library
 
@@ -309,7 +310,7 @@ def test_mao_training_games_start_with_one_rule_never_a_held_out_one():
 
 
 def test_linear_learning_rate_decays_by_rollout_and_stays_positive():
-    from madiao_mao.training.train import TrainConfig, learning_rate_schedule
+    from madiao_mao.training.sb3.model import learning_rate_schedule
 
     # 20,000 steps run three rollouts of 8,192 (24,576 steps): SB3's progress after each rollout
     # is 2/3, 1/3 and 0, and each update runs at the rate of its rollout's start.
@@ -325,7 +326,7 @@ def _toy_learner_env(n_envs: int = 8, seed: int = 0) -> LearnerVecEnv:
 
 
 def test_teacher_decisions_carry_the_returns_that_followed_them():
-    from madiao_mao.training.imitation import collect_teacher_decisions
+    from madiao_mao.training.sb3.imitation import collect_teacher_decisions
 
     venv = _toy_learner_env()
     data = collect_teacher_decisions(venv, FirstLegalAgent(), 400, gamma=1.0)
@@ -350,7 +351,7 @@ def test_teacher_decisions_carry_the_returns_that_followed_them():
 
 def test_policy_fitted_to_a_teacher_plays_its_moves():
     pytest.importorskip("sb3_contrib")
-    from madiao_mao.training.imitation import collect_teacher_decisions, fit_policy
+    from madiao_mao.training.sb3.imitation import collect_teacher_decisions, fit_policy
     from sb3_contrib import MaskablePPO
 
     class LastLegalAgent(Agent):
@@ -373,7 +374,7 @@ def test_policy_fitted_to_a_teacher_plays_its_moves():
 
 def test_training_starts_from_the_teacher_once(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
-    from madiao_mao.training import train as train_module
+    from madiao_mao.training.sb3 import train as train_module
 
     config = _toy_training_config(
         train_module, tmp_path, monkeypatch, imitate="random", imitation_decisions=64, imitation_epochs=1
@@ -395,14 +396,14 @@ def test_training_starts_from_the_teacher_once(tmp_path, monkeypatch):
         )
     monkeypatch.undo()
     with pytest.raises(ValueError, match="imitate must be 'none' or a mao agent"):
-        train_module.TrainConfig(game="mao", imitate="grandmaster")
-    assert train_module.TrainConfig().imitate == "none"
-    assert train_module.TrainConfig(game="mao").imitate == "bayes"
+        TrainConfig(game="mao", imitate="grandmaster")
+    assert TrainConfig().imitate == "none"
+    assert TrainConfig(game="mao").imitate == "bayes"
 
 
 def test_hand_size_reward_pays_for_every_card_shed():
     from madiao_mao.agents.registry import make_agent
-    from madiao_mao.training.opponents import HandSizeReward
+    from madiao_mao.training.sb3.wrappers import HandSizeReward
 
     from mao_env import cards, core
     from mao_env.vector import MaoVectorEnv
@@ -439,7 +440,7 @@ def test_training_is_reproducible_with_its_own_policy_among_the_opponents(tmp_pa
     """Snapshots and the live policy sample their moves as opponents; a seed fixes those too."""
     pytest.importorskip("sb3_contrib")
     import torch
-    from madiao_mao.training import train as train_module
+    from madiao_mao.training.sb3 import train as train_module
     from sb3_contrib import MaskablePPO
 
     policies = []
@@ -460,14 +461,15 @@ def test_training_is_reproducible_with_its_own_policy_among_the_opponents(tmp_pa
 
 
 def _forgetful_bayes(monkeypatch):
-    """Make ``bayes`` an agent that keeps a memory per game but takes no row keys."""
-    import madiao_mao.agents.registry
+    """Make ``bayes`` an agent that keeps a memory per game but takes no row keys, where the
+    trainer's opponents are made (``madiao_mao.training.opponents.scripted_agents``)."""
+    from madiao_mao.training import opponents
 
     from tests.common.toy_game import MemoryWithoutKeys
 
-    original = madiao_mao.agents.registry.make_agent
+    original = opponents.make_agent
 
     def make_agent(name, game="madiao", *, seed=None, env=None):
         return MemoryWithoutKeys() if name == "bayes" else original(name, game, seed=seed, env=env)
 
-    monkeypatch.setattr(madiao_mao.agents.registry, "make_agent", make_agent)
+    monkeypatch.setattr(opponents, "make_agent", make_agent)

@@ -22,7 +22,9 @@ from tests.common.test_training import ToyVectorEnv, _toy_training_config
 
 pytest.importorskip("sb3_contrib")
 
-from madiao_mao.training import train as train_module
+from madiao_mao.training import run_folder
+from madiao_mao.training.config import TrainConfig, evaluation_interval
+from madiao_mao.training.sb3 import train as train_module
 
 ROLLOUT = 8 * 16  # the toy config's n_envs * n_steps
 
@@ -116,7 +118,7 @@ def test_resume_of_a_folder_that_is_not_a_run_is_refused(tmp_path):
 
 def test_two_runs_started_in_the_same_second_get_their_own_folders(tmp_path, monkeypatch):
     frozen_clock = SimpleNamespace(time=lambda: 1_700_000_000.0, perf_counter=time.perf_counter)
-    monkeypatch.setattr(train_module, "time", frozen_clock)
+    monkeypatch.setattr(run_folder, "time", frozen_clock)
     config = _toy_training_config(train_module, tmp_path, monkeypatch, imitate="none", total_timesteps=128)
     first = train_module.train(config)
     second = train_module.train(config)
@@ -128,8 +130,8 @@ def test_two_runs_started_in_the_same_second_get_their_own_folders(tmp_path, mon
 
 
 def test_make_run_dir_adds_a_suffix_on_collision(tmp_path):
-    config = train_module.TrainConfig(game="mao", runs_dir=str(tmp_path / "runs"))
-    make = functools.partial(train_module.make_run_dir, config, clock=lambda: 1_700_000_000.0)
+    config = TrainConfig(game="mao", runs_dir=str(tmp_path / "runs"))
+    make = functools.partial(run_folder.make_run_dir, config, clock=lambda: 1_700_000_000.0)
     folders = [make() for _ in range(3)]
     assert len(set(folders)) == 3 and all(folder.is_dir() for folder in folders)
     assert folders[0].name == "mao__selfplay__1__1700000000"
@@ -263,11 +265,11 @@ def test_a_short_run_draws_a_learning_curve_by_default(tmp_path, monkeypatch):
     assert [point["timesteps"] for point in history] == sorted({point["timesteps"] for point in history})
     assert history[-1]["timesteps"] == 8 * ROLLOUT  # the curve reaches the final policy
     # The default interval: about a tenth of the budget, never less than one rollout.
-    assert train_module.evaluation_interval(train_module.TrainConfig(total_timesteps=4_000_000)) == 400_000
-    assert train_module.evaluation_interval(train_module.TrainConfig(total_timesteps=1000)) == 8192
-    assert train_module.evaluation_interval(train_module.TrainConfig(eval_every=0)) == 0
+    assert evaluation_interval(TrainConfig(total_timesteps=4_000_000)) == 400_000
+    assert evaluation_interval(TrainConfig(total_timesteps=1000)) == 8192
+    assert evaluation_interval(TrainConfig(eval_every=0)) == 0
     with pytest.raises(ValueError, match="eval_every"):
-        train_module.TrainConfig(eval_every=-1)
+        TrainConfig(eval_every=-1)
 
 
 def test_resume_without_progress_bar_says_that_it_resumed_and_where(tmp_path, monkeypatch, capsys):

@@ -21,8 +21,8 @@ CALL_SIZES = (N_GAMES * 5, N_GAMES * 3, 37, N_GAMES * 7, 1, N_GAMES, 5, N_GAMES 
 
 
 def make_runner(game: str, opponents: str, *, bulk: bool):
-    from madiao_mao.training.rllib_engine.config import ppo_config
-    from madiao_mao.training.rllib_engine.runner import CardGameEnvRunner
+    from madiao_mao.training.rllib.config import ppo_config
+    from madiao_mao.training.rllib.runner import CardGameEnvRunner
 
     config = TrainConfig(
         game=game,

@@ -9,7 +9,7 @@ import pytest
 
 def make_env(n_games: int = 16):
     from madiao_mao.agents.base import RandomAgent
-    from madiao_mao.training.rllib_engine.env import LearnerGymVectorEnv, SkippingLearnerVecEnv
+    from madiao_mao.training.rllib.env import LearnerGymVectorEnv, SkippingLearnerVecEnv
 
     from madiao_env.vector import MadiaoVectorEnv
 
@@ -100,7 +100,7 @@ def test_a_reward_earned_before_the_first_decision_reaches_the_first_real_step()
     """Game 0 ends; in the reset step the learner view already holds 0.5 of the new game's reward
     (earned before the learner's first decision there): RLlib drops a reset step's reward, so the
     wrapper pays it with the next step's 0.25, and the reset step leaves game 0 untouched."""
-    from madiao_mao.training.rllib_engine.env import LearnerGymVectorEnv
+    from madiao_mao.training.rllib.env import LearnerGymVectorEnv
 
     learner = ScriptedLearner(
         [([1.0, 0.0], [True, False]), ([0.5, 0.1], [False, False]), ([0.25, 0.0], [False, False])]

@@ -52,7 +52,7 @@ def test_two_learners_update_in_step_and_their_checkpoint_restores(cluster, tmp_
     runner) changes the weights, identically in both; the checkpoint restores them into a new
     algorithm, which trains on."""
     import ray
-    from madiao_mao.training.rllib_engine.config import ppo_config
+    from madiao_mao.training.rllib.config import ppo_config
 
     config = small_config(tmp_path)
 
@@ -142,7 +142,8 @@ def test_cli_refuses_a_bad_learner_option_in_one_line(tmp_path, capsys, argument
 )
 def test_engine_options_refuse_bad_learner_settings_before_any_run(tmp_path, options, message):
     """``train_rllib`` checks its options first: a ValueError naming the setting, no run folder."""
-    from madiao_mao.training.rllib_engine.run import EngineOptions, train_rllib
+    from madiao_mao.training.rllib.options import EngineOptions
+    from madiao_mao.training.rllib.run import train_rllib
 
     with pytest.raises(ValueError, match=message):
         train_rllib(small_config(tmp_path), options=EngineOptions(**options))

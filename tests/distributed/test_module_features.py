@@ -16,7 +16,7 @@ pytestmark = pytest.mark.distributed
 
 
 def build_module(features: str, game: str = "madiao"):
-    from madiao_mao.training.rllib_engine.config import ppo_config
+    from madiao_mao.training.rllib.config import ppo_config
 
     config = TrainConfig(game=game, features=features, opponents="pool", imitate="none", torch_threads=1)
     algo_config = ppo_config(
@@ -28,9 +28,9 @@ def build_module(features: str, game: str = "madiao"):
 
 def real_observations(config: TrainConfig, n: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Observations and masks of real games (the card planes mean something there)."""
-    from madiao_mao.training.train import make_vector_env
+    from madiao_mao.training.games import game_spec
 
-    env = make_vector_env(config, n, 2)
+    env = game_spec(config.game).make_vector_env(config, n, 2)
     step = env.reset()
     observations = torch.as_tensor(np.asarray(step.observation, dtype=np.float32))
     masks = torch.as_tensor(np.asarray(step.action_mask, dtype=np.float32))
@@ -40,7 +40,7 @@ def real_observations(config: TrainConfig, n: int) -> tuple[torch.Tensor, torch.
 
 def test_cards_module_reads_the_card_planes_of_the_sb3_features(rllib):
     from madiao_mao.agents.madiao.features import N_DERIVED, MadiaoCardFeatures, summary_layout
-    from madiao_mao.training.rllib_engine.module import MASK_KEY, OBS_KEY
+    from madiao_mao.training.rllib.module import MASK_KEY, OBS_KEY
     from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
     from ray.rllib.core.columns import Columns
 
@@ -64,7 +64,7 @@ def test_cards_module_reads_the_card_planes_of_the_sb3_features(rllib):
 
 
 def test_flat_module_reads_the_observation_as_it_is(rllib):
-    from madiao_mao.training.rllib_engine.module import OBS_KEY
+    from madiao_mao.training.rllib.module import OBS_KEY
 
     _, module = build_module("flat")
     assert module.card_features is None
@@ -73,7 +73,7 @@ def test_flat_module_reads_the_observation_as_it_is(rllib):
 
 def test_a_cards_policy_exports_for_the_raw_observation(rllib):
     from madiao_mao.agents.exported_policy import load_policy
-    from madiao_mao.training.rllib_engine.module import MASK_KEY, OBS_KEY, export_policy_program
+    from madiao_mao.training.rllib.module import MASK_KEY, OBS_KEY, export_policy_program
     from ray.rllib.core.columns import Columns
 
     config, module = build_module("cards")
@@ -88,7 +88,7 @@ def test_a_cards_policy_exports_for_the_raw_observation(rllib):
 def test_mao_rule_features_fall_back_to_the_flat_observation(rllib):
     """Mao's "rules" are an SB3 policy class of its own: an RLlib run reads the flat observation
     and says so in its config."""
-    from madiao_mao.training.rllib_engine.config import rllib_features
+    from madiao_mao.training.rllib.config import rllib_features
 
     assert rllib_features(TrainConfig(game="mao", features="rules", imitate="none")) == "flat"
     assert rllib_features(TrainConfig(game="madiao", features="cards", imitate="none")) == "cards"

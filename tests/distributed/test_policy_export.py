@@ -20,7 +20,7 @@ pytestmark = pytest.mark.distributed
 
 @pytest.fixture(scope="module")
 def module(rllib):
-    from madiao_mao.training.rllib_engine.config import ppo_config
+    from madiao_mao.training.rllib.config import ppo_config
 
     config = TrainConfig(game="madiao", opponents="pool", imitate="none", torch_threads=1)
     algo_config = ppo_config(
@@ -31,7 +31,7 @@ def module(rllib):
 
 
 def random_inputs(module, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    from madiao_mao.training.rllib_engine.module import MASK_KEY, OBS_KEY
+    from madiao_mao.training.rllib.module import MASK_KEY, OBS_KEY
 
     space = module.observation_space_with_mask
     generator = torch.Generator().manual_seed(seed)
@@ -42,7 +42,7 @@ def random_inputs(module, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor
 
 
 def module_logits(module, observations, masks) -> torch.Tensor:
-    from madiao_mao.training.rllib_engine.module import MASK_KEY, OBS_KEY
+    from madiao_mao.training.rllib.module import MASK_KEY, OBS_KEY
     from ray.rllib.core.columns import Columns
 
     with torch.no_grad():
@@ -52,7 +52,7 @@ def module_logits(module, observations, masks) -> torch.Tensor:
 
 def test_program_export_plays_the_module_without_a_deprecation_warning(module):
     from madiao_mao.agents.exported_policy import is_policy_program, load_policy
-    from madiao_mao.training.rllib_engine.module import export_policy_program
+    from madiao_mao.training.rllib.module import export_policy_program
     from ray.rllib.utils.torch_utils import FLOAT_MIN
 
     with warnings.catch_warnings():
@@ -75,7 +75,7 @@ def _torchscript_of_an_older_run(module, meta: dict) -> bytes:
     import json
 
     from madiao_mao.agents.exported_policy import FORMAT
-    from madiao_mao.training.rllib_engine.module import MASK_KEY, OBS_KEY, _PolicyOnly
+    from madiao_mao.training.rllib.module import MASK_KEY, OBS_KEY, _PolicyOnly
 
     space = module.observation_space_with_mask
     obs_dim, n_actions = int(space[OBS_KEY].shape[0]), int(space[MASK_KEY].shape[0])
@@ -113,8 +113,8 @@ def test_load_policy_refuses_what_is_no_exported_policy(module):
 
 def test_snapshot_opponents_play_a_program_as_its_module(module):
     """A runner's snapshot opponent made from program bytes sees the module's own logits."""
-    from madiao_mao.training.rllib_engine.module import export_policy_program
-    from madiao_mao.training.rllib_engine.runner import exported_logits
+    from madiao_mao.training.rllib.module import export_policy_program
+    from madiao_mao.training.rllib.runner import exported_logits
 
     logits = exported_logits(export_policy_program(module, {}))
     observations, masks = random_inputs(module, 9, seed=1)

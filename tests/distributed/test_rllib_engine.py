@@ -38,7 +38,7 @@ def tiny_config(tmp_path, game: str = "madiao", **overrides) -> TrainConfig:
 
 
 def build_algo(config: TrainConfig, runners: int, envs: int):
-    from madiao_mao.training.rllib_engine.config import ppo_config
+    from madiao_mao.training.rllib.config import ppo_config
 
     return ppo_config(
         config, num_env_runners=runners, envs_per_runner=envs, env_config={"train_config": config.to_json()}
@@ -71,8 +71,8 @@ def test_env_runners_sample_on_the_second_node_and_train(cluster, tmp_path, game
 
 
 def local_runner(config: TrainConfig, envs: int):
-    from madiao_mao.training.rllib_engine.config import ppo_config
-    from madiao_mao.training.rllib_engine.runner import CardGameEnvRunner
+    from madiao_mao.training.rllib.config import ppo_config
+    from madiao_mao.training.rllib.runner import CardGameEnvRunner
 
     algo_config = ppo_config(
         config, num_env_runners=0, envs_per_runner=envs, env_config={"train_config": config.to_json()}
@@ -85,7 +85,7 @@ def test_masking_module_never_sends_an_illegal_action(cluster, tmp_path, game, m
     """A runner sampling with an untrained (near-uniform) policy plays thousands of decisions and
     the env, which raises on any illegal action, never sees one; with the mask taken out of the
     module the same sampling hits an illegal action at once (so the check is live)."""
-    from madiao_mao.training.rllib_engine.module import MaskedPPOTorchRLModule
+    from madiao_mao.training.rllib.module import MaskedPPOTorchRLModule
 
     from cardgame_core.aec import IllegalActionError
 
@@ -117,7 +117,7 @@ def test_masking_module_never_sends_an_illegal_action(cluster, tmp_path, game, m
 
 def test_league_checkpoint_restores_and_resumes(cluster, tmp_path):
     from madiao_mao.training.league import League
-    from madiao_mao.training.rllib_engine.run import EngineOptions, train_rllib
+    from madiao_mao.training.rllib.run import EngineOptions, train_rllib
 
     config = tiny_config(
         tmp_path, opponents="league", snapshot_every=256, checkpoint_every=256, total_timesteps=512
@@ -219,7 +219,7 @@ def test_mao_pool_run_with_snapshots_resumes_and_reports(cluster, tmp_path):
     """Mao through the whole contract: snapshots (Mao's pool gives them a share of the seats),
     a resume that sends them to the new runners, the final report with the exported policy."""
     from madiao_mao.agents.registry import make_agent
-    from madiao_mao.training.rllib_engine.run import EngineOptions, final_report, train_rllib
+    from madiao_mao.training.rllib.run import EngineOptions, final_report, train_rllib
 
     from mao_env.vector import MaoVectorEnv
 

@@ -103,7 +103,7 @@ def test_card_features_mark_unseen_cards_and_bosses():
 
 
 def test_exported_policy_is_slim_and_plays_the_same(tmp_path):
-    from madiao_mao.training.train import export_policy
+    from madiao_mao.training.sb3.model import export_policy
 
     from madiao_env.vector import MadiaoVectorEnv
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from madiao_mao.agents.base import RandomAgent
-from madiao_mao.training.sb3_adapter import LearnerVecEnv
+from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
 from cardgame_core.aec import IllegalActionError
 from madiao_env import cards, core, madiao_v0

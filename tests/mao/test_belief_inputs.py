@@ -112,8 +112,8 @@ def _hand_kept_inputs(posteriors: dict, key, observation, mask, options) -> np.n
 
 
 def test_the_learner_wrapper_follows_each_games_posterior():
-    from madiao_mao.training.opponents import BeliefObservations
-    from madiao_mao.training.sb3_adapter import LearnerVecEnv
+    from madiao_mao.training.sb3.adapter import LearnerVecEnv
+    from madiao_mao.training.sb3.wrappers import BeliefObservations
 
     from mao_env.vector import MaoVectorEnv
 
@@ -151,7 +151,7 @@ def belief_run(tmp_path_factory):
     and the live policy, the last two playing through the keyed belief agent)."""
     pytest.importorskip("sb3_contrib")
     from madiao_mao.training.config import TrainConfig
-    from madiao_mao.training.train import train
+    from madiao_mao.training.sb3.train import train
 
     config = TrainConfig(
         game="mao",

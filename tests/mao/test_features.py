@@ -133,7 +133,7 @@ def test_rule_policy_feeds_the_planes_to_the_action_layer_and_round_trips(tmp_pa
     from madiao_mao.agents.base import RandomAgent
     from madiao_mao.agents.learned import LearnedPolicyAgent
     from madiao_mao.agents.mao.features import MaoRulePolicy
-    from madiao_mao.training.sb3_adapter import LearnerVecEnv
+    from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
     from mao_env.vector import MaoVectorEnv
 

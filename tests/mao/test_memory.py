@@ -1,5 +1,5 @@
 """The Mao memory policy (``agents/mao/memory.py``) and the Bayesian player at the training table
-(per-game-seat posteriors handed row keys by ``madiao_mao.training.sb3_adapter.LearnerVecEnv``)."""
+(per-game-seat posteriors handed row keys by ``madiao_mao.training.sb3.adapter.LearnerVecEnv``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from madiao_mao.agents.base import Agent, legal_actions  # noqa: E402
 from madiao_mao.agents.mao.beliefs import SUIT, parse_event, parse_observation  # noqa: E402
 from madiao_mao.agents.mao.memory import EventAttention, MaoMemoryFeatures, MaoMemoryPolicy  # noqa: E402
 from madiao_mao.agents.mao.players import BaseRulesAgent, BayesianRuleAgent  # noqa: E402
-from madiao_mao.training.sb3_adapter import LearnerVecEnv  # noqa: E402
+from madiao_mao.training.sb3.adapter import LearnerVecEnv  # noqa: E402
 
 from mao_env import cards, core, layout  # noqa: E402
 from mao_env.layout import KIND_BAD_CARD, KIND_PLAY  # noqa: E402
@@ -319,14 +319,14 @@ def _check_saved_policy(run_dir):
 
 
 def test_a_tiny_league_run_with_memory_features_trains_saves_and_loads(tmp_path):
-    from madiao_mao.training.train import train
+    from madiao_mao.training.sb3.train import train
 
     run_dir = train(_tiny_memory_config(tmp_path))
     _check_saved_policy(run_dir)
 
 
 def test_bayes_can_be_a_league_anchor(tmp_path):
-    from madiao_mao.training.train import train
+    from madiao_mao.training.sb3.train import train
 
     run_dir = train(_tiny_memory_config(tmp_path, league_anchors=("base", "bayes")))
     _check_saved_policy(run_dir)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from madiao_mao.agents.base import RandomAgent
-from madiao_mao.training.sb3_adapter import LearnerVecEnv
+from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
 from cardgame_core.aec import IllegalActionError
 from cardgame_core.vector import NO_ACTION

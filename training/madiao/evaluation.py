@@ -8,7 +8,7 @@ hand is its own seat's payoff in whole stakes (the hands are played with ``stake
 only scales rewards); ``as banker`` uses the rotation in which it held the bank and ``as player``
 the three others.
 
-(Formerly ``madiao_mao.training.evaluation``, which still re-exports these names.)
+(Formerly ``training.evaluation``.)
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ import uuid
 from typing import Any
 
 import numpy as np
-from madiao_mao.training.rllib_engine.module import MASK_KEY, OBS_KEY
+from madiao_mao.training.rllib.module import MASK_KEY, OBS_KEY
 from ray.rllib.core.columns import Columns
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import torch
 from madiao_mao.agents.exported_policy import FORMAT
+from madiao_mao.agents.madiao.features import N_DERIVED, MadiaoCardFeatures
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.torch_utils import FLOAT_MIN
@@ -68,8 +68,6 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
         # The networks are built for the observation vector alone (with the card planes).
         network_input = observation_space[OBS_KEY]
         if self._card_layout is not None:
-            from madiao_mao.agents.madiao.features import N_DERIVED
-
             size = int(network_input.shape[0]) + N_DERIVED
             network_input = gym.spaces.Box(-float("inf"), float("inf"), (size,), network_input.dtype)
         super().__init__(observation_space=network_input, model_config=model_config, **kwargs)
@@ -78,8 +76,6 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
         super().setup()
         self.card_features = None
         if self._card_layout is not None:
-            from madiao_mao.agents.madiao.features import MadiaoCardFeatures
-
             self.card_features = MadiaoCardFeatures(
                 self.observation_space_with_mask[OBS_KEY], **self._card_layout
             )
@@ -156,10 +152,3 @@ def export_policy_program(module: MaskedPPOTorchRLModule, meta: dict[str, Any]) 
     info = {"format": FORMAT, "obs_dim": obs_dim, "n_actions": n_actions, **meta}
     torch.export.save(program, buffer, extra_files={"meta.json": json.dumps(info)})
     return buffer.getvalue()
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temp file beside ``path``, then rename over it."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_bytes(data)
-    temporary.replace(path)

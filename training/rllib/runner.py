@@ -5,7 +5,7 @@ The extension point chosen (over a vectorized gymnasium entry point) is a subcla
 ``num_envs_per_env_runner`` games (one Numba call steps them all, ``make_env``) and samples it
 with its own loop (``_sample_bulk``): per step one forward pass of the module and one env step
 for all games, recorded as arrays; the ``SingleAgentEpisode`` objects are built from whole
-slices at the end of the call (``madiao_mao.training.rllib_engine.bulk_episodes``). They are the episodes
+slices at the end of the call (``madiao_mao.training.rllib.bulk_episodes``). They are the episodes
 RLlib's generic loop returns (which builds them step by step, game by game, and re-batches the
 observations from them through its env-to-module connectors: two thirds of a runner's time),
 field for field, with RLlib's metrics; the generic loop stays as the reference
@@ -34,9 +34,25 @@ import gc
 from typing import Any
 
 import numpy as np
+import ray
+import torch
 from madiao_mao.agents.base import Agent
+from madiao_mao.agents.exported_policy import load_policy
+from madiao_mao.training.config import TrainConfig
+from madiao_mao.training.games import game_spec
+from madiao_mao.training.league import League
+from madiao_mao.training.learner_games import TimedVectorEnv
+from madiao_mao.training.opponents import LeagueOpponents, OpponentPool, scripted_agents
+from madiao_mao.training.rllib.bulk_episodes import GameCarry, StepArrays, build_episodes
+from madiao_mao.training.rllib.env import LearnerGymVectorEnv, SkippingLearnerVecEnv
+from madiao_mao.training.rllib.module import MASK_KEY, OBS_KEY
+from madiao_mao.training.run_folder import new_league
+from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.connectors.connector_v2 import ConnectorV2
+from ray.rllib.core.columns import Columns
+from ray.rllib.env.env_runner import ENV_STEP_FAILURE
 from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
+from ray.rllib.utils.metrics import MODULE_TO_ENV_CONNECTOR, RLMODULE_INFERENCE_TIMER
 
 
 class ModuleAgent(Agent):
@@ -65,9 +81,6 @@ class ModuleAgent(Agent):
 
 def module_logits(module):
     """``logits(obs, masks)`` of a masking RLModule (inference pass, no gradients)."""
-    import torch
-    from madiao_mao.training.rllib_engine.module import MASK_KEY, OBS_KEY
-    from ray.rllib.core.columns import Columns
 
     def logits(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         batch = {
@@ -85,9 +98,6 @@ def module_logits(module):
 def exported_logits(data: bytes):
     """``logits(obs, masks)`` of an exported policy given as bytes (a ``torch.export`` program or
     the TorchScript of older runs: ``madiao_mao.agents.exported_policy.load_policy``)."""
-    import torch
-    from madiao_mao.agents.exported_policy import load_policy
-
     net, _ = load_policy(data)
 
     def logits(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -119,8 +129,6 @@ class BatchedActionsToEnv(ConnectorV2):
         shared_data: dict | None = None,
         **kwargs: Any,
     ) -> Any:
-        from ray.rllib.core.columns import Columns
-
         if explore:
             distribution = rl_module.get_exploration_action_dist_cls().from_logits(
                 batch[Columns.ACTION_DIST_INPUTS]
@@ -158,8 +166,6 @@ class CardGameEnvRunner(SingleAgentEnvRunner):
         """Whether a ``_sample`` call can go through the bulk sampler: timesteps (not whole
         episodes), actions from the module, RLlib's default env-to-module pipeline (the sampler
         batches the env's observations itself), no episode callbacks and numpy episodes."""
-        from ray.rllib.callbacks.callbacks import RLlibCallback
-
         config = self.config
         return (
             self.bulk_sampling
@@ -202,9 +208,6 @@ class CardGameEnvRunner(SingleAgentEnvRunner):
 
     def _reset_bulk(self) -> None:
         """Reset every game (seeded on the runner's first reset, as RLlib's loop does)."""
-        from madiao_mao.training.rllib_engine.bulk_episodes import GameCarry
-        from madiao_mao.training.rllib_engine.module import MASK_KEY, OBS_KEY
-
         self._ongoing_episodes_for_metrics.clear()
         self._shared_data = {}
         observations, _ = self._try_env_reset(seed=self._seed if self._needs_initial_reset else None)
@@ -215,13 +218,6 @@ class CardGameEnvRunner(SingleAgentEnvRunner):
         """At least ``num_timesteps`` learner steps of the runner's games: one forward pass and one
         env step per step for all games, the steps recorded as arrays and the episodes built from
         them at the end (``bulk_episodes``); the same episodes as RLlib's loop."""
-        import torch
-        from madiao_mao.training.rllib_engine.bulk_episodes import StepArrays, build_episodes
-        from madiao_mao.training.rllib_engine.module import MASK_KEY, OBS_KEY
-        from ray.rllib.core.columns import Columns
-        from ray.rllib.env.env_runner import ENV_STEP_FAILURE
-        from ray.rllib.utils.metrics import MODULE_TO_ENV_CONNECTOR, RLMODULE_INFERENCE_TIMER
-
         if force_reset or self._needs_initial_reset or self._carry is None:
             self._reset_bulk()
         steps = StepArrays(self._carry)
@@ -295,13 +291,6 @@ class CardGameEnvRunner(SingleAgentEnvRunner):
         return done + ongoing
 
     def make_env(self) -> None:
-        import torch
-        from madiao_mao.training.config import TrainConfig
-        from madiao_mao.training.games import game_spec
-        from madiao_mao.training.opponents import TimedVectorEnv
-        from madiao_mao.training.rllib_engine.env import LearnerGymVectorEnv, SkippingLearnerVecEnv
-        from madiao_mao.training.train import make_vector_env
-
         # Policy forward passes of one runner are small batches: one thread each (see
         # madiao_mao.agents.learned.SMALL_BATCH); parallelism comes from more runners.
         torch.set_num_threads(1)
@@ -314,7 +303,9 @@ class CardGameEnvRunner(SingleAgentEnvRunner):
         # Each runner plays its own deal stream; a resumed run a fresh one.
         seed = config.seed + 1000 * int(env_config.get("resumes", 0)) + 7919 * worker
         self.pool = self._build_opponents(config, env_config, seed)
-        self.vector_env = TimedVectorEnv(make_vector_env(config, self.config.num_envs_per_env_runner, seed))
+        self.vector_env = TimedVectorEnv(
+            game_spec(config.game).make_vector_env(config, self.config.num_envs_per_env_runner, seed)
+        )
         league = config.opponents == "league"
         learner = SkippingLearnerVecEnv(
             self.vector_env,
@@ -333,10 +324,6 @@ class CardGameEnvRunner(SingleAgentEnvRunner):
         self._carry = None
 
     def _build_opponents(self, config, env_config: dict, seed: int):
-        from madiao_mao.training.league import League
-        from madiao_mao.training.opponents import LeagueOpponents, OpponentPool
-        from madiao_mao.training.train import new_league, scripted_agents
-
         if config.opponents != "league":
             return OpponentPool(
                 scripted_agents(config, config.scripted_opponents, "scripted opponent"),
@@ -392,11 +379,9 @@ class CardGameEnvRunner(SingleAgentEnvRunner):
         member that played the other seats."""
         if self.env is None:
             return []
-        from madiao_mao.training.games import game_spec
-
         spec = game_spec(self.train_config.game)
         slot_member = getattr(self.pool, "slot_member", None)
-        stale = getattr(self.pool, "_stale", set())
+        stale = getattr(self.pool, "stale_games", set())
         games = []
         for info in self.env.finished:
             role = spec.learner_role(info["terminal_observation"]) if spec.learner_role else spec.roles[0]
@@ -419,6 +404,4 @@ class CardGameEnvRunner(SingleAgentEnvRunner):
 
     def node_id(self) -> str:
         """The Ray node this runner lives on."""
-        import ray
-
         return ray.get_runtime_context().get_node_id()

@@ -6,11 +6,12 @@ a Ray actor of its own, holding ``num_cpus_per_learner`` CPUs; with N > 1 they a
 as many threads as the machine has cores in every one of them, and learners sharing a machine
 (or a learner beside env runners) would then fight over the same cores: each learner actor runs
 on as many threads as whole CPUs it holds (at least one). The learner in the driver
-(``num_learners=0``) keeps the run's ``torch_threads``, set by ``madiao_mao.training.rllib_engine.run``.
+(``num_learners=0``) keeps the run's ``torch_threads``, set by ``madiao_mao.training.rllib.run``.
 """
 
 from __future__ import annotations
 
+import torch
 from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
 
 
@@ -26,7 +27,5 @@ class CardGamePPOLearner(PPOTorchLearner):
 
     def build(self) -> None:
         if self.config.num_learners > 0:
-            import torch
-
             torch.set_num_threads(learner_threads(self.config.num_cpus_per_learner))
         super().build()

@@ -8,13 +8,15 @@ import argparse
 from pathlib import Path
 
 from madiao_mao.training.config import TrainConfig
-from madiao_mao.training.rllib_engine.options import EngineOptions
+from madiao_mao.training.distributed_evaluation import evaluate_command, require_ray
+from madiao_mao.training.rllib.options import EngineOptions
 
 
 def uses_rllib(engine: str, options: EngineOptions, resume: str | None) -> bool:
     """Whether ``train`` runs on RLlib: asked for, or resuming a run RLlib trained; RLlib options
     given to the SB3 engine are an error (they would change nothing)."""
-    from madiao_mao.training.rllib_engine.run import is_rllib_run
+    # The engine's run module imports torch and SB3: not with the parser (madiao_mao.training.cli imports this).
+    from madiao_mao.training.rllib.run import is_rllib_run
 
     if engine == "rllib":
         return True
@@ -34,9 +36,8 @@ def train(
     total_timesteps: int | None,
     quiet: bool,
 ) -> Path:
-    """An RLlib run (``madiao_mao.training.rllib_engine.run.train_rllib``), after checking that Ray is here."""
-    from madiao_mao.training.distributed_evaluation import require_ray
-    from madiao_mao.training.rllib_engine.run import train_rllib
+    """An RLlib run (``madiao_mao.training.rllib.run.train_rllib``), after checking that Ray is here."""
+    from madiao_mao.training.rllib.run import train_rllib  # torch, SB3 (see uses_rllib)
 
     require_ray()
     return train_rllib(config, resume, options=options, total_timesteps=total_timesteps, quiet=quiet)
@@ -55,6 +56,4 @@ def add_evaluate_options(evaluate: argparse.ArgumentParser) -> None:
 
 
 def evaluate(args: argparse.Namespace) -> int:
-    from madiao_mao.training.distributed_evaluation import evaluate_command
-
     return evaluate_command(args)

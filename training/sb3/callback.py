@@ -1,4 +1,4 @@
-"""The trainer's SB3 callback (``madiao_mao.training.train.train``): what a run shows and saves as it goes.
+"""The trainer's SB3 callback (``madiao_mao.training.sb3.train.train``): what a run shows and saves as it goes.
 
 The progress bar ends where PPO does: SB3 collects whole rollouts, so a run ends at its budget
 rounded up to whole rollouts (``madiao_mao.training.config.steps_at_end``), and the bar's total is that count.
@@ -18,9 +18,11 @@ from typing import Any
 import numpy as np
 from madiao_mao.training.config import TrainConfig, evaluation_interval, steps_at_end
 from madiao_mao.training.games import game_spec
-from madiao_mao.training.logging_utils import STEP_COLUMN, atomic_save_model
+from madiao_mao.training.logging_utils import STEP_COLUMN, atomic_save_model, log_evaluation, log_league
+from madiao_mao.training.run_folder import newest_snapshots, snapshot_path
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Logger
+from tqdm import tqdm
 
 
 class TrainingCallback(BaseCallback):
@@ -82,8 +84,6 @@ class TrainingCallback(BaseCallback):
         self.eval_every = evaluation_interval(config)
         self.next_eval = (steps // self.eval_every + 1) * self.eval_every if self.eval_every else None
         if config.progress_bar:
-            from tqdm import tqdm
-
             # The bar ends where PPO does (the budget rounded up to whole rollouts) and shows one
             # speed, the run's learner steps/s (tqdm's own rate is left out of the format).
             self.bar = tqdm(
@@ -116,16 +116,15 @@ class TrainingCallback(BaseCallback):
         config, steps = self.config, self.model.num_timesteps
         if steps >= self.next_snapshot:
             self.next_snapshot = (steps // config.snapshot_every + 1) * config.snapshot_every
-            path = self.run_dir / "snapshots" / f"snapshot_{steps:09d}.zip"
-            path.parent.mkdir(exist_ok=True)
+            path = snapshot_path(self.run_dir, steps, ".zip")
             atomic_save_model(self.model, path)
             self.pool.add_snapshot(
                 self.snapshot_agent(path, config.seed),
                 path=path.relative_to(self.run_dir).as_posix(),
                 step=int(steps),
             )
-            self.state["snapshots"] = [str(p) for p in sorted(path.parent.glob("snapshot_*.zip"))][
-                -config.max_snapshots :
+            self.state["snapshots"] = [
+                str(p) for p in newest_snapshots(self.run_dir, ".zip", config.max_snapshots)
             ]
         if self.next_eval is not None and steps >= self.next_eval:
             self.next_eval = (steps // self.eval_every + 1) * self.eval_every
@@ -184,12 +183,7 @@ class TrainingCallback(BaseCallback):
                 values.clear()
         league = getattr(self.pool, "league", None)
         if league is not None:
-            for row in league.report():
-                member = row["member"]
-                if row["games"]:
-                    self.logger.record(f"league/payoff/{member}", row["mean_return"])
-                self.logger.record(f"league/rating/{member}", row["mu"])
-                self.logger.record(f"league/probability/{member}", row["probability"])
+            log_league(self.logger, league)
         if self.bar is not None:
             self.bar.set_postfix_str(f"{sps:,.0f} steps/s, env {100 * env_fraction:.0f}%")
         elif self.config.verbose:
@@ -212,15 +206,3 @@ class TrainingCallback(BaseCallback):
         if self.bar is not None:
             self.bar.close()
             self.bar = None
-
-
-def log_evaluation(logger, spec, results: dict[str, dict]) -> str:
-    """Record an evaluation's figures under ``eval/<baseline>_<measure>`` (a result with a
-    confidence interval by its mean) and return its one-line summary (both engines)."""
-    for name, result in results.items():
-        for key, value in result.items():
-            if isinstance(value, dict) and "mean" in value:
-                logger.record(f"eval/{name}_{key}", value["mean"])
-            elif isinstance(value, (int, float)) and key != "hands":
-                logger.record(f"eval/{name}_{key}", value)
-    return ", ".join(spec.describe_result(name, result) for name, result in results.items())

@@ -23,10 +23,14 @@ env's rules, so a policy cloned from it is still tested on rules it never saw.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from madiao_mao.agents.base import Agent
+from madiao_mao.agents.registry import make_agent
+from madiao_mao.training.config import TrainConfig
 
 
 @dataclass
@@ -63,7 +67,7 @@ def collect_teacher_decisions(venv, teacher: Agent, n_decisions: int, gamma: flo
     dones = np.zeros((n_steps, n_envs), dtype=bool)
     episode_returns: list[float] = []
     # The teacher reads the table's observation: a policy reading more (belief inputs) has them
-    # appended after it (``madiao_mao.training.opponents.BeliefObservations``).
+    # appended after it (``madiao_mao.training.sb3.wrappers.BeliefObservations``).
     table_obs_dim = getattr(venv, "table_obs_dim", venv.observation_space.shape[0])
     teacher.reset()
     observation = venv.reset()
@@ -110,8 +114,6 @@ def fit_policy(
 ) -> list[dict[str, float]]:
     """Train a MaskablePPO ``policy`` on ``data`` (module doc); returns per-epoch means of the
     policy loss (negative log-likelihood), value loss and teacher-action accuracy."""
-    import torch
-
     generator = np.random.default_rng(seed)
     optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate, eps=1e-5)
     policy.set_training_mode(True)
@@ -145,3 +147,36 @@ def fit_policy(
         history.append({"policy_loss": mean[0], "value_loss": mean[1], "accuracy": mean[2]})
     policy.set_training_mode(False)
     return history
+
+
+def warm_start(model, venv, config: TrainConfig, say: Callable[..., None] = print) -> dict[str, float]:
+    """Fit a fresh ``model``'s policy and value head to ``config.imitate`` playing the learner's
+    seat of ``venv`` (the module doc); returns what was measured (for the log)."""
+    teacher = make_agent(config.imitate, config.game, seed=config.seed + 500)
+    say(f"warm start: {config.imitate} plays {config.imitation_decisions:,} learner decisions")
+    data = collect_teacher_decisions(venv, teacher, config.imitation_decisions, config.gamma)
+    started = time.perf_counter()
+    history = fit_policy(
+        model.policy,
+        data,
+        epochs=config.imitation_epochs,
+        batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        vf_coef=config.vf_coef,
+        seed=config.seed,
+    )
+    fit_seconds = time.perf_counter() - started
+    last = history[-1]
+    teacher_return = float(np.mean(data.episode_returns)) if data.episode_returns.size else float("nan")
+    say(
+        f"warm start: {data.actions.size:,} decisions in {data.seconds:.0f} s, fitted in "
+        f"{fit_seconds:.0f} s; the policy picks the teacher's move in {100 * last['accuracy']:.1f}% "
+        f"of them (teacher's mean game return {teacher_return:+.3f})"
+    )
+    return {
+        "decisions": int(data.actions.size),
+        "collect_seconds": data.seconds,
+        "fit_seconds": fit_seconds,
+        "teacher_return": teacher_return,
+        **last,
+    }

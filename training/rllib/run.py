@@ -1,9 +1,9 @@
-"""``madiao-mao train --engine rllib``: PPO on Ray RLlib with the SB3 engine's run-folder contract.
+"""``madiao-mao train --engine rllib``: PPO on Ray RLlib with the run-folder contract of both engines.
 
-A run folder (``runs_dir/game__exp_name__seed__unixtime``, made by ``madiao_mao.training.train.make_run_dir``)
-holds what an SB3 run holds, under the same names where the content is the same:
+A run folder (``madiao_mao.training.run_folder``) holds what an SB3 run holds, under the same names where the
+content is the same:
 
-- ``config.json`` (``TrainConfig``) and ``state.json`` (``madiao_mao.training.train.STATE_FIELDS`` plus
+- ``config.json`` (``TrainConfig``) and ``state.json`` (``madiao_mao.training.run_folder.STATE_FIELDS`` plus
   ``"engine": "rllib"`` and the engine's settings), ``eval.json`` (the learning curve);
 - TensorBoard events and ``progress.csv`` with the same tags (``madiao_mao.training.logging_utils``):
   ``charts/SPS``, ``charts/return_<role>``, ``charts/env_time_fraction``,
@@ -13,7 +13,7 @@ holds what an SB3 run holds, under the same names where the content is the same:
   connector states), written atomically with ``league.json`` beside it (league mode) before
   ``state.json``; ``--resume`` restores all three;
 - ``snapshots/snapshot_<step>.pt`` and ``final_model.pt``: the policy exported as a
-  ``torch.export`` program (``madiao_mao.training.rllib_engine.module.export_policy_program``), played by
+  ``torch.export`` program (``madiao_mao.training.rllib.module.export_policy_program``), played by
   ``madiao_mao.agents.exported_policy`` with torch alone (``model:runs/RUN/final_model.pt`` in
   ``evaluate``, ``play``, ``match``);
 - ``report.md``: the same final evaluation as the SB3 engine (``GameSpec.report``).
@@ -27,21 +27,37 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shlex
 import shutil
-import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import numpy as np
+import torch
+from madiao_mao.agents.exported_policy import ExportedPolicy, exported_policy_agent
 from madiao_mao.training.config import TrainConfig, evaluation_interval
 from madiao_mao.training.games import game_spec
-from madiao_mao.training.rllib_engine.options import EngineOptions
-from madiao_mao.training.training_callback import log_evaluation
+from madiao_mao.training.logging_utils import log_evaluation, log_league, make_logger
+from madiao_mao.training.rllib.config import ppo_config, rllib_features
+from madiao_mao.training.rllib.options import EngineOptions
+from madiao_mao.training.run_folder import (
+    commit_checkpoint,
+    make_run_dir,
+    new_league,
+    newest_snapshots,
+    read_state,
+    reopen_run,
+    say_interrupted,
+    snapshot_path,
+    snapshot_step,
+    start_training,
+    write_config,
+    write_final_report,
+    write_learning_curve,
+)
 
-from cardgame_core.files import atomic_write_json
+from cardgame_core.files import atomic_write_bytes
 
 CHECKPOINT_DIR = "rllib_checkpoint"
 FINAL_MODEL = "final_model.pt"
@@ -53,37 +69,11 @@ def is_rllib_run(run_dir: str | Path) -> bool:
     return (Path(run_dir) / CHECKPOINT_DIR).is_dir()
 
 
-def load_rllib_run(run_dir: Path) -> tuple[TrainConfig, dict[str, Any]]:
-    """The config and state of an RLlib run folder, checked before anything changes (a missing
-    or damaged file is named)."""
-    from madiao_mao.training.train import _read_run_json
-
-    config_path, state_path = run_dir / "config.json", run_dir / "state.json"
-    if not config_path.is_file():
-        raise FileNotFoundError(f"{run_dir} is not a run folder (no config.json)")
-    missing = [p.name for p in (run_dir / CHECKPOINT_DIR, state_path) if not p.exists()]
-    if missing:
-        raise FileNotFoundError(
-            f"cannot resume {run_dir}: {' and '.join(missing)} missing, so there is no RLlib "
-            "checkpoint to continue from (start a new run instead)"
-        )
-    data = _read_run_json(config_path)
-    try:
-        config = TrainConfig.from_json(data)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{config_path} is damaged: {error}") from None
-    state = _read_run_json(state_path)
-    if not isinstance(state, dict) or not isinstance(state.get("num_timesteps"), int):
-        raise ValueError(f"{state_path} is damaged: no num_timesteps")
-    if state.get("engine") != ENGINE:
-        raise ValueError(f"{run_dir} was not trained by the rllib engine (resume it without --engine rllib)")
-    return config, state
-
-
 class _RayConnection:
     """``ray.init`` for the run unless the process is already connected; ``close`` undoes only
     what this made (a local instance is stopped, a joined cluster is left running)."""
 
+    # Ray is imported by a run that starts it, not with this module (the CLI reads is_rllib_run).
     def __init__(self, address: str | None) -> None:
         import ray
 
@@ -112,8 +102,6 @@ def train_rllib(
     """Train a new run from ``config`` (or continue the RLlib run in folder ``resume``) with RLlib
     PPO; returns the run folder. See the module doc for what the folder holds. Ctrl-C saves a
     checkpoint of the iterations completed and prints how to resume."""
-    import torch
-
     options = options or EngineOptions()
     options.check()
     run_dir, config, state, league = _open(config, resume, total_timesteps)
@@ -125,7 +113,7 @@ def train_rllib(
     # (No progress bar here: ``quiet`` changes nothing; a verbose run prints a line per iteration.)
     say = print if config.verbose else (lambda *a, **k: None)
     # With num_learners=0 the learner runs in this process, on the config's threads as in SB3
-    # (learner actors set their own: madiao_mao.training.rllib_engine.learner).
+    # (learner actors set their own: madiao_mao.training.rllib.learner).
     torch.set_num_threads(config.torch_threads)
     connection = _RayConnection(options.address)
     algo = None
@@ -137,11 +125,7 @@ def train_rllib(
         except KeyboardInterrupt:
             # As the SB3 engine: keep what was learned (the iterations completed) and say how to go on.
             trainer.save_checkpoint()
-            print(
-                f"interrupted at step {trainer.steps}; resume with: "
-                f"madiao-mao train --resume {shlex.quote(str(trainer.run_dir))}",
-                file=sys.stderr,
-            )
+            say_interrupted(trainer.run_dir, trainer.steps)
             raise
         trainer.finish()
         run_dir = trainer.run_dir
@@ -153,30 +137,22 @@ def train_rllib(
 
 
 def _open(config: TrainConfig | None, resume, total_timesteps: int | None):
-    from madiao_mao.training.train import load_league, new_league
-
     if resume is None:
         if config is None:
             raise ValueError("give a TrainConfig for a new run, or resume=RUN_DIR")
-        from madiao_mao.training.rllib_engine.config import rllib_features
-
         # The features the module builds ("flat", Madiao's "cards"; Mao's "rules"/"memory" are
         # SB3 policies: flat instead): the saved config says what the run used.
         config = dataclasses.replace(config, features=rllib_features(config))
         league = new_league(config) if config.opponents == "league" else None
         return None, config, {}, league
     run_dir = Path(resume)
-    config, state = load_rllib_run(run_dir)
-    league = load_league(run_dir) if config.opponents == "league" else None
-    if total_timesteps is not None:
-        config.total_timesteps = total_timesteps
-        config.__post_init__()
+    config, state, league = reopen_run(
+        run_dir, checkpoint=CHECKPOINT_DIR, engine=ENGINE, total_timesteps=total_timesteps
+    )
     return run_dir, config, state, league
 
 
 def _build(config, state, league, options: EngineOptions, run_dir, resumed: bool):
-    from madiao_mao.training.rllib_engine.config import ppo_config
-
     env_config = {
         "train_config": config.to_json(),
         "resumes": len(state.get("resumes", [])) + (1 if resumed else 0),
@@ -209,21 +185,17 @@ class _Trainer:
     def __init__(
         self, config: TrainConfig, run_dir: Path | None, state: dict, league, algo, say, *, resumed: bool
     ):
-        from madiao_mao.training.logging_utils import make_logger
-        from madiao_mao.training.train import make_run_dir
-
         self.config, self.state, self.league, self.algo, self.say = config, state, league, algo, say
         self.spec = game_spec(config.game)
         if run_dir is None:
             run_dir = make_run_dir(config)
         self.run_dir = run_dir
-        for key, default in (("snapshots", []), ("eval", []), ("resumes", []), ("num_timesteps", 0)):
-            state.setdefault(key, default)
-        self.steps = int(state["num_timesteps"])
+        self.steps = int(state.get("num_timesteps", 0))
+        start_training(state, self.steps, resumed=resumed)
+        state.setdefault("num_timesteps", self.steps)
         if resumed:
-            state["resumes"].append(self.steps)
             say(f"resumed {run_dir} at step {self.steps} (budget {config.total_timesteps} learner steps)")
-        atomic_write_json(run_dir / "config.json", config.to_json())
+        write_config(run_dir, config.to_json())
         self.logger = make_logger(run_dir, resume_step=self.steps if resumed else None)
         self.eval_every = evaluation_interval(config)
         self.next_eval = (self.steps // self.eval_every + 1) * self.eval_every if self.eval_every else None
@@ -252,7 +224,8 @@ class _Trainer:
         return self.algo.get_module()
 
     def export(self) -> bytes:
-        from madiao_mao.training.rllib_engine.module import export_policy_program
+        # The module imports torch and Ray: not on this module's import (the CLI reads is_rllib_run).
+        from madiao_mao.training.rllib.module import export_policy_program
 
         return export_policy_program(
             self.module(), {"game": self.config.game, "obs_type": self.config.obs_type, "step": self.steps}
@@ -267,7 +240,7 @@ class _Trainer:
             ]
         else:
             # Paths relative to the run folder (snapshot()).
-            items = [(Path(p).stem, p, int(Path(p).stem.rsplit("_", 1)[-1])) for p in self.state["snapshots"]]
+            items = [(Path(p).stem, p, snapshot_step(p)) for p in self.state["snapshots"]]
         for name, relative, step in items:
             data = (self.run_dir / relative).read_bytes()
             self._runners(lambda r, n=name, p=relative, s=step, d=data: r.add_snapshot(n, p, s, d))
@@ -284,22 +257,13 @@ class _Trainer:
             os.replace(target, old)
         os.replace(temporary, target)
         shutil.rmtree(old, ignore_errors=True)
-        if self.league is not None:
-            from madiao_mao.training.train import LEAGUE_FILE
-
-            atomic_write_json(self.run_dir / LEAGUE_FILE, self.league.to_dict())
-        self.state["num_timesteps"] = int(self.steps)
-        atomic_write_json(self.run_dir / "state.json", self.state)
+        commit_checkpoint(self.run_dir, self.state, self.league, self.steps)
 
     def snapshot(self) -> None:
-        from madiao_mao.training.rllib_engine.module import write_bytes_atomic
-
-        folder = self.run_dir / "snapshots"
-        folder.mkdir(exist_ok=True)
-        name = f"snapshot_{self.steps:09d}"
-        path = folder / f"{name}.pt"
+        path = snapshot_path(self.run_dir, self.steps, ".pt")
+        name = path.stem
         data = self.export()
-        write_bytes_atomic(path, data)
+        atomic_write_bytes(path, data)
         relative = path.relative_to(self.run_dir).as_posix()
         if self.league is not None:
             self.league.add_snapshot(name, relative, int(self.steps))
@@ -308,19 +272,15 @@ class _Trainer:
         self._runners(lambda r: r.add_snapshot(name, relative, step, data))
         # Relative to the run folder, so that a moved run folder still resumes.
         self.state["snapshots"] = [
-            p.relative_to(self.run_dir).as_posix() for p in sorted(folder.glob("snapshot_*.pt"))
-        ][-self.config.max_snapshots :]
+            p.relative_to(self.run_dir).as_posix()
+            for p in newest_snapshots(self.run_dir, ".pt", self.config.max_snapshots)
+        ]
 
     def evaluate(self) -> None:
         """A point of the learning curve: the greedy policy against the baselines."""
-        import tempfile
-
-        from madiao_mao.agents.exported_policy import ExportedPolicy
-        from madiao_mao.training.rllib_engine.module import write_bytes_atomic
-
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "policy.pt"
-            write_bytes_atomic(path, self.export())
+            atomic_write_bytes(path, self.export())
             model = ExportedPolicy(path)
         results = self.spec.evaluate(model, self.config, self.config.eval_deals, self.config.seed + 7)
         self.state["eval"].append({"timesteps": int(self.steps), "results": results})
@@ -352,12 +312,7 @@ class _Trainer:
         if self.league is not None:
             data = self.league.to_dict()
             self._runners(lambda r: r.sync_league(data))
-            for row in self.league.report():
-                member = row["member"]
-                if row["games"]:
-                    self.logger.record(f"league/payoff/{member}", row["mean_return"])
-                self.logger.record(f"league/rating/{member}", row["mu"])
-                self.logger.record(f"league/probability/{member}", row["probability"])
+            log_league(self.logger, self.league)
 
     def learn(self) -> None:
         """RLlib iterations (one train batch each) up to the budget."""
@@ -414,13 +369,10 @@ class _Trainer:
         }
 
     def finish(self) -> None:
-        from madiao_mao.training.rllib_engine.module import write_bytes_atomic
-
         self._between_iterations(checkpoint=False)
         self.save_checkpoint()
-        write_bytes_atomic(self.run_dir / FINAL_MODEL, self.export())
-        atomic_write_json(self.run_dir / "eval.json", self.state["eval"])
-        atomic_write_json(self.run_dir / "state.json", self.state)
+        atomic_write_bytes(self.run_dir / FINAL_MODEL, self.export())
+        write_learning_curve(self.run_dir, self.state)
         self.logger.close()
 
 
@@ -432,15 +384,10 @@ def _learners_text(num_learners: int) -> str:
 
 
 def final_report(run_dir: str | Path, *, n_deals: int | None = None, verbose: bool = True) -> str:
-    """The end-of-training report of an RLlib run: the SB3 engine's (``madiao_mao.training.train.
+    """The end-of-training report of an RLlib run: the SB3 engine's (``madiao_mao.training.sb3.train.
     final_report``) with the exported policy as the learner."""
-    import json
-
-    from madiao_mao.agents.exported_policy import exported_policy_agent
-    from madiao_mao.training.train import write_final_report
-
     run_dir = Path(run_dir)
-    state = json.loads((run_dir / "state.json").read_text())
+    state = read_state(run_dir)
     speed_line = None
     if "final_speed" in state:
         speed = state["final_speed"]

@@ -12,7 +12,7 @@
 
 The engine's own settings: ``num_env_runners``/``envs_per_runner`` (``env_runners``) and
 ``num_learners``/``cpus_per_learner`` (``learners``: 0 learners is the one learner in the driver;
-N >= 1 learner actors, data-parallel when N > 1, ``madiao_mao.training.rllib_engine.learner``). The train
+N >= 1 learner actors, data-parallel when N > 1, ``madiao_mao.training.rllib.learner``). The train
 batch is the run's rollout in every case: with N learners each updates on its N-th of it
 (``train_batch_size_per_learner``) and each minibatch of ``batch_size`` is split the same way
 (DDP averages the learners' gradients), so a run takes the same PPO steps for any N.
@@ -30,7 +30,10 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
+from madiao_mao.agents.madiao.features import summary_layout
 from madiao_mao.training.config import TrainConfig, rollout_size, steps_at_end
+from madiao_mao.training.games import game_spec
 
 #: SB3's PPO default (``max_grad_norm``).
 MAX_GRAD_NORM = 0.5
@@ -46,10 +49,7 @@ def rllib_features(config: TrainConfig) -> str:
 
 def spaces(config: TrainConfig) -> tuple[gym.spaces.Dict, gym.spaces.Discrete]:
     """The observation (dict with the action mask) and action spaces of a config's games."""
-    import numpy as np
-    from madiao_mao.training.train import make_vector_env
-
-    probe = make_vector_env(config, 1, 0)
+    probe = game_spec(config.game).make_vector_env(config, 1, 0)
     obs_dim, n_actions = int(probe.obs_dim), int(probe.n_actions)
     probe.close()
     observation = gym.spaces.Dict(
@@ -71,9 +71,11 @@ def ppo_config(
     cpus_per_learner: float = 1.0,
 ):
     """The ``PPOConfig`` of a run (see the module doc for the mapping)."""
-    from madiao_mao.training.rllib_engine.learner import CardGamePPOLearner
-    from madiao_mao.training.rllib_engine.module import CARD_FEATURES_KEY, MaskedPPOTorchRLModule
-    from madiao_mao.training.rllib_engine.runner import CardGameEnvRunner, module_to_env_pipeline
+    # Ray, and the engine's modules that import it, only for a run that uses it (run.py imports
+    # this module, and the CLI reads run.is_rllib_run without Ray).
+    from madiao_mao.training.rllib.learner import CardGamePPOLearner
+    from madiao_mao.training.rllib.module import CARD_FEATURES_KEY, MaskedPPOTorchRLModule
+    from madiao_mao.training.rllib.runner import CardGameEnvRunner, module_to_env_pipeline
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
@@ -84,14 +86,13 @@ def ppo_config(
         "vf_share_layers": False,
     }
     if rllib_features(config) == "cards":
-        from madiao_mao.agents.madiao.features import summary_layout
-
         model_config[CARD_FEATURES_KEY] = summary_layout()
     # The run's rollout, split between the data-parallel learners (each one's share of it).
     batch = max(1, rollout_size(config) // max(1, num_learners))
     if config.lr_schedule == "linear":
         # RLlib sets the rate after each update from the steps sampled so far, so update k runs at
-        # the rate of step (k - 1) * rollout: the SB3 engine's schedule (train.learning_rate_schedule).
+        # the rate of step (k - 1) * rollout: the SB3 engine's schedule
+        # (madiao_mao.training.sb3.model.learning_rate_schedule).
         lr: Any = [[0, config.learning_rate], [steps_at_end(config, 0), 0.0]]
     else:
         lr = config.learning_rate

@@ -1,6 +1,6 @@
 """The batched card games as one gymnasium ``VectorEnv`` for RLlib's single-agent env runner.
 
-``LearnerGymVectorEnv`` wraps the SB3 trainer's learner view (``madiao_mao.training.sb3_adapter.
+``LearnerGymVectorEnv`` wraps the SB3 trainer's learner view (``madiao_mao.training.sb3.adapter.
 LearnerVecEnv``: one learner seat per game, the opponents played inside, the learner's own seat's
 reward, the game's reward shaping on top), so that both engines train on exactly the same games.
 One ``step`` call steps every game in one Numba call (plus the opponents' batched moves); the
@@ -9,7 +9,7 @@ runner builds one RLlib episode per game from the steps' arrays (``bulk_episodes
 What RLlib needs on top:
 
 - observations as a dict ``{"observations": float32[obs_dim], "action_mask": float32[n_actions]}``
-  (the masking RLModule reads the mask; ``madiao_mao.training.rllib_engine.module``);
+  (the masking RLModule reads the mask; ``madiao_mao.training.rllib.module``);
 - gymnasium's next-step autoreset: when a game ends, the step returns its terminal observation,
   and the next step returns the new game's first observation while ignoring that game's action.
   The learner view has already moved such a game on to the learner's first decision, so it is
@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
-from madiao_mao.training.sb3_adapter import LearnerVecEnv
+from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
 from cardgame_core.aec import IllegalActionError
 from cardgame_core.vector import NO_ACTION

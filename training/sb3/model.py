@@ -1,0 +1,94 @@
+"""The MaskablePPO model of a run: its policy, optimizer and learning-rate schedule, and the
+inference-only copy of a trained one (``export_policy``)."""
+
+from __future__ import annotations
+
+import io
+import os
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import torch
+from madiao_mao.training.config import TrainConfig, rollout_size, steps_at_end
+from madiao_mao.training.games import POLICY_FEATURES
+from sb3_contrib import MaskablePPO
+
+#: Adam as SB3 sets it up for PPO (eps 1e-5), with torch's fused CPU kernel: one kernel over all
+#: parameters instead of a Python loop over them; the same update rule, and the update is
+#: compute-bound (benchmarks/learner.py).
+ADAM_OPTIONS = {"eps": 1e-5, "fused": True}
+
+
+def learning_rate_schedule(config: TrainConfig):
+    """The learning rate for SB3: a constant, or a function of the remaining progress (1 -> 0).
+
+    Linear: each PPO update runs at the rate of its rollout's start, decaying linearly over the
+    run's real length (its budget rounded up to whole rollouts, ``steps_at_end``), as CleanRL
+    anneals it: the first update at the full rate, the last at ``1 / rollouts`` of it. SB3 reads
+    the progress after collecting a rollout (1 - steps / total, and ``learn`` passes the real
+    length as the total), so it reaches 0 at the last update; the schedule adds the one rollout's
+    share back. A rate of the progress alone gave the last rollout a rate of 0 (a budget of
+    20,000 steps runs three rollouts of 8,192: the third learned nothing).
+    """
+    if config.lr_schedule == "constant":
+        return config.learning_rate
+    start = config.learning_rate
+    rollout_share = rollout_size(config) / steps_at_end(config, 0)
+    return lambda progress_remaining: start * min(max(progress_remaining, 0.0) + rollout_share, 1.0)
+
+
+def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
+    """The MaskablePPO policy options of a config (network sizes, features extractor, optimizer)."""
+    _, extra = POLICY_FEATURES[config.features].policy()
+    return {"net_arch": list(config.net_arch), "optimizer_kwargs": dict(ADAM_OPTIONS), **extra}
+
+
+def policy_class(config: TrainConfig):
+    """The MaskablePPO policy of a config's features: the MLP policy, or for Mao's "rules"
+    features the policy whose action layer also reads the per-card rule planes."""
+    policy, _ = POLICY_FEATURES[config.features].policy()
+    return policy
+
+
+def make_model(config: TrainConfig, venv) -> MaskablePPO:
+    """A fresh MaskablePPO model of ``config`` on ``venv`` (what a run trains; the learner
+    benchmark builds the same model)."""
+    return MaskablePPO(
+        policy_class(config),
+        venv,
+        learning_rate=learning_rate_schedule(config),
+        n_steps=config.n_steps,
+        batch_size=config.batch_size,
+        n_epochs=config.n_epochs,
+        gamma=config.gamma,
+        gae_lambda=config.gae_lambda,
+        clip_range=config.clip_range,
+        ent_coef=config.ent_coef,
+        vf_coef=config.vf_coef,
+        policy_kwargs=policy_kwargs(config),
+        seed=config.seed,
+        device="cpu",
+        verbose=0,
+    )
+
+
+def export_policy(model_path: str | Path, destination: str | Path) -> Path:
+    """Save an inference-only copy of a trained model (the optimizer's moment estimates, two
+    thirds of a checkpoint, are dropped; it still loads with ``MaskablePPO.load``). This is how
+    ``agents/pretrained/madiao_selfplay.zip`` is made from a run's ``final_model.zip``."""
+    model = MaskablePPO.load(str(model_path), device="cpu")
+    # A fresh optimizer holds no moment estimates (its rate is the schedule's starting rate).
+    model.policy.optimizer = torch.optim.Adam(model.policy.parameters(), lr=model.lr_schedule(1.0))
+    destination = Path(destination)
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    stored = io.BytesIO()
+    model.save(stored)
+    # SB3 stores its archive uncompressed; its "data" member (the spaces, pickled) shrinks several
+    # times when deflated, which keeps the shipped models small. ``MaskablePPO.load`` reads both.
+    temporary = destination.with_name(f".{destination.stem}.tmp.zip")
+    with zipfile.ZipFile(stored) as source, zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            target.writestr(item.filename, source.read(item.filename))
+    os.replace(temporary, destination)
+    return destination

@@ -1,0 +1,395 @@
+"""The SB3 engine: self-play training with sb3-contrib MaskablePPO (a CleanRL-style straight script).
+
+    python -m madiao_mao.training.sb3.train        # or: madiao-mao train [--total-timesteps N ...]
+
+One learner policy plays a random seat of every game (so both Madiao roles, banker and player),
+against a league member drawn per game (Madiao's default, below) or opponents drawn seat by seat
+from a pool of scripted agents, frozen snapshots of itself and its live self (Mao's default); it
+is rewarded with its own seat's payoff (see ``madiao_mao.training.sb3.adapter.LearnerVecEnv``).
+With ``imitate`` set (Mao's default), a fresh policy first copies a scripted teacher playing the
+learner's seat (``madiao_mao.training.sb3.imitation``); PPO then goes on from there.
+Everything a run writes lives in its own folder (``madiao_mao.training.run_folder``, the contract both
+engines keep): ``config.json``, TensorBoard events (tags ``charts/``, ``losses/``, ``eval/``),
+``progress.csv`` (the same names as the TensorBoard tags), ``eval.json`` (the learning curve: by
+default about ten evaluations per run), atomic checkpoints (``checkpoint.zip`` + ``state.json``,
+the first at step 0), snapshots, and at the end ``final_model.zip`` and the evaluation report.
+
+With ``opponents="league"`` (``madiao-mao train --opponents league``; Madiao's default), one
+member of a league (the live policy, its snapshots, scripted anchors) plays all the opponent
+seats of a game, drawn by
+prioritized fictitious self-play from the learner's payoff table (``madiao_mao.training.league``; see
+``TrainConfig.opponents``), and ``league.json`` is saved beside every checkpoint (a resumed
+league run needs it and its snapshot files).
+
+PPO collects whole rollouts (``n_envs * n_steps`` learner steps), so a run ends at its budget
+rounded up to a whole rollout; the progress bar ends there and the summary gives the true count.
+An interrupted run continues from its last checkpoint with ``train(resume=run_dir)``
+(``madiao-mao train --resume RUN_DIR``), appending to its logs; a folder whose ``config.json``,
+``state.json`` or ``checkpoint.zip`` is missing or damaged is refused with an error naming the
+file, before anything in it changes. Ctrl-C saves a checkpoint of what the policy has learned and
+prints the command that resumes the run.
+
+Where things are: the config and its step arithmetic in ``madiao_mao.training.config``; what differs by game
+(env, defaults, policy features, evaluation, report) in one spec per game, ``madiao_mao.training.games``; the
+model (policy, optimizer, learning-rate schedule, export) in ``madiao_mao.training.sb3.model``; the SB3
+callback (progress, snapshots, evaluations, checkpoints between rollouts) in
+``madiao_mao.training.sb3.callback``. ``train`` reads top to bottom: open the run, build the opponents, the
+env and the model, warm start, learn, finish.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from madiao_mao.agents.learned import policy_agent
+from madiao_mao.training.config import TrainConfig, rollout_size, steps_at_end
+from madiao_mao.training.games import POLICY_FEATURES, game_spec
+from madiao_mao.training.league import League
+from madiao_mao.training.learner_games import TimedVectorEnv
+from madiao_mao.training.logging_utils import atomic_save_model, make_logger
+from madiao_mao.training.opponents import LeagueOpponents, OpponentPool, scripted_agents
+from madiao_mao.training.run_folder import (
+    LEAGUE_FILE,
+    commit_checkpoint,
+    make_run_dir,
+    new_league,
+    read_state,
+    reopen_run,
+    say_interrupted,
+    snapshot_step,
+    start_training,
+    write_config,
+    write_final_report,
+    write_learning_curve,
+)
+from madiao_mao.training.sb3.adapter import LearnerVecEnv
+from madiao_mao.training.sb3.callback import TrainingCallback
+from madiao_mao.training.sb3.imitation import warm_start
+from madiao_mao.training.sb3.model import learning_rate_schedule, make_model
+from sb3_contrib import MaskablePPO
+
+#: The SB3 engine's checkpoint in the run folder.
+CHECKPOINT_FILE = "checkpoint.zip"
+FINAL_MODEL_FILE = "final_model.zip"
+
+
+# ---- the per-game pieces, from the game's spec (module-level so that tests can replace them)
+
+
+def make_vector_env(config: TrainConfig, n_envs: int, seed: int | None):
+    """The batched env of the training games (``GameSpec.make_vector_env``)."""
+    return game_spec(config.game).make_vector_env(config, n_envs, seed)
+
+
+def evaluate_against_baselines(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, dict]:
+    """The results of the learned policy against each of ``config.eval_opponents``, a point of the
+    learning curve (``GameSpec.evaluate``: Madiao duplicate stakes/hand; Mao held-out rules)."""
+    return game_spec(config.game).evaluate(model, config, n_deals, seed)
+
+
+# ---- training: the steps of train(), in the order it runs them
+
+
+@dataclass
+class Run:
+    """A run this call trains: its config (with this call's display settings) and the config as
+    saved, its ``state.json`` contents, its folder (made once the model is built) and its league
+    (league mode)."""
+
+    config: TrainConfig
+    saved_config: dict[str, Any]
+    state: dict[str, Any]
+    run_dir: Path | None = None
+    league: League | None = None
+
+    def save_checkpoint(self, model) -> None:
+        """An atomic checkpoint: the model, then the league and ``state.json`` (which a resume trusts)."""
+        atomic_save_model(model, self.run_dir / CHECKPOINT_FILE)
+        commit_checkpoint(self.run_dir, self.state, self.league, model.num_timesteps)
+
+
+def train(
+    config: TrainConfig | None = None,
+    resume: str | Path | None = None,
+    *,
+    total_timesteps: int | None = None,
+    quiet: bool = False,
+) -> Path:
+    """Run a training run from ``config``, or continue the one in folder ``resume`` (its own saved
+    config is used; ``total_timesteps`` may raise its budget); returns the run folder.
+
+    ``quiet`` turns the progress bar off for this call (a run's verbose setting then prints a
+    line per rollout instead); a resumed run always says where it resumed. A run folder that
+    cannot be resumed (a file missing or damaged) is refused before anything in it is changed.
+    Ctrl-C (KeyboardInterrupt) during training saves a checkpoint of what was learned, prints how
+    to resume, and is raised again."""
+    run = open_run(config, resume, total_timesteps=total_timesteps, quiet=quiet)
+    config = run.config
+    torch.set_num_threads(config.torch_threads)
+    say = print if config.verbose else _say_nothing
+    pool = build_opponents(run)
+    vector_env, venv = build_env(run, pool)
+    model = load_model(run, venv) if resume is not None else new_model(run, venv)
+    write_config(run.run_dir, run.saved_config)
+    if resume is None:
+        # A checkpoint from the first moment: a run stopped at any point can be resumed.
+        run.save_checkpoint(model)
+    model.set_logger(
+        make_logger(run.run_dir, resume_step=model.num_timesteps if resume is not None else None)
+    )
+    callback = None
+    try:
+        warm_start_once(model, venv, run, say)
+        # Opponent copies of the policy sample their moves from generators seeded by the run's
+        # seed, so that a run is reproducible when they play.
+        pool.set_current(
+            policy_agent(model=model, table=vector_env, deterministic=False, name="current", seed=config.seed)
+        )
+        start_training(run.state, model.num_timesteps, resumed=resume is not None)
+        callback = TrainingCallback(
+            config,
+            run.run_dir,
+            run.state,
+            vector_env,
+            pool,
+            save_checkpoint=run.save_checkpoint,
+            evaluate=evaluate_against_baselines,
+            snapshot_agent=snapshot_agent,
+            say=say,
+        )
+        learn(model, run, callback, say)
+        finish(model, run)
+    except KeyboardInterrupt:
+        save_interrupted(model, run, callback)
+        raise
+    finally:
+        venv.close()
+        model.logger.close()
+    return run.run_dir
+
+
+def _say_nothing(*args: Any, **kwargs: Any) -> None:
+    """``print``'s stand-in for a run that is not verbose."""
+
+
+def open_run(
+    config: TrainConfig | None, resume: str | Path | None, *, total_timesteps: int | None, quiet: bool
+) -> Run:
+    """The run to train: a new one from ``config`` (its folder is made later, once nothing can
+    fail), or the one in folder ``resume``, whose files are all checked before anything runs."""
+    if resume is None:
+        if config is None:
+            raise ValueError("give a TrainConfig for a new run, or resume=RUN_DIR")
+        saved_config = config.to_json()
+        if quiet:
+            config = dataclasses.replace(config, progress_bar=False)
+        return Run(config, saved_config, state={})
+    run_dir = Path(resume)
+    config, state, league = reopen_run(run_dir, checkpoint=CHECKPOINT_FILE, total_timesteps=total_timesteps)
+    saved_config = config.to_json()
+    # Display settings belong to this call, not to the run: they are not saved.
+    config = dataclasses.replace(config, progress_bar=not quiet)
+    return Run(config, saved_config, state, run_dir=run_dir, league=league)
+
+
+def build_opponents(run: Run):
+    """The opponents of the training games: the weighted pool of scripted agents, snapshots and the
+    live policy, or in league mode the league's members (``run.league``, made here for a new run),
+    with the snapshots a resumed run had."""
+    config = run.config
+    if config.opponents != "league":
+        pool = OpponentPool(
+            scripted_agents(config, config.scripted_opponents, "scripted opponent"),
+            weights=config.opponent_weights,
+            max_snapshots=config.max_snapshots,
+        )
+        for path in run.state.get("snapshots", []):
+            if Path(path).is_file():
+                pool.add_snapshot(snapshot_agent(Path(path), config.seed))
+        return pool
+    league = run.league = run.league or new_league(config)
+    anchors = league.names("anchor")
+    scripted = scripted_agents(config, tuple(league.members[name].agent for name in anchors), "league anchor")
+    pool = LeagueOpponents(
+        league, dict(zip(anchors, scripted, strict=True)), max_snapshots=config.max_snapshots
+    )
+    for name in league.names("snapshot"):
+        path = run.run_dir / league.members[name].path
+        try:
+            agent = snapshot_agent(path, config.seed)
+        except Exception as error:  # a damaged zip fails in zipfile, torch or pickle, each its own way
+            raise ValueError(
+                f"{path}, snapshot {name!r} of {LEAGUE_FILE}, is damaged ({type(error).__name__}: {error})"
+            ) from None
+        pool.bind_snapshot(name, agent)
+    return pool
+
+
+def build_env(run: Run, pool) -> tuple[Any, Any]:
+    """The timed batched env of the training games and the learner's SB3 view of it (the learner
+    seat rotates per finished game, so it plays every seat: both Madiao roles), with the game's
+    reward shaping (``GameSpec.shape_reward``)."""
+    config = run.config
+    # A resumed run continues with a fresh deal stream (a new seed per resume).
+    seed = config.seed + 1000 * len(run.state.get("resumes", []))
+    vector_env = TimedVectorEnv(make_vector_env(config, config.n_envs, seed=seed))
+    if run.league is not None:
+        # One member per game, drawn by PFSP, plays every opponent seat of it.
+        venv = LearnerVecEnv(
+            vector_env,
+            pool.slots,
+            learner_seat="rotate",
+            seed=config.seed,
+            opponent_draw="per_game",
+            opponent_sampler=pool.sample,
+        )
+        pool.attach(venv)
+    else:
+        venv = LearnerVecEnv(vector_env, pool.slots, learner_seat="rotate", seed=config.seed)
+    venv = game_spec(config.game).shape_reward(venv, config)
+    wrap_for_policy = POLICY_FEATURES[config.features].learner_env
+    return vector_env, (venv if wrap_for_policy is None else wrap_for_policy(venv, vector_env))
+
+
+def new_model(run: Run, venv):
+    """A fresh MaskablePPO model of the run's config; the run's folder is made now that it can
+    start (a bad option leaves no empty folder)."""
+    model = make_model(run.config, venv)
+    run.run_dir = make_run_dir(run.config)
+    return model
+
+
+def load_model(run: Run, venv):
+    """The model of a resumed run's checkpoint; a checkpoint that does not load is a ValueError
+    naming it (the env is closed first)."""
+    checkpoint = run.run_dir / CHECKPOINT_FILE
+    try:
+        # The schedule of the run's config (a resume may raise the budget), not the saved one.
+        model = MaskablePPO.load(
+            str(checkpoint), env=venv, device="cpu", learning_rate=learning_rate_schedule(run.config)
+        )
+    except Exception as error:  # a damaged zip fails in zipfile, torch or pickle, each its own way
+        venv.close()
+        raise ValueError(
+            f"{checkpoint} is damaged or does not fit this run ({type(error).__name__}: {error})"
+        ) from None
+    budget = run.config.total_timesteps
+    print(f"resumed {run.run_dir} at step {model.num_timesteps} (budget {budget} learner steps)")
+    return model
+
+
+def warm_start_once(model, venv, run: Run, say: Callable[..., None]) -> None:
+    """The warm start (``config.imitate``) of a fresh policy, once per run: a run resumed after it
+    does not repeat it. What it measured is logged (``imitation/``) and checkpointed."""
+    config, state = run.config, run.state
+    if config.imitate == "none" or "imitation" in state or model.num_timesteps != 0:
+        return
+    state["imitation"] = warm_start(model, venv, config, say)
+    for key, value in state["imitation"].items():
+        model.logger.record(f"imitation/{key}", value)
+    model.logger.dump(0)
+    run.save_checkpoint(model)
+
+
+@contextlib.contextmanager
+def unchecked_distributions() -> Iterator[None]:
+    """torch's distributions without their argument checks, restored afterwards. The policy's
+    logits are masked with a finite constant and never NaN unless training has already diverged,
+    while the checks (a pass over every logit of every batch) cost a few percent of a run."""
+    before = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(False)
+    try:
+        yield
+    finally:
+        torch.distributions.Distribution.set_default_validate_args(before)
+
+
+def learn(model, run: Run, callback, say: Callable[..., None]) -> None:
+    """PPO up to the budget (rounded up to whole rollouts), then the speed summary."""
+    config, start = run.config, model.num_timesteps
+    if config.total_timesteps <= start:
+        return
+    end = steps_at_end(config, start)
+    if end != config.total_timesteps:
+        say(
+            f"training to step {end}: the budget of {config.total_timesteps} learner steps "
+            f"rounded up to whole rollouts of {rollout_size(config)} (n_envs * n_steps)"
+        )
+    with unchecked_distributions():
+        # Up to the real end, so that SB3's progress (and the learning rate) ends at the last update.
+        model.learn(end - start, callback=callback, reset_num_timesteps=False)
+    speed = callback.speed()
+    say(
+        f"trained {model.num_timesteps - start} learner steps in {speed['seconds']:.1f} s "
+        f"({speed['sps']:,.0f} learner steps/s, env + learner + opponents): game env "
+        f"{100 * speed['env_time_fraction']:.0f}%, opponent policies "
+        f"{100 * speed['opponent_time_fraction']:.0f}%, PPO updates "
+        f"{100 * speed['update_time_fraction']:.0f}% of the time"
+    )
+    run.state["final_speed"] = speed
+
+
+def finish(model, run: Run) -> None:
+    """The run's last checkpoint, its final model and its learning curve (``eval.json``)."""
+    run.save_checkpoint(model)
+    atomic_save_model(model, run.run_dir / FINAL_MODEL_FILE)
+    write_learning_curve(run.run_dir, run.state)
+
+
+def save_interrupted(model, run: Run, callback) -> None:
+    """After Ctrl-C: checkpoint what the policy has learned and say how to resume."""
+    if callback is not None:
+        callback.close_bar()
+        if callback.collecting:
+            # The steps of an unfinished rollout were never learned from: not counted.
+            model.num_timesteps = callback.learned_steps
+        run.save_checkpoint(model)
+    # (Interrupted in the warm start, the step-0 checkpoint of the fresh policy stands.)
+    say_interrupted(run.run_dir, model.num_timesteps)
+
+
+# ---- the policy as an opponent, and the final report
+
+
+def snapshot_agent(path: Path, seed: int):
+    """A frozen snapshot of the learner as a sampling opponent, seeded by the run's seed and the
+    snapshot's step (``snapshot_000250112.zip``)."""
+    return policy_agent(
+        path, deterministic=False, name=path.stem, seed=seed * 1_000_003 + snapshot_step(path)
+    )
+
+
+def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = True) -> str:
+    """The end-of-training evaluation: the run's speed, its league (league mode) and the game's
+    sections (``GameSpec.report``: Madiao, a tournament of the final model and the baselines with
+    learning curves and ratings as PNGs; Mao, the held-out rules), written to ``report.md``."""
+    run_dir = Path(run_dir)
+    state = read_state(run_dir)
+    speed_line = None
+    if "final_speed" in state:
+        speed = state["final_speed"]
+        speed_line = (
+            f"Throughput: {speed['sps']:,.0f} learner steps/s; "
+            f"game env {100 * speed['env_time_fraction']:.0f}%, "
+            f"opponent policies {100 * speed['opponent_time_fraction']:.0f}% and PPO updates "
+            f"{100 * speed.get('update_time_fraction', float('nan')):.0f}% of training time "
+            f"({speed.get('seconds', float('nan')):.0f} s).\n"
+        )
+    learner = policy_agent(run_dir / FINAL_MODEL_FILE, name="learned")
+    return write_final_report(run_dir, learner, speed_line, n_deals=n_deals, verbose=verbose)
+
+
+if __name__ == "__main__":
+    # ``python -m madiao_mao.training.sb3.train [FLAGS]`` is ``madiao-mao train [FLAGS]``. The command line
+    # sits above the trainer (madiao_mao.training.cli imports this module, never the reverse): only this
+    # script entry, which never runs on import, reaches up to it.
+    from madiao_mao.training.cli import main as cli_main
+
+    sys.exit(cli_main(["train", *sys.argv[1:]]))
