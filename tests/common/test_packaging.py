@@ -90,12 +90,12 @@ def test_a_project_with_its_own_agents_and_training_folders_imports_the_installe
     for folder in ("agents", "training"):
         (project / folder).mkdir(parents=True)
         (project / folder / "__init__.py").write_text(f"WHOSE = 'the research project {folder}'\n")
-    (project / "agents" / "registry.py").write_text("def make_agent():\n    return 'theirs'\n")
+    (project / "agents" / "ppo.py").write_text("def make_agent():\n    return 'theirs'\n")
     (project / "main.py").write_text(
         textwrap.dedent(
             """
             import agents, training
-            from madiao_mao.agents.registry import make_agent as their_agent
+            from agents.ppo import make_agent as their_agent
             from madiao_mao.agents.registry import make_agent
             import madiao_env, madiao_mao
 

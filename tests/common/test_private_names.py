@@ -12,7 +12,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The project's own import names: a private name of a third-party library is its own business.
-PACKAGES = ("cardgame_core", "madiao_env", "mao_env", "agents", "training", "madiao_mao_web", "benchmarks")
+PACKAGES = ("cardgame_core", "madiao_env", "mao_env", "madiao_mao", "madiao_mao_web")
+#: The folders they live in (``agents/``, ``training/`` and ``benchmarks/`` import as ``madiao_mao.*``).
+FOLDERS = ("cardgame_core", "madiao_env", "mao_env", "madiao_mao", "madiao_mao_web", "agents", "training")
+FOLDERS += ("benchmarks", "examples")
 
 
 def _is_private(name: str) -> bool:
@@ -64,8 +67,7 @@ def private_names_used_across_modules(source: str, filename: str = "<source>") -
 
 
 def _project_files() -> list[Path]:
-    folders = (*PACKAGES, "examples")
-    return [path for folder in folders for path in sorted((ROOT / folder).rglob("*.py"))]
+    return [path for folder in FOLDERS for path in sorted((ROOT / folder).rglob("*.py"))]
 
 
 def test_no_private_name_is_imported_across_modules():
@@ -80,9 +82,9 @@ def test_no_private_name_is_imported_across_modules():
     [
         "from madiao_mao.training.run_folder import _helper",
         "from . import _helper",
-        "import madiao_mao.training.run_folder\ntraining.run_folder._helper()",
+        "import madiao_mao.training.run_folder\nmadiao_mao.training.run_folder._helper()",
         "import madiao_mao.training.run_folder as folders\nfolders._helper()",
-        "from training import run_folder\nrun_folder._helper()",
+        "from madiao_mao.training import run_folder\nrun_folder._helper()",
         "from madiao_mao.agents.base import Agent\nAgent._private",
     ],
 )
