@@ -326,7 +326,7 @@ class BeliefObservations(VecEnvWrapper):
 
     The wrapper keeps one posterior per game (the learner's seat of it, keyed by the game's row),
     takes every learner observation into it, tells it each learner action, and starts it afresh
-    when the game ends, exactly as ``madiao_mao.agents.learned.BeliefPolicyAgent`` does for a seat it plays
+    when the game ends, exactly as ``madiao_mao.agents.mao.policy.BeliefPolicyAgent`` does for a seat it plays
     (so the policy reads the same inputs in training as in play). A terminal observation, which
     has no decision, gets zero inputs. ``table_obs_dim`` is the table's observation length (what a
     scripted teacher in the learner's seat reads, ``madiao_mao.training.imitation``). ``posterior``: the

@@ -92,8 +92,12 @@ def _branches_on_a_game_name(path: Path) -> list[str]:
         "imitation",
         "opponents",
         "cli",
-        "madiao_commands",
-        "mao_commands",
+        "exploit",
+        "scorecard",
+        "distributed_evaluation",
+        "gymnasium_envs",
+        "madiao/commands",
+        "mao/commands",
     ],
 )
 def test_the_trainer_reads_the_game_spec_instead_of_branching_on_the_game(module):

@@ -177,8 +177,8 @@ def belief_run(tmp_path_factory):
 
 
 def test_a_belief_run_trains_saves_and_loads_as_a_belief_agent(belief_run):
-    from madiao_mao.agents.learned import BeliefPolicyAgent
     from madiao_mao.agents.mao.features import MaoBeliefPolicy
+    from madiao_mao.agents.mao.policy import BeliefPolicyAgent
     from madiao_mao.agents.registry import make_agent
     from madiao_mao.training.mao.evaluation import HELD_OUT_RULES, event_window_kwargs, held_out_experiment
 
