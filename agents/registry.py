@@ -24,7 +24,8 @@ RANDOM, PRETRAINED = "random", "model"
 def game_agents(game: str) -> Mapping[str, AgentSpec]:
     """The players ``game``'s agents module adds to the ones every game has, by name."""
     if game not in game_names():
-        raise ValueError(f"unknown game {game!r}; games are {', '.join(map(repr, game_names()))}")
+        names = [repr(name) for name in game_names()]
+        raise ValueError(f"unknown game {game!r}; games are {', '.join(names[:-1])} and {names[-1]}")
     return get_game(game).layer("agents").AGENTS
 
 

@@ -206,7 +206,8 @@ def _ratings(
 
 
 def exploit_figures(evaluation: dict[str, Any]) -> list[dict[str, Any]]:
-    """The exploitability proxy's figures (``madiao_mao.training.madiao.exploit.evaluate_madiao``'s evaluation)."""
+    """The exploitability proxy's figures (the evaluation of
+    ``madiao_mao.training.madiao.exploit.evaluate_madiao``)."""
     hands = evaluation["hands"]
     figures = []
     for key, measure in (
