@@ -5,13 +5,16 @@ the generic API, evaluates, writes its report and is exploited, while no generic
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from madiao_mao.games import game_names, get_game, register_game, unregister_game
+from madiao_mao.games import ENTRY_POINT_GROUP, game_names, get_game, register_game, unregister_game
 from tests.tiny_game import GAME
 
 
@@ -136,3 +139,24 @@ def test_its_gymnasium_id_comes_from_the_same_registration_loop(tiny):
         assert vector.reset(seed=3)[0].shape == (4, 18)
     finally:
         gymnasium.registry.pop(gymnasium_id(tiny), None)
+
+
+def test_an_installed_package_adds_the_game_through_the_entry_point_group(tmp_path):
+    """What a package outside this repository does: one ``madiao_mao.games`` entry point (here a
+    bare dist-info folder on the path, as pip would write it), no register call."""
+    dist_info = tmp_path / "high_card-0.1.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: high-card\nVersion: 0.1\n")
+    (dist_info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\ntiny = tests.tiny_game:GAME\n")
+    root = Path(__file__).resolve().parents[2]
+    script = (
+        "from madiao_mao.games import game_names\n"
+        "from madiao_mao.training.config import GAMES, TrainConfig\n"
+        "print(game_names(), GAMES, TrainConfig(game='tiny').scripted_opponents)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root)])}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == "('madiao', 'mao', 'tiny') ('madiao', 'mao', 'tiny') ('threshold',)"
