@@ -1,8 +1,9 @@
 """An agent that plays a saved sb3-contrib MaskablePPO policy (the trainer's checkpoints).
 
-``PRETRAINED_MODELS`` are the small models shipped with the package, one per game (Madiao: a league
-run of ``madiao-mao train``, 12M steps; Mao: ``madiao-mao train --game mao`` at its defaults), so
-``make_agent("model", game)``, ``play`` and ``evaluate`` work straight after install.
+Each game's agents module names the small model shipped with the package for it
+(``PRETRAINED_MODEL``), so ``make_agent("model", game)``, ``play`` and ``evaluate`` work straight
+after install; a game with a policy kind of its own plays it with the module's ``policy_agent``
+(``madiao_mao.agents.spec``).
 """
 
 from __future__ import annotations
@@ -12,16 +13,10 @@ from pathlib import Path
 import numpy as np
 from madiao_mao.agents.base import Agent, legal_actions
 
+from madiao_mao.games import games, get_game
+
 #: Batches below this many rows are evaluated on one torch thread.
 SMALL_BATCH = 256
-
-#: The shipped policy of each game, used when no model path is given (Madiao: summary
-#: observations; Mao: the default 8-event history observations).
-PRETRAINED_MODELS: dict[str, Path] = {
-    "madiao": Path(__file__).resolve().parent / "pretrained" / "madiao_selfplay.zip",
-    "mao": Path(__file__).resolve().parent / "pretrained" / "mao_selfplay.zip",
-}
-PRETRAINED_MADIAO = PRETRAINED_MODELS["madiao"]
 
 
 class LearnedPolicyAgent(Agent):
@@ -109,70 +104,6 @@ class LearnedPolicyAgent(Agent):
         return logits.argmax(axis=1).astype(np.int64)
 
 
-class BeliefPolicyAgent(LearnedPolicyAgent):
-    """Plays a Mao policy that reads the belief inputs beside its observation
-    (``madiao_mao.agents.mao.features.MaoBeliefPolicy``): it keeps the seat's posterior over the secret rules
-    (``madiao_mao.agents.mao.belief_inputs``), so it has a memory per game, like the Bayesian player.
-
-    It is handed the table's observation (``table_obs_dim`` values) and appends the inputs itself.
-    ``act`` follows one seat of one game (call :meth:`reset` between games); ``act_batch`` keeps
-    one posterior per row key, the batch row by default or ``rows`` (one game-seat key per row,
-    as the trainer's opponent table hands them); :meth:`reset_rows` forgets ended games' keys.
-    ``posterior``: the posterior options of the table's variants
-    (``madiao_mao.agents.mao.players.posterior_options``; default: the default table's).
-
-    A round winner's rule proposal follows the posterior, as the scripted players' does: the
-    network chooses among the rules it most suspects are in force without being sure
-    (``madiao_mao.agents.mao.players.rules_to_propose``; a refusal is free news of a secret rule). No belief
-    input speaks of single rules, and the network's rule logits were learned when the mask offered
-    only the rules not in force.
-    """
-
-    decides_from_observation = False  # its posterior remembers the game
-
-    def __init__(self, path: str | Path | None = None, *, posterior: dict | None = None, **kwargs) -> None:
-        from madiao_mao.agents.mao.belief_inputs import BELIEF_WIDTH, BeliefTracker
-
-        super().__init__(path, **kwargs)
-        self.table_obs_dim = self.obs_dim - BELIEF_WIDTH
-        self.beliefs = BeliefTracker(posterior)
-
-    def reset(self) -> None:
-        self.beliefs.reset()
-
-    def reset_rows(self, rows: np.ndarray) -> None:
-        self.beliefs.forget(rows)
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal_actions(action_mask)
-        masks = np.asarray(action_mask, dtype=bool)[None]
-        return int(self._act_rows(np.asarray(observation)[None], masks, [self.beliefs.posteriors.default])[0])
-
-    def act_batch(
-        self, observations: np.ndarray, masks: np.ndarray, rows: np.ndarray | None = None
-    ) -> np.ndarray:
-        masks = np.asarray(masks, dtype=bool)
-        return self._act_rows(observations, masks, self.beliefs.seat_posteriors(masks.shape[0], rows))
-
-    def _act_rows(self, observations: np.ndarray, masks: np.ndarray, posteriors: list) -> np.ndarray:
-        from madiao_mao.agents.mao.players import rules_to_propose
-
-        from mao_env.cards import CHOOSE_RULE_0
-
-        policy_inputs = self.beliefs.policy_observations(self._check_obs(observations), masks, posteriors)
-        actions = np.full(masks.shape[0], -1, dtype=np.int64)
-        rows = np.flatnonzero(masks.any(axis=1))
-        if rows.size:
-            choices = masks[rows]
-            for choice, row in zip(choices, rows, strict=True):
-                if choice[CHOOSE_RULE_0:].any():
-                    choice[:] = False
-                    choice[rules_to_propose(masks[row], posteriors[row].marginals())] = True
-            actions[rows] = self._choose(policy_inputs[rows], choices)
-        self.beliefs.note_actions(posteriors, actions)
-        return actions
-
-
 def load_model(path: str | Path):
     """A saved MaskablePPO model, on the CPU (a clear error for a missing file)."""
     path = Path(path)
@@ -201,31 +132,30 @@ def policy_agent(
     name: str | None = None,
     **kwargs,
 ) -> LearnedPolicyAgent:
-    """The agent that plays a saved or live MaskablePPO model: a :class:`BeliefPolicyAgent` when
-    its policy reads belief inputs (``reads_belief``), else a :class:`LearnedPolicyAgent`.
-    ``table``: the Mao env (AEC or vector) the agent plays at, whose variants the belief follows
-    (default: the default table's); ``kwargs`` are the agents' own (``deterministic``, ``seed``)."""
+    """The agent that plays a saved or live MaskablePPO model: the player of its policy's kind when
+    a game's agents module has one (its ``policy_agent``, e.g. Mao's belief policies), else a
+    :class:`LearnedPolicyAgent`. ``table``: the env (AEC or vector) the agent plays at, whose
+    variants such a player follows (default: the default table's); ``kwargs`` are the agents' own
+    (``deterministic``, ``seed``)."""
     if (path is None) == (model is None):
         raise ValueError("give exactly one of a model path or a loaded model")
     if model is None:
         model = load_model(path)
         name = name or Path(path).stem
-    if getattr(model.policy, "reads_belief", False):
-        posterior = None
-        if table is not None:
-            from madiao_mao.agents.mao.players import posterior_options
-
-            posterior = posterior_options(getattr(table, "unwrapped", table).options)
-        return BeliefPolicyAgent(model=model, posterior=posterior, name=name, **kwargs)
+    for game in games().values():
+        kind = getattr(game.layer("agents"), "policy_agent", None)
+        agent = kind(model, table=table, name=name, **kwargs) if kind is not None else None
+        if agent is not None:
+            return agent
     return LearnedPolicyAgent(model=model, name=name, **kwargs)
 
 
 def pretrained_agent(game: str, name: str = "model", table=None) -> LearnedPolicyAgent:
-    """The shipped model of ``game`` (``PRETRAINED_MODELS``), greedy; ``table``: as
-    :func:`policy_agent`'s (the Mao env it plays at)."""
-    if game not in PRETRAINED_MODELS:
-        raise ValueError(f"game must be one of {', '.join(PRETRAINED_MODELS)}, got {game!r}")
-    path = PRETRAINED_MODELS[game]
+    """The shipped model of ``game`` (its agents module's ``PRETRAINED_MODEL``), greedy; ``table``:
+    as :func:`policy_agent`'s."""
+    path = getattr(get_game(game).layer("agents"), "PRETRAINED_MODEL", None)
+    if path is None:
+        raise ValueError(f"no pretrained {game} model is shipped; give a model path (model:PATH)")
     if not path.is_file():
         raise FileNotFoundError(
             f"the pretrained {game} model is missing ({path.name}); give a model path "

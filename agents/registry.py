@@ -1,69 +1,77 @@
 """Agents by name, for the CLI, the trainer's opponent pool and tournaments.
 
-Madiao: ``random``, ``greedy`` (weak heuristic), ``heuristic`` (the strongest scripted player),
-``search`` (determinized Monte Carlo; needs the env, see ``madiao_mao.agents.madiao.search``; with a
-budget ``search:samples=32,policy=PATH``), ``model``
-(the pretrained policy shipped in ``agents/pretrained``), ``model:PATH``.
-Mao: ``random``, ``base`` (base rules only), ``bayes`` (rule inference), ``oracle`` (knows every
-rule; needs the env), ``model`` (the pretrained Mao policy), ``model:PATH``.
+Every game has ``random``, ``model`` (the pretrained policy its agents module ships as
+``PRETRAINED_MODEL``, if it ships one) and ``model:PATH`` (a saved MaskablePPO policy, or a
+``.pt`` policy exported by the RLlib engine). The rest are the game's own, from the ``AGENTS``
+table of its agents module (``madiao_mao.agents.spec.AgentSpec``, found through
+``madiao_mao.games``); ``agent_specs(game)`` lists them all, one line each (``madiao-mao agents``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from madiao_mao.agents.base import Agent, RandomAgent
+from madiao_mao.agents.spec import AgentSpec
 
-MADIAO_AGENTS = ("random", "greedy", "heuristic", "search", "model")
-MAO_AGENTS = ("random", "base", "bayes", "oracle", "model")
+from madiao_mao.games import default_game, game_names, get_game
+
 MODEL_PREFIX = "model:"
-#: ``search:OPTIONS`` is the search player with a budget (``madiao_mao.agents.madiao.search.parse_search_options``).
-SEARCH_PREFIX = "search:"
+#: The spec of the uniformly random player, and of the shipped policy, that every game has.
+RANDOM, PRETRAINED = "random", "model"
 
-#: One line per agent spec a game accepts (``madiao-mao agents`` lists them): its names, then the
-#: spec forms that take a value.
-AGENT_DESCRIPTIONS = {
-    "madiao": {
-        "random": "a uniformly random legal move",
-        "greedy": "weak baseline: strongest lead, cheapest capture, weakest slough, never a redeal",
-        "heuristic": "strong baseline, the strongest scripted player: sure captures, Hundred Myriad "
-        "care, cooperation to two tricks",
-        "search": "determinized Monte Carlo (PIMC) over the hidden cards; needs the env it plays in",
-        f"{SEARCH_PREFIX}OPTIONS": "the search player with a budget, e.g. search:samples=32,policy=PATH "
-        "(madiao_mao.agents.madiao.search)",
-        "model": "the pretrained policy shipped in agents/pretrained",
-        f"{MODEL_PREFIX}PATH": "a saved policy: a MaskablePPO .zip, or a .pt exported by the RLlib engine",
-    },
-    "mao": {
-        "random": "a uniformly random legal move",
-        "base": "knows the base rules only and ignores every secret rule",
-        "bayes": "infers the secret rules from the calls it sees (Bayesian) and plays what is most "
-        "likely allowed",
-        "oracle": "knows every active secret rule (the upper bound of rule discovery); needs the env",
-        "model": "the pretrained policy shipped in agents/pretrained",
-        f"{MODEL_PREFIX}PATH": "a saved policy: a MaskablePPO .zip, or a .pt exported by the RLlib engine",
-    },
-}
+
+def game_agents(game: str) -> Mapping[str, AgentSpec]:
+    """The players ``game``'s agents module adds to the ones every game has, by name."""
+    if game not in game_names():
+        names = [repr(name) for name in game_names()]
+        raise ValueError(f"unknown game {game!r}; games are {', '.join(names[:-1])} and {names[-1]}")
+    return get_game(game).layer("agents").AGENTS
+
+
+def ships_model(game: str) -> bool:
+    """Whether ``game``'s agents module names a shipped policy (``PRETRAINED_MODEL``) for ``model``."""
+    return hasattr(get_game(game).layer("agents"), "PRETRAINED_MODEL")
 
 
 def agent_names(game: str) -> tuple[str, ...]:
-    if game == "madiao":
-        return MADIAO_AGENTS
-    if game == "mao":
-        return MAO_AGENTS
-    raise ValueError(f"unknown game {game!r}; games are 'madiao' and 'mao'")
+    return (RANDOM, *game_agents(game), *((PRETRAINED,) if ships_model(game) else ()))
 
 
-def agent_descriptions(game: str) -> dict[str, str]:
-    """``game``'s agent specs, each with its one-line description (``AGENT_DESCRIPTIONS``)."""
-    agent_names(game)  # an unknown game is named the same way everywhere
-    return dict(AGENT_DESCRIPTIONS[game])
+def agent_specs(game: str) -> list[tuple[str, str]]:
+    """Every agent spec ``make_agent`` takes for ``game``, with one line saying what it plays."""
+    listed = [(RANDOM, "picks a legal action uniformly at random")]
+    for spec in game_agents(game).values():
+        listed.append((spec.name, spec.description + (" (reads the env)" if spec.needs_env else "")))
+        if spec.takes_options:
+            listed.append((f"{spec.name}:OPTIONS", f"{spec.name} with options"))
+    if ships_model(game):
+        listed.append((PRETRAINED, f"the pretrained {game} policy shipped with the package"))
+    listed += [
+        (
+            f"{MODEL_PREFIX}PATH",
+            "a saved MaskablePPO policy (.zip) or an RLlib-exported TorchScript policy (.pt)",
+        ),
+    ]
+    return listed
 
 
-def make_agent(spec: str, game: str = "madiao", *, seed: int | None = None, env=None) -> Agent:
+def parse_game_agent(spec: str, game: str) -> tuple[AgentSpec, str | None] | None:
+    """``game``'s own player a spec names and its options (``NAME:OPTIONS``; None for the bare
+    name), or None when the spec names none of them."""
+    name, colon, options = spec.partition(":")
+    found = game_agents(game).get(name)
+    if found is None or (colon and not found.takes_options):
+        return None
+    return found, options if colon else None
+
+
+def make_agent(spec: str, game: str = default_game(), *, seed: int | None = None, env=None) -> Agent:
     """An agent from its name (``model:PATH`` loads a saved MaskablePPO policy).
 
     ``env`` is the AEC env the agent will play in; only agents that need the full state (the
-    Madiao search player, the Mao oracle) use it, and they only read what their seat may see
-    (or, for the oracle, what it is defined to know).
+    specs with ``needs_env``) use it, and they only read what their seat may see (or what they
+    are defined to know).
     """
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
@@ -77,46 +85,17 @@ def make_agent(spec: str, game: str = "madiao", *, seed: int | None = None, env=
             return exported_policy_agent(spec[len(MODEL_PREFIX) :])
 
         return policy_agent(spec[len(MODEL_PREFIX) :], table=env)
-    if spec == "random":
+    if spec == RANDOM:
         return RandomAgent(seed=seed)
-    if spec == "model":
+    if spec == PRETRAINED and spec in names:
         from madiao_mao.agents.learned import pretrained_agent
 
         return pretrained_agent(game, table=env)
-    if game == "madiao":
-        if spec == "greedy":
-            from madiao_mao.agents.madiao.heuristic import GreedyHeuristicAgent
-
-            return GreedyHeuristicAgent()
-        if spec == "heuristic":
-            from madiao_mao.agents.madiao.heuristic import RoleAwareHeuristicAgent
-
-            return RoleAwareHeuristicAgent()
-        if spec == "search" or spec.startswith(SEARCH_PREFIX):
-            from madiao_mao.agents.madiao.search import MadiaoSearchAgent, parse_search_options
-
-            # Options are checked before the env is: a bad budget is named whatever else is wrong.
-            budget = parse_search_options(spec[len(SEARCH_PREFIX) :] if spec != "search" else "")
-            if env is None:
-                raise ValueError("the 'search' agent needs the env it plays in (it samples hidden cards)")
-            return MadiaoSearchAgent(env, budget=budget, seed=seed, name=spec)
-    else:
-        if spec == "base":
-            from madiao_mao.agents.mao.players import BaseRulesAgent, table_variants
-
-            return BaseRulesAgent(seed=seed, **(table_variants(env) if env is not None else {}))
-        if spec == "bayes":
-            from madiao_mao.agents.mao.players import BayesianRuleAgent, table_variants
-
-            variants = table_variants(env, posterior=True) if env is not None else {}
-            return BayesianRuleAgent(seed=seed, **variants)
-        if spec == "oracle":
-            if env is None:
-                raise ValueError("the 'oracle' agent needs the env it plays in (it reads the active rules)")
-            from madiao_mao.agents.mao.players import OracleAgent
-
-            return OracleAgent(env, seed=seed)
+    found = parse_game_agent(spec, game)
+    if found is not None:
+        agent_spec, options = found
+        return agent_spec.build(seed, env, options)
+    with_options = "".join(f" or {s.name}:OPTIONS" for s in game_agents(game).values() if s.takes_options)
     raise ValueError(
-        f"unknown {game} agent {spec!r}; choose from {', '.join(names)} or {MODEL_PREFIX}PATH"
-        + (f" or {SEARCH_PREFIX}OPTIONS" if game == "madiao" else "")
+        f"unknown {game} agent {spec!r}; choose from {', '.join(names)} or {MODEL_PREFIX}PATH" + with_options
     )

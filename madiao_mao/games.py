@@ -128,6 +128,11 @@ def game_names() -> tuple[str, ...]:
     return tuple(_load())
 
 
+def default_game() -> str:
+    """The game a command or function plays when none is named: the first built-in one."""
+    return _BUILT_IN[0].name
+
+
 def get_game(name: str) -> Game:
     """The game called ``name``; an unknown name is a ValueError listing the games."""
     registry = _load()

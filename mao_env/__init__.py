@@ -4,22 +4,16 @@ PettingZoo AEC env (the environment is the Mao Master), ``mao_v0.raw_env()`` the
 Importing the package compiles nothing: the Numba kernels of ``mao_env.core`` compile (or load from
 the on-disk cache) on first use. It registers the Gymnasium id ``madiao_mao/Mao-v0``:
 ``gymnasium.make`` builds a single-learner env of it and ``gymnasium.make_vec`` the batched one
-(``madiao_mao.training.gymnasium_envs``, imported only then).
+(``madiao_mao.training.gymnasium_envs``, imported only then; ``madiao_mao.gymnasium_ids``).
 """
 
-import gymnasium
-
 from cardgame_core.version import __version__
+from madiao_mao.gymnasium_ids import gymnasium_id, register_gymnasium_ids
 
 #: ``gymnasium.make(GYMNASIUM_ID, **options)``; ``gymnasium.make("mao_env:madiao_mao/Mao-v0")``
 #: imports this package first.
-GYMNASIUM_ID = "madiao_mao/Mao-v0"
+GYMNASIUM_ID = gymnasium_id("mao")
 
-if GYMNASIUM_ID not in gymnasium.registry:  # a reload of the package must not warn
-    gymnasium.register(
-        GYMNASIUM_ID,
-        entry_point="madiao_mao.training.gymnasium_envs:make_mao",
-        vector_entry_point="madiao_mao.training.gymnasium_envs:make_mao_vector",
-    )
+register_gymnasium_ids()
 
 __all__ = ["GYMNASIUM_ID", "__version__"]

@@ -41,17 +41,13 @@ from madiao_mao.training.cli_args import (
     run_reporting_user_errors,
     seat_number,
 )
-from madiao_mao.training.games import GAME_SPECS
-from madiao_mao.training.madiao import commands as madiao_commands
-from madiao_mao.training.mao import commands as mao_commands
+from madiao_mao.training.exploit import exploit_games
 from madiao_mao.training.rllib import cli as rllib_cli
 from madiao_mao.training.train_command import command_train
 
 from cardgame_core.version import __version__
+from madiao_mao.games import default_game, game_names, get_game
 
-GAMES = tuple(GAME_SPECS)
-#: Each game's evaluate, play, match and replay commands (modules with the same four functions).
-GAME_COMMANDS = dict(zip(GAMES, (madiao_commands, mao_commands), strict=True))
 AGENTS_HELP = "agent specs (madiao-mao agents --game GAME lists them, one line each)"
 
 
@@ -60,7 +56,7 @@ class AgentsCommand:
     """Every agent spec of each game, one line each: what --agents, --opponents and --model, the
     trainer's opponent lists and the scorecard take."""
 
-    game: Annotated[str | None, tyro.conf.arg(metavar="{" + ",".join(GAMES) + "}")] = None
+    game: Annotated[str | None, tyro.conf.arg(metavar="GAME")] = None
     """Only this game's agents (default: every game's)."""
 
 
@@ -71,6 +67,7 @@ SEARCH_BUDGET_HELP = (
 
 
 def build_parser() -> argparse.ArgumentParser:
+    games = game_names()  # read when the parser is built: a game registered at run time is a choice
     parser = OneLineArgumentParser(
         prog="madiao-mao",
         description=__doc__.split("\n\n")[0].strip(),
@@ -93,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
         "evaluate", help="duplicate-deal tournament of agents with CIs and ratings"
     )
     evaluate.add_argument(
-        "--game", choices=GAMES, default=GAMES[0], help="game to play (default %(default)s)"
+        "--game", choices=games, default=default_game(), help="game to play (default %(default)s)"
     )
     evaluate.add_argument(
         "--agents",
@@ -124,7 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     rllib_cli.add_evaluate_options(evaluate)
 
     play = commands.add_parser("play", help="play Madiao or Mao in the terminal against agents")
-    play.add_argument("--game", choices=GAMES, default=GAMES[0], help="game to play (default %(default)s)")
+    play.add_argument(
+        "--game", choices=games, default=default_game(), help="game to play (default %(default)s)"
+    )
     play.add_argument("--seat", type=seat_number, default=0, help="your seat (Madiao 0..3, Mao 0..players-1)")
     play.add_argument(
         "--opponents",
@@ -166,17 +165,16 @@ def build_parser() -> argparse.ArgumentParser:
     match = commands.add_parser(
         "match", help="play and print one full Madiao match (or Mao game) between baseline agents"
     )
-    match.add_argument("--game", choices=GAMES, default=GAMES[0], help="game to play (default %(default)s)")
+    match.add_argument(
+        "--game", choices=games, default=default_game(), help="game to play (default %(default)s)"
+    )
     match.add_argument(
         "--agents",
         nargs="+",
         default=None,
         metavar="AGENT",
-        help="agents by seat. Madiao: four (default "
-        + " ".join(madiao_commands.DEFAULT_MATCH_AGENTS)
-        + "); Mao: one per seat, or one for every seat (default "
-        + " ".join(mao_commands.DEFAULT_MAO_MATCH_AGENTS)
-        + " repeated)",
+        help="agents by seat. "
+        + "; ".join(f"{get_game(game).title}: {_game_commands(game).MATCH_AGENTS_HELP}" for game in games),
     )
     match.add_argument(
         "--players", type=positive_int, default=None, help="Mao: players at the table (2..8, default 4)"
@@ -185,8 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--rounds",
         type=positive_int,
         default=None,
-        help=f"Mao: rounds to play (default {mao_commands.DEFAULT_MAO_MATCH_ROUNDS}; "
-        "each winner adds a secret rule)",
+        help="games played in rounds (Mao): rounds to play (default: the game's; each winner adds a secret "
+        "rule)",
     )
     match.add_argument("--search-budget", metavar="OPTIONS", help=SEARCH_BUDGET_HELP)
     match.add_argument(
@@ -206,7 +204,10 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"the frozen target: {AGENTS_HELP}; a bare .zip path is read as model:PATH",
     )
     exploit.add_argument(
-        "--game", choices=GAMES, default=GAMES[0], help="game of the target (default %(default)s)"
+        "--game",
+        choices=exploit_games(),
+        default=default_game(),
+        help="game of the target (default %(default)s)",
     )
     exploit.add_argument(
         "--steps", type=positive_int, default=300_000, help="the exploiter's training budget (learner steps)"
@@ -260,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _game_commands(game: str):
     """The module holding ``game``'s evaluate, play, match and replay commands."""
-    return GAME_COMMANDS[game]
+    return get_game(game).layer("training").commands_module()
 
 
 def command_evaluate(args: argparse.Namespace) -> int:
@@ -290,10 +291,10 @@ def record_game_name(path: str | Path) -> str:
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError):
-        return GAMES[0]
+        return default_game()
     game = data.get("game") if isinstance(data, dict) else None
-    if game not in GAMES:
-        raise ValueError(f'{path} is not a game record ("game" is not one of {", ".join(GAMES)})')
+    if game not in game_names():
+        raise ValueError(f'{path} is not a game record ("game" is not one of {", ".join(game_names())})')
     return game
 
 
@@ -338,23 +339,23 @@ def command_bench(bench_args: list[str]) -> int:
             file=sys.stderr,
         )
         return 1
-    return subprocess.call([sys.executable, "-m", "benchmarks", *bench_args])
+    return subprocess.call([sys.executable, "-m", "madiao_mao.benchmarks", *bench_args])
 
 
 def command_agents(argv: list[str]) -> int:
     """``madiao-mao agents [--game GAME]``: every agent spec of each game, one line each."""
-    from madiao_mao.agents.registry import agent_descriptions
+    from madiao_mao.agents.registry import agent_specs
     from madiao_mao.training.cli_args import parse_dataclass
 
     command = parse_dataclass(AgentsCommand, argv, prog="madiao-mao agents")
-    if command.game is not None and command.game not in GAMES:
-        raise ValueError(f"--game must be one of {', '.join(GAMES)}, got {command.game!r}")
-    for game in GAMES if command.game is None else (command.game,):
-        descriptions = agent_descriptions(game)
-        width = max(map(len, descriptions))
+    if command.game is not None and command.game not in game_names():
+        raise ValueError(f"--game must be one of {', '.join(game_names())}, got {command.game!r}")
+    for game in game_names() if command.game is None else (command.game,):
+        specs = agent_specs(game)
+        width = max(len(spec) for spec, _ in specs)
         if command.game is None:
             print(f"{game}:")
-        for spec, description in descriptions.items():
+        for spec, description in specs:
             print(f"  {spec:<{width}}  {description}")
     return 0
 

@@ -26,11 +26,11 @@ import tyro
 from madiao_mao.training.games import GAME_SPECS, POLICY_FEATURES, features_error, game_spec
 from madiao_mao.training.league import PFSP_WEIGHTINGS
 
-GAMES = tuple(GAME_SPECS)
+from madiao_mao.games import default_game, game_names
+
 LR_SCHEDULES = ("constant", "linear")
 OPPONENT_MODES = ("pool", "league")
 MAO_RULE_POOLS = ("train", "all", "none")
-FEATURES = tuple(POLICY_FEATURES)
 #: The most torch threads a config picks by itself (measured up to 2 here: docs/results.md,
 #: "Learner throughput on one machine"; 256-row minibatches gain little from more).
 MAX_AUTO_THREADS = 4
@@ -107,8 +107,8 @@ class TrainConfig:
     self-play, about 16 minutes of training on 2 cores, after which the policy beats the strongest
     scripted player)."""
 
-    game: Annotated[str, _flag(choices=tuple(GAME_SPECS))] = "madiao"
-    """Which game to train on (a game of ``madiao_mao.training.games.GAME_SPECS``)."""
+    game: Annotated[str, _flag(choices=game_names())] = default_game()
+    """Which game to train on (a game of the registry, ``madiao_mao.games``)."""
     exp_name: str = "selfplay"
     """Experiment name, part of the run name."""
     seed: int = 1
@@ -144,7 +144,7 @@ class TrainConfig:
     """Value-loss weight."""
     net_arch: tuple[int, ...] = (256, 256)
     """Hidden layer sizes of the policy and value MLPs."""
-    features: Annotated[str | None, _flag(choices=FEATURES, by_game="features")] = None
+    features: Annotated[str | None, _flag(choices=tuple(POLICY_FEATURES), by_game="features")] = None
     """What the MLPs read: "flat" (the observation); Madiao summary observations only, "cards"
     (plus unseen/boss card planes, ``madiao_mao.agents.madiao.features``); Mao only, "rules" (plus base-rule
     and recent-call card planes, which also reach the action layer directly: the policy
@@ -164,7 +164,7 @@ class TrainConfig:
     held-out evaluation measures)."""
     mao_hand_card_reward: Annotated[float | None, _flag(by_game="mao_hand_card_reward")] = None
     """Mao: the learner's reward per card its hand shrinks by (minus per card it grows by) in
-    training games (``madiao_mao.training.sb3.wrappers.HandSizeReward``): without it, drawing instead of playing
+    training games (``madiao_mao.training.mao.wrappers.HandSizeReward``): without it, drawing instead of playing
     is a free way to avoid calls. None: the game's default (0 where it has no use)."""
     imitate: Annotated[str | None, _flag(by_game="imitate")] = None
     """Warm start (``madiao_mao.training.sb3.imitation``): a scripted agent (name as in ``madiao_mao.agents.registry``) plays
@@ -350,9 +350,9 @@ class TrainConfig:
                 "env_kwargs", f"env_kwargs must map option names to values, got {self.env_kwargs!r}"
             )
         self._check_league_options()
-        if self.features not in FEATURES:
+        if self.features not in POLICY_FEATURES:  # every registered game's, read now
             raise ConfigError(
-                "features", f"features must be one of {', '.join(FEATURES)}, got {self.features!r}"
+                "features", f"features must be one of {', '.join(POLICY_FEATURES)}, got {self.features!r}"
             )
         for name in ("mao_penalty_card_reward", "mao_hand_card_reward"):
             self._check_number(name)

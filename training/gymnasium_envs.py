@@ -1,9 +1,10 @@
 """The card games for Gymnasium: what ``gymnasium.make`` and ``gymnasium.make_vec`` build, and the
 batched games as a ``gymnasium.vector.VectorEnv``.
 
-Importing ``madiao_env`` or ``mao_env`` registers its id (``madiao_mao/Madiao-v0``,
-``madiao_mao/Mao-v0``); ``gymnasium.make("madiao_env:madiao_mao/Madiao-v0")`` imports the package
-itself. Both ids take the same keyword options:
+Importing a game's env package (``madiao_env``, ``mao_env``) registers the id of every registered
+game (``madiao_mao/Madiao-v0``, ``madiao_mao/Mao-v0``: :mod:`madiao_mao.gymnasium_ids`);
+``gymnasium.make("madiao_env:madiao_mao/Madiao-v0")`` imports the package itself. Every id takes the
+same keyword options:
 
 - ``opponents``: who plays every other seat: an agent name of :mod:`madiao_mao.agents.registry` (default
   ``"random"``; ``"heuristic"``, ``"model"``, ``"model:PATH"``, ...), an agent object, or a
@@ -13,11 +14,11 @@ itself. Both ids take the same keyword options:
 - every option of the game's AEC env (``obs_type``, ``episode``, ``n_players``, ``max_steps``,
   ...), with the same defaults and checks; ``render_mode`` for the single env.
 
-``gymnasium.make(id, ...)`` is the single-agent env (:func:`make_madiao`, :func:`make_mao`): one AEC
+``gymnasium.make(id, ...)`` is the single-agent env (:func:`make_single_env`): one AEC
 env, the mask in ``info["action_mask"]``, an illegal action ends the episode
 (``illegal_action="terminate"``, ``illegal_reward=-1.0``; ``"raise"`` raises instead).
 ``gymnasium.make_vec(id, num_envs, ...)`` is, by default, :class:`LearnerVectorEnv` over the
-batched env (:func:`make_madiao_vector`, :func:`make_mao_vector`): ``num_envs`` games stepped by
+batched env (:func:`make_vector_env`): ``num_envs`` games stepped by
 one compiled call, the same learner view, ``copy`` as the batched env's; an illegal learner action
 raises :class:`~cardgame_core.aec.IllegalActionError` and changes nothing (the batched games cannot
 end one game alone). ``vectorization_mode="sync"`` or ``"async"`` gives Gymnasium's own vector
@@ -33,6 +34,7 @@ without a cast); masks are int8 in infos, bool from ``action_masks()`` (see
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -44,6 +46,7 @@ from madiao_mao.training.learner_games import LearnerGames
 from cardgame_core.adapters import SingleAgentCardEnv
 from cardgame_core.aec import IllegalActionError
 from cardgame_core.vector import VectorCardEnv
+from madiao_mao.games import game_names, get_game
 
 
 class LearnerVectorEnv(gym.vector.VectorEnv):
@@ -247,16 +250,8 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
 
 # -- what the registered ids build ---------------------------------------------------------------
 def _game_envs(game: str) -> tuple[Callable[..., Any], type[VectorCardEnv]]:
-    """The game's bare AEC env and its batched env (imported when an env is made)."""
-    if game == "madiao":
-        from madiao_env.env import raw_env
-        from madiao_env.vector import MadiaoVectorEnv
-
-        return raw_env, MadiaoVectorEnv
-    from mao_env.env import raw_env
-    from mao_env.vector import MaoVectorEnv
-
-    return raw_env, MaoVectorEnv
+    """The game's bare AEC env and its batched env (its training module's ``table_envs()``)."""
+    return get_game(game).layer("training").table_envs()
 
 
 def _opponent(opponents: Any, game: str, table: Any) -> Any:
@@ -323,8 +318,9 @@ def _vector_env(
     )
 
 
-def make_madiao(
+def make_single_env(
     *,
+    game: str,
     opponents: Any = "random",
     learner_seat: int | str = 0,
     illegal_action: str = "terminate",
@@ -332,54 +328,35 @@ def make_madiao(
     render_mode: str | None = None,
     **options: Any,
 ) -> SingleAgentCardEnv:
-    """``gymnasium.make("madiao_mao/Madiao-v0", ...)``: one Madiao table, the learner at
-    ``learner_seat``, ``opponents`` at the other three; ``options``: the AEC env's (``obs_type``,
-    ``episode``, ``stake``, ``max_redeals``, ``face_up_discard``). See the module docstring."""
-    return _single_env(
-        "madiao", opponents, learner_seat, illegal_action, illegal_reward, render_mode, options
-    )
+    """``gymnasium.make(gymnasium_id(game), ...)`` (``make_<game>``): one table of ``game``, the learner at
+    ``learner_seat``, ``opponents`` at the others; ``options``: the game's AEC env's (Madiao:
+    ``obs_type``, ``episode``, ``stake``, ``max_redeals``, ``face_up_discard``; Mao: ``n_players``,
+    ``max_steps``, ``talking``, ..., :class:`mao_env.options.MaoOptions`). See the module docstring."""
+    return _single_env(game, opponents, learner_seat, illegal_action, illegal_reward, render_mode, options)
 
 
-def make_mao(
-    *,
-    opponents: Any = "random",
-    learner_seat: int | str = 0,
-    illegal_action: str = "terminate",
-    illegal_reward: float = -1.0,
-    render_mode: str | None = None,
-    **options: Any,
-) -> SingleAgentCardEnv:
-    """``gymnasium.make("madiao_mao/Mao-v0", ...)``: one Mao table, the learner at
-    ``learner_seat``, ``opponents`` at the others; ``options``: the AEC env's (``n_players``,
-    ``max_steps``, ``talking``, ...; :class:`mao_env.options.MaoOptions`). See the module
-    docstring."""
-    return _single_env("mao", opponents, learner_seat, illegal_action, illegal_reward, render_mode, options)
-
-
-def make_madiao_vector(
+def make_vector_env(
     num_envs: int = 1,
     *,
+    game: str,
     opponents: Any = "random",
     learner_seat: int | str = 0,
     illegal_action: str = "raise",
     copy: bool = True,
     **options: Any,
 ) -> LearnerVectorEnv:
-    """``gymnasium.make_vec("madiao_mao/Madiao-v0", num_envs, ...)``: ``num_envs`` batched Madiao
-    games as a :class:`LearnerVectorEnv`; ``options``: those of :func:`make_madiao`."""
-    return _vector_env("madiao", num_envs, opponents, learner_seat, illegal_action, copy, options)
+    """``gymnasium.make_vec(gymnasium_id(game), num_envs, ...)`` (``make_<game>_vector``): ``num_envs``
+    batched games as a :class:`LearnerVectorEnv`; ``options``: those of :func:`make_single_env`, plus
+    the batched env's own (Mao's ``rules``, ``fixed_rules``, ``rule_pool`` and ``pool_draws``:
+    :mod:`mao_env.vector`)."""
+    return _vector_env(game, num_envs, opponents, learner_seat, illegal_action, copy, options)
 
 
-def make_mao_vector(
-    num_envs: int = 1,
-    *,
-    opponents: Any = "random",
-    learner_seat: int | str = 0,
-    illegal_action: str = "raise",
-    copy: bool = True,
-    **options: Any,
-) -> LearnerVectorEnv:
-    """``gymnasium.make_vec("madiao_mao/Mao-v0", num_envs, ...)``: ``num_envs`` batched Mao games
-    as a :class:`LearnerVectorEnv`; ``options``: those of :func:`make_mao`, plus the batched env's
-    ``rules``, ``fixed_rules``, ``rule_pool`` and ``pool_draws`` (:mod:`mao_env.vector`)."""
-    return _vector_env("mao", num_envs, opponents, learner_seat, illegal_action, copy, options)
+def __getattr__(name: str) -> Callable[..., Any]:
+    """``make_<game>`` (:func:`make_single_env`) and ``make_<game>_vector`` (:func:`make_vector_env`)
+    of every registered game: the entry points of its Gymnasium id (``madiao_mao.gymnasium_ids``)."""
+    game, vector = name.removeprefix("make_"), name.endswith("_vector")
+    game = game.removesuffix("_vector") if vector else game
+    if not name.startswith("make_") or game not in game_names():
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return partial(make_vector_env if vector else make_single_env, game=game)

@@ -4,7 +4,7 @@
     python -m madiao_mao.training.scorecard leaderboard          # docs/leaderboard.md from docs/scorecards/
 
     from madiao_mao.training.scorecard import score
-    card = score(my_policy, game="madiao", suite="dev")   # an Agent, an agent spec or a callable
+    card = score(my_policy, suite="dev")   # Madiao; an Agent, an agent spec or a callable
     card.to_json()
 
 A *suite* (``madiao_mao.training.madiao.scorecard.SUITES``, ``madiao_mao.training.mao.scorecard.SUITES``) fixes every
@@ -19,8 +19,9 @@ and the package: two runs write byte-equal JSON apart from ``timing``. With a fo
 each pairing's games are kept in ``out/cache`` as they finish, so an interrupted run resumes; the
 reference's games, the same for every policy, can be kept in a folder every scorecard shares
 (``references``; the command's ``--reference-cache``). The game-specific parts (suites,
-pairings, figures, the leaderboard's ranking) live in ``madiao_mao.training.madiao.scorecard`` and
-``madiao_mao.training.mao.scorecard``; this module holds the protocol, the record and the command.
+pairings, figures, the leaderboard's ranking and policies) live in each game's scorecard module
+(its training module's ``scorecard_module()``: ``madiao_mao.training.madiao.scorecard``,
+``madiao_mao.training.mao.scorecard``); this module holds the protocol, the record and the command.
 """
 
 from __future__ import annotations
@@ -41,10 +42,11 @@ from madiao_mao.agents.base import Agent
 from madiao_mao.training.scorecard_figures import Figure
 from madiao_mao.training.stats import markdown_table
 
+from madiao_mao.games import default_game, games, get_game
+
 #: The version of the protocol: suites, baselines, budgets and figures. Any change to what a
 #: scorecard measures changes it, so two scorecards compare only when it is equal.
 PROTOCOL = "scorecard-1"
-GAMES = ("madiao", "mao")
 #: The file names written in a scorecard folder.
 JSON_NAME, MARKDOWN_NAME, PLOT_NAME = "scorecard.json", "scorecard.md", "scorecard.png"
 #: Where the shipped agents' scorecards and the leaderboard built from them live.
@@ -52,17 +54,19 @@ SCORECARDS_DIR = Path(__file__).resolve().parent.parent / "docs" / "scorecards"
 LEADERBOARD = Path(__file__).resolve().parent.parent / "docs" / "leaderboard.md"
 
 
+def scorecard_games() -> tuple[str, ...]:
+    """The registered games with a scorecard (``scorecard_module()`` in their training module)."""
+    return tuple(
+        name for name, game in games().items() if hasattr(game.layer("training"), "scorecard_module")
+    )
+
+
 def game_module(game: str) -> ModuleType:
-    """The module with ``game``'s suites and pairings."""
-    if game == "madiao":
-        from madiao_mao.training.madiao import scorecard as madiao_scorecard
-
-        return madiao_scorecard
-    if game == "mao":
-        from madiao_mao.training.mao import scorecard as mao_scorecard
-
-        return mao_scorecard
-    raise ValueError(f"unknown game {game!r}; games are {', '.join(GAMES)}")
+    """The module with ``game``'s suites, pairings, figures and leaderboard policies (its training
+    module's ``scorecard_module()``)."""
+    if game not in scorecard_games():
+        raise ValueError(f"unknown game {game!r}; games are {', '.join(scorecard_games())}")
+    return get_game(game).layer("training").scorecard_module()
 
 
 def suite_checksum(payload: Any) -> str:
@@ -209,7 +213,7 @@ def resolve_policy(
     ``model:PATH``, ``search:OPTIONS``), ``module:callable`` (a function or an ``Agent`` found by
     import), or a callable on (observation, mask), one decision or a batch (``batched``).
     A spec is built once here, so a bad one is refused before any game."""
-    from madiao_mao.agents.registry import MODEL_PREFIX, SEARCH_PREFIX, agent_names
+    from madiao_mao.agents.registry import MODEL_PREFIX, agent_names, game_agents, parse_game_agent
 
     if isinstance(policy, Agent):
         return PolicyUnderTest(policy.name, None, policy, None)
@@ -217,8 +221,8 @@ def resolve_policy(
         if not policy:
             raise ValueError("the policy spec is empty")
         base = policy.split(":", 1)[0]
-        if policy in agent_names(game) or policy.startswith((MODEL_PREFIX, SEARCH_PREFIX)):
-            _check_spec(policy, game)
+        if policy in agent_names(game) or policy.startswith(MODEL_PREFIX) or parse_game_agent(policy, game):
+            game_module(game).check_policy_spec(policy)
             return PolicyUnderTest(policy, policy, None, _spec_identity(policy))
         if ":" in policy and base not in agent_names(game):
             found = _import_policy(policy)
@@ -227,22 +231,11 @@ def resolve_policy(
         raise ValueError(
             f"unknown {game} policy {policy!r}; give an agent ({', '.join(agent_names(game))}), "
             f"{MODEL_PREFIX}PATH"
-            + (f", {SEARCH_PREFIX}OPTIONS" if game == "madiao" else "")
+            + "".join(f", {spec.name}:OPTIONS" for spec in game_agents(game).values() if spec.takes_options)
             + " or module:callable"
         )
     agent = CallablePolicy(policy, batched=batched)
     return PolicyUnderTest(agent.name, None, agent, None)
-
-
-def _check_spec(spec: str, game: str) -> None:
-    from madiao_mao.training.cli_args import load_agent
-
-    if game == "madiao" and spec.split(":", 1)[0] == "search":
-        from madiao_mao.training.madiao.games import make_env
-
-        load_agent(spec, game, seed=0, env=make_env())
-    elif not (game == "mao" and spec == "oracle"):  # the oracle is built at its table
-        load_agent(spec, game, seed=0)
 
 
 def _spec_identity(spec: str) -> str:
@@ -282,20 +275,25 @@ def _module_hash(spec: str) -> str:
 # ---- the cache of finished pairings
 
 
-#: The packages whose code plays a scorecard's games (their source is in ``code_fingerprint``).
-PLAYING_PACKAGES = ("cardgame_core", "madiao_env", "mao_env", "agents", "training")
 #: The libraries whose versions can change the games (the shipped models' arithmetic).
 PLAYING_LIBRARIES = ("numpy", "numba", "torch", "stable-baselines3", "sb3-contrib")
 
 
+def playing_packages() -> tuple[str, ...]:
+    """The packages whose code plays a scorecard's games (their source is in ``code_fingerprint``):
+    the shared env code, the env package of each game with a scorecard, the agents and the trainer."""
+    envs = tuple(get_game(name).env for name in scorecard_games())
+    return ("cardgame_core", *envs, "madiao_mao.agents", "madiao_mao.training")
+
+
 def code_fingerprint() -> str:
-    """The sha256 of the source of ``PLAYING_PACKAGES``, the shipped models beside it and the
+    """The sha256 of the source of ``playing_packages()``, the shipped models beside it and the
     versions of ``PLAYING_LIBRARIES``: cached games made by other code are played again (an
     editable install keeps its version number through every edit)."""
     from importlib.metadata import PackageNotFoundError, version
 
     digest = hashlib.sha256()
-    for package in PLAYING_PACKAGES:
+    for package in playing_packages():
         root = Path(importlib.import_module(package).__file__).parent
         files = sorted(
             p for p in root.rglob("*") if p.suffix in (".py", ".zip") and "__pycache__" not in p.parts
@@ -372,7 +370,7 @@ class PairingCache:
 def score(
     policy: Agent | str | Callable[..., Any],
     *,
-    game: str = "madiao",
+    game: str = default_game(),
     suite: str = "dev",
     exploit_steps: int | None = None,
     batched: bool = False,
@@ -573,9 +571,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "policy", help="agent spec (heuristic, model, model:PATH, search:OPTIONS, ...) or module:callable"
     )
-    parser.add_argument(
-        "--game", choices=GAMES, default="madiao", help="game of the policy (default %(default)s)"
-    )
+    parser.add_argument("--game", choices=scorecard_games(), default=default_game())
     parser.add_argument(
         "--suite", default="dev", help="a shipped suite: dev, test, or smoke (a quick check of an install)"
     )
@@ -638,13 +634,6 @@ def command_scorecard(args: argparse.Namespace) -> int:
 # ---- the leaderboard
 
 
-#: The shipped agents on the leaderboard, by game, as the specs their scorecards were made with.
-LEADERBOARD_POLICIES = {
-    "madiao": ("random", "greedy", "heuristic", "search", "model"),
-    "mao": ("random", "base", "bayes", "oracle", "model"),
-}
-
-
 def leaderboard_markdown(folder: Path = SCORECARDS_DIR) -> str:
     """docs/leaderboard.md from the scorecard JSON files in ``folder``: a table per game, a row per
     policy (ranked as the game's module says, ``leaderboard_table``) and the command that
@@ -660,7 +649,7 @@ def leaderboard_markdown(folder: Path = SCORECARDS_DIR) -> str:
         "that it matches them). How to read and cite a scorecard: [`scorecard.md`](scorecard.md).",
         "",
     ]
-    for game in GAMES:
+    for game in scorecard_games():
         ours = [r for r in records if r["game"] == game]
         if not ours:
             continue

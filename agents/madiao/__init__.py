@@ -1,1 +1,59 @@
-"""The Madiao players: the scripted heuristics, the search player and the learned policy's features."""
+"""The Madiao players: the scripted heuristics, the search player and the learned policy's features.
+
+``AGENTS`` is what ``madiao_mao.agents.registry`` offers for Madiao besides the players every game
+has; each builder imports its player when it is built.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import MappingProxyType
+
+from madiao_mao.agents.base import Agent
+from madiao_mao.agents.spec import AgentSpec, require_env
+
+#: The shipped policy ``model`` plays: a league run of ``madiao-mao train`` (12M steps), summary
+#: observations.
+PRETRAINED_MODEL = Path(__file__).resolve().parent.parent / "pretrained" / "madiao_selfplay.zip"
+
+
+def _greedy(seed: int | None, env, options: str | None) -> Agent:
+    from madiao_mao.agents.madiao.heuristic import GreedyHeuristicAgent
+
+    return GreedyHeuristicAgent()
+
+
+def _heuristic(seed: int | None, env, options: str | None) -> Agent:
+    from madiao_mao.agents.madiao.heuristic import RoleAwareHeuristicAgent
+
+    return RoleAwareHeuristicAgent()
+
+
+def _search(seed: int | None, env, options: str | None) -> Agent:
+    from madiao_mao.agents.madiao.search import MadiaoSearchAgent, parse_search_options
+
+    # Options are checked before the env is: a bad budget is named whatever else is wrong.
+    budget = parse_search_options(options or "")
+    require_env(env, "search", "it samples hidden cards")
+    name = "search" if options is None else f"search:{options}"
+    return MadiaoSearchAgent(env, budget=budget, seed=seed, name=name)
+
+
+AGENTS = MappingProxyType(
+    {
+        spec.name: spec
+        for spec in (
+            AgentSpec(
+                "greedy", "weak scripted baseline: strongest lead, cheapest capture, weakest slough", _greedy
+            ),
+            AgentSpec("heuristic", "the strongest scripted player (role-aware heuristic)", _heuristic),
+            AgentSpec(
+                "search",
+                "determinized Monte Carlo search; search:samples=32,policy=PATH sets its budget",
+                _search,
+                needs_env=True,
+                takes_options=True,
+            ),
+        )
+    }
+)

@@ -21,7 +21,7 @@ seat's own observations (what it saw, the public library, the rules it knows), s
 reading it knows nothing its seat may not know. The inputs are computed outside the network (an
 exact Bayes filter over the public events, numpy): the policy is the MLP over the observation and
 these inputs (``madiao_mao.agents.mao.features.MaoBeliefPolicy``), and the agent that plays it keeps one
-posterior per game seat (``madiao_mao.agents.learned.BeliefPolicyAgent``), like the Bayesian player.
+posterior per game seat (``madiao_mao.agents.mao.policy.BeliefPolicyAgent``), like the Bayesian player.
 
 The same functions turn any belief into these inputs (the base-rules player's "no secret rule",
 the oracle's true rule set), and the scripted players decide from the same quantities

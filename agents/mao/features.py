@@ -266,7 +266,7 @@ class MaoBeliefPolicy(MaoRulePolicy):
     """MaskablePPO's policy over ``MaoBeliefFeatures`` (the rule planes and the belief inputs feed
     the MLPs), whose action logits add to the actor MLP's output a shared weighting of the belief
     about each action (:class:`BeliefActionHead`). Played through
-    ``madiao_mao.agents.learned.BeliefPolicyAgent``, which computes the inputs."""
+    ``madiao_mao.agents.mao.policy.BeliefPolicyAgent``, which computes the inputs."""
 
     #: The observation this policy reads ends with the belief inputs (the agent's loader reads it).
     reads_belief = True

@@ -8,5 +8,5 @@
 - ``mao_selfplay.zip``: the Mao policy of ``madiao-mao train --game mao`` at the defaults, seed 1
   (warm start from the Bayesian player, then 250,000 PPO steps against base players, its
   snapshots and itself); it reads the default 8-event history observation and its seat's
-  posterior over the secret rules (``madiao_mao.agents.learned.BeliefPolicyAgent``).
+  posterior over the secret rules (``madiao_mao.agents.mao.policy.BeliefPolicyAgent``).
 """

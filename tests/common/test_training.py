@@ -403,7 +403,7 @@ def test_training_starts_from_the_teacher_once(tmp_path, monkeypatch):
 
 def test_hand_size_reward_pays_for_every_card_shed():
     from madiao_mao.agents.registry import make_agent
-    from madiao_mao.training.sb3.wrappers import HandSizeReward
+    from madiao_mao.training.mao.wrappers import HandSizeReward
 
     from mao_env import cards, core
     from mao_env.vector import MaoVectorEnv

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.distributed
 
 def test_sharded_tournament_equals_local(cluster):
     from madiao_mao.agents.registry import make_agent
-    from madiao_mao.training.distributed_evaluation import run_tournament_ray
+    from madiao_mao.training.madiao.distributed_evaluation import run_tournament_ray
     from madiao_mao.training.madiao.evaluation import run_tournament
 
     names = ("heuristic", "greedy", "model")

@@ -9,7 +9,8 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from madiao_mao.agents.learned import PRETRAINED_MADIAO, LearnedPolicyAgent
+from madiao_mao.agents.learned import LearnedPolicyAgent
+from madiao_mao.agents.madiao import PRETRAINED_MODEL as PRETRAINED_MADIAO
 from madiao_mao.agents.registry import make_agent
 
 

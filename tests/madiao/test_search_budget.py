@@ -90,7 +90,8 @@ def test_batched_play_outs_equal_the_aec_env_played_out_by_the_heuristic():
 
 
 def test_policy_play_outs_load_the_model_and_play_legal_moves():
-    from madiao_mao.agents.learned import PRETRAINED_MADIAO, LearnedPolicyAgent
+    from madiao_mao.agents.learned import LearnedPolicyAgent
+    from madiao_mao.agents.madiao import PRETRAINED_MODEL as PRETRAINED_MADIAO
     from madiao_mao.training.madiao.games import play_episode
 
     env = madiao_v0.env()
@@ -192,7 +193,7 @@ def test_bad_search_budgets_are_one_line_exit_2(args, message):
 
 
 def test_the_budget_table_plays_each_budget_on_the_same_deals_and_checks_all_first():
-    from madiao_mao.training.exploit import search_budget_table
+    from madiao_mao.training.madiao.exploit import search_budget_table
 
     with pytest.raises(ValueError, match="unknown search option 'depth'"):
         search_budget_table(["samples=1", "depth=2"], deals=1, seed=0)

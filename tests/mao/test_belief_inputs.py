@@ -112,8 +112,8 @@ def _hand_kept_inputs(posteriors: dict, key, observation, mask, options) -> np.n
 
 
 def test_the_learner_wrapper_follows_each_games_posterior():
+    from madiao_mao.training.mao.wrappers import BeliefObservations
     from madiao_mao.training.sb3.adapter import LearnerVecEnv
-    from madiao_mao.training.sb3.wrappers import BeliefObservations
 
     from mao_env.vector import MaoVectorEnv
 
@@ -177,8 +177,8 @@ def belief_run(tmp_path_factory):
 
 
 def test_a_belief_run_trains_saves_and_loads_as_a_belief_agent(belief_run):
-    from madiao_mao.agents.learned import BeliefPolicyAgent
     from madiao_mao.agents.mao.features import MaoBeliefPolicy
+    from madiao_mao.agents.mao.policy import BeliefPolicyAgent
     from madiao_mao.agents.registry import make_agent
     from madiao_mao.training.mao.evaluation import HELD_OUT_RULES, event_window_kwargs, held_out_experiment
 

@@ -130,10 +130,10 @@ def test_paired_round_win_difference_is_taken_game_by_game():
 
 def test_held_out_command_compares_several_models_with_each_other(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
-    from madiao_mao.agents.learned import PRETRAINED_MODELS
+    from madiao_mao.agents.mao import PRETRAINED_MODEL
     from madiao_mao.training.mao.evaluation import main
 
-    shipped = str(PRETRAINED_MODELS["mao"])
+    shipped = str(PRETRAINED_MODEL)
     assert main(["--model", shipped, shipped, "--turns", "3", "--seed", "2"]) == 0
     out = capsys.readouterr().out
     assert f"learned1: {shipped}" in out and f"learned2: {shipped}" in out

@@ -9,12 +9,13 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from madiao_mao.agents.learned import PRETRAINED_MODELS, LearnedPolicyAgent
+from madiao_mao.agents.learned import LearnedPolicyAgent
+from madiao_mao.agents.mao import PRETRAINED_MODEL
 from madiao_mao.agents.registry import agent_names, make_agent
 
 
 def test_the_shipped_mao_model_is_present_small_and_named():
-    path = PRETRAINED_MODELS["mao"]
+    path = PRETRAINED_MODEL
     assert path.is_file()
     assert path.stat().st_size < 5_000_000
     assert "model" in agent_names("mao")
@@ -52,7 +53,7 @@ def test_it_keeps_the_seats_posterior_and_ends_rounds_beside_a_player_who_plays_
     table of it beside a naive player who plays its first held card whatever the top card (and so
     collects calls) still ends its round quickly: the policy before it kept drawing there, since
     the calls filled its 8-event window (700+ of the naive player's moves in 4 of 6 games)."""
-    from madiao_mao.agents.learned import BeliefPolicyAgent
+    from madiao_mao.agents.mao.policy import BeliefPolicyAgent
 
     from mao_env import cards
     from mao_env.env import raw_env
@@ -119,8 +120,8 @@ def test_match_and_evaluate_take_model_without_a_path(capsys):
 def test_it_proposes_the_rule_its_posterior_suspects_and_takes_the_refusal_as_evidence():
     """At a rule choice the shipped policy proposes among the rules its posterior most suspects
     are in force without being sure (``rules_to_propose``); a refusal makes the rule certain."""
-    from madiao_mao.agents.learned import BeliefPolicyAgent
     from madiao_mao.agents.mao.beliefs import hypotheses_from_sets, parse_observation
+    from madiao_mao.agents.mao.policy import BeliefPolicyAgent
 
     from mao_env import cards
     from tests.mao.mao_helpers import won_round_table

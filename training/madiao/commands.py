@@ -12,6 +12,8 @@ from pathlib import Path
 from madiao_mao.training.cli_args import check_output_file, check_output_folder, load_agent
 
 DEFAULT_MATCH_AGENTS = ("heuristic", "greedy", "heuristic", "greedy")
+#: The ``match --agents`` help's part for this game.
+MATCH_AGENTS_HELP = f"four (default {' '.join(DEFAULT_MATCH_AGENTS)})"
 
 
 def _agent(spec: str, *, seed: int | None, env, model: str | None):

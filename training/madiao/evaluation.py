@@ -8,7 +8,6 @@ hand is its own seat's payoff in whole stakes (the hands are played with ``stake
 only scales rewards); ``as banker`` uses the rotation in which it held the bank and ``as player``
 the three others.
 
-(Formerly ``training.evaluation``.)
 """
 
 from __future__ import annotations

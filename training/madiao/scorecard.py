@@ -31,6 +31,8 @@ from madiao_mao.training.stats import openskill_ratings
 #: hundred decisions per CPU-second: docs/results.md, the search player per budget).
 SEARCH_BUDGET = "samples=8"
 BASELINES = ("random", "greedy", "heuristic", f"search:{SEARCH_BUDGET}", "model")
+#: The shipped agents on the leaderboard, as the specs their scorecards were made with.
+LEADERBOARD_POLICIES = ("random", "greedy", "heuristic", "search", "model")
 #: The agent every figure is paired with.
 REFERENCE = "heuristic"
 HEADLINE = "stakes_per_hand"
@@ -116,6 +118,19 @@ SUITES = {
 }
 
 
+def check_policy_spec(spec: str) -> None:
+    """Build the agent of ``spec`` once, so that a bad one is refused before any game (the search
+    player on an env of its own)."""
+    from madiao_mao.training.cli_args import load_agent
+
+    if spec.split(":", 1)[0] == "search":
+        from madiao_mao.training.madiao.games import make_env
+
+        load_agent(spec, "madiao", seed=0, env=make_env())
+    else:
+        load_agent(spec, "madiao", seed=0)
+
+
 def play_suite(
     under_test, suite: MadiaoSuite, cache, baselines: tuple[str, ...] = BASELINES, *, progress: bool = False
 ):
@@ -191,7 +206,8 @@ def _ratings(
 
 
 def exploit_figures(evaluation: dict[str, Any]) -> list[dict[str, Any]]:
-    """The exploitability proxy's figures (``madiao_mao.training.exploit.evaluate_madiao``'s evaluation)."""
+    """The exploitability proxy's figures (the evaluation of
+    ``madiao_mao.training.madiao.exploit.evaluate_madiao``)."""
     hands = evaluation["hands"]
     figures = []
     for key, measure in (

@@ -11,6 +11,10 @@ from madiao_mao.training.cli_args import check_output_file, load_agent
 #: A Mao match's seats, repeated around the table: a rule learner against base-rules players.
 DEFAULT_MAO_MATCH_AGENTS = ("bayes", "base")
 DEFAULT_MAO_MATCH_ROUNDS = 3
+#: The ``match --agents`` help's part for this game.
+MATCH_AGENTS_HELP = (
+    f"one per seat, or one for every seat (default {' '.join(DEFAULT_MAO_MATCH_AGENTS)} repeated)"
+)
 
 
 def apply_search_budget(args: argparse.Namespace) -> None:

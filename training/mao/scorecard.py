@@ -34,6 +34,8 @@ from madiao_mao.training.scorecard_figures import Figure
 from madiao_mao.training.stats import mean_ci, openskill_ratings
 
 BASELINES = ("base", "bayes", "oracle", "model")
+#: The shipped agents on the leaderboard, as the specs their scorecards were made with.
+LEADERBOARD_POLICIES = ("random", "base", "bayes", "oracle", "model")
 REFERENCE = "base"
 #: The table of the players'-calls variant in the figures.
 CALLS_TABLE = "players_calls"
@@ -111,6 +113,15 @@ SUITES = {
         "sha256:9ae95b057091a6f38acc796fa7d4f3292f6331dc4426a1b397f096582eabe1ca",
     ),
 }
+
+
+def check_policy_spec(spec: str) -> None:
+    """Build the agent of ``spec`` once, so that a bad one is refused before any game (not the
+    oracle, which is built at its table)."""
+    from madiao_mao.training.cli_args import load_agent
+
+    if spec != "oracle":
+        load_agent(spec, "mao", seed=0)
 
 
 def play_suite(
@@ -204,7 +215,7 @@ def _ratings(
 
 
 def exploit_figures(evaluation: dict[str, Any]) -> list[dict[str, Any]]:
-    """The exploitability proxy's figures (``madiao_mao.training.exploit.evaluate_mao``'s evaluation)."""
+    """The exploitability proxy's figures (``madiao_mao.training.mao.exploit.evaluate_mao``'s evaluation)."""
     exploiter, difference = evaluation["exploiter"], evaluation["penalty_difference"]
     rate = exploiter["round_win_rate"]
     return [

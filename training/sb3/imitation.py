@@ -67,7 +67,7 @@ def collect_teacher_decisions(venv, teacher: Agent, n_decisions: int, gamma: flo
     dones = np.zeros((n_steps, n_envs), dtype=bool)
     episode_returns: list[float] = []
     # The teacher reads the table's observation: a policy reading more (belief inputs) has them
-    # appended after it (``madiao_mao.training.sb3.wrappers.BeliefObservations``).
+    # appended after it (``madiao_mao.training.mao.wrappers.BeliefObservations``).
     table_obs_dim = getattr(venv, "table_obs_dim", venv.observation_space.shape[0])
     teacher.reset()
     observation = venv.reset()

@@ -1,6 +1,7 @@
-"""The SB3 learner env's wrappers that the game specs put on it (``GameSpec.shape_reward``,
-``PolicyFeatures.learner_env``): Mao's hand-size reward (``HandSizeReward``) and the belief inputs
-a Mao belief policy reads beside its observation (``BeliefObservations``)."""
+"""Mao's wrappers of the learner's SB3 env, which its spec puts on it (``GameSpec.shape_reward``,
+``PolicyFeatures.learner_env``; the RLlib engine's learner env too): the hand-size reward
+(``HandSizeReward``) and the belief inputs a Mao belief policy reads beside its observation
+(``BeliefObservations``)."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ class BeliefObservations(VecEnvWrapper):
 
     The wrapper keeps one posterior per game (the learner's seat of it, keyed by the game's row),
     takes every learner observation into it, tells it each learner action, and starts it afresh
-    when the game ends, exactly as ``madiao_mao.agents.learned.BeliefPolicyAgent`` does for a seat it plays
+    when the game ends, exactly as ``madiao_mao.agents.mao.policy.BeliefPolicyAgent`` does for a seat it plays
     (so the policy reads the same inputs in training as in play). A terminal observation, which
     has no decision, gets zero inputs. ``table_obs_dim`` is the table's observation length (what a
     scripted teacher in the learner's seat reads, ``madiao_mao.training.sb3.imitation``). ``posterior``: the

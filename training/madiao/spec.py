@@ -1,0 +1,167 @@
+"""Madiao's spec for the trainer (``madiao_mao.training.games.GameSpec``): its defaults, with one
+line on why each is what it is (the measurements behind them, with the commands that made them,
+are in ``docs/results.md``), its batched env, its policy features, its duplicate evaluation and its
+sections of the final report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from madiao_mao.training.games import SCRIPTED_ONLY, GameSpec, PolicyFeatures, env_kwargs, unshaped
+
+if TYPE_CHECKING:  # typing only: the config imports the games' specs to fill in its defaults
+    from madiao_mao.training.config import TrainConfig
+
+
+def _cards_policy() -> tuple[Any, dict[str, Any]]:
+    from madiao_mao.agents.madiao.features import MadiaoCardFeatures, summary_layout
+
+    return "MlpPolicy", {
+        "features_extractor_class": MadiaoCardFeatures,
+        "features_extractor_kwargs": summary_layout(),
+    }
+
+
+#: Madiao's own policy features (besides the observation itself).
+POLICY_FEATURES = MappingProxyType({"cards": PolicyFeatures("cards", ("summary",), _cards_policy)})
+
+
+def _vector_env(config: TrainConfig, n_envs: int, seed: int | None):
+    from madiao_env.vector import MadiaoVectorEnv
+
+    return MadiaoVectorEnv(n_envs, seed=seed, **env_kwargs(config))
+
+
+def _learner_role(observation: np.ndarray) -> str:
+    from madiao_env.layout import SUMMARY_SLICES
+
+    # The banker's relative seat is one-hot; relative seat 0 is the learner itself.
+    return "banker" if observation[SUMMARY_SLICES["OBS_BANKER"].start] > 0.5 else "player"
+
+
+def _evaluate(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, dict]:
+    """Duplicate results of the greedy learned policy against each baseline: stakes/hand overall,
+    as banker and as player, with 95% intervals."""
+    from madiao_mao.agents.learned import LearnedPolicyAgent
+    from madiao_mao.agents.registry import make_agent
+    from madiao_mao.training.madiao.evaluation import duplicate_match, make_deals
+
+    learner = LearnedPolicyAgent(model=model, name="learned")
+    deals = make_deals(n_deals, seed)
+    results: dict[str, dict] = {}
+    for name in config.eval_opponents:
+        pair = duplicate_match(
+            learner,
+            make_agent(name, "madiao", seed=seed),
+            deals,
+            env_kwargs=env_kwargs(config),
+            agent_name="learned",
+            opponent_name=name,
+        )
+        results[name] = {
+            "hands": pair.n_hands,
+            **{
+                key: {"mean": ci.mean, "low": ci.low, "high": ci.high}
+                for key, ci in (
+                    ("all", pair.overall()),
+                    ("banker", pair.as_banker()),
+                    ("player", pair.as_player()),
+                )
+            },
+        }
+    return results
+
+
+def _describe_result(name: str, result: dict) -> str:
+    return f"vs {name} {result['all']['mean']:+.3f}"
+
+
+def _report(learner, config: TrainConfig, run_dir: Path, n_deals: int, state: dict) -> list[str]:
+    """A duplicate tournament of the learned policy and the baselines (its ratings plotted), and
+    the learning curves of the periodic evaluations."""
+    from madiao_mao.agents.registry import make_agent
+    from madiao_mao.training.madiao.evaluation import run_tournament, write_report
+    from madiao_mao.training.stats import plot_curves
+
+    agents = {
+        "learned": learner,
+        **{n: make_agent(n, "madiao", seed=config.seed) for n in config.eval_opponents},
+    }
+    pairings = [(a, b) for a in agents for b in agents if a != b and "learned" in (a, b)]
+    report = run_tournament(
+        agents, n_deals=n_deals, seed=config.seed + 99, env_kwargs=env_kwargs(config), pairings=pairings
+    )
+    write_report(report, run_dir, "final_evaluation")
+    sections = [report.markdown()]
+    history = state.get("eval", [])
+    if history:
+        curves, bands = {}, {}
+        for name in config.eval_opponents:
+            points = [h["results"][name]["all"] for h in history if name in h["results"]]
+            xs = [h["timesteps"] for h in history if name in h["results"]]
+            curves[f"vs {name}"] = (xs, [p["mean"] for p in points])
+            bands[f"vs {name}"] = ([p["low"] for p in points], [p["high"] for p in points])
+        plot_curves(
+            curves,
+            run_dir / "learning_curves.png",
+            xlabel="learner steps",
+            ylabel="stakes/hand (1 seat vs 3)",
+            title="Learned policy vs baselines (duplicate)",
+            bands=bands,
+        )
+        sections.append("Learning curves: `learning_curves.png`; ratings: `final_evaluation_ratings.png`.\n")
+    return sections
+
+
+GAME_SPEC = GameSpec(
+    name="madiao",
+    defaults=MappingProxyType(
+        {
+            # Beats the heuristic player (docs/results.md, Madiao defaults) within the
+            # README main job's 15 minutes on 2 cores; longer runs keep improving.
+            "total_timesteps": 3_250_000,
+            # The strongest scripted player, the one to beat, fills 3 of 4 entries.
+            "scripted_opponents": ("heuristic", "heuristic", "heuristic", "greedy"),
+            # Pool mode: self-play shares did worse than scripted opponents only
+            # (docs/results.md).
+            "opponent_weights": SCRIPTED_ONLY,
+            # League self-play (AlphaStar/PFSP): as strong against the heuristic as the
+            # heuristic-only pool, and it also plays its own snapshots (docs/results.md).
+            "opponents": "league",
+            # Every scripted player cheap enough for the training table.
+            "league_anchors": ("random", "greedy", "heuristic"),
+            # Minibatch 1024 would use both cores better but loses strength per learner
+            # step, whatever the learning rate (docs/results.md, "Minibatch size and
+            # strength per learner step").
+            "batch_size": 256,
+            "learning_rate": 3e-4,
+            # Every scripted player, weakest to strongest: the curve shows the gap to each.
+            "eval_opponents": ("random", "greedy", "heuristic"),
+            # The unseen/boss card planes helped (docs/results.md).
+            "features": "cards",
+            # A hand is short and only its settlement pays: no discount.
+            "gamma": 1.0,
+            # Keeps play exploratory while the opponents' mix changes.
+            "ent_coef": 0.01,
+            # PPO from a random policy learns Madiao without a teacher.
+            "imitate": "none",
+            # Madiao has no use for Mao's hand-size reward.
+            "mao_hand_card_reward": 0.0,
+            # Duplicate deals per pairing in the final report: 4,000 hands, played in
+            # batches (seconds), so the interval against each baseline is narrow.
+            "final_eval_deals": 1000,
+        }
+    ),
+    obs_type="summary",
+    policy_features=POLICY_FEATURES,
+    make_vector_env=_vector_env,
+    shape_reward=unshaped,
+    roles=("banker", "player"),
+    learner_role=_learner_role,
+    evaluate=_evaluate,
+    describe_result=_describe_result,
+    report=_report,
+)

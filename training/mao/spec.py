@@ -1,0 +1,155 @@
+"""Mao's spec for the trainer (``madiao_mao.training.games.GameSpec``): its defaults, with one
+line on why each is what it is (the measurements behind them, with the commands that made them,
+are in ``docs/results.md``), its batched env, its policy features, its evaluation on the held-out rules
+and its sections of the final report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from madiao_mao.training.games import GameSpec, PolicyFeatures, env_kwargs
+
+if TYPE_CHECKING:  # typing only: the config imports the games' specs to fill in its defaults
+    from madiao_mao.training.config import TrainConfig
+
+
+def _rules_policy() -> tuple[Any, dict[str, Any]]:
+    # The rule planes also reach the action layer directly, hence a policy class of its own.
+    from madiao_mao.agents.mao.features import MaoRulePolicy
+
+    return MaoRulePolicy, {}
+
+
+def _belief_policy() -> tuple[Any, dict[str, Any]]:
+    from madiao_mao.agents.mao.features import MaoBeliefPolicy
+
+    return MaoBeliefPolicy, {}
+
+
+def _belief_learner_env(venv, vector_env):
+    # The learner's seat keeps its posterior over the secret rules; the policy reads it.
+    from madiao_mao.agents.mao.players import posterior_options
+    from madiao_mao.training.mao.wrappers import BeliefObservations
+
+    return BeliefObservations(venv, posterior_options(vector_env.options))
+
+
+#: Mao's own policy features (besides the observation itself).
+POLICY_FEATURES = MappingProxyType(
+    {
+        "rules": PolicyFeatures("rules", (), _rules_policy),
+        # Attention over the event window beside the rule planes (agents/mao/memory.py); imported
+        # when used, like the others (torch is slow to import).
+        "memory": PolicyFeatures(
+            "memory",
+            ("history",),
+            lambda: __import__("madiao_mao.agents.mao.memory", fromlist=["_"]).policy_spec(),
+        ),
+        # The rule planes and the seat's posterior over the secret rules, a memory of the whole
+        # game (agents/mao/belief_inputs.py), computed beside the network.
+        "belief": PolicyFeatures("belief", ("history",), _belief_policy, _belief_learner_env),
+    }
+)
+
+
+def _vector_env(config: TrainConfig, n_envs: int, seed: int | None):
+    from mao_env import rules as rule_library
+    from mao_env.vector import MaoVectorEnv
+
+    # The secret rule a training episode starts with is drawn from this pool (``mao_rule_pool``).
+    pools = {"train": rule_library.TRAINING_RULES, "all": tuple(range(rule_library.N_RULES)), "none": ()}
+    kwargs = env_kwargs(config)
+    kwargs.setdefault("penalty_card_reward", config.mao_penalty_card_reward)
+    return MaoVectorEnv(n_envs, seed=seed, rule_pool=pools[config.mao_rule_pool], **kwargs)
+
+
+def _hand_size_reward(venv, config: TrainConfig):
+    if not config.mao_hand_card_reward:
+        return venv
+    from madiao_mao.training.mao.wrappers import HandSizeReward
+
+    from mao_env import cards, core
+
+    hand = slice(core.OFF_HAND, core.OFF_HAND + cards.N_CARD_TYPES)
+    return HandSizeReward(venv, config.mao_hand_card_reward, hand)
+
+
+def _evaluate(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, dict]:
+    """The Mao metrics of the learned policy at a table of each baseline, facing the rules held
+    out of its training one at a time (``n_deals`` own turns per rule)."""
+    from madiao_mao.agents.learned import policy_agent
+    from madiao_mao.training.mao.evaluation import held_out_experiment
+
+    learner = policy_agent(model=model, name="learned")
+    results: dict[str, dict] = {}
+    for name in config.eval_opponents:
+        report = held_out_experiment(
+            {"learned": learner}, turns=n_deals, seed=seed, opponent=name, env_kwargs=env_kwargs(config)
+        )
+        results[name] = report.stats["learned"].summary()
+    return results
+
+
+def _describe_result(name: str, result: dict) -> str:
+    return f"at a {name} table {result.get('penalties_per_turn', float('nan')):.3f} pen/turn"
+
+
+def _report(learner, config: TrainConfig, run_dir: Path, n_deals: int, state: dict) -> list[str]:
+    """The learned policy (beside the base-rules and Bayesian players) on the held-out rules."""
+    from madiao_mao.training.mao.evaluation import mao_report
+
+    # n_deals = own turns of each agent per held-out rule, in games of 100 turns.
+    turns, replicates = min(n_deals, 100), max(1, round(n_deals / 100))
+    return [mao_report({"learned": learner}, config, run_dir, turns=turns, replicates=replicates)]
+
+
+GAME_SPEC = GameSpec(
+    name="mao",
+    defaults=MappingProxyType(
+        {
+            # The warm start does most of it: 1M PPO steps after it did not move the
+            # held-out figures of a belief policy (docs/results.md, Mao: a policy that
+            # reads its posterior); a short PPO run keeps the self-play fine-tuning.
+            "total_timesteps": 250_000,
+            # The base player; bayes can sit too (it takes game-seat row keys) but halves the
+            # table's speed when it fills every seat (docs/results.md, Mao with memory).
+            "scripted_opponents": ("base",),
+            # Mostly the base player, and a share of the policy's own snapshots and live self.
+            "opponent_weights": {"scripted": 0.6, "snapshot": 0.2, "current": 0.2},
+            # The league (base and bayes anchors) was no better on the held-out rules:
+            # the same penalties, fewer rounds won (docs/results.md, Mao league or pool).
+            "opponents": "pool",
+            # The update is a third of a Mao run; the opponents' play is most of the rest.
+            "batch_size": 256,
+            "learning_rate": 3e-4,
+            # An episode is long and a penalty follows the turn that earned it.
+            "gamma": 0.99,
+            # 115 actions and free speech make random talk costly.
+            "ent_coef": 0.005,
+            # The held-out rules are played at a table of the training opponent.
+            "eval_opponents": ("base",),
+            # The seat's posterior over the secret rules beside the rule planes, weighed per
+            # action by shared weights: it plays held-out rules like the Bayesian player
+            # (docs/results.md, Mao: a policy that reads its posterior).
+            "features": "belief",
+            # PPO from scratch learns to draw instead of playing (docs/results.md).
+            "imitate": "bayes",
+            # Without it drawing is a free way to avoid calls (docs/results.md).
+            "mao_hand_card_reward": 0.2,
+            # Own turns per held-out rule: 10 games of 100 turns per rule.
+            "final_eval_deals": 1000,
+        }
+    ),
+    # The secret rules can only be inferred from a history of public events.
+    obs_type="history",
+    policy_features=POLICY_FEATURES,
+    make_vector_env=_vector_env,
+    shape_reward=_hand_size_reward,
+    roles=("player",),
+    learner_role=None,
+    evaluate=_evaluate,
+    describe_result=_describe_result,
+    report=_report,
+)
