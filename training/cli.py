@@ -174,7 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="AGENT",
         help="agents by seat. "
-        + "; ".join(f"{get_game(game).title}: {_game_commands(game).MATCH_AGENTS_HELP}" for game in games),
+        + "; ".join(
+            f"{get_game(game).title}: {_game_commands(game).MATCH_AGENTS_HELP}"
+            for game in games
+            if _has_commands(game)
+        ),
     )
     match.add_argument(
         "--players", type=positive_int, default=None, help="Mao: players at the table (2..8, default 4)"
@@ -259,8 +263,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _has_commands(game: str) -> bool:
+    return hasattr(get_game(game).layer("training"), "commands_module")
+
+
 def _game_commands(game: str):
     """The module holding ``game``'s evaluate, play, match and replay commands."""
+    if not _has_commands(game):
+        raise ValueError(f"game {game!r} has no evaluate, play, match or replay commands")
     return get_game(game).layer("training").commands_module()
 
 
