@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from madiao_mao.agents.base import Agent, legal_actions
 
 from madiao_env import cards
+from madiao_mao.agents.base import Agent, legal_actions
 
 HELP = (
     "Type the number of a move, or 'play <card>', 'slough <card>', a card name alone "

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from madiao_mao.agents.base import Agent, legal_actions
 
+from madiao_mao.agents.base import Agent, legal_actions
 from madiao_mao.games import games, get_game
 
 #: Batches below this many rows are evaluated on one torch thread.

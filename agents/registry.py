@@ -13,7 +13,6 @@ from collections.abc import Mapping
 
 from madiao_mao.agents.base import Agent, RandomAgent
 from madiao_mao.agents.spec import AgentSpec
-
 from madiao_mao.games import default_game, game_names, get_game
 
 MODEL_PREFIX = "model:"

@@ -16,10 +16,11 @@ from typing import ClassVar
 
 import numpy as np
 from gymnasium import spaces
-from madiao_mao.benchmarks.subjects import game_subjects, load
-from madiao_mao.benchmarks.timing import Result, Workload, measure, unavailable, warm_up
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+
+from madiao_mao.benchmarks.subjects import game_subjects, load
+from madiao_mao.benchmarks.timing import Result, Workload, measure, unavailable, warm_up
 
 EMPTY_AGENTS = 4
 EMPTY_OBS_DIM = 100

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+
 from madiao_mao.benchmarks.kernels import random_legal_actions
 from madiao_mao.benchmarks.subjects import GameSubjects, game_subjects, load
 from madiao_mao.benchmarks.timing import Result, Workload, measure, unavailable, warm_up

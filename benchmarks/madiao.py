@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from madiao_mao.benchmarks.goals import Target, ratio_check
-from madiao_mao.benchmarks.subjects import GameSubjects, Goals
-from madiao_mao.benchmarks.timing import Workload, unavailable
 
 from cardgame_core.bits import bit, bits_above, nth_set_bit, popcount
 from cardgame_core.jit import njit
 from madiao_env.cards import CARD_SUIT, N_CARDS, N_SEATS, N_TRICKS, SUIT_MASK
+from madiao_mao.benchmarks.goals import Target, ratio_check
+from madiao_mao.benchmarks.subjects import GameSubjects, Goals
+from madiao_mao.benchmarks.timing import Workload, unavailable
 
 HAND_SIZE = 8
 PLAYOUTS_PER_CALL = 20_000

@@ -6,6 +6,7 @@ import tracemalloc
 from collections.abc import Callable
 
 import numpy as np
+
 from madiao_mao.benchmarks.subjects import game_subjects, load
 from madiao_mao.benchmarks.timing import Result, unavailable
 

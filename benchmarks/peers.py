@@ -15,6 +15,7 @@ import sys
 import time
 
 import numpy as np
+
 from madiao_mao.benchmarks.timing import Result
 
 RLCARD_GAMES = ("uno", "doudizhu")

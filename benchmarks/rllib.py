@@ -53,9 +53,10 @@ def _config():
 def _sb3(seconds: float) -> tuple[float, float]:
     """SB3 rollout-collection and learner throughput (learner steps/s)."""
     import torch
+    from sb3_contrib import MaskablePPO
+
     from madiao_mao.training.sb3.model import learning_rate_schedule
     from madiao_mao.training.sb3.train import Run, build_env, build_opponents
-    from sb3_contrib import MaskablePPO
 
     config = _config()
     torch.set_num_threads(config.torch_threads)

@@ -44,7 +44,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from madiao_mao.benchmarks.goals import Target
-
 from madiao_mao.games import games
 
 

@@ -12,7 +12,8 @@ PettingZoo issue 1147; ``tests/common/test_adapters.py`` checks this case explic
   every ``reset`` and ``step``, so wrappers and vector envs carry them, and ``action_masks()``
   (bool) serves sb3-contrib's MaskablePPO.
 - The batched envs' learner views live in ``training`` (they share the opponent loop of
-  :mod:`madiao_mao.training.learner_games`): ``LearnerVecEnv`` for SB3 (:mod:`madiao_mao.training.sb3.adapter`) and
+  :mod:`madiao_mao.training.learner_games`): ``LearnerVecEnv`` for SB3
+  (:mod:`madiao_mao.training.sb3.adapter`) and
   ``LearnerVectorEnv`` for Gymnasium (:mod:`madiao_mao.training.gymnasium_envs`, which also holds what
   ``gymnasium.make`` builds for the registered ids). This package sits below ``training`` and
   never imports it, stable-baselines3 or torch.

@@ -26,13 +26,13 @@ import time
 
 import numpy as np
 import pyspiel
-from madiao_mao.agents.registry import make_agent
 from open_spiel.python import policy as spiel_policy
 from open_spiel.python.algorithms import outcome_sampling_mccfr
 from open_spiel.python.bots.policy import PolicyBot
 
 import madiao_env.openspiel_game  # noqa: F401 (registers "madiao")
 from cardgame_core.openspiel import AgentBot
+from madiao_mao.agents.registry import make_agent
 
 
 def evaluate(game: pyspiel.Game, tested: spiel_policy.Policy, hands: int, seed: int) -> float:

@@ -44,7 +44,8 @@ Event = dict[str, Any]
 
 
 class RecordedEpisode(Protocol):
-    """What :func:`make_record` reads of a played episode (``madiao_mao.training.madiao.games.EpisodeResult``)."""
+    """What :func:`make_record` reads of a played episode
+    (``madiao_mao.training.madiao.games.EpisodeResult``)."""
 
     returns: np.ndarray
     events: list[Event]

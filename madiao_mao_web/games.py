@@ -38,8 +38,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
-from madiao_mao.agents.registry import agent_names, make_agent
 
+from madiao_mao.agents.registry import agent_names, make_agent
 from madiao_mao.games import game_names, get_game
 from madiao_mao_web.security import echo
 

@@ -15,7 +15,6 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 
 from madiao_mao.agents.registry import agent_names
-
 from madiao_mao_web.games import web_modules
 
 TEMPLATE = resources.files("madiao_mao_web") / "static" / "index.html"

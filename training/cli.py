@@ -32,6 +32,9 @@ from pathlib import Path
 from typing import Annotated
 
 import tyro
+
+from cardgame_core.version import __version__
+from madiao_mao.games import default_game, game_names, get_game
 from madiao_mao.training.cli_args import (
     OneLineArgumentParser,
     check_output_folder,
@@ -44,9 +47,6 @@ from madiao_mao.training.cli_args import (
 from madiao_mao.training.exploit import exploit_games
 from madiao_mao.training.rllib import cli as rllib_cli
 from madiao_mao.training.train_command import command_train
-
-from cardgame_core.version import __version__
-from madiao_mao.games import default_game, game_names, get_game
 
 AGENTS_HELP = "agent specs (madiao-mao agents --game GAME lists them, one line each)"
 

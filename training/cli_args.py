@@ -2,7 +2,8 @@
 (``parse_dataclass``), output-path checks, agent loading and the one-line user-error contract
 (``run_reporting_user_errors``).
 
-Every entry point (``madiao-mao``, ``python -m madiao_mao.training.mao.evaluation``, ``python -m madiao_mao.benchmarks``)
+Every entry point (``madiao-mao``, ``python -m madiao_mao.training.mao.evaluation``, ``python -m
+madiao_mao.benchmarks``)
 uses these, so they live apart from ``madiao_mao.training.cli``, which imports the trainer and the games.
 """
 

@@ -23,10 +23,10 @@ from typing import Annotated, Any
 
 import numpy as np
 import tyro
-from madiao_mao.training.games import GAME_SPECS, POLICY_FEATURES, features_error, game_spec
-from madiao_mao.training.league import PFSP_WEIGHTINGS
 
 from madiao_mao.games import default_game, game_names
+from madiao_mao.training.games import GAME_SPECS, POLICY_FEATURES, features_error, game_spec
+from madiao_mao.training.league import PFSP_WEIGHTINGS
 
 LR_SCHEDULES = ("constant", "linear")
 OPPONENT_MODES = ("pool", "league")
@@ -164,10 +164,12 @@ class TrainConfig:
     held-out evaluation measures)."""
     mao_hand_card_reward: Annotated[float | None, _flag(by_game="mao_hand_card_reward")] = None
     """Mao: the learner's reward per card its hand shrinks by (minus per card it grows by) in
-    training games (``madiao_mao.training.mao.wrappers.HandSizeReward``): without it, drawing instead of playing
+    training games (``madiao_mao.training.mao.wrappers.HandSizeReward``): without it, drawing instead of
+    playing
     is a free way to avoid calls. None: the game's default (0 where it has no use)."""
     imitate: Annotated[str | None, _flag(by_game="imitate")] = None
-    """Warm start (``madiao_mao.training.sb3.imitation``): a scripted agent (name as in ``madiao_mao.agents.registry``) plays
+    """Warm start (``madiao_mao.training.sb3.imitation``): a scripted agent (name as in
+    ``madiao_mao.agents.registry``) plays
     the learner's seat of the training env for ``imitation_decisions`` decisions and the fresh
     policy is fitted to its moves (and its value head to the returns) before PPO starts; "none":
     PPO from a random policy. None: the game's default (Mao's is its Bayesian rule-inference

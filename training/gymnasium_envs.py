@@ -41,12 +41,12 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
-from madiao_mao.training.learner_games import LearnerGames
 
 from cardgame_core.adapters import SingleAgentCardEnv
 from cardgame_core.aec import IllegalActionError
 from cardgame_core.vector import VectorCardEnv
 from madiao_mao.games import game_names, get_game
+from madiao_mao.training.learner_games import LearnerGames
 
 
 class LearnerVectorEnv(gym.vector.VectorEnv):

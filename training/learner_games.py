@@ -30,11 +30,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from madiao_mao.agents.base import Agent
 
 from cardgame_core.adapters import check_learner_seat
 from cardgame_core.jit import compiled_for, njit
 from cardgame_core.vector import NO_ACTION, VectorCardEnv, VectorStep
+from madiao_mao.agents.base import Agent
 
 BatchOpponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
 

@@ -23,6 +23,7 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
+
 from madiao_mao.agents.base import Agent
 from madiao_mao.agents.registry import make_agent
 from madiao_mao.training.config import TrainConfig

@@ -2,7 +2,8 @@
 
 A run lives in its own folder ``runs_dir/game__exp_name__seed__unixtime`` (made exclusively: a
 second run started in the same second gets a ``_2`` suffix, ``make_run_dir``). The SB3 engine
-(``madiao_mao.training.sb3``) and the RLlib engine (``madiao_mao.training.rllib``) write the same files under the same
+(``madiao_mao.training.sb3``) and the RLlib engine (``madiao_mao.training.rllib``) write the same files under
+the same
 names where the content is the same:
 
 - ``config.json``: the run's ``TrainConfig`` (``write_config``); a resume trains on it;
@@ -35,13 +36,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cardgame_core.files import atomic_write_json, atomic_write_text
 from madiao_mao.training.config import TrainConfig
 from madiao_mao.training.games import game_spec
 from madiao_mao.training.league import League
 from madiao_mao.training.logging_utils import PROGRESS_FILE, STEP_COLUMN
 from madiao_mao.training.stats import plot_curves
-
-from cardgame_core.files import atomic_write_json, atomic_write_text
 
 CONFIG_FILE = "config.json"
 STATE_FILE = "state.json"

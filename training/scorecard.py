@@ -7,7 +7,8 @@
     card = score(my_policy, suite="dev")   # Madiao; an Agent, an agent spec or a callable
     card.to_json()
 
-A *suite* (``madiao_mao.training.madiao.scorecard.SUITES``, ``madiao_mao.training.mao.scorecard.SUITES``) fixes every
+A *suite* (``madiao_mao.training.madiao.scorecard.SUITES``, ``madiao_mao.training.mao.scorecard.SUITES``)
+fixes every
 game played: it is derived from the suite's own seed, and the checksum of what it derives is
 recorded beside it, so a scorecard names exactly the games behind its figures (a suite whose
 games no longer hash to its checksum is refused). The baselines, their seeds and the search
@@ -38,11 +39,11 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+
 from madiao_mao.agents.base import Agent
+from madiao_mao.games import default_game, games, get_game
 from madiao_mao.training.scorecard_figures import Figure
 from madiao_mao.training.stats import markdown_table
-
-from madiao_mao.games import default_game, games, get_game
 
 #: The version of the protocol: suites, baselines, budgets and figures. Any change to what a
 #: scorecard measures changes it, so two scorecards compare only when it is equal.

@@ -1,7 +1,8 @@
 """One measured figure of a scorecard: a mean with its 95% interval and the samples behind it.
 
 Its own module because the scorecard (``madiao_mao.training.scorecard``) imports each game's scorecard module
-(``madiao_mao.training.madiao.scorecard``, ``madiao_mao.training.mao.scorecard``) and those build figures: keeping the
+(``madiao_mao.training.madiao.scorecard``, ``madiao_mao.training.mao.scorecard``) and those build figures:
+keeping the
 record type apart leaves the import graph without a circle.
 """
 

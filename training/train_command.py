@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import tyro
+
 from madiao_mao.training.cli_args import check_output_folder, parse_dataclass
 from madiao_mao.training.config import ConfigError, TrainConfig
 from madiao_mao.training.rllib import cli as rllib_cli

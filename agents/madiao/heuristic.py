@@ -27,12 +27,12 @@ cheap opponents for self-play training; ``decide`` runs the same kernel on one d
 from __future__ import annotations
 
 import numpy as np
-from madiao_mao.agents.base import Agent, legal_actions
-from madiao_mao.agents.madiao.view import MadiaoView
 
 from cardgame_core.jit import njit
 from madiao_env import cards
 from madiao_env.layout import SUMMARY_SIZE
+from madiao_mao.agents.base import Agent, legal_actions
+from madiao_mao.agents.madiao.view import MadiaoView
 
 # Card sets in these kernels are int64 bitmasks: the 40 cards fit, and signed masks keep Numba
 # from promoting mixed uint64/int64 expressions to float.

@@ -8,10 +8,10 @@ relative to the observer, 0 = itself, 1 = next to act): ``REQUIRED``.
 from __future__ import annotations
 
 import numpy as np
-from madiao_mao.agents.madiao.view import MadiaoView
 
 from madiao_env import cards
 from madiao_env import layout as env_layout
+from madiao_mao.agents.madiao.view import MadiaoView
 
 REQUIRED = (
     "OBS_HAND",

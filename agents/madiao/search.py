@@ -26,12 +26,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from madiao_mao.agents.base import Agent, legal_actions
-from madiao_mao.agents.madiao.heuristic import PlayBook, RoleAwareHeuristicAgent
-from madiao_mao.agents.madiao.obs_layout import view_from_observation
 
 from cardgame_core.aec import IllegalActionError
 from madiao_env import cards
+from madiao_mao.agents.base import Agent, legal_actions
+from madiao_mao.agents.madiao.heuristic import PlayBook, RoleAwareHeuristicAgent
+from madiao_mao.agents.madiao.obs_layout import view_from_observation
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from madiao_mao.agents.mao.beliefs import SeatView, parse_observation
 from madiao_mao.agents.mao.players import (
     KeyedPosteriors,
@@ -41,7 +42,6 @@ from madiao_mao.agents.mao.players import (
     play_chances,
     speech_chances,
 )
-
 from mao_env import cards
 
 #: The belief inputs, in order: (name, width).

@@ -37,12 +37,12 @@ import functools
 import numpy as np
 import torch
 from gymnasium import spaces
-from madiao_mao.agents.mao.belief_inputs import BELIEF_SLICES, BELIEF_WIDTH
-from madiao_mao.agents.mao.beliefs import event_layout
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
 from torch import nn
 
+from madiao_mao.agents.mao.belief_inputs import BELIEF_SLICES, BELIEF_WIDTH
+from madiao_mao.agents.mao.beliefs import event_layout
 from mao_env import cards, layout
 from mao_env.layout import EVENT_SLICES, SLICES
 from mao_env.reference import base_card_phrases

@@ -51,12 +51,12 @@ import math
 import numpy as np
 import torch
 from gymnasium import spaces
-from madiao_mao.agents.mao.beliefs import event_layout
-from madiao_mao.agents.mao.features import N_DERIVED, MaoRuleFeatures, SkipMlpExtractor, card_tables
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
+from madiao_mao.agents.mao.beliefs import event_layout
+from madiao_mao.agents.mao.features import N_DERIVED, MaoRuleFeatures, SkipMlpExtractor, card_tables
 from mao_env import cards, core, layout
 from mao_env.layout import EVENT_SLICES
 

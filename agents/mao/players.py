@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from madiao_mao.agents.base import Agent, legal_actions
 from madiao_mao.agents.mao.beliefs import (
     HAND_SIZE_PHRASES,
@@ -65,7 +66,6 @@ from madiao_mao.agents.mao.beliefs import (
     plays_validity,
     turn_faults,
 )
-
 from mao_env import cards
 
 SEVEN_PHRASES = ("penalty card", "thank you")

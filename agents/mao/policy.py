@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
 from madiao_mao.agents.base import legal_actions
 from madiao_mao.agents.learned import LearnedPolicyAgent
 
@@ -57,7 +58,6 @@ class BeliefPolicyAgent(LearnedPolicyAgent):
 
     def _act_rows(self, observations: np.ndarray, masks: np.ndarray, posteriors: list) -> np.ndarray:
         from madiao_mao.agents.mao.players import rules_to_propose
-
         from mao_env.cards import CHOOSE_RULE_0
 
         policy_inputs = self.beliefs.policy_observations(self._check_obs(observations), masks, posteriors)

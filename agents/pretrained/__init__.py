@@ -1,6 +1,7 @@
 """Pretrained policies shipped with the package (a package so that setuptools installs the
 ``*.zip`` files here as package data), saved without optimizer state by
-``madiao_mao.training.sb3.model.export_policy``; ``madiao_mao.agents.registry.make_agent("model", game)`` loads them
+``madiao_mao.training.sb3.model.export_policy``; ``madiao_mao.agents.registry.make_agent("model", game)``
+loads them
 (docs/results.md has how each was trained and how strong it is).
 
 - ``madiao_selfplay.zip``: the Madiao policy of a ``madiao-mao train`` league run at the default

@@ -12,10 +12,10 @@ import pathlib
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
 from cardgame_core.adapters import SingleAgentCardEnv
 from cardgame_core.aec import IllegalActionError
+from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
 _spec = importlib.util.spec_from_file_location("toy_game", pathlib.Path(__file__).with_name("toy_game.py"))
 toy = importlib.util.module_from_spec(_spec)

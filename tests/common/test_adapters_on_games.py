@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from madiao_mao.agents.base import RandomAgent
 
 from cardgame_core.adapters import SingleAgentCardEnv
 from madiao_env import madiao_v0
+from madiao_mao.agents.base import RandomAgent
 from mao_env import mao_v0
 
 GAMES = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+
 from madiao_mao.agents.base import Agent, RandomAgent, legal_actions
 from madiao_mao.agents.registry import make_agent
 
@@ -62,8 +63,9 @@ class _MaskedToyEnv(gym.Env):
 
 
 def test_learned_policy_agent_loads_a_saved_model_and_respects_masks(tmp_path):
-    from madiao_mao.agents.learned import LearnedPolicyAgent
     from sb3_contrib import MaskablePPO
+
+    from madiao_mao.agents.learned import LearnedPolicyAgent
 
     model = MaskablePPO(
         "MlpPolicy", _MaskedToyEnv(), n_steps=16, batch_size=16, policy_kwargs={"net_arch": [8]}
@@ -84,8 +86,9 @@ def test_learned_policy_agent_loads_a_saved_model_and_respects_masks(tmp_path):
 
 def test_a_model_loads_on_one_torch_thread_and_leaves_the_setting_as_it_was(tmp_path, monkeypatch):
     import torch
-    from madiao_mao.agents.learned import load_model
     from sb3_contrib import MaskablePPO
+
+    from madiao_mao.agents.learned import load_model
 
     path = tmp_path / "policy.zip"
     MaskablePPO("MlpPolicy", _MaskedToyEnv(), n_steps=16, batch_size=16).save(str(path))

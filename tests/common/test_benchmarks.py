@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from madiao_mao.benchmarks.__main__ import main, parse_arguments
 from madiao_mao.benchmarks.batched import learner_system
 from madiao_mao.benchmarks.kernels import random_legal_actions

@@ -185,8 +185,8 @@ def test_train_mao_tiny_budget_then_held_out_report_and_evaluation(tmp_path):
     assert (run_dir / "mao_held_out_vs_base_discovery.png").is_file()
     # The saved policy meets the held-out rules again through the evaluation module.
     evaluation = subprocess.run(
-        [sys.executable, "-m", "madiao_mao.training.mao.evaluation", "--model", str(run_dir / "final_model.zip"),
-         "--turns", "2", "--out", str(tmp_path / "eval")],
+        [sys.executable, "-m", "madiao_mao.training.mao.evaluation",
+         "--model", str(run_dir / "final_model.zip"), "--turns", "2", "--out", str(tmp_path / "eval")],
         capture_output=True, text=True, timeout=240, cwd=REPO,
     )  # fmt: skip
     assert evaluation.returncode == 0, evaluation.stderr

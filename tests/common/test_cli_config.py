@@ -14,13 +14,13 @@ import re
 import textwrap
 
 import pytest
+
+from cardgame_core.version import __version__
 from madiao_mao.agents.registry import MODEL_PREFIX, agent_names
 from madiao_mao.training.cli import build_parser, main
 from madiao_mao.training.config import ConfigError, TrainConfig
 from madiao_mao.training.games import GAME_DEFAULTS, GAME_SPECS
 from madiao_mao.training.train_command import flag_name, parse_train_command
-
-from cardgame_core.version import __version__
 
 #: Fields whose flag is not ``--field-name`` (a bool's pair reads better shorter).
 RENAMED_FLAGS = {"progress_bar": "--progress"}

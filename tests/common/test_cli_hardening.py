@@ -11,11 +11,10 @@ import pytest
 
 pytest.importorskip("madiao_env.madiao_v0")
 
+from madiao_env import records
 from madiao_mao.agents.base import RandomAgent
 from madiao_mao.training.cli import main
 from madiao_mao.training.madiao import games as madiao_games
-
-from madiao_env import records
 
 NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from madiao_mao.training.madiao.evaluation import PairResult, make_deals
 from madiao_mao.training.stats import (
     block_means,

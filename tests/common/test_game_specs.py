@@ -179,7 +179,6 @@ def test_train_and_final_report_use_the_games_spec(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
     from madiao_mao.training import games
     from madiao_mao.training.sb3 import train as train_module
-
     from tests.common.test_training import ToyVectorEnv
 
     calls: dict[str, int] = {"env": 0, "evaluate": 0, "role": 0}

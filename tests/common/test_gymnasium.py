@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
-from madiao_mao.training.gymnasium_envs import LearnerVectorEnv
 
 import madiao_env
 import mao_env
 from cardgame_core.aec import IllegalActionError
 from madiao_env.options import MadiaoOptions
+from madiao_mao.training.gymnasium_envs import LearnerVectorEnv
 
 #: Each registered id with options that keep a test short (Mao: three seats, few steps).
 GAMES = {
@@ -306,9 +306,8 @@ def test_vector_env_seeded_resets_repeat_the_same_play():
 
 def test_vector_env_and_the_sb3_adapter_are_one_learner_view():
     # Same games, same opponent, same learner actions: the same observations, rewards and ends.
-    from madiao_mao.training.sb3.adapter import LearnerVecEnv
-
     from madiao_env.vector import MadiaoVectorEnv
+    from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
     def first_legal(observations, masks):
         return np.argmax(masks, axis=1)

@@ -17,7 +17,6 @@ import textwrap
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from madiao_mao.agents.base import RandomAgent
 
 from cardgame_core.adapters import SingleAgentCardEnv
 from cardgame_core.aec import IllegalActionError, check_action
@@ -26,6 +25,7 @@ from madiao_env import cards as madiao_cards
 from madiao_env import core as madiao_core
 from madiao_env import madiao_v0
 from madiao_env.vector import MadiaoVectorEnv
+from madiao_mao.agents.base import RandomAgent
 from mao_env import core as mao_core
 from mao_env import mao_v0
 from mao_env.vector import MaoVectorEnv

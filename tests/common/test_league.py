@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+
 from madiao_mao.training.config import TrainConfig
 from madiao_mao.training.league import MAIN, League
 from madiao_mao.training.run_folder import league_report
@@ -224,7 +225,6 @@ class _Tagged:
 
 def test_learner_vec_env_draws_one_pool_entry_per_game_for_all_opponent_seats():
     from madiao_mao.training.sb3.adapter import LearnerVecEnv
-
     from tests.common.test_training import ToyVectorEnv
 
     pool = [_Tagged() for _ in range(5)]
@@ -260,7 +260,6 @@ def test_learner_vec_env_draws_one_pool_entry_per_game_for_all_opponent_seats():
 
 def test_learner_vec_env_checks_the_opponent_draw_options():
     from madiao_mao.training.sb3.adapter import LearnerVecEnv
-
     from tests.common.test_training import ToyVectorEnv
 
     with pytest.raises(ValueError, match="opponent_draw must be one of"):
@@ -280,7 +279,6 @@ def test_league_opponents_record_each_game_against_the_member_that_played_it():
     from madiao_mao.agents.base import RandomAgent
     from madiao_mao.training.opponents import LeagueOpponents
     from madiao_mao.training.sb3.adapter import LearnerVecEnv
-
     from tests.common.test_training import ToyVectorEnv
 
     league = League(max_snapshots=1)
@@ -412,7 +410,6 @@ def test_a_frozen_model_such_as_an_exploiter_can_be_a_league_member(tmp_path, mo
 def test_interrupted_league_run_resumes_with_the_league_saved_at_the_interrupt(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
     from madiao_mao.training.sb3 import train as train_module
-
     from tests.common.test_training_hardening import _InterruptedToyEnv
 
     config = _league_config(train_module, tmp_path, monkeypatch, total_timesteps=512, checkpoint_every=10**6)
@@ -435,8 +432,9 @@ def test_interrupted_league_run_resumes_with_the_league_saved_at_the_interrupt(t
 def test_league_run_is_deterministic_per_seed(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
     import torch
-    from madiao_mao.training.sb3 import train as train_module
     from sb3_contrib import MaskablePPO
+
+    from madiao_mao.training.sb3 import train as train_module
 
     leagues, policies = [], []
     for attempt in range(2):

@@ -17,6 +17,7 @@ def test_flop_per_sample_counts_forward_and_backward_of_every_epoch():
 
 def test_linear_shapes_are_the_policys_layers():
     import torch
+
     from madiao_mao.benchmarks.learner import linear_shapes
 
     net = torch.nn.Sequential(torch.nn.Linear(7, 5), torch.nn.Tanh(), torch.nn.Linear(5, 3))

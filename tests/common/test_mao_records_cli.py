@@ -14,7 +14,6 @@ import pytest
 pytest.importorskip("mao_env.mao_v0")
 
 from madiao_mao.training.cli import main
-
 from mao_env.records import read_record, replay
 
 NUMBER = r"[-+]?\d+(?:\.\d+)?"
@@ -116,7 +115,6 @@ def test_a_mao_game_cut_off_by_the_step_cap_says_so(tmp_path):
     """A game the step cap ends says so, with the rounds it played, live and in its replay."""
     from madiao_mao.training.cli_args import load_agent
     from madiao_mao.training.mao.play import MaoGameLog, play_mao_game, print_mao_record
-
     from mao_env import mao_v0
     from mao_env.records import write_record
 
@@ -285,7 +283,6 @@ def test_a_bad_mao_record_invocation_is_one_line_and_status_2(argv, named, paths
 
 def test_a_refused_rule_proposal_is_printed_to_its_proposer_and_a_spectator_only():
     from madiao_mao.training.mao.play import write_step
-
     from mao_env import cards
     from tests.mao.mao_helpers import won_round_table
 

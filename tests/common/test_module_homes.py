@@ -52,9 +52,8 @@ def test_the_cli_parser_and_the_web_app_need_no_torch():
 def test_the_sb3_adapter_lives_under_training_only():
     # cardgame_core sits below training: the SB3 VecEnv is not re-exported there (that lazy
     # re-export closed an import circle, cardgame_core.adapters <-> madiao_mao.training.sb3.adapter).
-    from madiao_mao.training.sb3 import adapter as sb3_adapter
-
     from cardgame_core import adapters
+    from madiao_mao.training.sb3 import adapter as sb3_adapter
 
     assert hasattr(sb3_adapter, "LearnerVecEnv")
     with pytest.raises(AttributeError, match="LearnerVecEnv"):
@@ -82,9 +81,8 @@ def test_moved_modules_have_one_name(old_name):
 
 
 def test_madiao_records_next_to_the_game_and_re_exported_by_the_play_loop():
-    from madiao_mao.training.madiao import games as madiao_games
-
     from madiao_env import records
+    from madiao_mao.training.madiao import games as madiao_games
 
     for name in (
         "RECORD_FORMAT",

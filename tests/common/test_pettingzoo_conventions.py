@@ -17,7 +17,6 @@ import pickle
 
 import numpy as np
 import pytest
-from madiao_mao.agents.base import Agent
 from pettingzoo.utils.env_logger import EnvLogger
 
 from cardgame_core import version
@@ -26,6 +25,7 @@ from cardgame_core.options_doc import field_docs
 from madiao_env import madiao_v0
 from madiao_env import options as madiao_options
 from madiao_env.env import ILLEGAL_ACTION_STAKES
+from madiao_mao.agents.base import Agent
 from mao_env import mao_v0
 from mao_env import options as mao_options
 from mao_env.env import ILLEGAL_ACTION_REWARD

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from madiao_mao.training.config import TrainConfig
 from madiao_mao.training.run_folder import reopen_run, snapshot_path, snapshot_step
 

@@ -9,11 +9,10 @@ import pytest
 
 pytest.importorskip("madiao_env.madiao_v0")
 
-from madiao_mao.agents.base import RandomAgent
-from madiao_mao.training.madiao.evaluation import duplicate_match, make_deals
-
 from madiao_env import madiao_v0, payments, rollout
 from madiao_env.vector import MadiaoVectorEnv
+from madiao_mao.agents.base import RandomAgent
+from madiao_mao.training.madiao.evaluation import duplicate_match, make_deals
 
 # 0.1 has no exact binary form: scaling and then dividing again leaves rounding noise.
 ODD_STAKE = 0.1

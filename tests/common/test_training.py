@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
+
 from madiao_mao.agents.base import Agent, RandomAgent
 from madiao_mao.training.config import TrainConfig
 from madiao_mao.training.learner_games import TimedVectorEnv
@@ -288,7 +289,6 @@ def test_config_rejects_bad_values():
 def test_mao_training_games_start_with_one_rule_never_a_held_out_one():
     from madiao_mao.training.mao.evaluation import DISCOVERABLE_RULES, HELD_OUT_RULES, TRAINING_RULES
     from madiao_mao.training.sb3.train import make_vector_env
-
     from mao_env import rules as rule_library
 
     assert set(HELD_OUT_RULES) | set(TRAINING_RULES) == set(range(rule_library.N_RULES))
@@ -351,8 +351,9 @@ def test_teacher_decisions_carry_the_returns_that_followed_them():
 
 def test_policy_fitted_to_a_teacher_plays_its_moves():
     pytest.importorskip("sb3_contrib")
-    from madiao_mao.training.sb3.imitation import collect_teacher_decisions, fit_policy
     from sb3_contrib import MaskablePPO
+
+    from madiao_mao.training.sb3.imitation import collect_teacher_decisions, fit_policy
 
     class LastLegalAgent(Agent):
         def act(self, observation, action_mask):
@@ -404,7 +405,6 @@ def test_training_starts_from_the_teacher_once(tmp_path, monkeypatch):
 def test_hand_size_reward_pays_for_every_card_shed():
     from madiao_mao.agents.registry import make_agent
     from madiao_mao.training.mao.wrappers import HandSizeReward
-
     from mao_env import cards, core
     from mao_env.vector import MaoVectorEnv
 
@@ -440,8 +440,9 @@ def test_training_is_reproducible_with_its_own_policy_among_the_opponents(tmp_pa
     """Snapshots and the live policy sample their moves as opponents; a seed fixes those too."""
     pytest.importorskip("sb3_contrib")
     import torch
-    from madiao_mao.training.sb3 import train as train_module
     from sb3_contrib import MaskablePPO
+
+    from madiao_mao.training.sb3 import train as train_module
 
     policies = []
     for attempt in range(2):
@@ -464,7 +465,6 @@ def _forgetful_bayes(monkeypatch):
     """Make ``bayes`` an agent that keeps a memory per game but takes no row keys, where the
     trainer's opponents are made (``madiao_mao.training.opponents.scripted_agents``)."""
     from madiao_mao.training import opponents
-
     from tests.common.toy_game import MemoryWithoutKeys
 
     original = opponents.make_agent

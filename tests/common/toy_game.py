@@ -12,10 +12,10 @@ from typing import ClassVar
 
 import numpy as np
 from gymnasium import spaces
-from madiao_mao.agents.base import Agent
 
 from cardgame_core.aec import CardGameAECEnv, check_action
 from cardgame_core.vector import VectorCardEnv
+from madiao_mao.agents.base import Agent
 
 START = 7
 N_SEATS = 3

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from madiao_mao.training.config import TrainConfig
 
+from madiao_mao.training.config import TrainConfig
 from tests.distributed.conftest import require_distributed_extra
 
 require_distributed_extra()

@@ -8,10 +8,9 @@ import pytest
 
 
 def make_env(n_games: int = 16):
+    from madiao_env.vector import MadiaoVectorEnv
     from madiao_mao.agents.base import RandomAgent
     from madiao_mao.training.rllib.env import LearnerGymVectorEnv, SkippingLearnerVecEnv
-
-    from madiao_env.vector import MadiaoVectorEnv
 
     learner = SkippingLearnerVecEnv(MadiaoVectorEnv(n_games, seed=11), RandomAgent(seed=3), seed=11)
     return LearnerGymVectorEnv(learner)

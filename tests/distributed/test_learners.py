@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from madiao_mao.training.config import TrainConfig
 
+from madiao_mao.training.config import TrainConfig
 from tests.distributed.conftest import require_distributed_extra
 
 require_distributed_extra()
@@ -52,6 +52,7 @@ def test_two_learners_update_in_step_and_their_checkpoint_restores(cluster, tmp_
     runner) changes the weights, identically in both; the checkpoint restores them into a new
     algorithm, which trains on."""
     import ray
+
     from madiao_mao.training.rllib.config import ppo_config
 
     config = small_config(tmp_path)

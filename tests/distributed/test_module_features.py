@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from madiao_mao.training.config import TrainConfig
 
+from madiao_mao.training.config import TrainConfig
 from tests.distributed.conftest import require_distributed_extra
 
 require_distributed_extra()
@@ -39,10 +39,11 @@ def real_observations(config: TrainConfig, n: int) -> tuple[torch.Tensor, torch.
 
 
 def test_cards_module_reads_the_card_planes_of_the_sb3_features(rllib):
-    from madiao_mao.agents.madiao.features import N_DERIVED, MadiaoCardFeatures, summary_layout
-    from madiao_mao.training.rllib.module import MASK_KEY, OBS_KEY
     from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
     from ray.rllib.core.columns import Columns
+
+    from madiao_mao.agents.madiao.features import N_DERIVED, MadiaoCardFeatures, summary_layout
+    from madiao_mao.training.rllib.module import MASK_KEY, OBS_KEY
 
     config, module = build_module("cards")
     observations, masks = real_observations(config, 6)
@@ -72,9 +73,10 @@ def test_flat_module_reads_the_observation_as_it_is(rllib):
 
 
 def test_a_cards_policy_exports_for_the_raw_observation(rllib):
+    from ray.rllib.core.columns import Columns
+
     from madiao_mao.agents.exported_policy import load_policy
     from madiao_mao.training.rllib.module import MASK_KEY, OBS_KEY, export_policy_program
-    from ray.rllib.core.columns import Columns
 
     config, module = build_module("cards")
     observations, masks = real_observations(config, 5)

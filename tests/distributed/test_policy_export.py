@@ -10,8 +10,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from madiao_mao.training.config import TrainConfig
 
+from madiao_mao.training.config import TrainConfig
 from tests.distributed.conftest import require_distributed_extra
 
 require_distributed_extra()
@@ -42,8 +42,9 @@ def random_inputs(module, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor
 
 
 def module_logits(module, observations, masks) -> torch.Tensor:
-    from madiao_mao.training.rllib.module import MASK_KEY, OBS_KEY
     from ray.rllib.core.columns import Columns
+
+    from madiao_mao.training.rllib.module import MASK_KEY, OBS_KEY
 
     with torch.no_grad():
         batch = {Columns.OBS: {OBS_KEY: observations, MASK_KEY: masks}}
@@ -51,9 +52,10 @@ def module_logits(module, observations, masks) -> torch.Tensor:
 
 
 def test_program_export_plays_the_module_without_a_deprecation_warning(module):
+    from ray.rllib.utils.torch_utils import FLOAT_MIN
+
     from madiao_mao.agents.exported_policy import is_policy_program, load_policy
     from madiao_mao.training.rllib.module import export_policy_program
-    from ray.rllib.utils.torch_utils import FLOAT_MIN
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)

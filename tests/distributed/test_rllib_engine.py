@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 import pytest
-from madiao_mao.training.config import TrainConfig
 
+from madiao_mao.training.config import TrainConfig
 from tests.distributed.conftest import require_distributed_extra
 
 require_distributed_extra()
@@ -85,9 +85,8 @@ def test_masking_module_never_sends_an_illegal_action(cluster, tmp_path, game, m
     """A runner sampling with an untrained (near-uniform) policy plays thousands of decisions and
     the env, which raises on any illegal action, never sees one; with the mask taken out of the
     module the same sampling hits an illegal action at once (so the check is live)."""
-    from madiao_mao.training.rllib.module import MaskedPPOTorchRLModule
-
     from cardgame_core.aec import IllegalActionError
+    from madiao_mao.training.rllib.module import MaskedPPOTorchRLModule
 
     runner = local_runner(tiny_config(tmp_path, game), envs=64)
     try:
@@ -220,7 +219,6 @@ def test_mao_pool_run_with_snapshots_resumes_and_reports(cluster, tmp_path):
     a resume that sends them to the new runners, the final report with the exported policy."""
     from madiao_mao.agents.registry import make_agent
     from madiao_mao.training.rllib.run import EngineOptions, final_report, train_rllib
-
     from mao_env.vector import MaoVectorEnv
 
     config = tiny_config(tmp_path, "mao", snapshot_every=256, checkpoint_every=256)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from madiao_mao.agents.madiao.heuristic import GreedyHeuristicAgent, RoleAwareHeuristicAgent
-from madiao_mao.agents.madiao.view import MadiaoView
 
 from madiao_env import cards
+from madiao_mao.agents.madiao.heuristic import GreedyHeuristicAgent, RoleAwareHeuristicAgent
+from madiao_mao.agents.madiao.view import MadiaoView
 
 C = cards.card_id
 PLAY, SLOUGH = cards.ACTION_PLAY, cards.ACTION_SLOUGH
@@ -174,9 +174,8 @@ def test_observation_decoder_reads_the_layout_slices(monkeypatch):
 def test_batch_kernel_decodes_observations_like_the_python_decoder():
     # Real positions from heuristic self-play in the batched env: the compiled batch path (which
     # decodes the observation rows itself) and the Python decoder + decide agree on every row.
-    from madiao_mao.agents.madiao.obs_layout import view_from_observation
-
     from madiao_env.vector import MadiaoVectorEnv
+    from madiao_mao.agents.madiao.obs_layout import view_from_observation
 
     env = MadiaoVectorEnv(32, seed=11)
     step = env.reset(seed=11)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from madiao_env import cards, madiao_v0
+from madiao_env.vector import MadiaoVectorEnv
 from madiao_mao.agents.base import Agent, RandomAgent
 from madiao_mao.agents.madiao.heuristic import GreedyHeuristicAgent, RoleAwareHeuristicAgent
 from madiao_mao.training.madiao.evaluation import duplicate_match, make_deals
 from madiao_mao.training.madiao.games import make_env
-
-from madiao_env import cards, madiao_v0
-from madiao_env.vector import MadiaoVectorEnv
 
 OPTION_SETS = [
     {},

@@ -74,10 +74,10 @@ def test_evaluate_and_play_default_to_the_shipped_model(capsys):
 def test_card_features_mark_unseen_cards_and_bosses():
     import torch
     from gymnasium import spaces
-    from madiao_mao.agents.madiao.features import MadiaoCardFeatures, summary_layout
 
     from madiao_env import cards
     from madiao_env.vector import MadiaoVectorEnv
+    from madiao_mao.agents.madiao.features import MadiaoCardFeatures, summary_layout
 
     obs_dim = MadiaoVectorEnv(1, seed=0).obs_dim
     features = MadiaoCardFeatures(spaces.Box(0, 8, (obs_dim,), np.int8), **summary_layout())
@@ -104,9 +104,8 @@ def test_card_features_mark_unseen_cards_and_bosses():
 
 
 def test_exported_policy_is_slim_and_plays_the_same(tmp_path):
-    from madiao_mao.training.sb3.model import export_policy
-
     from madiao_env.vector import MadiaoVectorEnv
+    from madiao_mao.training.sb3.model import export_policy
 
     path = export_policy(PRETRAINED_MADIAO, tmp_path / "copy.zip")
     copy = LearnedPolicyAgent(path)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from madiao_env import madiao_v0
 from madiao_mao.agents.madiao.heuristic import RoleAwareHeuristicAgent
 from madiao_mao.agents.madiao.search import (
     DEFAULT_SAMPLES,
@@ -13,8 +15,6 @@ from madiao_mao.agents.madiao.search import (
     parse_search_options,
 )
 from madiao_mao.agents.registry import make_agent
-
-from madiao_env import madiao_v0
 
 
 def test_an_empty_option_text_is_the_default_budget():

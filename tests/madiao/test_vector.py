@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from madiao_mao.agents.base import RandomAgent
-from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
 from cardgame_core.aec import IllegalActionError
 from madiao_env import cards, core, madiao_v0
 from madiao_env.vector import MadiaoVectorEnv
+from madiao_mao.agents.base import RandomAgent
+from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
 AGENTS = [f"player_{seat}" for seat in range(4)]
 

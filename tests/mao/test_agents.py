@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from madiao_mao.agents.mao.beliefs import hypotheses_from_sets, parse_observation
 from madiao_mao.agents.mao.players import (
     BaseRulesAgent,
@@ -15,7 +16,6 @@ from madiao_mao.agents.mao.players import (
     rules_to_propose,
 )
 from madiao_mao.agents.registry import make_agent
-
 from mao_env import cards
 from mao_env import rules as rule_library
 from mao_env.env import raw_env

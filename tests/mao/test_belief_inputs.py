@@ -9,11 +9,11 @@ import itertools
 
 import numpy as np
 import pytest
+
 from madiao_mao.agents.base import RandomAgent
 from madiao_mao.agents.mao.belief_inputs import BELIEF_SLICES, BELIEF_WIDTH, BeliefTracker, belief_inputs
 from madiao_mao.agents.mao.beliefs import RANK, hypotheses_from_sets, parse_observation
 from madiao_mao.agents.mao.players import BaseRulesAgent, RulePosterior, posterior_options
-
 from mao_env import cards
 from mao_env import rules as library
 from mao_env.env import raw_env
@@ -114,7 +114,6 @@ def _hand_kept_inputs(posteriors: dict, key, observation, mask, options) -> np.n
 def test_the_learner_wrapper_follows_each_games_posterior():
     from madiao_mao.training.mao.wrappers import BeliefObservations
     from madiao_mao.training.sb3.adapter import LearnerVecEnv
-
     from mao_env.vector import MaoVectorEnv
 
     vector_env = MaoVectorEnv(6, seed=1, rule_pool=(0, 5, 19, 23))
@@ -199,7 +198,6 @@ def test_the_belief_agent_keeps_one_posterior_per_game_seat(belief_run):
     """One agent playing every seat of several games through row keys acts exactly as one agent
     per seat, each following its own seat with ``act`` (the policy is greedy)."""
     from madiao_mao.agents.registry import make_agent
-
     from mao_env.vector import MaoVectorEnv
 
     path = f"model:{belief_run / 'final_model.zip'}"

@@ -23,7 +23,6 @@ from madiao_mao.agents.mao.beliefs import (  # noqa: E402
 )
 from madiao_mao.agents.mao.features import N_DERIVED, MaoRuleFeatures  # noqa: E402
 from madiao_mao.agents.mao.players import BaseRulesAgent  # noqa: E402
-
 from mao_env import cards, core  # noqa: E402
 from mao_env import rules as rule_library  # noqa: E402
 from mao_env.env import raw_env  # noqa: E402
@@ -134,7 +133,6 @@ def test_rule_policy_feeds_the_planes_to_the_action_layer_and_round_trips(tmp_pa
     from madiao_mao.agents.learned import LearnedPolicyAgent
     from madiao_mao.agents.mao.features import MaoRulePolicy
     from madiao_mao.training.sb3.adapter import LearnerVecEnv
-
     from mao_env.vector import MaoVectorEnv
 
     venv = LearnerVecEnv(MaoVectorEnv(4, seed=0, rule_pool=[1, 2, 3]), [RandomAgent(seed=1)])

@@ -8,9 +8,9 @@ import re
 
 import numpy as np
 import pytest
+
 from madiao_mao.agents.mao import beliefs as mao_beliefs
 from madiao_mao.agents.mao import features as mao_features
-
 from mao_env import cards, core, layout
 from mao_env import env as mao_env_module
 from mao_env import rules as rule_library

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from madiao_mao.agents.base import Agent
 from madiao_mao.agents.mao.players import BaseRulesAgent
 from madiao_mao.training.mao.evaluation import (
@@ -25,7 +26,6 @@ from madiao_mao.training.mao.evaluation import (
     rule_discovery_experiment,
     write_mao_report,
 )
-
 from mao_env import cards
 from mao_env import rules as rule_library
 from mao_env.env import raw_env
@@ -187,8 +187,8 @@ def test_trainer_entry_point_returns_plain_numbers():
 
 def test_cli_evaluate_mao_smoke(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "madiao_mao.training.cli", "evaluate", "--game", "mao", "--agents", "base", "bayes",
-         "oracle", "--deals", "2", "--seed", "4", "--out", str(tmp_path)],
+        [sys.executable, "-m", "madiao_mao.training.cli", "evaluate", "--game", "mao",
+         "--agents", "base", "bayes", "oracle", "--deals", "2", "--seed", "4", "--out", str(tmp_path)],
         capture_output=True, text=True, timeout=240, cwd=REPO, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -198,7 +198,8 @@ def test_cli_evaluate_mao_smoke(tmp_path):
         tmp_path / "mao_evaluation_discovery.png"
     ).is_file()
     bad = subprocess.run(
-        [sys.executable, "-m", "madiao_mao.training.cli", "evaluate", "--game", "mao", "--agents", "base", "wizard"],
+        [sys.executable, "-m", "madiao_mao.training.cli", "evaluate", "--game", "mao",
+         "--agents", "base", "wizard"],
         capture_output=True, text=True, timeout=240, cwd=REPO,
     )  # fmt: skip
     assert bad.returncode == 2 and "unknown mao agent 'wizard'" in bad.stderr

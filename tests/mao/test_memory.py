@@ -10,12 +10,12 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
 from gymnasium import spaces  # noqa: E402
+
 from madiao_mao.agents.base import Agent, legal_actions  # noqa: E402
 from madiao_mao.agents.mao.beliefs import SUIT, parse_event, parse_observation  # noqa: E402
 from madiao_mao.agents.mao.memory import EventAttention, MaoMemoryFeatures, MaoMemoryPolicy  # noqa: E402
 from madiao_mao.agents.mao.players import BaseRulesAgent, BayesianRuleAgent  # noqa: E402
 from madiao_mao.training.sb3.adapter import LearnerVecEnv  # noqa: E402
-
 from mao_env import cards, core, layout  # noqa: E402
 from mao_env.layout import KIND_BAD_CARD, KIND_PLAY  # noqa: E402
 from mao_env.vector import MaoVectorEnv  # noqa: E402

@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
+
 from madiao_mao.agents.mao.players import BaseRulesAgent, BayesianRuleAgent, OracleAgent, table_variants
 from madiao_mao.agents.registry import make_agent
 from madiao_mao.training.mao.evaluation import calls_markdown, evaluate_calls
-
 from mao_env import cards
 from mao_env import rules as rule_library
 from mao_env.env import raw_env
@@ -172,7 +172,6 @@ def test_master_mode_evaluation_refuses_a_players_table():
 
 def test_a_game_between_agents_prints_the_players_calls_and_the_winner():
     from madiao_mao.training.mao.play import play_mao_game
-
     from mao_env import mao_v0
 
     env = mao_v0.env(n_players=3, calls="players", max_steps=3000)

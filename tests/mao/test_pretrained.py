@@ -54,7 +54,6 @@ def test_it_keeps_the_seats_posterior_and_ends_rounds_beside_a_player_who_plays_
     collects calls) still ends its round quickly: the policy before it kept drawing there, since
     the calls filled its 8-event window (700+ of the naive player's moves in 4 of 6 games)."""
     from madiao_mao.agents.mao.policy import BeliefPolicyAgent
-
     from mao_env import cards
     from mao_env.env import raw_env
 
@@ -122,7 +121,6 @@ def test_it_proposes_the_rule_its_posterior_suspects_and_takes_the_refusal_as_ev
     are in force without being sure (``rules_to_propose``); a refusal makes the rule certain."""
     from madiao_mao.agents.mao.beliefs import hypotheses_from_sets, parse_observation
     from madiao_mao.agents.mao.policy import BeliefPolicyAgent
-
     from mao_env import cards
     from tests.mao.mao_helpers import won_round_table
 

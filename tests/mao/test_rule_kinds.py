@@ -9,8 +9,8 @@ import re
 
 import numpy as np
 import pytest
-from madiao_mao.agents.mao import beliefs as mao_beliefs
 
+from madiao_mao.agents.mao import beliefs as mao_beliefs
 from mao_env import cards, core, reference
 from mao_env import rules as rule_library
 from tests.mao.mao_helpers import make, random_legal, ref_from_env

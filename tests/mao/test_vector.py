@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from madiao_mao.agents.base import RandomAgent
-from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
 from cardgame_core.aec import IllegalActionError
 from cardgame_core.vector import NO_ACTION
+from madiao_mao.agents.base import RandomAgent
+from madiao_mao.training.sb3.adapter import LearnerVecEnv
 from mao_env import cards, core
 from mao_env import rules as rule_library
 from mao_env.env import raw_env

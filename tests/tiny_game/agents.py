@@ -6,9 +6,9 @@ from __future__ import annotations
 from types import MappingProxyType
 
 import numpy as np
+
 from madiao_mao.agents.base import Agent, legal_actions
 from madiao_mao.agents.spec import AgentSpec
-
 from tests.tiny_game.env import FOLD, N_CARDS, PLAY, RAISE
 
 

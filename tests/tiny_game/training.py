@@ -8,10 +8,10 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+
 from madiao_mao.training.exploit import ExploitGame, ExploitSettings, ci_dict, format_ci
 from madiao_mao.training.games import SCRIPTED_ONLY, GameSpec, env_kwargs, unshaped
 from madiao_mao.training.stats import MeanCI, markdown_table, mean_ci
-
 from tests.tiny_game.env import N_SEATS, TinyVectorEnv, raw_env
 
 

@@ -1,6 +1,7 @@
 """The Madiao side of the game commands of ``madiao-mao`` (evaluate, play, match, replay).
 
-``madiao_mao.training.cli`` picks this module or ``madiao_mao.training.mao.commands`` by ``--game`` (or by a record's
+``madiao_mao.training.cli`` picks this module or ``madiao_mao.training.mao.commands`` by ``--game`` (or by a
+record's
 "game" key); each has the same four functions, so the CLI never branches on the game.
 """
 
@@ -56,9 +57,8 @@ def tournament_agents(args: argparse.Namespace) -> list[str]:
 def evaluate(args: argparse.Namespace) -> int:
     """``madiao-mao evaluate``: a duplicate-deal round robin between agents, printed (``--out``: markdown
     and plots; ``--record``: the first hands as a game record)."""
-    from madiao_mao.training.madiao.evaluation import run_tournament, write_report
-
     from madiao_env.records import make_record, write_record
+    from madiao_mao.training.madiao.evaluation import run_tournament, write_report
 
     check_output_folder(args.out, "--out")
     check_output_file(args.record, "--record")
@@ -127,10 +127,9 @@ def _table_view(env, seat: int, write) -> None:
 
 def play(args: argparse.Namespace) -> int:
     """``madiao-mao play``: the person in ``--seat``, agents in the other three seats."""
+    from madiao_env.records import EventPrinter, make_record, write_record
     from madiao_mao.agents.human import HumanAgent, HumanQuit
     from madiao_mao.training.madiao.games import make_env, play_episode
-
-    from madiao_env.records import EventPrinter, make_record, write_record
 
     for option, value in (("--players", args.players), ("--rounds", args.rounds)):
         if value is not None:
@@ -185,9 +184,8 @@ def play(args: argparse.Namespace) -> int:
 
 def match(args: argparse.Namespace) -> int:
     """``madiao-mao match``: one full match between four agents, printed and optionally recorded."""
-    from madiao_mao.training.madiao.games import make_env, play_episode
-
     from madiao_env.records import EventPrinter, make_record, write_record
+    from madiao_mao.training.madiao.games import make_env, play_episode
 
     for option, value in (("--players", args.players), ("--rounds", args.rounds)):
         if value is not None:

@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from madiao_env import cards
+from madiao_env.options import MadiaoOptions
 from madiao_mao.agents.base import Agent
 from madiao_mao.training.madiao.games import EpisodeResult, make_env, play_episode
 from madiao_mao.training.stats import (
@@ -28,9 +31,6 @@ from madiao_mao.training.stats import (
     openskill_ratings,
     plot_ratings,
 )
-
-from madiao_env import cards
-from madiao_env.options import MadiaoOptions
 
 
 @dataclass(frozen=True)

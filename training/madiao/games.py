@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from madiao_mao.agents.base import Agent
 
 from madiao_env import cards
 
@@ -34,6 +33,7 @@ from madiao_env.records import (
     sort_hand,
     write_record,
 )
+from madiao_mao.agents.base import Agent
 
 __all__ = [
     "RECORD_FORMAT",

@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from madiao_mao.training.games import SCRIPTED_ONLY, GameSpec, PolicyFeatures, env_kwargs, unshaped
 
 if TYPE_CHECKING:  # typing only: the config imports the games' specs to fill in its defaults

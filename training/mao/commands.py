@@ -40,7 +40,6 @@ def play(args: argparse.Namespace) -> int:
         make_mao_env,
         play_mao_game,
     )
-
     from mao_env import rules
 
     for option, value in (("--match", args.match), ("--hands", args.hands)):
@@ -134,7 +133,6 @@ def match(args: argparse.Namespace) -> int:
 def replay(args: argparse.Namespace) -> int:
     """``madiao-mao replay`` of a Mao record: printed move by move."""
     from madiao_mao.training.mao.play import print_mao_record
-
     from mao_env.records import read_record
 
     print_mao_record(read_record(args.record))

@@ -1,8 +1,8 @@
 """Mao evaluation: penalties per turn, round-win rate and rule-discovery curves, for any agents.
 
     madiao-mao evaluate --game mao --agents base bayes oracle --deals 40 --out results/
-    python -m madiao_mao.training.mao.evaluation --turns 100 --replicates 2 --out results/   # discovery target
-    python -m madiao_mao.training.mao.evaluation --model runs/RUN/final_model.zip --replicates 10  # held-out rules
+    python -m madiao_mao.training.mao.evaluation --turns 100 --replicates 2 --out results/  # discovery
+    python -m madiao_mao.training.mao.evaluation --model runs/RUN/final_model.zip --replicates 10  # held out
     python -m madiao_mao.training.mao.evaluation --calls --episodes 20   # players' calls: call accuracy
 
 Each agent under test sits in one seat (rotating over episodes) of a table whose other seats
@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from madiao_mao.agents.base import Agent
 from madiao_mao.agents.mao.beliefs import (
     first_suit_said,
@@ -55,7 +56,6 @@ from madiao_mao.agents.mao.beliefs import (
 )
 from madiao_mao.training.mao.play import MaoGameLog
 from madiao_mao.training.stats import BinnedRate, MeanCI, binned_rate, markdown_table, mean_ci
-
 from mao_env import cards
 from mao_env import rules as library
 

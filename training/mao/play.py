@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from madiao_mao.agents.base import Agent
 
+from madiao_mao.agents.base import Agent
 from mao_env import cards, rules
 from mao_env.cards import END_TURN
 

@@ -69,7 +69,6 @@ def _hand_size_reward(venv, config: TrainConfig):
     if not config.mao_hand_card_reward:
         return venv
     from madiao_mao.training.mao.wrappers import HandSizeReward
-
     from mao_env import cards, core
 
     hand = slice(core.OFF_HAND, core.OFF_HAND + cards.N_CARD_TYPES)

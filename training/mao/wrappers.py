@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 from gymnasium import spaces
-from madiao_mao.agents.mao.belief_inputs import BELIEF_WIDTH, BeliefTracker
 from stable_baselines3.common.vec_env import VecEnvWrapper
+
+from madiao_mao.agents.mao.belief_inputs import BELIEF_WIDTH, BeliefTracker
 
 
 class HandSizeReward(VecEnvWrapper):

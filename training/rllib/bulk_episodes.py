@@ -26,11 +26,12 @@ import uuid
 from typing import Any
 
 import numpy as np
-from madiao_mao.training.rllib.module import MASK_KEY, OBS_KEY
 from ray.rllib.core.columns import Columns
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
 from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
+
+from madiao_mao.training.rllib.module import MASK_KEY, OBS_KEY
 
 #: The module outputs kept per step in the episodes (what PPO's learner connectors read).
 EXTRA_OUTPUTS = (Columns.ACTION_LOGP, Columns.ACTION_DIST_INPUTS)

@@ -15,7 +15,8 @@ from madiao_mao.training.rllib.options import EngineOptions
 def uses_rllib(engine: str, options: EngineOptions, resume: str | None) -> bool:
     """Whether ``train`` runs on RLlib: asked for, or resuming a run RLlib trained; RLlib options
     given to the SB3 engine are an error (they would change nothing)."""
-    # The engine's run module imports torch and SB3: not with the parser (madiao_mao.training.cli imports this).
+    # The engine's run module imports torch and SB3: not with the parser (madiao_mao.training.cli imports
+    # this).
     from madiao_mao.training.rllib.run import is_rllib_run
 
     if engine == "rllib":

@@ -31,6 +31,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+
 from madiao_mao.agents.madiao.features import summary_layout
 from madiao_mao.training.config import TrainConfig, rollout_size, steps_at_end
 from madiao_mao.training.games import game_spec
@@ -73,11 +74,12 @@ def ppo_config(
     """The ``PPOConfig`` of a run (see the module doc for the mapping)."""
     # Ray, and the engine's modules that import it, only for a run that uses it (run.py imports
     # this module, and the CLI reads run.is_rllib_run without Ray).
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
     from madiao_mao.training.rllib.learner import CardGamePPOLearner
     from madiao_mao.training.rllib.module import CARD_FEATURES_KEY, MaskedPPOTorchRLModule
     from madiao_mao.training.rllib.runner import CardGameEnvRunner, module_to_env_pipeline
-    from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     observation_space, action_space = spaces(config)
     model_config: dict[str, Any] = {

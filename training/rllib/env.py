@@ -26,10 +26,10 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
-from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
 from cardgame_core.aec import IllegalActionError
 from cardgame_core.vector import NO_ACTION
+from madiao_mao.training.sb3.adapter import LearnerVecEnv
 
 
 class SkippingLearnerVecEnv(LearnerVecEnv):

@@ -24,11 +24,12 @@ from typing import Any
 
 import gymnasium as gym
 import torch
-from madiao_mao.agents.exported_policy import FORMAT
-from madiao_mao.agents.madiao.features import N_DERIVED, MadiaoCardFeatures
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+from madiao_mao.agents.exported_policy import FORMAT
+from madiao_mao.agents.madiao.features import N_DERIVED, MadiaoCardFeatures
 
 OBS_KEY = "observations"
 MASK_KEY = "action_mask"

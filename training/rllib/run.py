@@ -35,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
+from cardgame_core.files import atomic_write_bytes
 from madiao_mao.agents.exported_policy import ExportedPolicy, exported_policy_agent
 from madiao_mao.training.config import TrainConfig, evaluation_interval
 from madiao_mao.training.games import game_spec
@@ -56,8 +58,6 @@ from madiao_mao.training.run_folder import (
     write_final_report,
     write_learning_curve,
 )
-
-from cardgame_core.files import atomic_write_bytes
 
 CHECKPOINT_DIR = "rllib_checkpoint"
 FINAL_MODEL = "final_model.pt"

@@ -36,6 +36,13 @@ from typing import Any
 import numpy as np
 import ray
 import torch
+from ray.rllib.callbacks.callbacks import RLlibCallback
+from ray.rllib.connectors.connector_v2 import ConnectorV2
+from ray.rllib.core.columns import Columns
+from ray.rllib.env.env_runner import ENV_STEP_FAILURE
+from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
+from ray.rllib.utils.metrics import MODULE_TO_ENV_CONNECTOR, RLMODULE_INFERENCE_TIMER
+
 from madiao_mao.agents.base import Agent
 from madiao_mao.agents.exported_policy import load_policy
 from madiao_mao.training.config import TrainConfig
@@ -47,12 +54,6 @@ from madiao_mao.training.rllib.bulk_episodes import GameCarry, StepArrays, build
 from madiao_mao.training.rllib.env import LearnerGymVectorEnv, SkippingLearnerVecEnv
 from madiao_mao.training.rllib.module import MASK_KEY, OBS_KEY
 from madiao_mao.training.run_folder import new_league
-from ray.rllib.callbacks.callbacks import RLlibCallback
-from ray.rllib.connectors.connector_v2 import ConnectorV2
-from ray.rllib.core.columns import Columns
-from ray.rllib.env.env_runner import ENV_STEP_FAILURE
-from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
-from ray.rllib.utils.metrics import MODULE_TO_ENV_CONNECTOR, RLMODULE_INFERENCE_TIMER
 
 
 class ModuleAgent(Agent):

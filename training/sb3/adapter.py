@@ -18,11 +18,11 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from madiao_mao.training.learner_games import LearnerGames
 from stable_baselines3.common.vec_env import VecEnv
 
 from cardgame_core.aec import IllegalActionError
 from cardgame_core.vector import NO_ACTION, VectorCardEnv
+from madiao_mao.training.learner_games import LearnerGames
 
 
 class LearnerVecEnv(LearnerGames, VecEnv):

@@ -1,4 +1,5 @@
-"""The trainer's SB3 callback (``madiao_mao.training.sb3.train.train``): what a run shows and saves as it goes.
+"""The trainer's SB3 callback (``madiao_mao.training.sb3.train.train``): what a run shows and saves as it
+goes.
 
 The progress bar ends where PPO does: SB3 collects whole rollouts, so a run ends at its budget
 rounded up to whole rollouts (``madiao_mao.training.config.steps_at_end``), and the bar's total is that count.
@@ -16,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import Logger
+from tqdm import tqdm
+
 from madiao_mao.training.config import TrainConfig, evaluation_interval, steps_at_end
 from madiao_mao.training.games import game_spec
 from madiao_mao.training.logging_utils import STEP_COLUMN, atomic_save_model, log_evaluation, log_league
 from madiao_mao.training.run_folder import newest_snapshots, snapshot_path
-from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.logger import Logger
-from tqdm import tqdm
 
 
 class TrainingCallback(BaseCallback):

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+
 from madiao_mao.agents.base import Agent
 from madiao_mao.agents.registry import make_agent
 from madiao_mao.training.config import TrainConfig

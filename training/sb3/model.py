@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from sb3_contrib import MaskablePPO
+
 from madiao_mao.training.config import TrainConfig, rollout_size, steps_at_end
 from madiao_mao.training.games import POLICY_FEATURES
-from sb3_contrib import MaskablePPO
 
 #: Adam as SB3 sets it up for PPO (eps 1e-5), with torch's fused CPU kernel: one kernel over all
 #: parameters instead of a Python loop over them; the same update rule, and the update is

@@ -48,6 +48,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from sb3_contrib import MaskablePPO
+
 from madiao_mao.agents.learned import policy_agent
 from madiao_mao.training.config import TrainConfig, rollout_size, steps_at_end
 from madiao_mao.training.games import POLICY_FEATURES, game_spec
@@ -73,7 +75,6 @@ from madiao_mao.training.sb3.adapter import LearnerVecEnv
 from madiao_mao.training.sb3.callback import TrainingCallback
 from madiao_mao.training.sb3.imitation import warm_start
 from madiao_mao.training.sb3.model import learning_rate_schedule, make_model
-from sb3_contrib import MaskablePPO
 
 #: The SB3 engine's checkpoint in the run folder.
 CHECKPOINT_FILE = "checkpoint.zip"
