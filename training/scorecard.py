@@ -572,7 +572,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "policy", help="agent spec (heuristic, model, model:PATH, search:OPTIONS, ...) or module:callable"
     )
-    parser.add_argument("--game", choices=scorecard_games(), default=default_game())
+    parser.add_argument(
+        "--game",
+        choices=scorecard_games(),
+        default=default_game(),
+        help="game of the policy (default %(default)s)",
+    )
     parser.add_argument(
         "--suite", default="dev", help="a shipped suite: dev, test, or smoke (a quick check of an install)"
     )
