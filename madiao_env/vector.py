@@ -87,7 +87,7 @@ class MadiaoVectorEnv(VectorCardEnv):
             self._mask_bytes,
         )
         self._check_overflow()
-        self._to_act[:] = self._state.ints[:, core.I_TO_ACT]
+        self._to_act[:] = state.seats_to_act(self._state)
         self._episode_stakes[:] = 0
 
     def _step_games(self, actions: np.ndarray) -> None:
@@ -164,7 +164,7 @@ class MadiaoVectorEnv(VectorCardEnv):
 
     def banker(self) -> np.ndarray:
         """Each game's banker seat (``[N]``, a copy)."""
-        return self._state.ints[:, core.I_BANKER].copy()
+        return state.bankers(self._state).copy()
 
     def describe_action(self, action: int) -> str:
         return cards.action_to_text(action)
@@ -192,7 +192,7 @@ class MadiaoVectorEnv(VectorCardEnv):
         }
 
     def _check_overflow(self) -> None:
-        overflowed = np.flatnonzero(self._state.ints[:, core.I_OVERFLOW])
+        overflowed = state.overflowed_games(self._state)
         if overflowed.size:
             raise RuntimeError(
                 f"game {int(overflowed[0])}: Madiao settlement line buffer overflowed "
