@@ -50,9 +50,9 @@ def njit(function: Callable | None = None, **overrides: Any):
 def _dispatcher(function: Callable, options: dict[str, Any]):
     """The Numba dispatcher of ``function``; with ``cache``, its disk cache stamped with the
     sources of the modules it depends on (:class:`_DependencyStampedCache`)."""
-    cache = options.pop("cache", False)
-    dispatcher = numba.njit(**options)(function)
-    if cache and isinstance(dispatcher, Dispatcher):
+    numba_options = {name: value for name, value in options.items() if name != "cache"}
+    dispatcher = numba.njit(**numba_options)(function)
+    if options.get("cache") and isinstance(dispatcher, Dispatcher):
         # What ``Dispatcher.enable_caching`` does (Numba's cache=True), with the stamped cache;
         # without the JIT (NUMBA_DISABLE_JIT=1) ``dispatcher`` is the plain function.
         dispatcher._cache = _DependencyStampedCache(dispatcher.py_func)
