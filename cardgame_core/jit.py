@@ -3,14 +3,32 @@
 ``cache=True`` writes compiled machine code next to the package so a second process starts in
 well under a second; ``nogil`` lets a caller run kernels from threads. ``fastmath`` stays off:
 every kernel here is integer bit arithmetic and settlement must be exact.
+
+The on-disk cache is keyed on more than Numba's own key. Numba stamps a cached kernel with its own
+source file only, but a kernel also freezes the module-level constants it reads (the observation
+offsets of ``madiao_env.layout``, the amounts of ``madiao_env.payments``, ...) and inlines the
+kernels it calls from other modules: edit one of those files and Numba would keep loading the old
+machine code. Here a kernel's stamp also covers every module of this project that its module
+imports, directly or through another such module (found by reading the ``import`` statements, see
+:func:`dependency_files`), so editing any of them recompiles the kernel on its next run.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
+import hashlib
+import importlib.util
+import os
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numba
+from numba.core.caching import CompileResultCacheImpl as _CompileResultCacheImpl
+from numba.core.caching import FunctionCache, _CacheLocator
+from numba.core.dispatcher import Dispatcher
 
 from cardgame_core import compile_notice
 
@@ -25,8 +43,20 @@ def njit(function: Callable | None = None, **overrides: Any):
     """``numba.njit`` with the project's flags; usable as ``@njit`` or ``@njit(...)``."""
     options = {**JIT_OPTIONS, **overrides}
     if function is None:
-        return numba.njit(**options)
-    return numba.njit(**options)(function)
+        return lambda later: _dispatcher(later, options)
+    return _dispatcher(function, options)
+
+
+def _dispatcher(function: Callable, options: dict[str, Any]):
+    """The Numba dispatcher of ``function``; with ``cache``, its disk cache stamped with the
+    sources of the modules it depends on (:class:`_DependencyStampedCache`)."""
+    numba_options = {name: value for name, value in options.items() if name != "cache"}
+    dispatcher = numba.njit(**numba_options)(function)
+    if options.get("cache") and isinstance(dispatcher, Dispatcher):
+        # What ``Dispatcher.enable_caching`` does (Numba's cache=True), with the stamped cache;
+        # without the JIT (NUMBA_DISABLE_JIT=1) ``dispatcher`` is the plain function.
+        dispatcher._cache = _DependencyStampedCache(dispatcher.py_func)
+    return dispatcher
 
 
 def compiled_for(kernel: Callable, *args: Any) -> Callable:
@@ -41,3 +71,139 @@ def compiled_for(kernel: Callable, *args: Any) -> Callable:
     if compile_for_types is None:
         return kernel
     return compile_for_types(tuple(numba.typeof(arg) for arg in args))
+
+
+# ----------------------------------------------------------------------------- the cache stamp
+
+
+def dependency_files(module_name: str) -> tuple[Path, ...]:
+    """The source files of ``module_name`` and of every module of this project it imports,
+    directly or through each other (sorted; a module of another distribution is not followed).
+
+    "This project" is :data:`cardgame_core.compile_notice.PROJECT_PACKAGES` and the top-level
+    package of ``module_name`` itself (a game package of a user's own). ``from package import
+    name`` depends on the submodule ``package.name`` when there is one, else on ``package``.
+    Files are found on disk from the top-level package's folder: nothing is imported.
+    """
+    packages = compile_notice.PROJECT_PACKAGES | {module_name.split(".", 1)[0]}
+    seen: dict[str, Path] = {}
+    todo = [module_name]
+    while todo:
+        name = todo.pop()
+        path = _source_file(name)
+        if name in seen or path is None:
+            continue
+        seen[name] = path
+        stat = path.stat()
+        for base, names in _imports_of(str(path), name, stat.st_mtime_ns, stat.st_size):
+            if base.split(".", 1)[0] not in packages:
+                continue
+            for imported in names:
+                submodule = f"{base}.{imported}" if imported else base
+                todo.append(submodule if _source_file(submodule) is not None else base)
+    return tuple(sorted(set(seen.values())))
+
+
+def _source_file(module_name: str) -> Path | None:
+    """The ``.py`` file of a module, found from its top-level package's folder (None: none)."""
+    top, *parts = module_name.split(".")
+    root = _top_level_path(top)
+    if root is None:
+        return None
+    if root.name == "__init__.py":
+        folder = root.parent.joinpath(*parts)
+        for candidate in (folder / "__init__.py", folder.with_suffix(".py")):
+            if parts and candidate.is_file():
+                return candidate
+        return None if parts else root
+    return None if parts else root
+
+
+@functools.cache
+def _top_level_path(name: str) -> Path | None:
+    module = sys.modules.get(name)
+    origin = getattr(getattr(module, "__spec__", None), "origin", None)
+    if origin is None:
+        try:  # a top-level name: finding it imports nothing
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return None
+        origin = None if spec is None else spec.origin
+    if origin is None or not origin.endswith(".py") or not os.path.isfile(origin):
+        return None
+    return Path(origin)
+
+
+# An import statement's module (absolute) and the names it imports from it.
+_Import = tuple[str, tuple[str, ...]]
+
+
+@functools.cache
+def _imports_of(
+    path: str, module_name: str, mtime_ns: int, size: int
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The file's imports as ``(absolute module, names imported from it)`` (``import a.b``:
+    ``("a.b", ("",))``); its mtime and size are the memo key, as in Numba's own source hash."""
+    del mtime_ns, size
+    package = module_name if path.endswith("__init__.py") else module_name.rpartition(".")[0]
+    imports = []
+    for node in ast.walk(ast.parse(Path(path).read_bytes(), filename=path)):
+        if isinstance(node, ast.Import):
+            imports.extend((alias.name, ("",)) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parents = package.split(".")
+                parent = ".".join(parents[: len(parents) - (node.level - 1)])
+                base = f"{parent}.{base}" if base else parent
+            imports.append((base, tuple(alias.name for alias in node.names)))
+    return tuple(imports)
+
+
+@functools.cache
+def _file_digest(path: Path, mtime_ns: int, size: int) -> bytes:
+    del mtime_ns, size
+    return hashlib.sha256(path.read_bytes()).digest()
+
+
+def dependency_fingerprint(module_name: str) -> str:
+    """A hash of the sources of :func:`dependency_files` (their names and contents)."""
+    digest = hashlib.sha256()
+    for path in dependency_files(module_name):
+        stat = path.stat()
+        digest.update(path.name.encode() + b"\0" + _file_digest(path, stat.st_mtime_ns, stat.st_size))
+    return digest.hexdigest()
+
+
+class _DependencyStampedLocator(_CacheLocator):
+    """Numba's own locator for a kernel (same cache folder and file names), whose source stamp
+    also holds :func:`dependency_fingerprint` of the kernel's module: a cached kernel compiled
+    against other versions of those modules is stale, so Numba compiles it again."""
+
+    def __init__(self, numba_locator: _CacheLocator, module_name: str) -> None:
+        self._numba_locator = numba_locator
+        self._module_name = module_name
+
+    def ensure_cache_path(self) -> None:
+        self._numba_locator.ensure_cache_path()
+
+    def get_cache_path(self) -> str:
+        return self._numba_locator.get_cache_path()
+
+    def get_source_stamp(self) -> Any:
+        return (self._numba_locator.get_source_stamp(), dependency_fingerprint(self._module_name))
+
+    def get_disambiguator(self) -> str:
+        return self._numba_locator.get_disambiguator()
+
+
+class _DependencyStampedCacheImpl(_CompileResultCacheImpl):
+    def __init__(self, py_func: Callable) -> None:
+        super().__init__(py_func)
+        self._locator = _DependencyStampedLocator(self._locator, py_func.__module__)
+
+
+class _DependencyStampedCache(FunctionCache):
+    """Numba's function cache with :class:`_DependencyStampedLocator`'s stamp."""
+
+    _impl_class = _DependencyStampedCacheImpl

@@ -233,8 +233,6 @@ PHASE_NAMES = ("redeal", "play", "over")
 _OPTION_KEYS = {"hands", "stock", "banker", "first", "deck"}
 _N_ACTIONS = cards.N_ACTIONS
 _MASK_SHAPE = (1, cards.N_ACTIONS)
-_I_HANDS_SETTLED = core.I_HANDS_SETTLED
-_I_TO_ACT = core.I_TO_ACT
 # core.step_games compiled for the AEC env's argument types (the same for every env: its own
 # buffers), made by the first step; see cardgame_core.jit.compiled_for.
 _step_games = None
@@ -371,7 +369,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self._obs_shape = (1, size)
         self._obs_row = np.zeros(size, dtype=np.int8)
         self._mask_row = np.zeros(cards.N_ACTIONS, dtype=np.int8)
-        self._ints_row = self._state.ints[0]  # the scalars, read after every kernel call
+        self._game = state.GameView(self._state)  # read after every kernel call
         self._actions = np.zeros(1, dtype=np.int64)
         self._seats = np.zeros(1, dtype=np.int64)
         self._obs_seat = -1
@@ -499,15 +497,15 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         _step_games(self._state, self._config, self._actions, obs, masks)
         self._obs_row = obs[0]
         self._mask_row = masks[0]
-        ints = self._ints_row
-        if ints[_I_HANDS_SETTLED]:
+        game = self._game
+        if game.hands_settled:
             self._check_overflow()
             self._settle()
         elif self._rewards_pending_zero:
             for name in self.rewards:
                 self.rewards[name] = 0.0
             self._rewards_pending_zero = False
-        to_act = ints[_I_TO_ACT].item()
+        to_act = game.to_act
         if to_act >= 0:
             self._obs_seat = to_act
             self.agent_selection = self.possible_agents[to_act]
@@ -521,7 +519,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         """Adopt the kernel's output buffers and the seat to act (after reset/set_state)."""
         self._obs_row = obs[0]
         self._mask_row = masks[0]
-        to_act = int(self._ints_row[core.I_TO_ACT])
+        to_act = self._game.to_act
         self._obs_seat = to_act if to_act >= 0 else 0
         if to_act < 0:
             self._end_episode()
@@ -529,14 +527,14 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             self.agent_selection = self.possible_agents[to_act]
 
     def _check_overflow(self) -> None:
-        if self._ints_row[core.I_OVERFLOW]:
+        if self._game.overflowed:
             raise RuntimeError("Madiao settlement line buffer overflowed (more lines than the kernel holds)")
 
     def _settle(self) -> None:
         lines, payoffs = self.settlement_lines()
         self._set_step_rewards(payoffs)
         self._rewards_pending_zero = True
-        hand_number = int(self._ints_row[core.I_LAST_SETTLED_HAND])
+        hand_number = self._game.last_settled_hand
         self.last_settlement = {"hand_number": hand_number, "lines": lines, "payoffs": payoffs}
         for name in self.agents:
             self.infos[name] = state.settlement_info(hand_number, payoffs)
@@ -545,8 +543,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         """Lines settled by the last step (stakes times ``stake``) and the payoffs by seat."""
         payoffs = [0.0] * cards.N_SEATS
         lines = []
-        for row in self._state.settled[0, : self._ints_row[core.I_N_SETTLED]]:
-            _, rule, payer, payee, stakes = (int(v) for v in row)
+        for _, rule, payer, payee, stakes in self._game.settled_lines():
             amount = payments.stakes_to_rewards(stakes, self.stake)
             lines.append({"rule": core.RULE_NAMES[rule], "payer": payer, "payee": payee, "stakes": amount})
             payoffs[payer] -= amount
@@ -576,27 +573,27 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
     def table(self) -> dict[str, Any]:
         """The full true state in plain Python (for tests, rendering and tools)."""
         self._require_reset()
-        card_sets, ints, history = self._state.card_sets[0], self._ints_row, self._state.history[0]
-        n_plays = int(ints[core.I_N_PLAYS])
+        game = self._game
         plays = [
-            (int(history[k, 0]), cards.CARD_NAMES[history[k, 1]], bool(history[k, 2]), k // 4)
-            for k in range(n_plays)
+            (seat, cards.CARD_NAMES[card], bool(up), k // 4)
+            for k, (seat, card, up) in enumerate(game.plays())
         ]
+        n_plays = len(plays)
         in_trick = n_plays % 4
-        to_act = int(ints[core.I_TO_ACT])
+        to_act = game.to_act
         return {
-            "hands": [cards.names_of(card_sets[core.CS_HAND + seat]) for seat in range(4)],
-            "stock": [cards.CARD_NAMES[c] for c in ints[core.I_STOCK : core.I_STOCK + 8]],
-            "banker": int(ints[core.I_BANKER]),
-            "first": int(ints[core.I_FIRST]),
-            "phase": PHASE_NAMES[int(ints[core.I_PHASE])],
+            "hands": [cards.names_of(game.hand(seat)) for seat in range(4)],
+            "stock": [cards.CARD_NAMES[c] for c in game.stock()],
+            "banker": game.banker,
+            "first": game.first,
+            "phase": PHASE_NAMES[game.phase],
             "to_act": None if to_act < 0 else to_act,
-            "trick_number": int(ints[core.I_TRICK]),
-            "tricks_won": [int(t) for t in ints[core.I_TRICKS_WON : core.I_TRICKS_WON + 4]],
+            "trick_number": game.tricks_completed,
+            "tricks_won": game.tricks_won(),
             "current_trick": [p[:3] for p in plays[n_plays - in_trick :]] if in_trick else [],
             "history": plays,
-            "hand_number": int(ints[core.I_HAND_NUMBER]),
-            "redeals": int(ints[core.I_REDEALS]),
+            "hand_number": game.hand_number,
+            "redeals": game.redeals,
         }
 
     def get_state(self) -> dict[str, Any]:
@@ -627,7 +624,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         """
         valid = state.validate_snapshot(snapshot, self._config, self.stake)
         restored = state.MadiaoState(*valid["arrays"])
-        to_act = int(restored.ints[0, core.I_TO_ACT])
+        to_act = state.GameView(restored).to_act
         seats = np.array([max(to_act, 0)], dtype=np.int64)
         obs = np.empty(self._obs_shape, dtype=np.int8)
         masks = np.empty(_MASK_SHAPE, dtype=np.int8)

@@ -9,9 +9,9 @@ text) and the slices the scripted agents read by name (``madiao_mao.agents.madia
 
 Seats in an observation are relative: 0 is the observer, 1 the next seat to act after it, ...
 
-After editing a piece, also touch ``madiao_env/core.py``: Numba's on-disk cache of a kernel is
-keyed on its own source file, so the compiled encoder would otherwise keep the old offsets. Print
-the new docstring tables with ``python -m madiao_env.layout``.
+After editing a piece, print the new docstring tables with ``python -m madiao_env.layout``. The
+kernels recompile by themselves: their disk cache is stamped with this module's source as well
+(``cardgame_core.jit``).
 """
 
 from __future__ import annotations

@@ -174,11 +174,11 @@ class MadiaoGameState(spiel_glue.CardGameState):
     def current_player(self) -> int:
         if self._deck is not None:
             return pyspiel.PlayerId.CHANCE
-        to_act = int(self._arrays.ints[0, core.I_TO_ACT])
+        to_act = state.GameView(self._arrays).to_act
         return pyspiel.PlayerId.TERMINAL if to_act < 0 else to_act
 
     def is_terminal(self) -> bool:
-        return self._deck is None and self._arrays.ints[0, core.I_TO_ACT] < 0
+        return self._deck is None and state.GameView(self._arrays).to_act < 0
 
     def _legal_actions(self, player: int) -> list[int]:
         return np.flatnonzero(self._mask).tolist()
@@ -198,7 +198,7 @@ class MadiaoGameState(spiel_glue.CardGameState):
             raise ValueError(f"action {action} is not legal now; legal actions: {legal}")
         self._start_transition()
         game = self.get_game()
-        self._arrays.card_sets[0, core.CS_RNG] = ENGINE_STREAM
+        state.GameView(self._arrays).random_state = ENGINE_STREAM
         actions = np.array([action], dtype=np.int64)
         core.step_games(self._arrays, game.summary_config, actions, game.summary_buffer, game.mask_buffer)
         self._after_engine(game)
@@ -214,17 +214,14 @@ class MadiaoGameState(spiel_glue.CardGameState):
         if self._deck is not None:
             banker = "to draw" if self._draw_banker else self._banker
             return f"dealing (banker {banker}): {' '.join(cards.CARD_NAMES[card] for card in self._deck)}"
-        card_sets, ints = self._arrays.card_sets[0], self._arrays.ints[0]
-        hands = " | ".join(
-            " ".join(cards.names_of(card_sets[core.CS_HAND + seat])) for seat in range(_N_SEATS)
-        )
+        view = state.GameView(self._arrays)
+        hands = " | ".join(" ".join(cards.names_of(view.hand(seat))) for seat in range(_N_SEATS))
         plays = " ".join(
-            f"{seat}:{cards.CARD_NAMES[card]}{'' if up else '(down)'}"
-            for seat, card, up in self._arrays.history[0, : ints[core.I_N_PLAYS]].tolist()
+            f"{seat}:{cards.CARD_NAMES[card]}{'' if up else '(down)'}" for seat, card, up in view.plays()
         )
         return (
-            f"banker {ints[core.I_BANKER]} first {ints[core.I_FIRST]} to act {ints[core.I_TO_ACT]} "
-            f"upcard {cards.CARD_NAMES[ints[core.I_STOCK]]} redeals {ints[core.I_REDEALS]}\n"
+            f"banker {view.banker} first {view.first} to act {view.to_act} "
+            f"upcard {cards.CARD_NAMES[view.stock()[0]]} redeals {view.redeals}\n"
             f"hands {hands}\nplays {plays}\nreturns {self._returns}"
         )
 
@@ -258,7 +255,7 @@ class MadiaoGameState(spiel_glue.CardGameState):
     @property
     def redeals(self) -> int:
         """Redeals declared in this hand."""
-        return 0 if self._arrays is None else int(self._arrays.ints[0, core.I_REDEALS])
+        return 0 if self._arrays is None else state.GameView(self._arrays).redeals
 
     # -- the engine ---------------------------------------------------------------------------------
     def _apply_chance(self, outcome: int) -> None:
@@ -284,7 +281,7 @@ class MadiaoGameState(spiel_glue.CardGameState):
                 game.mask_buffer,
             )  # fmt: skip
         else:
-            self._arrays.card_sets[0, core.CS_RNG] = ENGINE_STREAM
+            state.GameView(self._arrays).random_state = ENGINE_STREAM
             core.deal_games(
                 self._arrays, game.summary_config, bankers, deck, game.summary_buffer, game.mask_buffer
             )
@@ -293,17 +290,17 @@ class MadiaoGameState(spiel_glue.CardGameState):
     def _after_engine(self, game: MadiaoGame) -> None:
         """After a kernel call: pay what it settled, keep the mask, and start drawing a deal if the
         engine dealt one (or a banker and a deal) at random."""
-        ints = self._arrays.ints[0]
-        if ints[core.I_OVERFLOW]:
+        view = state.GameView(self._arrays)
+        if view.overflowed:
             raise RuntimeError("Madiao settlement line buffer overflowed (more lines than the kernel holds)")
         payoffs = [0.0] * _N_SEATS
-        for _, _, payer, payee, stakes in self._arrays.settled[0, : ints[core.I_N_SETTLED]].tolist():
+        for _, _, payer, payee, stakes in view.settled_lines():
             amount = payments.stakes_to_rewards(stakes, game.options.stake)
             payoffs[payer] -= amount
             payoffs[payee] += amount
         self._credit(payoffs)
         self._mask = game.mask_buffer[0].copy()
-        draws = core.draws_between(ENGINE_STREAM, self._arrays.card_sets[0, core.CS_RNG], core.DEAL_DRAWS + 1)
+        draws = core.draws_between(ENGINE_STREAM, np.uint64(view.random_state), core.DEAL_DRAWS + 1)
         if draws == 0:
             self._deck = None
         elif draws in (core.DEAL_DRAWS, core.DEAL_DRAWS + 1):

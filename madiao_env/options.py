@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from madiao_env import core
+from madiao_env import core, state
 from madiao_env.layout import OBS_SIZES
 
 OBS_TYPES = ("summary", "history")
@@ -86,12 +86,14 @@ class MadiaoOptions:
     def config_row(self) -> np.ndarray:
         """The kernels' config row (int32[core.N_CONFIG]) of these options; ``stake`` is not in it
         (the kernels count integer stakes, the env layer multiplies)."""
-        row = np.zeros(core.N_CONFIG, dtype=np.int32)
-        row[core.CFG_FACE_UP_DISCARD] = int(self.face_up_discard)
-        row[core.CFG_MAX_REDEALS] = -1 if self.max_redeals is None else self.max_redeals
-        row[core.CFG_MATCH] = int(self.episode == "match")
-        row[core.CFG_HISTORY_OBS] = int(self.obs_type == "history")
-        return row
+        return state.config_row(
+            state.ConfigEntries(
+                face_up_discard=int(self.face_up_discard),
+                max_redeals=-1 if self.max_redeals is None else self.max_redeals,
+                match=int(self.episode == "match"),
+                history_obs=int(self.obs_type == "history"),
+            )
+        )
 
     @classmethod
     def from_config_row(cls, row: np.ndarray, stake: float) -> MadiaoOptions:
@@ -99,15 +101,16 @@ class MadiaoOptions:
         :meth:`config_row`; ``ValueError`` naming ``config`` if no options make that row."""
         if not isinstance(row, np.ndarray) or row.shape != (core.N_CONFIG,) or row.dtype != np.int32:
             raise ValueError(f"config must be an int32 array of shape ({core.N_CONFIG},), got {row!r}")
+        entries = state.config_entries(row)
         flags = {
-            "face_up_discard": int(row[core.CFG_FACE_UP_DISCARD]),
-            "match": int(row[core.CFG_MATCH]),
-            "history_obs": int(row[core.CFG_HISTORY_OBS]),
+            "face_up_discard": entries.face_up_discard,
+            "match": entries.match,
+            "history_obs": entries.history_obs,
         }
         for name, value in flags.items():
             if value not in (0, 1):
                 raise ValueError(f"config {row.tolist()}: the {name} entry must be 0 or 1, got {value}")
-        max_redeals = int(row[core.CFG_MAX_REDEALS])
+        max_redeals = entries.max_redeals
         if max_redeals < -1:
             raise ValueError(f"config {row.tolist()}: the max_redeals entry must be -1 (unlimited) or >= 0")
         return cls(

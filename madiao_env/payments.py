@@ -13,9 +13,8 @@ banker" (so a banker's gain or loss is one line per player).
 The rule ids are stored in snapshots and settlement buffers: they keep their numbers (a new rule
 takes the next free id), whatever order the rules are listed in here.
 
-After changing an amount, also touch ``madiao_env/core.py``: Numba's on-disk cache of a kernel is
-keyed on its own source file, so cached kernels would otherwise keep the old amounts (the
-reference replay in the test suite would then fail).
+After changing an amount, nothing else needs touching: the kernels' disk cache is stamped with
+this module's source as well (``cardgame_core.jit``), so they recompile with the new amounts.
 """
 
 from __future__ import annotations

@@ -56,8 +56,8 @@ def _checked_state(snapshot: Any) -> tuple[state.MadiaoState, np.ndarray, float]
     except (TypeError, ValueError) as error:
         raise ValueError(f"snapshot['config'] / snapshot['stake']: {error}") from None
     game_state = state.MadiaoState(*state.validate_snapshot(snapshot, config, float(stake))["arrays"])
-    ints = game_state.ints
-    if ints[0, core.I_EPISODE_OVER] or ints[0, core.I_TO_ACT] < 0:
+    game = state.GameView(game_state)
+    if game.episode_over or game.to_act < 0:
         raise ValueError("the snapshot's episode is over: there is nothing left to play out")
     return game_state, np.ascontiguousarray(config), float(stake)
 

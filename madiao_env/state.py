@@ -3,9 +3,14 @@ creation (:func:`new_state`), and the snapshot format (``raw_env.get_state()``) 
 validation.
 
 The state of N games is one :class:`MadiaoState`, a named tuple of five arrays with a leading
-batch axis (the AEC env uses N = 1; their columns are in the class docstring and the ``C_*`` /
-``I_*`` constants of ``madiao_env.core``). Numba compiles a named tuple of arrays like separate
-array arguments, so the kernels take ``state`` and read ``state.card_sets`` etc. by name.
+batch axis (the AEC env uses N = 1; their columns are in the class docstring and the ``CS_*`` /
+``I_*`` / ``CFG_*`` constants of ``madiao_env.core``). Numba compiles a named tuple of arrays like
+separate array arguments, so the kernels take ``state`` and read ``state.card_sets`` etc. by name.
+
+This module and the core are the only ones that use those column numbers: everything else reads
+a game through :class:`GameView` and the batch functions (:func:`seats_to_act`, :func:`bankers`,
+:func:`overflowed_games`), and makes the ``config`` row with :func:`config_row` (a test scans the
+code for column constants used anywhere else).
 
 A snapshot is a plain, picklable dict::
 
@@ -93,6 +98,157 @@ def write_game(game_state: MadiaoState, game: int, arrays: list[np.ndarray]) -> 
     """Write a validated snapshot's ``arrays`` (see :func:`validate_snapshot`) into game ``game``."""
     for field, source in zip(game_state, arrays, strict=True):
         field[game : game + 1] = source
+
+
+class ConfigEntries(NamedTuple):
+    """The entries of the kernels' ``config`` row (int32[N_CONFIG]), by name."""
+
+    #: 1: a non-capturing face-up play is legal (and costs stakes).
+    face_up_discard: int
+    #: Redeals allowed per hand, -1: unlimited.
+    max_redeals: int
+    #: 1: the episode is a whole match, 0: one hand.
+    match: int
+    #: 1: the observation is the perfect-recall history vector, 0: the summary.
+    history_obs: int
+
+
+_CONFIG_COLUMNS = ConfigEntries(
+    face_up_discard=core.CFG_FACE_UP_DISCARD,
+    max_redeals=core.CFG_MAX_REDEALS,
+    match=core.CFG_MATCH,
+    history_obs=core.CFG_HISTORY_OBS,
+)
+
+
+def config_row(entries: ConfigEntries) -> np.ndarray:
+    """The kernels' ``config`` row holding ``entries``."""
+    row = np.zeros(core.N_CONFIG, dtype=np.int32)
+    for column, value in zip(_CONFIG_COLUMNS, entries, strict=True):
+        row[column] = value
+    return row
+
+
+def config_entries(row: np.ndarray) -> ConfigEntries:
+    """The named entries of a ``config`` row of shape ``(N_CONFIG,)``."""
+    return ConfigEntries(*(int(row[column]) for column in _CONFIG_COLUMNS))
+
+
+class GameView:
+    """Named reads of game ``game`` of a :class:`MadiaoState`, and the one write code outside the
+    core makes (the random stream): a live view, every read sees the arrays as they are now.
+
+    The kernels' column numbers (``CS_*``, ``I_*``, ``CFG_*`` of ``madiao_env.core``) stay between
+    the core and this module: the envs, agents and tools read ``view.to_act``,
+    ``view.hand(seat)``, ... (as OpenSpiel's states and Pgx's named fields offer them). The view
+    holds views of the arrays' rows, so it follows in-place writes (every kernel call, ``write_game``)
+    and must be made again for other arrays (a copy of the state).
+    """
+
+    __slots__ = ("_card_sets", "_history", "_ints", "_settled")
+
+    def __init__(self, game_state: MadiaoState, game: int = 0) -> None:
+        self._card_sets = game_state.card_sets[game]
+        self._ints = game_state.ints[game]
+        self._history = game_state.history[game]
+        self._settled = game_state.settled[game]
+
+    @property
+    def to_act(self) -> int:
+        """The seat to act, -1 once the episode is over."""
+        return self._ints[core.I_TO_ACT].item()
+
+    @property
+    def banker(self) -> int:
+        return self._ints[core.I_BANKER].item()
+
+    @property
+    def first(self) -> int:
+        """The seat dealt first (it leads the first trick and is asked first about a redeal)."""
+        return self._ints[core.I_FIRST].item()
+
+    @property
+    def phase(self) -> int:
+        """``core.PHASE_REDEAL``, ``PHASE_PLAY`` or ``PHASE_OVER``."""
+        return self._ints[core.I_PHASE].item()
+
+    @property
+    def tricks_completed(self) -> int:
+        return self._ints[core.I_TRICK].item()
+
+    @property
+    def redeals(self) -> int:
+        """Redeals declared in this hand."""
+        return self._ints[core.I_REDEALS].item()
+
+    @property
+    def hand_number(self) -> int:
+        """The current hand's index in the episode (0-based)."""
+        return self._ints[core.I_HAND_NUMBER].item()
+
+    @property
+    def episode_over(self) -> bool:
+        return bool(self._ints[core.I_EPISODE_OVER])
+
+    @property
+    def overflowed(self) -> bool:
+        """A settlement line buffer filled up (the game cannot go on: the envs raise)."""
+        return bool(self._ints[core.I_OVERFLOW])
+
+    @property
+    def hands_settled(self) -> int:
+        """Hands settled by the last kernel call."""
+        return self._ints[core.I_HANDS_SETTLED].item()
+
+    @property
+    def last_settled_hand(self) -> int:
+        """The hand number of the last hand settled."""
+        return self._ints[core.I_LAST_SETTLED_HAND].item()
+
+    def tricks_won(self) -> list[int]:
+        """Tricks won so far in this hand, by seat."""
+        return self._ints[core.I_TRICKS_WON : core.I_TRICKS_WON + cards.N_SEATS].tolist()
+
+    def stock(self) -> list[int]:
+        """The card ids of the stock, upcard first."""
+        return self._ints[core.I_STOCK : core.I_STOCK + cards.STOCK_SIZE].tolist()
+
+    def hand(self, seat: int) -> int:
+        """The cards ``seat`` holds, as a bitmask (bit k = card id k)."""
+        return int(self._card_sets[core.CS_HAND + seat])
+
+    def plays(self) -> list[tuple[int, int, int]]:
+        """Every play of the hand so far, in order: (seat, card id, face up 1 / face down 0)."""
+        return [tuple(play) for play in self._history[: self._ints[core.I_N_PLAYS]].tolist()]
+
+    def settled_lines(self) -> list[tuple[int, int, int, int, int]]:
+        """The payment lines settled by the last kernel call: (hand number, rule code, payer,
+        payee, stakes in integer units)."""
+        return [tuple(line) for line in self._settled[: self._ints[core.I_N_SETTLED]].tolist()]
+
+    @property
+    def random_state(self) -> int:
+        """The game's xorshift64* state (what the next random deal draws from)."""
+        return int(self._card_sets[core.CS_RNG])
+
+    @random_state.setter
+    def random_state(self, value: int) -> None:
+        self._card_sets[core.CS_RNG] = value
+
+
+def seats_to_act(game_state: MadiaoState) -> np.ndarray:
+    """Each game's seat to act (``[N]``, -1 where the episode is over): a view of the state."""
+    return game_state.ints[:, core.I_TO_ACT]
+
+
+def bankers(game_state: MadiaoState) -> np.ndarray:
+    """Each game's banker seat (``[N]``): a view of the state."""
+    return game_state.ints[:, core.I_BANKER]
+
+
+def overflowed_games(game_state: MadiaoState) -> np.ndarray:
+    """The indices of the games whose settlement line buffer filled up (usually none)."""
+    return np.flatnonzero(game_state.ints[:, core.I_OVERFLOW])
 
 
 # A snapshot holds one game: (field name, shape with a batch axis of 1, dtype), in field order.

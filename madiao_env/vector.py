@@ -87,7 +87,7 @@ class MadiaoVectorEnv(VectorCardEnv):
             self._mask_bytes,
         )
         self._check_overflow()
-        self._to_act[:] = self._state.ints[:, core.I_TO_ACT]
+        self._to_act[:] = state.seats_to_act(self._state)
         self._episode_stakes[:] = 0
 
     def _step_games(self, actions: np.ndarray) -> None:
@@ -164,7 +164,7 @@ class MadiaoVectorEnv(VectorCardEnv):
 
     def banker(self) -> np.ndarray:
         """Each game's banker seat (``[N]``, a copy)."""
-        return self._state.ints[:, core.I_BANKER].copy()
+        return state.bankers(self._state).copy()
 
     def describe_action(self, action: int) -> str:
         return cards.action_to_text(action)
@@ -191,8 +191,34 @@ class MadiaoVectorEnv(VectorCardEnv):
             "last_settlement": None,
         }
 
+    def set_game_state(self, game: int, snapshot: dict[str, Any]) -> None:
+        """Put an AEC ``get_state()`` snapshot (or one of :meth:`get_game_state`) of a hand in
+        progress, taken with the same rule options and stake, into game ``game``, and refresh its
+        observation, mask and seat to act; its episode payoffs restart at zero, and its later
+        hands (``episode="match"``) draw from the snapshot's own random stream. For searched
+        positions and hand-set tables. The snapshot is checked completely first
+        (:func:`madiao_env.state.validate_snapshot`): a bad game index or snapshot raises
+        ``ValueError`` (``TypeError`` for a non-int index) and changes nothing."""
+        game = self._check_game(game, "set_game_state")
+        arrays = state.validate_snapshot(snapshot, self._config, self.stake)["arrays"]
+        restored = state.MadiaoState(*arrays)
+        to_act = state.GameView(restored).to_act
+        if to_act < 0:
+            raise ValueError(
+                "snapshot field arrays: the episode is over; a game of the batched env is always in progress"
+            )
+        # The observation and mask are made from the checked copy: nothing is written before here.
+        observation = np.empty((1, self.obs_dim), dtype=self.observation_dtype)
+        mask = np.empty((1, self.n_actions), dtype=np.int8)
+        core.observe_games(restored, self._config, np.array([to_act], dtype=np.int64), observation, mask)
+        state.write_game(self._state, game, arrays)
+        self._observation[game] = observation[0]
+        self._mask_bytes[game] = mask[0]
+        self._to_act[game] = to_act
+        self._episode_stakes[game] = 0
+
     def _check_overflow(self) -> None:
-        overflowed = np.flatnonzero(self._state.ints[:, core.I_OVERFLOW])
+        overflowed = state.overflowed_games(self._state)
         if overflowed.size:
             raise RuntimeError(
                 f"game {int(overflowed[0])}: Madiao settlement line buffer overflowed "

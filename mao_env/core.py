@@ -87,8 +87,8 @@ from mao_env.layout import (  # the observation layout's offsets and event numbe
 )
 
 # ``mao_env.rules`` defines what each rule family, kind and library column means (``rule_library.
-# SKIP``, ``R_KIND``, ...); Numba freezes those ints into the cached kernels, so renumbering them
-# there needs the on-disk cache cleared (the library rows themselves arrive as an argument).
+# SKIP``, ``R_KIND``, ...); Numba freezes those ints into the kernels, whose disk cache is stamped
+# with that module's source too (``cardgame_core.jit``; the library rows arrive as an argument).
 
 # ---- array geometry ------------------------------------------------------------------------
 STACK, PILE = 0, 1

@@ -416,6 +416,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         self.obs_dim = options.obs_dim
         #: The game's arrays (``mao_env.state.MaoState``, one game), written in place by the kernels.
         self._state = snapshots.new_state(1)
+        self._game = snapshots.GameView(self._state)
         self._spec = self.game_spec()
         self._mask = np.zeros(self.n_actions, dtype=np.int8)
         self._no_mask = np.zeros(self.n_actions, dtype=np.int8)
@@ -456,9 +457,8 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         if seed is not None or not self._has_reset:
             self._rng = seed_sequence(seed)
         game_seed = int(self._rng.integers(0, 2**63 - 1))
-        scalars = self._state.scalars
-        self.write_options(scalars)
-        self._state.rules[0, core.QUEUE, :] = -1
+        self.write_options(self._state.scalars)
+        self._game.clear_rule_queue()
         core.reset_game(self._state, 0, game_seed)
         if scenario is not None:
             self._place_scenario(scenario)
@@ -467,7 +467,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         self._infos_quiet = False
         self.last_calls = []
         self._announcements = []
-        self._narrated = int(scalars[0, core.S_N_EVENTS])
+        self._narrated = self._game.n_events
         self._has_reset = True
         self._after_step()
 
@@ -494,7 +494,6 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         self._cumulative_rewards[agent] = 0.0
         global _step_game, _step_rewards
         state = self._state
-        scalars = state.scalars
         # One kernel call applies the action and writes the next mask; its flags say which of
         # rewards, calls and the episode's end need any Python work at all in this step.
         arguments = (state, rule_library.LIBRARY, 0, action, self._by_rules, self.max_steps, mask)
@@ -503,7 +502,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         flags = _step_game(*arguments)
         if flags & core.STEP_CALLS:
             self.last_calls = []
-            self._record_calls(self._seat_of[agent], int(scalars[0, core.S_N_CALLS]))
+            self._record_calls(self._seat_of[agent])
             n_calls = len(self.last_calls)
             for name in self.agents:
                 taken = sum(call["cards"] for call in self.last_calls if call["player"] == name)
@@ -526,7 +525,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         elif not self._rewards_zero:
             self._set_step_rewards(self._zero_rewards)
             self._rewards_zero = True
-        self.agent_selection = self.possible_agents[scalars[0, core.S_CURRENT]]
+        self.agent_selection = self.possible_agents[self._game.current_seat]
         if flags & core.STEP_DONE:
             self._end_episode(truncated=False)
         elif flags & core.STEP_TRUNCATED:
@@ -535,22 +534,22 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             self.render()
 
     def _after_step(self) -> None:
-        scalars = self._state.scalars
-        self.agent_selection = self.possible_agents[int(scalars[0, core.S_CURRENT])]
-        if scalars[0, core.S_DONE]:
+        game = self._game
+        self.agent_selection = self.possible_agents[game.current_seat]
+        if game.done:
             self._end_episode(truncated=False)
-        elif scalars[0, core.S_STEP] >= self.max_steps:
+        elif game.steps >= self.max_steps:
             self._end_episode(truncated=True)
-        if scalars[0, core.S_DONE] or scalars[0, core.S_STEP] >= self.max_steps:
+        if game.done or game.steps >= self.max_steps:
             self._mask = self._no_mask.copy()
             return
         core.action_mask(self._state, rule_library.LIBRARY, 0, self._by_rules, self._mask)
 
-    def _record_calls(self, seat: int, n_calls: int) -> None:
+    def _record_calls(self, seat: int) -> None:
         """Copy the calls of the last step into ``last_calls`` (as the reasons mode lets the table
         hear them): who takes the cards, who called (``None``: the Mao Master), the verdict."""
         agents = self.possible_agents
-        for code, phrase, n_cards, rule, player, caller in self._state.calls[0, :n_calls].tolist():
+        for code, phrase, n_cards, rule, player, caller in self._game.calls():
             bad_call = code == core.CALL_BAD_CALL
             call: dict[str, Any] = {
                 "player": agents[player],
@@ -571,40 +570,35 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
 
     def _narrate_new_events(self) -> None:
         """The table talk of every public event since the last call, for ``render``."""
-        scalars, events = self._state.scalars, self._state.events
-        total = int(scalars[0, core.S_N_EVENTS])
-        for index in range(max(self._narrated, total - core.EVENT_SLOTS), total):
-            event = events[0, index % core.EVENT_SLOTS]
-            name = self.possible_agents[int(event[core.E_SEAT])]
-            kind = int(event[core.E_KIND])
+        for _, event in self._game.recent_events(self._narrated):
+            name = self.possible_agents[event.seat]
+            kind = event.kind
             if kind == core.KIND_RULE_ADDED:
                 self._announcements.append(f'{name}: "Introducing a new rule."')
                 continue
             if kind in (core.KIND_CALL, core.KIND_POINT_OF_ORDER):
                 self._announcements.append("  " + self._event_text(event))
                 continue
-            card = int(event[core.E_CARD])
+            card = event.card
             said = _phrases_said(event)
             action = f"plays {cards.CARD_NAMES[card]}" if card >= 0 else "draws"
-            if event[core.E_CHAIN_CARDS]:
-                action = f"takes {int(event[core.E_CHAIN_CARDS])} for the sevens, " + action
+            if event.chain_cards:
+                action = f"takes {event.chain_cards} for the sevens, " + action
             speech = f", saying {', '.join(repr(p) for p in said)}" if said else ""
             self._announcements.append(f"{name} {action}{speech}.")
-            if self.options.calls != "players" and (kind == core.KIND_BAD_CARD or event[core.E_N_CALLS]):
+            if self.options.calls != "players" and (kind == core.KIND_BAD_CARD or event.n_calls):
                 for call in self.last_calls:
                     n = call["cards"]
                     taken = f"{call['player']} takes {n} card{'s' if n > 1 else ''}"
                     self._announcements.append(f'  Mao Master: "{call["call"]}." ({taken})')
-            if event[core.E_FORCED_DRAW]:
-                forced_seat = self.possible_agents[int(event[core.E_FORCED_SEAT])]
-                self._announcements.append(f"  {forced_seat} takes {int(event[core.E_FORCED_DRAW])} card(s).")
-            if event[core.E_NAMED_SUIT] >= 0:
-                self._announcements.append(
-                    f"  The suit is now {cards.SUIT_NAMES[int(event[core.E_NAMED_SUIT])]}."
-                )
-            if event[core.E_WON]:
+            if event.forced_draw:
+                forced_seat = self.possible_agents[event.forced_seat]
+                self._announcements.append(f"  {forced_seat} takes {event.forced_draw} card(s).")
+            if event.named_suit >= 0:
+                self._announcements.append(f"  The suit is now {cards.SUIT_NAMES[event.named_suit]}.")
+            if event.won:
                 self._announcements.append(f"  {name} wins the round.")
-        self._narrated = total
+        self._narrated = self._game.n_events
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._seat_of.get(agent)
@@ -637,8 +631,15 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
 
     # -- inspection -------------------------------------------------------------------------------
     @property
+    def game_view(self) -> snapshots.GameView:
+        """Named reads of the game's arrays (a live :class:`mao_env.state.GameView`): the table
+        state by name, for tools and displays. Read only: its setters place hand-set tables and
+        bypass this env's bookkeeping."""
+        return self._game
+
+    @property
     def current_seat(self) -> int:
-        return int(self._state.scalars[0, core.S_CURRENT])
+        return self._game.current_seat
 
     def hand(self, seat: int) -> list[str]:
         """The short names of the cards ``seat`` holds (one entry per copy)."""
@@ -646,26 +647,22 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         return [cards.CARD_NAMES[c] for c in range(cards.N_CARD_TYPES) for _ in range(int(counts[c]))]
 
     def top_card(self) -> str:
-        pile_size = self._state.scalars[0, core.S_PILE_SIZE]
-        return cards.CARD_NAMES[int(self._state.decks[0, core.PILE, pile_size - 1])]
+        return cards.CARD_NAMES[self._game.top_card()]
 
     def active_rules(self) -> list[tuple[int, int]]:
         """(rule id, author seat) of every active secret rule — Mao Master knowledge."""
-        rules = self._state.rules[0]
-        return [
-            (int(r), int(a)) for r, a in zip(rules[core.ACTIVE], rules[core.AUTHOR], strict=True) if r >= 0
-        ]
+        return self._game.active_rules()
 
     def refused_rules(self, seat: int) -> list[int]:
         """The rules the Mao Master refused when ``seat`` proposed them (each already in force),
         this episode: what the seat knows of the rules besides its own."""
         seat = _check_int("seat", seat, 0, self.n_players - 1)
-        refused = int(self._state.scalars[0, core.S_REFUSED_0 + seat])
+        refused = self._game.refused_rules(seat)
         return [rule for rule in range(rule_library.N_RULES) if (refused >> rule) & 1]
 
     def in_call_window(self) -> bool:
         """Whether the seats are calling on the last turn (``calls="players"``)."""
-        return int(self._state.scalars[0, core.S_PHASE]) == core.PH_CALL
+        return self._game.phase == core.PH_CALL
 
     def window_faults(self) -> dict[int, int]:
         """In a call window: the faults of the turn under judgement, as the Mao Master would call
@@ -673,48 +670,37 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         tests). Empty outside a window."""
         if not self.in_call_window():
             return {}
-        scalars = self._state.scalars[0]
-        faults = scalars[core.S_FAULT_CARDS_0 : core.S_FAULT_CARDS_0 + cards.N_CALL_REASONS]
-        return {int(reason): int(faults[reason]) for reason in np.flatnonzero(faults)}
+        return {reason: cards_ for reason, cards_ in enumerate(self._game.fault_cards()) if cards_}
 
     @property
     def round_won_by(self) -> int:
         """The seat that won a round in the last step, -1 if none."""
-        return int(self._state.scalars[0, core.S_ROUND_WON])
+        return self._game.round_won_by
 
     def public_events(self) -> list[dict[str, Any]]:
         """The public event records still in the buffer, oldest first: who, kind, card, phrases,
         calls (reason bits as observed in the current reasons mode) and cards."""
-        scalars, events = self._state.scalars, self._state.events
-        total = int(scalars[0, core.S_N_EVENTS])
         kinds = _EVENT_KINDS
         records = []
-        for index in range(max(0, total - core.EVENT_SLOTS), total):
-            e = events[0, index % core.EVENT_SLOTS]
+        for _, e in self._game.recent_events():
             record = {
-                "seat": int(e[core.E_SEAT]),
-                "kind": kinds[int(e[core.E_KIND])],
-                "card": cards.CARD_NAMES[int(e[core.E_CARD])] if e[core.E_CARD] >= 0 else None,
-                "phrases": [
-                    cards.PHRASE_KEYS[p] for p in range(cards.N_PHRASES) if (int(e[core.E_PHRASES]) >> p) & 1
-                ],
-                "n_calls": int(e[core.E_N_CALLS]),
-                "penalty_cards": int(e[core.E_PENALTY_CARDS]),
-                "chain_cards": int(e[core.E_CHAIN_CARDS]),
-                "forced_draw": int(e[core.E_FORCED_DRAW]),
-                "forced_seat": int(e[core.E_FORCED_SEAT]),
-                "named_suit": cards.SUIT_NAMES[int(e[core.E_NAMED_SUIT])]
-                if e[core.E_NAMED_SUIT] >= 0
-                else None,
-                "won": bool(e[core.E_WON]),
+                "seat": e.seat,
+                "kind": kinds[e.kind],
+                "card": cards.CARD_NAMES[e.card] if e.card >= 0 else None,
+                "phrases": [cards.PHRASE_KEYS[p] for p in range(cards.N_PHRASES) if (e.phrases >> p) & 1],
+                "n_calls": e.n_calls,
+                "penalty_cards": e.penalty_cards,
+                "chain_cards": e.chain_cards,
+                "forced_draw": e.forced_draw,
+                "forced_seat": e.forced_seat,
+                "named_suit": cards.SUIT_NAMES[e.named_suit] if e.named_suit >= 0 else None,
+                "won": bool(e.won),
             }
             if self.reasons != "hidden":
-                record["call_bits"] = int(e[core.E_CALLS])
-                record["bad_call_bits"] = int(e[core.E_BAD_CALLS])
+                record["call_bits"] = e.calls
+                record["bad_call_bits"] = e.bad_calls
             if self.reasons == "revealed":
-                record["rules"] = [
-                    r for r in range(rule_library.N_RULES) if (int(e[core.E_RULE_BITS]) >> r) & 1
-                ]
+                record["rules"] = [r for r in range(rule_library.N_RULES) if (e.rule_bits >> r) & 1]
             records.append(record)
         return records
 
@@ -758,7 +744,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         self._rng = snapshot.reset_rng
         self.last_calls = snapshot.last_calls
         self._announcements = []
-        self._narrated = int(self._state.scalars[0, core.S_N_EVENTS])
+        self._narrated = self._game.n_events
         self._has_reset = True
         self._rewards_zero = False
         self._infos_quiet = False
@@ -766,8 +752,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         if self.agents and self.agent_selection not in self.agents:
             # The acting seat already stepped out of the ended episode: the others step out next.
             self.agent_selection = self.agents[0]
-        scalars = self._state.scalars
-        if scalars[0, core.S_DONE] or scalars[0, core.S_STEP] >= self.max_steps:
+        if self._game.done or self._game.steps >= self.max_steps:
             self._mask = self._no_mask.copy()
         else:
             core.action_mask(self._state, rule_library.LIBRARY, 0, self._by_rules, self._mask)
@@ -841,8 +826,8 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
     def _place_scenario(self, scenario: dict[str, Any]) -> None:
         """Write a scenario checked by :meth:`_parse_scenario` over the freshly dealt game."""
         state = self._state
-        hands, hand_bits, decks = state.hands, state.hand_bits, state.decks
-        scalars, rules = state.scalars, state.rules
+        hands, hand_bits = state.hands, state.hand_bits
+        game = self._game
         if "hands" in scenario:
             hand_lists = dict(scenario["hands"])
             pile, stack, remaining = scenario["pile"], scenario["stack"], scenario["remaining"]
@@ -863,24 +848,19 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
                 for card in cards_of_seat:
                     hands[0, seat, card] += 1
                     hand_bits[0, seat] |= np.uint64(1 << card)
-            decks[0] = 0
-            decks[0, core.PILE, : len(pile)] = pile
-            decks[0, core.STACK, : len(stack)] = stack[::-1]  # the first listed is drawn first
-            scalars[0, core.S_PILE_SIZE] = len(pile)
-            scalars[0, core.S_STACK_SIZE] = len(stack)
+            game.place_cards(pile, stack)
         for slot, (rule, author) in enumerate(scenario.get("rules", ())):
-            rules[0, core.ACTIVE, slot] = rule
-            rules[0, core.AUTHOR, slot] = author
+            game.place_rule(slot, rule, author)
         for index, rule in enumerate(scenario.get("fixed_rules", ())):
-            rules[0, core.QUEUE, index] = rule
-        for key, column in (
-            ("current", core.S_CURRENT),
-            ("direction", core.S_DIRECTION),
-            ("pending_seven", core.S_PENDING_SEVEN),
-            ("named_suit", core.S_NAMED_SUIT),
+            game.queue_rule(index, rule)
+        for key, field in (
+            ("current", "current_seat"),
+            ("direction", "direction"),
+            ("pending_seven", "pending_seven"),
+            ("named_suit", "named_suit"),
         ):
             if key in scenario:
-                scalars[0, column] = scenario[key]
+                setattr(game, field, scenario[key])
         # The game's own random stream (``rng``) is untouched by scenarios.
 
     # -- render ------------------------------------------------------------------------------------
@@ -900,20 +880,16 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         return text if self.render_mode == "ansi" else None
 
     def _master_view(self) -> str:
-        scalars = self._state.scalars
+        game = self._game
         lines = list(self._announcements)
         self._announcements = []
-        named = int(scalars[0, core.S_NAMED_SUIT])
+        named = game.named_suit
         lines.append(
             f"top {self.top_card()}"
             + (f" (suit named: {cards.SUIT_NAMES[named]})" if named >= 0 else "")
-            + f" | direction {'+' if scalars[0, core.S_DIRECTION] > 0 else '-'}"
-            + f" | stack {int(scalars[0, core.S_STACK_SIZE])} | pile {int(scalars[0, core.S_PILE_SIZE])}"
-            + (
-                f" | seven chain {int(scalars[0, core.S_PENDING_SEVEN])}"
-                if scalars[0, core.S_PENDING_SEVEN]
-                else ""
-            )
+            + f" | direction {'+' if game.direction > 0 else '-'}"
+            + f" | stack {game.stack_size} | pile {game.pile_size}"
+            + (f" | seven chain {game.pending_seven}" if game.pending_seven else "")
         )
         for seat, agent in enumerate(self.possible_agents):
             marker = ">" if seat == self.current_seat else " "
@@ -931,22 +907,18 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         seat = _check_int("seat", seat, 0, self.n_players - 1)
         n_recent = _check_int("n_recent", n_recent, 0, core.EVENT_SLOTS)
         self._require_reset()
-        scalars = self._state.scalars[0]
-        named = int(scalars[core.S_NAMED_SUIT])
-        top = int(self._state.decks[0, core.PILE, scalars[core.S_PILE_SIZE] - 1])
+        game = self._game
+        named = game.named_suit
+        top = game.top_card()
         follow = cards.SUIT_NAMES[named if named >= 0 else int(cards.CARD_SUIT[top])]
         name = self.possible_agents[seat]
-        round_number = min(int(scalars[core.S_ROUND]) + 1, self.num_rounds)
+        round_number = min(game.rounds_finished + 1, self.num_rounds)
         lines = [
-            f"{name} (you) | round {round_number} of {self.num_rounds} | step {int(scalars[core.S_STEP])}",
+            f"{name} (you) | round {round_number} of {self.num_rounds} | step {game.steps}",
             f"top card {self.top_card()} | suit to follow {follow}{' (named)' if named >= 0 else ''}"
-            f" | direction {'+' if scalars[core.S_DIRECTION] > 0 else '-'}"
-            f" | stack {int(scalars[core.S_STACK_SIZE])} | pile {int(scalars[core.S_PILE_SIZE])}"
-            + (
-                f" | seven chain {int(scalars[core.S_PENDING_SEVEN])}"
-                if scalars[core.S_PENDING_SEVEN]
-                else ""
-            ),
+            f" | direction {'+' if game.direction > 0 else '-'}"
+            f" | stack {game.stack_size} | pile {game.pile_size}"
+            + (f" | seven chain {game.pending_seven}" if game.pending_seven else ""),
         ]
         own = self.hand(seat)
         lines.append(f"your hand ({len(own)}): {' '.join(own)}")
@@ -955,24 +927,24 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             if other != seat:
                 n = int(self._state.hands[0, other].sum())
                 lines.append(f"{'>' if other == acting else ' '} {agent}: {n} card{'' if n == 1 else 's'}")
-        phase = int(scalars[core.S_PHASE])
+        phase = game.phase
         if phase == core.PH_OVER:
             lines.append("the episode is over")
         elif phase == core.PH_CHOOSE_RULE:
             lines.append(f"{self.possible_agents[acting]} won the round and chooses a new rule")
         elif phase == core.PH_CALL or acting == seat:
             turn = []
-            if scalars[core.S_TOOK_SEVEN]:
-                turn.append(f"took {int(scalars[core.S_TOOK_SEVEN])} for the sevens")
-            if scalars[core.S_PLAYED] >= 0:
-                turn.append(f"played {cards.CARD_NAMES[int(scalars[core.S_PLAYED])]}")
-            if scalars[core.S_DREW]:
+            if game.took_seven:
+                turn.append(f"took {game.took_seven} for the sevens")
+            if game.played >= 0:
+                turn.append(f"played {cards.CARD_NAMES[game.played]}")
+            if game.drew:
                 turn.append("drew a card")
-            said = [cards.PHRASES[p] for p in range(cards.N_PHRASES) if (int(scalars[core.S_SAID]) >> p) & 1]
+            said = [cards.PHRASES[p] for p in range(cards.N_PHRASES) if (game.said >> p) & 1]
             if said:
                 turn.append("said " + ", ".join(repr(p) for p in said))
             if phase == core.PH_CALL:
-                mover = int(scalars[core.S_MOVER])
+                mover = game.mover
                 whose = "your turn" if mover == seat else f"{self.possible_agents[mover]}'s turn"
                 caller = "you" if acting == seat else self.possible_agents[acting]
                 lines.append(f"calls on {whose}" + (": " + "; ".join(turn) if turn else ""))
@@ -981,50 +953,43 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
                 lines.append("your turn" + (": " + "; ".join(turn) if turn else ""))
         else:
             lines.append(f"{self.possible_agents[acting]} to act")
-        rules = self._state.rules[0]
-        authored = [
-            int(r)
-            for r, a in zip(rules[core.ACTIVE], rules[core.AUTHOR], strict=True)
-            if r >= 0 and a == seat
-        ]
-        lines.append(f"secret rules in force: {int((rules[core.ACTIVE] >= 0).sum())}; yours: {len(authored)}")
+        active = game.active_rules()
+        authored = [rule for rule, author in active if author == seat]
+        lines.append(f"secret rules in force: {len(active)}; yours: {len(authored)}")
         lines += [f"  rule {rule}: {rule_library.RULE_DESCRIPTIONS[rule]}" for rule in authored]
         refused = self.refused_rules(seat)
         if refused:
             lines.append("refused to you as already in force:")
             lines += [f"  rule {rule}: {rule_library.RULE_DESCRIPTIONS[rule]}" for rule in refused]
-        total = int(scalars[core.S_N_EVENTS])
-        recent = range(max(0, total - min(n_recent, core.EVENT_SLOTS)), total)
+        recent = game.recent_events(game.n_events - n_recent)
         if recent:
             lines.append("recently:")
-            lines += [
-                "  " + self._event_text(self._state.events[0, index % core.EVENT_SLOTS]) for index in recent
-            ]
+            lines += ["  " + self._event_text(event) for _, event in recent]
         return "\n".join(lines)
 
-    def _event_text(self, event: np.ndarray) -> str:
+    def _event_text(self, event: snapshots.Event) -> str:
         """One public event as the table saw and heard it (from the record alone)."""
-        name = self.possible_agents[int(event[core.E_SEAT])]
-        kind = int(event[core.E_KIND])
+        name = self.possible_agents[event.seat]
+        kind = event.kind
         if kind == core.KIND_RULE_ADDED:
             return f'{name}: "Introducing a new rule."'
         if kind == core.KIND_POINT_OF_ORDER:
             return f'{name}: "Point of order." (the calls on the turn are settled) "End of point of order."'
         if kind == core.KIND_CALL:
             call = "; ".join(self._event_calls(event)) or "Penalty"
-            n = int(event[core.E_PENALTY_CARDS])
-            if event[core.E_BAD_CALLS] and self.reasons != "hidden":
+            n = event.penalty_cards
+            if event.bad_calls and self.reasons != "hidden":
                 return f'{name} calls "{call}": bad call, {name} takes {n} card{"s" if n > 1 else ""}.'
             return f'{name} calls "{call}" ({n} penalty card{"s" if n > 1 else ""}).'
-        card = int(event[core.E_CARD])
+        card = event.card
         parts = []
-        if event[core.E_CHAIN_CARDS]:
-            parts.append(f"takes {int(event[core.E_CHAIN_CARDS])} for the sevens")
+        if event.chain_cards:
+            parts.append(f"takes {event.chain_cards} for the sevens")
         if card >= 0:
             parts.append(
                 f"plays {cards.CARD_NAMES[card]}" + (" (taken back)" if kind == core.KIND_BAD_CARD else "")
             )
-        elif kind == core.KIND_DRAW and not (event[core.E_CHAIN_CARDS] and self.seven_turn_ends):
+        elif kind == core.KIND_DRAW and not (event.chain_cards and self.seven_turn_ends):
             parts.append("draws")
         text = f"{name} {', '.join(parts) or 'ends the turn'}"
         said = _phrases_said(event)
@@ -1033,25 +998,25 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         calls = self._event_calls(event)
         if calls:
             who = "Calls that stood" if self.options.calls == "players" else "Mao Master"
-            text += f'. {who}: "{"; ".join(calls)}." ({int(event[core.E_PENALTY_CARDS])} penalty card(s))'
-        if self.options.calls == "players" and event[core.E_BAD_CALLS] and self.reasons != "hidden":
-            text += ". Bad calls: " + ", ".join(_reason_texts(int(event[core.E_BAD_CALLS])))
-        if event[core.E_FORCED_DRAW]:
-            forced = self.possible_agents[int(event[core.E_FORCED_SEAT])]
-            text += f". {forced} takes {int(event[core.E_FORCED_DRAW])} card(s)"
-        if event[core.E_NAMED_SUIT] >= 0:
-            text += f". The suit is now {cards.SUIT_NAMES[int(event[core.E_NAMED_SUIT])]}"
-        if event[core.E_WON]:
+            text += f'. {who}: "{"; ".join(calls)}." ({event.penalty_cards} penalty card(s))'
+        if self.options.calls == "players" and event.bad_calls and self.reasons != "hidden":
+            text += ". Bad calls: " + ", ".join(_reason_texts(event.bad_calls))
+        if event.forced_draw:
+            forced = self.possible_agents[event.forced_seat]
+            text += f". {forced} takes {event.forced_draw} card(s)"
+        if event.named_suit >= 0:
+            text += f". The suit is now {cards.SUIT_NAMES[event.named_suit]}"
+        if event.won:
             text += f". {name} wins the round"
         return text + "."
 
-    def _event_calls(self, event: np.ndarray) -> list[str]:
-        n_calls = int(event[core.E_N_CALLS])
+    def _event_calls(self, event: snapshots.Event) -> list[str]:
+        n_calls = event.n_calls
         if not n_calls:
             return []
         if self.reasons == "hidden":
             return ["Penalty"] * n_calls
-        bits = int(event[core.E_CALLS])
+        bits = event.calls
         calls = []
         if (bits >> core.CALL_BIT_BAD_CARD) & 1:
             calls.append("Bad card")
@@ -1064,7 +1029,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             calls += [
                 f"rule {rule}: {rule_library.RULE_DESCRIPTIONS[rule]}"
                 for rule in range(rule_library.N_RULES)
-                if (int(event[core.E_RULE_BITS]) >> rule) & 1
+                if (event.rule_bits >> rule) & 1
             ]
         return calls
 
@@ -1083,11 +1048,11 @@ def _reason_texts(bits: int) -> list[str]:
     return texts
 
 
-def _phrases_said(event: np.ndarray) -> list[str]:
+def _phrases_said(event: snapshots.Event) -> list[str]:
     """The phrases of a public event as spoken ("the name of the card" spoken as the card's name)."""
-    card = int(event[core.E_CARD])
+    card = event.card
     return [
         cards.long_card_name(card).capitalize() if p == cards.CARD_NAME and card >= 0 else cards.PHRASES[p]
         for p in range(cards.N_PHRASES)
-        if (int(event[core.E_PHRASES]) >> p) & 1
+        if (event.phrases >> p) & 1
     ]

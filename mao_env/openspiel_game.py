@@ -156,7 +156,7 @@ class MaoGameState(spiel_glue.CardGameState):
             return pyspiel.PlayerId.CHANCE
         if self._over:
             return pyspiel.PlayerId.TERMINAL
-        return int(self._arrays.scalars[0, core.S_CURRENT])
+        return state.GameView(self._arrays).current_seat
 
     def is_terminal(self) -> bool:
         return self._over
@@ -197,16 +197,15 @@ class MaoGameState(spiel_glue.CardGameState):
     def __str__(self) -> str:
         if self._arrays is None:
             return f"drawing the random state: {self._seed_bytes}"
-        scalars = self._arrays.scalars[0]
-        n_players = int(scalars[core.S_N_PLAYERS])
+        view = state.GameView(self._arrays)
         hands = " | ".join(
             " ".join(np.repeat(_CARD_NAMES, self._arrays.hands[0, seat]).tolist())
-            for seat in range(n_players)
+            for seat in range(view.n_players)
         )
-        top = cards.CARD_NAMES[int(self._arrays.decks[0, core.PILE, scalars[core.S_PILE_SIZE] - 1])]
+        top = cards.CARD_NAMES[view.top_card()]
         return (
-            f"step {scalars[core.S_STEP]} round {scalars[core.S_ROUND]} seat {scalars[core.S_CURRENT]} "
-            f"phase {scalars[core.S_PHASE]} top {top} stack {scalars[core.S_STACK_SIZE]}\n"
+            f"step {view.steps} round {view.rounds_finished} seat {view.current_seat} "
+            f"phase {view.phase} top {top} stack {view.stack_size}\n"
             f"hands {hands}\nreturns {self._returns}"
         )
 
@@ -243,7 +242,7 @@ class MaoGameState(spiel_glue.CardGameState):
         arrays = state.new_state(1)
         # What the env's reset does with the random state it draws.
         options.write_config(arrays.scalars)
-        arrays.rules[0, core.QUEUE, :] = -1
+        state.GameView(arrays).clear_rule_queue()
         core.reset_game(arrays, 0, np.uint64(seed))
         core.action_mask(arrays, rule_library.LIBRARY, 0, options.by_rules, self._mask)
         self._arrays = arrays

@@ -206,19 +206,21 @@ class MaoOptions:
 
     def write_config(self, scalars: np.ndarray) -> None:
         """Clear the ``scalars`` rows (``[B, N_SCALARS]``) and write the options into them, as
-        :func:`mao_env.core.reset_game` expects (``S_N_PLAYERS`` and the ``CFG_*`` columns)."""
-        scalars[:] = 0
-        scalars[:, core.S_N_PLAYERS] = self.n_players
-        scalars[:, core.CFG_SEVEN_TURN_ENDS] = self.seven_turn_ends
-        scalars[:, core.CFG_THANK_YOU] = self.seven_phrase == "thank you"
-        scalars[:, core.CFG_TALKING] = self.talking
-        scalars[:, core.CFG_PLAYERS_CALL] = self.calls == "players"
-        scalars[:, core.CFG_FORGOTTEN_MAO_CARDS] = self.forgotten_mao_cards
-        scalars[:, core.CFG_CAMBRIDGE] = self.rounds == "cambridge"
-        scalars[:, core.CFG_N_ROUNDS] = self.num_rounds
-        scalars[:, core.CFG_MAX_SUB_ACTIONS] = self.max_sub_actions
-        scalars[:, core.CFG_RULE_CHOICE] = RULE_CHOICES[self.rule_choice]
-        scalars[:, core.CFG_N_DECKS] = self.n_decks
+        :func:`mao_env.core.reset_game` expects (:func:`mao_env.state.write_config`)."""
+        entries = snapshots.ConfigEntries(
+            n_players=self.n_players,
+            seven_turn_ends=int(self.seven_turn_ends),
+            thank_you=int(self.seven_phrase == "thank you"),
+            talking=int(self.talking),
+            players_call=int(self.calls == "players"),
+            forgotten_mao_cards=self.forgotten_mao_cards,
+            cambridge=int(self.rounds == "cambridge"),
+            n_rounds=self.num_rounds,
+            max_sub_actions=self.max_sub_actions,
+            rule_choice=RULE_CHOICES[self.rule_choice],
+            n_decks=self.n_decks,
+        )
+        snapshots.write_config(scalars, entries)
 
     def config_row(self) -> np.ndarray:
         """One ``scalars`` row (int64 ``[N_SCALARS]``) holding only the options."""
@@ -284,9 +286,4 @@ def starting_rules(options: MaoOptions, rules: Any = (), fixed_rules: Any = ()) 
             raise TypeError(f"{name} must be a sequence of library rule ids, got {value!r}")
     active = parse_rules(list(rules), options.n_players) if rules else []
     queue = parse_fixed_rules(list(fixed_rules), options.rule_choice) if fixed_rules else []
-    rows = np.full((3, rule_library.MAX_ACTIVE_RULES), -1, dtype=np.int64)
-    for slot, (rule, author) in enumerate(active):
-        rows[core.ACTIVE, slot] = rule
-        rows[core.AUTHOR, slot] = author
-    rows[core.QUEUE, : len(queue)] = queue
-    return rows
+    return snapshots.rule_rows(active, queue)

@@ -7,6 +7,10 @@ axis (the AEC env uses B = 1; the columns are the ``S_*``/``CFG_*``/``E_*``/``K_
 kernels take ``state`` and read ``state.scalars`` etc. by name. The secret-rule library
 (``mao_env.rules.LIBRARY``) is a constant table, not state: the kernels take it as an argument.
 
+This module and the core are the only ones that use those column numbers: everything else reads
+a game through :class:`GameView` (events as :class:`Event`, calls as :class:`Call`) and writes the
+options with :func:`write_config` (a test scans the code for column constants used anywhere else).
+
 A snapshot is what ``raw_env.get_state()`` and ``MaoVectorEnv.get_game_state()`` return and what
 ``raw_env.set_state()`` and ``MaoVectorEnv.set_game_state()`` take back: a picklable dict::
 
@@ -44,6 +48,7 @@ returns a :class:`Snapshot` holding private copies of everything, ready to be wr
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -104,6 +109,254 @@ _FIELD_LAYOUT = (
 def new_state(n_games: int) -> MaoState:
     """Zeroed arrays for ``n_games`` games (no rules active; ``core.reset_game`` starts a game)."""
     return MaoState(*(np.full((n_games, *shape), fill, dtype=dtype) for shape, dtype, fill in _FIELD_LAYOUT))
+
+
+class ConfigEntries(NamedTuple):
+    """The options as the kernels read them from the ``scalars`` row (the ``CFG_*`` columns and
+    ``S_N_PLAYERS``), by name; :func:`write_config` writes them."""
+
+    n_players: int
+    seven_turn_ends: int
+    #: 1: the seven's phrase is "thank you" (else "have a nice day").
+    thank_you: int
+    talking: int
+    #: 1: calls="players" (a call window follows each turn), 0: the Mao Master calls.
+    players_call: int
+    forgotten_mao_cards: int
+    #: 1: rounds="cambridge".
+    cambridge: int
+    n_rounds: int
+    max_sub_actions: int
+    #: core.RULE_CHOICE_AGENT, RULE_CHOICE_SAMPLED or RULE_CHOICE_FIXED.
+    rule_choice: int
+    n_decks: int
+
+
+_CONFIG_COLUMNS = ConfigEntries(
+    n_players=core.S_N_PLAYERS,
+    seven_turn_ends=core.CFG_SEVEN_TURN_ENDS,
+    thank_you=core.CFG_THANK_YOU,
+    talking=core.CFG_TALKING,
+    players_call=core.CFG_PLAYERS_CALL,
+    forgotten_mao_cards=core.CFG_FORGOTTEN_MAO_CARDS,
+    cambridge=core.CFG_CAMBRIDGE,
+    n_rounds=core.CFG_N_ROUNDS,
+    max_sub_actions=core.CFG_MAX_SUB_ACTIONS,
+    rule_choice=core.CFG_RULE_CHOICE,
+    n_decks=core.CFG_N_DECKS,
+)
+
+
+def write_config(scalars: np.ndarray, entries: ConfigEntries) -> None:
+    """Clear the ``scalars`` rows (``[B, N_SCALARS]``) and write ``entries`` into every one, as
+    :func:`mao_env.core.reset_game` expects them."""
+    scalars[:] = 0
+    for column, value in zip(_CONFIG_COLUMNS, entries, strict=True):
+        scalars[:, column] = value
+
+
+class Event(NamedTuple):
+    """One public event of the ring buffer (``MaoState.events``), by name."""
+
+    seat: int
+    #: layout.KIND_PLAY, KIND_BAD_CARD, KIND_DRAW, KIND_CALL, KIND_POINT_OF_ORDER or KIND_RULE_ADDED.
+    kind: int
+    #: The card type played (good or bad), -1 for a draw (drawn cards are private).
+    card: int
+    #: Bit set of the phrases said.
+    phrases: int
+    #: Bit set of the call reasons (layout.CALL_BIT_*).
+    calls: int
+    n_calls: int
+    #: Cards given for calls.
+    penalty_cards: int
+    #: Seven-chain penalty cards taken.
+    chain_cards: int
+    #: Cards a dynamics rule made ``forced_seat`` take.
+    forced_draw: int
+    forced_seat: int
+    #: The suit named with a Jack, -1 if none.
+    named_suit: int
+    won: int
+    #: Bit set of the library rules behind the calls.
+    rule_bits: int
+    #: Bit set of the call reasons called wrongly (players' calls).
+    bad_calls: int
+
+
+_EVENT_COLUMNS = Event(
+    seat=core.E_SEAT,
+    kind=core.E_KIND,
+    card=core.E_CARD,
+    phrases=core.E_PHRASES,
+    calls=core.E_CALLS,
+    n_calls=core.E_N_CALLS,
+    penalty_cards=core.E_PENALTY_CARDS,
+    chain_cards=core.E_CHAIN_CARDS,
+    forced_draw=core.E_FORCED_DRAW,
+    forced_seat=core.E_FORCED_SEAT,
+    named_suit=core.E_NAMED_SUIT,
+    won=core.E_WON,
+    rule_bits=core.E_RULE_BITS,
+    bad_calls=core.E_BAD_CALLS,
+)
+
+
+class Call(NamedTuple):
+    """One penalty call of the last step (``MaoState.calls``), by name."""
+
+    #: core.CALL_BAD_CARD, CALL_FAILURE_TO_SAY, CALL_TALKING, CALL_MAO or CALL_BAD_CALL.
+    code: int
+    #: The phrase concerned (for a bad call: the reason called), -1 if none.
+    phrase: int
+    cards: int
+    #: The library rule behind the call, -1 if none.
+    rule: int
+    #: The seat that takes the cards.
+    player: int
+    #: The seat that called, -1: the Mao Master.
+    caller: int
+
+
+_CALL_COLUMNS = Call(
+    code=core.K_CODE,
+    phrase=core.K_PHRASE,
+    cards=core.K_CARDS,
+    rule=core.K_RULE,
+    player=core.K_PLAYER,
+    caller=core.K_CALLER,
+)
+
+
+def rule_rows(active: Sequence[tuple[int, int]] = (), queue: Sequence[int] = ()) -> np.ndarray:
+    """One game's ``rules`` rows (int64 ``[3, MAX_ACTIVE_RULES]``, -1 = empty) holding the
+    ``(rule id, author seat)`` pairs ``active`` in slot order and the fixed rule ``queue``."""
+    rows = np.full((3, rule_library.MAX_ACTIVE_RULES), -1, dtype=np.int64)
+    for slot, (rule, author) in enumerate(active):
+        rows[core.ACTIVE, slot] = rule
+        rows[core.AUTHOR, slot] = author
+    rows[core.QUEUE, : len(queue)] = queue
+    return rows
+
+
+def _scalar(column: int, doc: str, writable: bool = False) -> property:
+    """A :class:`GameView` property reading (and writing) one ``scalars`` column as an int."""
+
+    def read(view: GameView) -> int:
+        return view._scalars[column].item()
+
+    def write(view: GameView, value: int) -> None:
+        view._scalars[column] = value
+
+    return property(read, write if writable else None, doc=doc)
+
+
+class GameView:
+    """Named reads of game ``game`` of a :class:`MaoState`, and the writes a hand-set table
+    needs: a live view, every read sees the arrays as they are now.
+
+    The kernels' column numbers (``S_*``, ``CFG_*``, ``E_*``, ``K_*`` of ``mao_env.core``) stay
+    between the core and this module: the envs, agents, the web app and tools read
+    ``view.current_seat``, ``view.events(...)``, ... (as OpenSpiel's states and Pgx's named fields
+    offer them). The view holds views of the arrays' rows, so it follows in-place writes and must
+    be made again for other arrays (a copy of the state).
+    """
+
+    __slots__ = ("_calls", "_decks", "_events", "_rules", "_scalars")
+
+    def __init__(self, game_state: MaoState, game: int = 0) -> None:
+        self._scalars = game_state.scalars[game]
+        self._decks = game_state.decks[game]
+        self._rules = game_state.rules[game]
+        self._events = game_state.events[game]
+        self._calls = game_state.calls[game]
+
+    n_players = _scalar(core.S_N_PLAYERS, "Seats at the table.")
+    current_seat = _scalar(core.S_CURRENT, "The seat to act.", writable=True)
+    direction = _scalar(core.S_DIRECTION, "+1 or -1: the order of play.", writable=True)
+    phase = _scalar(core.S_PHASE, "core.PH_START, PH_SPEAK, PH_CHOOSE_RULE, PH_CALL or PH_OVER.")
+    named_suit = _scalar(
+        core.S_NAMED_SUIT, "The suit named with the last good Jack, -1 if none.", writable=True
+    )
+    pending_seven = _scalar(
+        core.S_PENDING_SEVEN,
+        "Penalty cards the seat to act takes unless it plays a seven (0: none).",
+        writable=True,
+    )
+    stack_size = _scalar(core.S_STACK_SIZE, "Cards in the stack (draw pile).", writable=True)
+    pile_size = _scalar(core.S_PILE_SIZE, "Cards in the face-up pile.", writable=True)
+    played = _scalar(core.S_PLAYED, "The card type played this turn, -1 if none.")
+    drew = _scalar(core.S_DREW, "1 if the seat to act drew a card this turn (not the seven penalty).")
+    took_seven = _scalar(core.S_TOOK_SEVEN, "Seven-chain penalty cards taken this turn.")
+    said = _scalar(core.S_SAID, "Bit set of the phrases said this turn.")
+    rounds_finished = _scalar(core.S_ROUND, "Rounds finished so far.")
+    steps = _scalar(core.S_STEP, "Sub-actions taken in the episode (the max_steps count).")
+    n_events = _scalar(core.S_N_EVENTS, "Public events recorded so far (the buffer keeps the last ones).")
+    n_calls = _scalar(core.S_N_CALLS, "Calls made in the last step.")
+    round_won_by = _scalar(core.S_ROUND_WON, "The seat that won a round in the last step, -1 if none.")
+    done = _scalar(core.S_DONE, "1 once the episode's rounds are all played.")
+    mover = _scalar(core.S_MOVER, "In a call window: the seat whose turn is judged.")
+
+    def refused_rules(self, seat: int) -> int:
+        """Bit set of the library rules the Mao Master refused when ``seat`` proposed them."""
+        return self._scalars[core.S_REFUSED_0 + seat].item()
+
+    def fault_cards(self) -> list[int]:
+        """In a call window: the Mao Master's penalty cards for each call reason (0: no fault)."""
+        return self._scalars[core.S_FAULT_CARDS_0 : core.S_FAULT_CARDS_0 + cards.N_CALL_REASONS].tolist()
+
+    def top_card(self) -> int:
+        """The card type on top of the face-up pile."""
+        return self._decks[core.PILE, self._scalars[core.S_PILE_SIZE] - 1].item()
+
+    def active_rules(self) -> list[tuple[int, int]]:
+        """``(rule id, author seat)`` of every active secret rule, in slot order (author -1: nobody
+        at the table)."""
+        rules = self._rules.tolist()
+        return [
+            (rule, author)
+            for rule, author in zip(rules[core.ACTIVE], rules[core.AUTHOR], strict=True)
+            if rule >= 0
+        ]
+
+    def place_rule(self, slot: int, rule: int, author: int) -> None:
+        """Make library rule ``rule``, authored by seat ``author``, active in ``slot``."""
+        self._rules[core.ACTIVE, slot] = rule
+        self._rules[core.AUTHOR, slot] = author
+
+    def queue_rule(self, index: int, rule: int) -> None:
+        """Put library rule ``rule`` at ``index`` of the fixed rule queue."""
+        self._rules[core.QUEUE, index] = rule
+
+    def clear_rule_queue(self) -> None:
+        """Empty the fixed rule queue (``rule_choice="fixed"``), as a reset without one has it."""
+        self._rules[core.QUEUE] = -1
+
+    def place_cards(self, pile: Sequence[int], stack: Sequence[int]) -> None:
+        """Lay out the face-up ``pile`` (bottom first: the last is the top card) and the ``stack``
+        (the first listed is drawn first), and set both sizes (a hand-set table)."""
+        self._decks[:] = 0
+        self._decks[core.PILE, : len(pile)] = pile
+        self._decks[core.STACK, : len(stack)] = list(stack)[::-1]  # drawn from the end
+        self.pile_size = len(pile)
+        self.stack_size = len(stack)
+
+    def event(self, index: int) -> Event:
+        """The ``index``-th public event of the episode (still in the ring buffer: one of the
+        last ``core.EVENT_SLOTS``)."""
+        row = self._events[index % core.EVENT_SLOTS].tolist()
+        return Event(*(row[column] for column in _EVENT_COLUMNS))
+
+    def recent_events(self, start: int = 0) -> list[tuple[int, Event]]:
+        """``(index, event)`` of the events from index ``start`` on that are still in the buffer."""
+        total = self.n_events
+        first = max(start, total - core.EVENT_SLOTS, 0)
+        return [(index, self.event(index)) for index in range(first, total)]
+
+    def calls(self) -> list[Call]:
+        """The penalty calls of the last step, in order."""
+        rows = self._calls[: self.n_calls].tolist()
+        return [Call(*(row[column] for column in _CALL_COLUMNS)) for row in rows]
 
 
 STATE_KEYS = MaoState._fields

@@ -209,12 +209,7 @@ class MaoVectorEnv(VectorCardEnv):
         """The secret rules active in game ``game`` as ``(rule id, author seat)`` pairs (author -1:
         nobody at the table), in slot order: ``reset(options={"rules": ...})`` of an AEC env."""
         game = self._check_game(game, "game_rules")
-        rules = self._state.rules
-        return [
-            (int(rules[game, core.ACTIVE, slot]), int(rules[game, core.AUTHOR, slot]))
-            for slot in range(rule_library.MAX_ACTIVE_RULES)
-            if rules[game, core.ACTIVE, slot] >= 0
-        ]
+        return snapshots.GameView(self._state, game).active_rules()
 
     def get_game_state(self, game: int) -> dict[str, Any]:
         """Game ``game`` as an AEC ``get_state()`` snapshot, for ``set_state`` of an AEC env built
@@ -247,15 +242,15 @@ class MaoVectorEnv(VectorCardEnv):
         game = self._check_game(game, "set_game_state")
         # Checked completely before anything is written: a rejected snapshot changes nothing.
         snapshot = snapshots.validate_snapshot(state, self.options.game_spec(), caller="set_game_state")
-        scalars = snapshot.scalars
-        if scalars[core.S_DONE] or scalars[core.S_STEP] >= self.max_steps:
+        game_view = snapshots.GameView(snapshot.arrays)
+        if game_view.done or game_view.steps >= self.max_steps:
             raise ValueError(
                 "snapshot field arrays['scalars']: the episode is over (terminated or truncated); "
                 "a game of the batched env is always in progress"
             )
         for source, target in zip(snapshot.arrays, self._state, strict=True):
             target[game] = source[0]
-        seat = int(self._state.scalars[game, core.S_CURRENT])
+        seat = game_view.current_seat
         self._to_act[game] = seat
         library, settings = rule_library.LIBRARY, self._settings
         core.action_mask(self._state, library, game, settings.by_rules, self._mask_bytes[game])

@@ -193,25 +193,11 @@ class _PlayoutTable:
         self.env = MadiaoVectorEnv(n_games, seed=0, copy=False, **env_kwargs)
         self.env.reset()
 
-    def load(self, snapshots: list[dict], copies: int):
-        """Game ``k * copies + c`` set to snapshot ``k`` (each validated once, like ``set_state``
-        does), the seat to act observed."""
-        from madiao_env import core, state
-
-        # MadiaoVectorEnv offers get_game_state but no setter: this writes what the AEC env's
-        # set_state writes, then refreshes the buffers a step would have filled.
-        env = self.env
+    def load(self, snapshots: list[dict], copies: int) -> None:
+        """Game ``k * copies + c`` set to snapshot ``k``, the seat to act observed."""
         for index, snapshot in enumerate(snapshots):
-            arrays = state.validate_snapshot(snapshot, env._config, env.stake)["arrays"]
             for game in range(index * copies, (index + 1) * copies):
-                state.write_game(env._state, game, arrays)
-        env._to_act[:] = env._state.ints[:, core.I_TO_ACT]
-        env._episode_stakes[:] = 0
-        core.observe_games(env._state, env._config, env._to_act, env._observation, env._mask_bytes)
-        env._rewards[:] = 0
-        env._terminated[:] = False
-        env._truncated[:] = False
-        return env._output()
+                self.env.set_game_state(game, snapshot)
 
 
 class MadiaoSearchAgent(Agent):

@@ -113,7 +113,7 @@ class MaoGame(LiveGame):
         self.rounds_won = [0] * n_players
         self.penalty_cards = [0] * n_players
         self.turns: list[dict[str, Any]] = []
-        self._events_seen = int(self.env._state.scalars[0, mao_core.S_N_EVENTS])
+        self._events_seen = self.env.game_view.n_events
         if not self.watch:
             self._advance()
 
@@ -258,7 +258,7 @@ class MaoGame(LiveGame):
             turn["calls"].append(entry)
 
     def _note_events(self) -> None:
-        total = int(self.env._state.scalars[0, mao_core.S_N_EVENTS])
+        total = self.env.game_view.n_events
         new = total - self._events_seen
         self._events_seen = total
         if new <= 0:
@@ -387,8 +387,8 @@ class MaoGame(LiveGame):
 
 def mao_seat_view(env, seat: int, seat_names: Sequence[str]) -> dict[str, Any]:
     """What ``seat`` sees of a Mao table: its own hand, the public table, its own rules."""
-    scalars = env._state.scalars[0]
-    named = int(scalars[mao_core.S_NAMED_SUIT])
+    game = env.game_view
+    named = game.named_suit
     top = env.top_card()
     valid_suit = named if named >= 0 else int(mao_cards.CARD_SUIT[mao_cards.CARD_ID[top]])
     return {
@@ -400,12 +400,12 @@ def mao_seat_view(env, seat: int, seat_names: Sequence[str]) -> dict[str, Any]:
         "top": top,
         "suit": mao_cards.SUIT_NAMES[valid_suit],
         "named_suit": mao_cards.SUIT_NAMES[named] if named >= 0 else None,
-        "direction": "increasing" if scalars[mao_core.S_DIRECTION] > 0 else "decreasing",
-        "pending_seven": int(scalars[mao_core.S_PENDING_SEVEN]),
+        "direction": "increasing" if game.direction > 0 else "decreasing",
+        "pending_seven": game.pending_seven,
         "to_act": env.current_seat,
-        "round": min(int(scalars[mao_core.S_ROUND]) + 1, env.num_rounds),
+        "round": min(game.rounds_finished + 1, env.num_rounds),
         "rounds": env.num_rounds,
-        "stack_size": int(scalars[mao_core.S_STACK_SIZE]),
+        "stack_size": game.stack_size,
         "my_rules": [
             {"rule": rule, "description": mao_rules.RULE_DESCRIPTIONS[rule]}
             for rule, author in env.active_rules()

@@ -266,3 +266,82 @@ def test_game_seeds_are_those_of_the_last_reset():
     venv.reset(seed=11)
     np.testing.assert_array_equal(venv.game_seeds, first)
     assert venv.game_seeds.dtype == np.uint64 and len(set(first.tolist())) == 4
+
+
+def _mid_hand_snapshot(seed: int, moves: int, **env_kwargs) -> dict:
+    """An AEC ``get_state()`` after ``moves`` random legal moves of a seeded hand (still going)."""
+    aec = madiao_v0.raw_env(**env_kwargs)
+    aec.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(moves):
+        mask = aec.observe(aec.agent_selection)["action_mask"]
+        aec.step(int(rng.choice(np.flatnonzero(mask))))
+    assert aec.table()["phase"] == "play"
+    return aec.get_state()
+
+
+def test_set_game_state_puts_a_snapshot_into_one_game_which_then_plays_as_the_aec_env():
+    venv = MadiaoVectorEnv(3, seed=5)
+    before = venv.reset()
+    snapshot = _mid_hand_snapshot(seed=21, moves=6)
+    venv.set_game_state(1, snapshot)
+    aec = madiao_v0.raw_env()
+    aec.set_state(snapshot)
+    # Round trip: the game's arrays are the snapshot's; the other games are untouched.
+    for mine, theirs in zip(venv.get_game_state(1)["arrays"], snapshot["arrays"], strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    current = venv.step(np.full(3, -1, dtype=np.int64))
+    assert_matches_aec(current, 1, aec)
+    for game in (0, 2):
+        np.testing.assert_array_equal(current.observation[game], before.observation[game])
+        np.testing.assert_array_equal(current.action_mask[game], before.action_mask[game])
+    # The game then plays on exactly as the AEC env does, to the end of the hand.
+    rng = np.random.default_rng(0)
+    while True:
+        action = int(rng.choice(np.flatnonzero(current.action_mask[1])))
+        actions = np.full(3, -1, dtype=np.int64)
+        actions[1] = action
+        current = venv.step(actions)
+        aec.step(action)
+        if current.terminated[1]:
+            assert all(aec.terminations.values())
+            np.testing.assert_allclose(current.final_payoffs[1], aec.last_settlement["payoffs"])
+            break
+        assert_matches_aec(current, 1, aec)
+
+
+def test_set_game_state_rejects_a_bad_game_or_snapshot_and_changes_nothing():
+    venv = MadiaoVectorEnv(2, seed=3)
+    snapshot = _mid_hand_snapshot(seed=4, moves=5)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before set_game_state\(\)"):
+        venv.set_game_state(0, snapshot)
+    start = venv.reset()
+    games = [venv.get_game_state(game) for game in range(2)]
+    corrupt = {**snapshot, "arrays": [array.copy() for array in snapshot["arrays"]]}
+    corrupt["arrays"][1][0, core.I_TO_ACT] = 7
+    finished = madiao_v0.raw_env()
+    finished.reset(seed=8)
+    while finished.agents and not all(finished.terminations.values()):
+        finished.step(int(np.flatnonzero(finished.observe(finished.agent_selection)["action_mask"])[0]))
+    other_options = _mid_hand_snapshot(seed=4, moves=5, face_up_discard=True)
+    for game, bad, error, message in (
+        (2, snapshot, ValueError, r"game 2 is out of range 0\.\.1"),
+        (-1, snapshot, ValueError, r"game -1 is out of range"),
+        (True, snapshot, TypeError, "game must be an int"),
+        (0, {"version": 2}, ValueError, "snapshot is missing key"),
+        (0, corrupt, ValueError, r"ints\[I_TO_ACT\] = 7: seat to act must be -1\.\.3"),
+        (0, finished.get_state(), ValueError, "the episode is over"),
+        (1, other_options, ValueError, "other options"),
+        (1, [], ValueError, "not a Madiao get_state"),
+    ):
+        with pytest.raises(error, match=message):
+            venv.set_game_state(game, bad)
+        for index in range(2):
+            for mine, before in zip(
+                venv.get_game_state(index)["arrays"], games[index]["arrays"], strict=True
+            ):
+                np.testing.assert_array_equal(mine, before)
+        unchanged = venv.step(np.full(2, -1, dtype=np.int64))
+        np.testing.assert_array_equal(unchanged.observation, start.observation)
+        np.testing.assert_array_equal(unchanged.action_mask, start.action_mask)
+        np.testing.assert_array_equal(unchanged.to_act, start.to_act)
