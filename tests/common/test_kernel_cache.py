@@ -53,7 +53,7 @@ def _run(root: Path) -> dict:
 
 @pytest.mark.slow
 def test_editing_a_frozen_constant_outside_the_core_recompiles_the_kernel(tmp_path):
-    for package in ("cardgame_core", "madiao_env"):
+    for package in ("cardgame_core", "madiao_env", "madiao_mao"):
         shutil.copytree(
             REPOSITORY / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
         )
