@@ -205,14 +205,19 @@ class LiveGame(ABC):
     @abstractmethod
     def _to_act(self) -> int | None: ...
 
-    @abstractmethod
-    def _legal(self) -> list[int]: ...
+    def _legal(self) -> list[int]:
+        """The person's legal actions: none while watching or while another seat is to act."""
+        if self.watch or self._to_act() != self.seat:
+            return []
+        return [int(action) for action in np.flatnonzero(self._observe(self.seat)["action_mask"])]
 
     @abstractmethod
     def _step(self, seat: int, action: int) -> None: ...
 
-    @abstractmethod
-    def _observe(self, seat: int) -> dict[str, np.ndarray]: ...
+    def _observe(self, seat: int) -> dict[str, np.ndarray]:
+        """``seat``'s observation of the game's AEC env, ``self.env`` (PettingZoo names the seats
+        ``player_<seat>``)."""
+        return self.env.observe(f"player_{seat}")
 
     @abstractmethod
     def _action_from_text(self, text: str) -> int: ...

@@ -171,14 +171,6 @@ class MadiaoGame(LiveGame):
     def _to_act(self) -> int | None:
         return None if self.over else int(self.env.agent_selection.rsplit("_", 1)[1])
 
-    def _observe(self, seat: int) -> dict[str, np.ndarray]:
-        return self.env.observe(f"player_{seat}")
-
-    def _legal(self) -> list[int]:
-        if self.watch or self._to_act() != self.seat:
-            return []
-        return [int(a) for a in np.flatnonzero(self._observe(self.seat)["action_mask"])]
-
     def _action_from_text(self, text: str) -> int:
         return madiao_cards.text_to_action(text)
 

@@ -6,8 +6,6 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from madiao_mao_web.games import (
     LOG_LENGTH,
     GameOptionError,
@@ -134,14 +132,6 @@ class MaoGame(LiveGame):
 
     def _to_act(self) -> int | None:
         return None if self.over else self.env.current_seat
-
-    def _observe(self, seat: int) -> dict[str, np.ndarray]:
-        return self.env.observe(f"player_{seat}")
-
-    def _legal(self) -> list[int]:
-        if self.watch or self._to_act() != self.seat:
-            return []
-        return [int(a) for a in np.flatnonzero(self._observe(self.seat)["action_mask"])]
 
     def _action_from_text(self, text: str) -> int:
         return self.env.action_from_text(text)

@@ -50,14 +50,6 @@ class HighCardGame(LiveGame):
     def _to_act(self) -> int | None:
         return None if self.over else self.env.seat
 
-    def _observe(self, seat: int) -> dict[str, np.ndarray]:
-        return self.env.observe(f"player_{seat}")
-
-    def _legal(self) -> list[int]:
-        if self.watch or self._to_act() != self.seat:
-            return []
-        return [int(a) for a in np.flatnonzero(self._observe(self.seat)["action_mask"])]
-
     def _action_from_text(self, text: str) -> int:
         if text not in ACTION_NAMES:
             raise ValueError(f"a move is one of {', '.join(ACTION_NAMES)}, got {text!r}")
