@@ -379,13 +379,3 @@ def rule_texts() -> dict[str, Any]:
     """The rules in words of every game, by game name (``GET /api/rules``; views name rules by id,
     so that no view carries card names that are not about its game)."""
     return {name: module.rule_texts() for name, module in web_modules().items()}
-
-
-def __getattr__(name: str) -> Any:
-    """A name defined by a game's web module (its live game class, its view helpers), reached here
-    too: this module held every game's code before the games had modules of their own."""
-    if not name.startswith("_"):
-        for module in web_modules().values():
-            if name in vars(module):
-                return vars(module)[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -28,7 +28,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from madiao_mao.games import game_names
-from madiao_mao_web.games import parse_int_text, web_module, web_modules
+from madiao_mao_web.games import parse_int_text, web_module
 from madiao_mao_web.security import echo
 
 MAX_REPLAY_STEPS = 20_000  # the built-in games' records: a few hundred steps, a few thousand at most
@@ -107,13 +107,3 @@ def parse_step(step: Any, n_steps: int) -> int:
 def make_replay(record: dict[str, Any]) -> Replay:
     """The replay of ``record`` (checked by ``load_record``)."""
     return web_module(record["game"]).REPLAY(record)
-
-
-def __getattr__(name: str) -> Any:
-    """A name defined by a game's web module (its replay class), reached here too: this module
-    held every game's replay before the games had modules of their own."""
-    if not name.startswith("_"):
-        for module in web_modules().values():
-            if name in vars(module):
-                return vars(module)[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

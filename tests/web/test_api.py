@@ -164,7 +164,7 @@ def test_mao_game_never_shows_other_hands_or_rules_not_authored(client):
 
 
 def test_mao_rule_choice_offers_the_library_and_tells_a_refusal_to_the_proposer():
-    from madiao_mao_web.games import MaoGame
+    from madiao_mao_web.mao.live import MaoGame
     from mao_env import core as mao_core
 
     game = MaoGame(seat=0, players=4, rounds=2, agents="base", seed=0)

@@ -331,7 +331,7 @@ def rule_choice_game(rules_in_force: list[tuple[int, int]], proposals: list[str]
     legal move), after the person's "draw" and "end"."""
     import numpy as np
 
-    from madiao_mao_web.games import MaoGame
+    from madiao_mao_web.mao.live import MaoGame
     from mao_env import core as mao_core
 
     class Proposer:
@@ -466,7 +466,8 @@ def test_checkpointed_mao_frames_equal_a_step_by_step_replay(monkeypatch):
     import numpy as np
 
     from madiao_mao_web import replays
-    from madiao_mao_web.games import mao_seat_view
+    from madiao_mao_web.mao.live import mao_seat_view
+    from madiao_mao_web.mao.replay import MaoReplay
     from mao_env import cards as mao_cards
     from mao_env.records import record_game, replay
 
@@ -474,7 +475,7 @@ def test_checkpointed_mao_frames_equal_a_step_by_step_replay(monkeypatch):
     record = json.loads(
         json.dumps(record_game(["base", "random", "base"], seed=5, n_players=3, num_rounds=2))
     )
-    seen = replays.MaoReplay(record)
+    seen = MaoReplay(record)
     assert seen.n_steps == len(record["actions"]) > 64
     reference = {}
     for step, env in enumerate(replay(record)):
@@ -498,13 +499,14 @@ def test_checkpointed_mao_frames_equal_a_step_by_step_replay(monkeypatch):
 def test_checkpointed_madiao_frames_equal_frames_kept_for_every_step(monkeypatch, tmp_path):
     from madiao_mao.training.cli import main
     from madiao_mao_web import replays
+    from madiao_mao_web.madiao.replay import MadiaoReplay
 
     path = tmp_path / "match.json"
     assert main(["match", "--seed", "4", "--record", str(path)]) == 0
     record = replays.load_record(json.loads(path.read_text()))
-    seen = replays.MadiaoReplay(record)
+    seen = MadiaoReplay(record)
     monkeypatch.setattr(replays, "CHECKPOINT_STRIDE", 1)  # every step's table kept: the old way
-    every_step = replays.MadiaoReplay(record)
+    every_step = MadiaoReplay(record)
     monkeypatch.undo()
     for step in [*range(seen.n_steps, -1, -7), 0, seen.n_steps, 129, 128, 127]:
         for seat in (None, 0, 3):

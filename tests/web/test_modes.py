@@ -8,7 +8,7 @@ import json
 import pytest
 
 from madiao_env import payments
-from madiao_mao_web.games import MaoGame, mao_phrase_text, mao_reason_text
+from madiao_mao_web.mao.live import MaoGame, mao_phrase_text, mao_reason_text
 from mao_env import rules as mao_rules
 from tests.web.test_api import madiao_hidden, madiao_leaks
 
