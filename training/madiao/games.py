@@ -2,8 +2,7 @@
 
 :func:`play_episode` plays one episode with one agent per seat and records it as the events of
 a game record. The record format, its checks and its printer live beside the game in
-:mod:`madiao_env.records` (re-exported here under their old names: ``RECORD_FORMAT``,
-``make_record``, ``write_record``, ``read_record``, ``EventPrinter``, ``print_record``, ...).
+:mod:`madiao_env.records`.
 
 ``on_event`` receives each event as it happens, which is how ``match`` and ``play`` print the game
 live; ``replay`` prints the same events again with :class:`~madiao_env.records.EventPrinter`.
@@ -18,40 +17,10 @@ from typing import Any
 import numpy as np
 
 from madiao_env import cards
-
-# The record format and its printer, re-exported under the names this module had for them.
-from madiao_env.records import (
-    RECORD_FORMAT,
-    Event,
-    EventPrinter,
-    EventRecorder,
-    format_hand,
-    make_record,
-    print_record,
-    read_record,
-    role_name,
-    sort_hand,
-    write_record,
-)
+from madiao_env.records import Event, EventRecorder
 from madiao_mao.agents.base import Agent
 
-__all__ = [
-    "RECORD_FORMAT",
-    "EpisodeResult",
-    "Event",
-    "EventPrinter",
-    "EventRecorder",
-    "format_hand",
-    "make_env",
-    "make_record",
-    "play_episode",
-    "print_record",
-    "read_record",
-    "role_name",
-    "seat_of",
-    "sort_hand",
-    "write_record",
-]
+__all__ = ["EpisodeResult", "make_env", "play_episode", "seat_of"]
 
 
 def make_env(**env_kwargs: Any):
