@@ -96,33 +96,23 @@ def unshaped(venv, config: TrainConfig):
     return venv
 
 
-class _GameSpecs(Mapping[str, GameSpec]):
-    """Every registered game's spec by name, read from the registry when asked (a game registered
-    later is in it)."""
+class _ByGame(Mapping[str, Any]):
+    """A value per registered game, read from the registry when asked (a game registered later is
+    in it): ``value_of(game)`` for every name ``madiao_mao.games`` lists."""
 
-    def __getitem__(self, game: str) -> GameSpec:
+    def __init__(self, value_of: Callable[[str], Any]) -> None:
+        self._value_of = value_of
+
+    def __getitem__(self, game: str) -> Any:
         if game not in game_names():
             raise KeyError(game)
-        return get_game(game).layer("training").GAME_SPEC
+        return self._value_of(game)
 
     def __iter__(self) -> Iterator[str]:
         return iter(game_names())
 
     def __len__(self) -> int:
         return len(game_names())
-
-
-class _GameDefaults(Mapping[str, Mapping[str, Any]]):
-    """The defaults that differ by game, as ``GAME_SPECS`` gives them."""
-
-    def __getitem__(self, game: str) -> Mapping[str, Any]:
-        return GAME_SPECS[game].defaults
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(GAME_SPECS)
-
-    def __len__(self) -> int:
-        return len(GAME_SPECS)
 
 
 class _PolicyFeatures(Mapping[str, PolicyFeatures]):
@@ -145,9 +135,9 @@ class _PolicyFeatures(Mapping[str, PolicyFeatures]):
 
 
 #: Every registered game's ``GameSpec`` by name.
-GAME_SPECS: Mapping[str, GameSpec] = _GameSpecs()
+GAME_SPECS: Mapping[str, GameSpec] = _ByGame(lambda game: get_game(game).layer("training").GAME_SPEC)
 #: The defaults that differ by game (a ``TrainConfig`` field left at None takes its game's value).
-GAME_DEFAULTS: Mapping[str, Mapping[str, Any]] = _GameDefaults()
+GAME_DEFAULTS: Mapping[str, Mapping[str, Any]] = _ByGame(lambda game: GAME_SPECS[game].defaults)
 #: Every policy feature a run can ask for (``TrainConfig.features``), of whichever game.
 POLICY_FEATURES: Mapping[str, PolicyFeatures] = _PolicyFeatures()
 
