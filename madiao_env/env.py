@@ -295,18 +295,24 @@ def _check_distinct(ids: list[int], what: str) -> None:
         seen.add(card)
 
 
-def _deck_dealing(hands_and_stock: tuple[list[list[int]], list[int]], first: int) -> np.ndarray:
+def deck_dealing(hands_and_stock: tuple[list[list[int]], list[int]], first: int) -> np.ndarray:
     """The deck order (int8[40]) that the dealing procedure from ``first`` turns into these hands
-    and stock."""
+    (card ids by seat) and stock (card ids, upcard first)."""
     hand_ids, stock_ids = hands_and_stock
-    deck = np.empty(cards.N_CARDS, dtype=np.int8)
-    for k in range(4):
-        deck[4 * k : 4 * k + 4] = hand_ids[(first + k) % 4][:4]
-    for j in range(16):
-        deck[16 + j] = hand_ids[(first + j) % 4][4 + j // 4]
-    for i in range(cards.STOCK_SIZE):
-        deck[39 - i] = stock_ids[i]
-    return deck
+    return deck_orders(np.asarray(hand_ids)[None], np.asarray(stock_ids)[None], first)[0]
+
+
+def deck_orders(hand_ids: np.ndarray, stock_ids: np.ndarray, first: int) -> np.ndarray:
+    """Deck orders (int8 ``[N, 40]``, top to bottom) that the dealing procedure from seat ``first``
+    turns into ``hand_ids`` (``[N, 4, 8]`` card ids by seat, any order within a hand) and
+    ``stock_ids`` (``[N, 8]``, upcard first): the module doc's procedure, for many deals at once."""
+    decks = np.empty((hand_ids.shape[0], cards.N_CARDS), dtype=np.int8)
+    for k in range(4):  # a batch of four to each seat in play order from the first seat
+        decks[:, 4 * k : 4 * k + 4] = hand_ids[:, (first + k) % 4, :4]
+    for j in range(16):  # then single cards round the table
+        decks[:, 16 + j] = hand_ids[:, (first + j) % 4, 4 + j // 4]
+    decks[:, cards.N_CARDS - cards.STOCK_SIZE :] = stock_ids[:, ::-1]  # the upcard at the bottom
+    return decks
 
 
 @document_options(MadiaoOptions, render_mode=_RENDER_MODE_DOC)
@@ -418,7 +424,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         if hands_given and first < 0:
             first = int(core.first_seat_from_cut(int(deck[39]), banker))  # the upcard as cut card
         if hands_given:
-            deck = _deck_dealing(hands_given, first)
+            deck = deck_dealing(hands_given, first)
         rng_seed = self._rng.integers(1, 2**63, dtype=np.uint64)
         obs = np.empty(self._obs_shape, dtype=np.int8)
         masks = np.empty(_MASK_SHAPE, dtype=np.int8)

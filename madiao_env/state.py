@@ -205,6 +205,12 @@ class GameView:
         """The hand number of the last hand settled."""
         return self._ints[core.I_LAST_SETTLED_HAND].item()
 
+    def redeal_passed(self) -> list[int]:
+        """The seats that passed a redeal offer on the current deal (public: every seat holding five
+        or more cards of a suit is asked, while the hand's redeal cap allows), in seat order."""
+        passed = self._ints[core.I_PASSED].item()
+        return [seat for seat in range(cards.N_SEATS) if passed >> seat & 1]
+
     def tricks_won(self) -> list[int]:
         """Tricks won so far in this hand, by seat."""
         return self._ints[core.I_TRICKS_WON : core.I_TRICKS_WON + cards.N_SEATS].tolist()
@@ -244,6 +250,11 @@ def seats_to_act(game_state: MadiaoState) -> np.ndarray:
 def bankers(game_state: MadiaoState) -> np.ndarray:
     """Each game's banker seat (``[N]``): a view of the state."""
     return game_state.ints[:, core.I_BANKER]
+
+
+def hands(game_state: MadiaoState) -> np.ndarray:
+    """Each game's hands by seat as card bitmasks (``[N, 4]`` uint64, bit k = card id k): a view."""
+    return game_state.card_sets[:, core.CS_HAND : core.CS_HAND + cards.N_SEATS]
 
 
 def overflowed_games(game_state: MadiaoState) -> np.ndarray:

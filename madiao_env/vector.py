@@ -23,6 +23,7 @@ the episode ends; with ``episode="match"`` every hand is paid as it is settled a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -166,6 +167,10 @@ class MadiaoVectorEnv(VectorCardEnv):
         """Each game's banker seat (``[N]``, a copy)."""
         return state.bankers(self._state).copy()
 
+    def hands(self) -> np.ndarray:
+        """Each game's hands by seat as card bitmasks (``[N, 4]`` uint64, bit k = card id k; a copy)."""
+        return state.hands(self._state).copy()
+
     def describe_action(self, action: int) -> str:
         return cards.action_to_text(action)
 
@@ -216,6 +221,21 @@ class MadiaoVectorEnv(VectorCardEnv):
         self._mask_bytes[game] = mask[0]
         self._to_act[game] = to_act
         self._episode_stakes[game] = 0
+
+    def copy_game(self, source: int, targets: Sequence[int]) -> None:
+        """Make each game of ``targets`` a copy of game ``source`` as it is now (its state,
+        observation, mask and seat to act; episode payoffs restart at zero, as with
+        :meth:`set_game_state`): one searched position played out many ways without checking its
+        snapshot again. Every index is checked first: a bad one raises and changes nothing."""
+        source = self._check_game(source, "copy_game")
+        targets = [self._check_game(target, "copy_game") for target in targets]
+        arrays = state.game_arrays(self._state, source)
+        for target in targets:
+            state.write_game(self._state, target, arrays)
+            self._observation[target] = self._observation[source]
+            self._mask_bytes[target] = self._mask_bytes[source]
+            self._to_act[target] = self._to_act[source]
+            self._episode_stakes[target] = 0
 
     def _check_overflow(self) -> None:
         overflowed = state.overflowed_games(self._state)

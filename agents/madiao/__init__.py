@@ -49,7 +49,7 @@ AGENTS = MappingProxyType(
             AgentSpec("heuristic", "the strongest scripted player (role-aware heuristic)", _heuristic),
             AgentSpec(
                 "search",
-                "determinized Monte Carlo search; search:samples=32,policy=PATH sets its budget",
+                "determinized Monte Carlo search (search:samples=32,policy=PATH,inference=model)",
                 _search,
                 needs_env=True,
                 takes_options=True,

@@ -1,5 +1,5 @@
 """Pretrained policies shipped with the package (a package so that setuptools installs the
-``*.zip`` files here as package data), saved without optimizer state by
+``*.zip`` and ``*.npz`` files here as package data), saved without optimizer state by
 ``madiao_mao.training.sb3.model.export_policy``; ``madiao_mao.agents.registry.make_agent("model", game)``
 loads them
 (docs/results.md has how each was trained and how strong it is).
@@ -10,4 +10,8 @@ loads them
   (warm start from the Bayesian player, then 250,000 PPO steps against base players, its
   snapshots and itself); it reads the default 8-event history observation and its seat's
   posterior over the secret rules (``madiao_mao.agents.mao.policy.BeliefPolicyAgent``).
+- ``madiao_card_locations.npz``: the Madiao card-location model the search player samples deals
+  from with ``search:sampler=learned`` (``madiao_mao.agents.madiao.card_locations``), fitted by
+  ``python -m madiao_mao.training.madiao.card_locations fit --players heuristic model --decisions
+  200000 --epochs 8 --seed 0``.
 """

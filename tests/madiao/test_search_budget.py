@@ -34,7 +34,7 @@ def test_options_are_read_by_name():
         ("samples=0", "search option samples must be a positive integer, got 0"),
         ("samples=many", "search option samples must be a positive integer, got 'many'"),
         ("sloughs=-1", "search option sloughs must be a positive integer"),
-        ("depth=3", "unknown search option 'depth'; options are samples, sloughs, policy"),
+        ("depth=3", "unknown search option 'depth'; options are samples, sloughs, policy, inference, pool"),
         ("samples", "search option 'samples' must be written key=value"),
         ("policy=", "search option 'policy=' must be written key=value"),
         ("samples=2,samples=3", "search option 'samples' is given twice"),
@@ -138,7 +138,7 @@ def test_strength_increases_with_the_budget_on_a_fixed_deal_set():
     from madiao_mao.training.madiao.evaluation import duplicate_match, make_deals
 
     env = madiao_v0.env()
-    deals = make_deals(10, seed=21)
+    deals = make_deals(25, seed=21)
     heuristic = make_agent("heuristic")
     small = duplicate_match(make_agent("search:samples=1", env=env, seed=2), heuristic, deals, env=env)
     large = duplicate_match(make_agent("search:samples=16", env=env, seed=2), heuristic, deals, env=env)

@@ -345,3 +345,39 @@ def test_set_game_state_rejects_a_bad_game_or_snapshot_and_changes_nothing():
         np.testing.assert_array_equal(unchanged.observation, start.observation)
         np.testing.assert_array_equal(unchanged.action_mask, start.action_mask)
         np.testing.assert_array_equal(unchanged.to_act, start.to_act)
+
+
+def test_copy_game_makes_games_that_play_on_like_the_source_and_checks_indices_first():
+    venv = MadiaoVectorEnv(4, seed=2)
+    venv.reset()
+    venv.set_game_state(0, _mid_hand_snapshot(seed=13, moves=7))
+    before = [venv.get_game_state(game) for game in range(4)]
+    for bad, error in (([1, 4], ValueError), ([True], TypeError)):
+        with pytest.raises(error):
+            venv.copy_game(0, bad)
+        for game in range(4):  # a refused copy changes nothing
+            for mine, theirs in zip(venv.get_game_state(game)["arrays"], before[game]["arrays"], strict=True):
+                np.testing.assert_array_equal(mine, theirs)
+    venv.copy_game(0, [2, 3])
+    np.testing.assert_array_equal(venv.hands()[2], venv.hands()[0])
+    current = venv.step(np.full(4, -1, dtype=np.int64))
+    rng = np.random.default_rng(1)
+    while not current.terminated[0]:
+        action = int(rng.choice(np.flatnonzero(current.action_mask[0])))
+        current = venv.step(np.array([action, -1, action, action], dtype=np.int64))
+        for copy in (2, 3):
+            np.testing.assert_array_equal(current.observation[copy], current.observation[0])
+            assert current.terminated[copy] == current.terminated[0]
+    np.testing.assert_array_equal(current.final_payoffs[2], current.final_payoffs[0])
+    np.testing.assert_array_equal(current.final_payoffs[3], current.final_payoffs[0])
+
+
+def test_hands_are_the_dealt_cards_by_seat():
+    venv = MadiaoVectorEnv(2, seed=0)
+    deck = np.arange(cards.N_CARDS, dtype=np.int64)
+    venv.reset_deals(np.stack([deck, deck[::-1]]), np.array([0, 1]), np.array([5, 6]))
+    aec = madiao_v0.raw_env()
+    for game, order in enumerate((deck, deck[::-1])):
+        aec.reset(seed=[5, 6][game], options={"deck": [cards.CARD_NAMES[c] for c in order], "banker": game})
+        expected = [sum(1 << cards.card_id(name) for name in hand) for hand in aec.table()["hands"]]
+        assert venv.hands()[game].tolist() == expected
