@@ -10,4 +10,8 @@ loads them
   (warm start from the Bayesian player, then 250,000 PPO steps against base players, its
   snapshots and itself); it reads the default 8-event history observation and its seat's
   posterior over the secret rules (``madiao_mao.agents.mao.policy.BeliefPolicyAgent``).
+- ``mao_caller.json``: not a policy but the weights of the learned caller of Mao's players' calls
+  (``madiao_mao.agents.mao.caller``, the ``caller`` agent), a logistic regression that loads with
+  numpy alone; ``python -m madiao_mao.training.mao.caller fit --episodes 400 --seed 0 --out
+  mao_caller.json`` makes it (the command is in the file).
 """
