@@ -119,6 +119,36 @@ def mean_ci(block_values: Iterable[float], confidence: float = 0.95) -> MeanCI:
     return MeanCI(mean, mean - half, mean + half, n)
 
 
+def paired_ratio_difference(
+    ours: tuple[Sequence[float], Sequence[float]],
+    theirs: tuple[Sequence[float], Sequence[float]],
+    *,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> MeanCI:
+    """(sum of numerators / sum of denominators) of ``ours`` minus that of ``theirs``, each given
+    per block (``(numerators, denominators)``, the same blocks in the same order), with a paired
+    bootstrap percentile interval: blocks are resampled together, so what both met is held fixed.
+    For a ratio of sums, as a call accuracy is (correct calls / calls, per episode), where a
+    block's own ratio is often undefined. Resamples where either denominator sums to zero are
+    dropped."""
+    a_num, a_den, b_num, b_den = (np.asarray(x, dtype=np.float64) for x in (*ours, *theirs))
+    n = a_num.size
+    if not a_num.shape == a_den.shape == b_num.shape == b_den.shape == (n,):
+        raise ValueError("the two sides must give one numerator and one denominator per block")
+    if n == 0 or a_den.sum() == 0 or b_den.sum() == 0:
+        return MeanCI(math.nan, math.nan, math.nan, 0)
+    point = a_num.sum() / a_den.sum() - b_num.sum() / b_den.sum()
+    picks = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    sums = [x[picks].sum(axis=1) for x in (a_num, a_den, b_num, b_den)]
+    defined = (sums[1] > 0) & (sums[3] > 0)
+    differences = sums[0][defined] / sums[1][defined] - sums[2][defined] / sums[3][defined]
+    tail = (1.0 - confidence) / 2 * 100
+    low, high = np.percentile(differences, [tail, 100 - tail])
+    return MeanCI(float(point), float(low), float(high), n)
+
+
 def block_means(values: Sequence[float], block_ids: Sequence[int]) -> np.ndarray:
     """Average ``values`` within each block id (blocks in order of first appearance)."""
     values = np.asarray(values, dtype=np.float64)

@@ -1,4 +1,5 @@
-"""The Mao players: base-rules, Bayesian and oracle players, and the learned policies' features.
+"""The Mao players: base-rules, Bayesian and oracle players, the learned caller, and the learned
+policies' features.
 
 ``AGENTS`` is what ``madiao_mao.agents.registry`` offers for Mao besides the players every game
 has; each builder imports its player when it is built. ``policy_agent`` plays the policies that
@@ -31,6 +32,16 @@ def _bayes(seed: int | None, env, options: str | None) -> Agent:
     return BayesianRuleAgent(seed=seed, **variants)
 
 
+def _caller(seed: int | None, env, options: str | None) -> Agent:
+    from madiao_mao.agents.mao.caller import CallerModel, LearnedCallerAgent
+    from madiao_mao.agents.mao.players import table_variants
+
+    model = CallerModel.load(options) if options else None  # a bad file is named first
+    variants = table_variants(env, posterior=True) if env is not None else {}
+    name = "caller" if options is None else f"caller:{options}"
+    return LearnedCallerAgent(seed=seed, model=model, name=name, **variants)
+
+
 def _oracle(seed: int | None, env, options: str | None) -> Agent:
     require_env(env, "oracle", "it reads the active rules")
     from madiao_mao.agents.mao.players import OracleAgent
@@ -45,6 +56,13 @@ AGENTS = MappingProxyType(
             AgentSpec("base", "plays by the base rules only, learns no secret rule", _base),
             AgentSpec("bayes", "infers the secret rules from the penalties it sees (Bayesian)", _bayes),
             AgentSpec("oracle", "knows every rule in force", _oracle, needs_env=True),
+            AgentSpec(
+                "caller",
+                "the Bayesian player with a learned decision of when to call a fault (players' calls); "
+                "caller:PATH reads another fitted caller (.json)",
+                _caller,
+                takes_options=True,
+            ),
         )
     }
 )

@@ -69,6 +69,8 @@ from madiao_mao.agents.mao.beliefs import (
 from mao_env import cards
 
 SEVEN_PHRASES = ("penalty card", "thank you")
+#: The scripted players' default ``call_threshold``: the least belief in a fault for calling it.
+DEFAULT_CALL_THRESHOLD = 0.8
 ROUND_STYLES = ("plain", "cambridge")
 REASON_MODES = ("calls", "hidden", "revealed")
 CALL_MODES = ("master", "players")
@@ -175,7 +177,7 @@ class RuleBeliefAgent(Agent):
         *,
         play_threshold: float = 0.5,
         mao_threshold: float = 0.5,
-        call_threshold: float = 0.8,
+        call_threshold: float = DEFAULT_CALL_THRESHOLD,
         talking: bool = True,
         seven_phrase: str = "penalty card",
         name: str | None = None,
@@ -377,6 +379,7 @@ class RulePosterior:
         self.expect_event = False  # the last own action ended a turn or chose a rule
         self.proposed = False  # the last own action proposed a rule
         self.events_seen = 0
+        self.events_since_new_rule = 0  # public events since a rule it does not know became active
 
     # -- summaries ---------------------------------------------------------------------------
     @property
@@ -427,6 +430,7 @@ class RulePosterior:
                     self._branch()
                     still_to_branch -= 1
                 continue
+            self.events_since_new_rule += 1
             top, suit = self._judge_event(event, top, suit)
         if newly_authored:
             self._add_known(newly_authored)
@@ -461,6 +465,7 @@ class RulePosterior:
         if hypotheses.shape[0] > limit:
             keep = np.argsort(-weights, kind="stable")[:limit]
             hypotheses, weights = hypotheses[keep], weights[keep] / weights[keep].sum()
+        self.events_since_new_rule = 0
         free = hypotheses < 0.5
         parents, rules = np.nonzero(free)
         if parents.size == 0:
@@ -764,9 +769,16 @@ class BayesianRuleAgent(RuleBeliefAgent):
         legal = legal_actions(mask)
         view = parse_observation(_observation_vector(observation))
         posterior.observe(view)
-        action = self.decide(view, mask, legal, posterior.hypotheses, posterior.weights)
+        action = self.decide_from(posterior, view, mask, legal)
         posterior.note_action(action)
         return action
+
+    def decide_from(
+        self, posterior: RulePosterior, view: SeatView, mask: np.ndarray, legal: np.ndarray
+    ) -> int:
+        """The action for this decision given the seat's posterior, which has taken in ``view``
+        (a subclass that reads more of the posterior than its support overrides this)."""
+        return self.decide(view, mask, legal, posterior.hypotheses, posterior.weights)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return self._act_with(self.posterior, observation, action_mask)

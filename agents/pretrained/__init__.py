@@ -14,4 +14,8 @@ loads them
   from with ``search:sampler=learned`` (``madiao_mao.agents.madiao.card_locations``), fitted by
   ``python -m madiao_mao.training.madiao.card_locations fit --players heuristic model --decisions
   200000 --epochs 8 --seed 0``.
+- ``mao_caller.json``: not a policy but the weights of the learned caller of Mao's players' calls
+  (``madiao_mao.agents.mao.caller``, the ``caller`` agent), a logistic regression that loads with
+  numpy alone; ``python -m madiao_mao.training.mao.caller fit --episodes 400 --seed 0 --out
+  mao_caller.json`` makes it (the command is in the file).
 """

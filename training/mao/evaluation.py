@@ -55,7 +55,14 @@ from madiao_mao.agents.mao.beliefs import (
     predicted_calls,
 )
 from madiao_mao.training.mao.play import MaoGameLog
-from madiao_mao.training.stats import BinnedRate, MeanCI, binned_rate, markdown_table, mean_ci
+from madiao_mao.training.stats import (
+    BinnedRate,
+    MeanCI,
+    binned_rate,
+    markdown_table,
+    mean_ci,
+    paired_ratio_difference,
+)
 from mao_env import cards
 from mao_env import rules as library
 
@@ -482,6 +489,13 @@ def held_out_experiment(
     return report
 
 
+#: The counts of :class:`CallStats` that add up over episodes (``CallStats.per_episode`` columns).
+CALL_COUNTS = (
+    "turns", "faults", "faults_called", "calls", "correct_calls", "bad_calls", "fault_cards",
+    "bad_call_cards", "unpunished_cards",
+)  # fmt: skip
+
+
 @dataclass
 class CallStats:
     """Players' calls at a table of one agent kind (``evaluate_calls``)."""
@@ -504,6 +518,18 @@ class CallStats:
     rounds_won: int = 0
     seat_cards: list[int] = field(default_factory=list)
     """Penalty cards (faults and bad calls) per seat."""
+    episode_ends: list[tuple[int, ...]] = field(default_factory=list)
+    """The ``CALL_COUNTS`` so far at the end of each episode played, so that per-episode rates
+    can be paired across agent kinds that met the same episodes."""
+
+    def end_episode(self) -> None:
+        """Mark the end of an episode (``episode_ends``)."""
+        self.episode_ends.append(tuple(getattr(self, name) for name in CALL_COUNTS))
+
+    def per_episode(self) -> np.ndarray:
+        """``[episodes, len(CALL_COUNTS)]``: each count within each episode of ``episode_ends``."""
+        ends = np.array([(0,) * len(CALL_COUNTS), *self.episode_ends], dtype=np.int64)
+        return np.diff(ends, axis=0)
 
     @property
     def call_accuracy(self) -> float:
@@ -582,13 +608,22 @@ def play_calls_episode(
 
 
 def calls_episodes(
-    episodes: int, seed: int, *, n_players: int = 4, n_rules: int = 2
+    episodes: int,
+    seed: int,
+    *,
+    n_players: int = 4,
+    n_rules: int = 2,
+    rules: Sequence[int] = DISCOVERABLE_RULES,
 ) -> list[tuple[int, list[tuple[int, int]]]]:
-    """The episodes of :func:`evaluate_calls`: (env seed, [(secret rule, its author's seat), ...])."""
+    """The episodes of :func:`evaluate_calls`: (env seed, [(secret rule, its author's seat), ...]),
+    the rules drawn from ``rules`` (default: every rule whose violation draws a call)."""
+    if len(set(rules)) < n_rules:
+        raise ValueError(f"{n_rules} secret rules per episode need as many distinct rules, got {list(rules)}")
+    pool = np.asarray(rules, dtype=np.int64)
     rng = np.random.default_rng(seed)
     plans = []
     for _ in range(episodes):
-        rules = rng.choice(DISCOVERABLE_RULES, n_rules, replace=False)
+        rules = rng.choice(pool, n_rules, replace=False)
         authors = rng.choice(n_players, n_rules)
         plan = [(int(r), int(a)) for r, a in zip(rules, authors, strict=True)]
         plans.append((int(rng.integers(2**31 - 1)), plan))
@@ -604,16 +639,18 @@ def evaluate_calls(
     seed: int = 0,
     max_steps: int = 3000,
     fault_source: str | None = None,
+    rules: Sequence[int] = DISCOVERABLE_RULES,
 ) -> dict[str, CallStats]:
     """Players' calls (``calls="players"``) of each agent kind, on the same ``episodes`` (seeds
-    and secret rules) for every kind. Each episode starts with ``n_rules`` validity or speech
-    rules, each authored by a random seat (its author knows it; the others infer it).
+    and secret rules) for every kind. Each episode starts with ``n_rules`` rules drawn from
+    ``rules`` (default: the validity and speech rules; ``HELD_OUT_RULES`` for players fitted on
+    the others), each authored by a random seat (its author knows it; the others infer it).
 
     ``fault_source=None``: every seat plays the kind, every turn's window is counted. Otherwise
     seat 0 plays ``fault_source`` (say ``"base"``, who never learns a secret rule and so keeps
     faulting) and the other seats the kind: only the windows on seat 0's turns are counted, i.e.
     how the kind polices a faulty player."""
-    plans = calls_episodes(episodes, seed, n_players=n_players, n_rules=n_rules)
+    plans = calls_episodes(episodes, seed, n_players=n_players, n_rules=n_rules, rules=rules)
     results = {}
     for index, (name, spec) in enumerate(agents.items()):
         env = _make_env(n_players, None, calls="players", max_steps=max_steps)
@@ -622,8 +659,9 @@ def evaluate_calls(
             lineup[0] = _agent(fault_source, env, seed + 1000 * index)
         stats = CallStats(name)
         movers = None if fault_source is None else (0,)
-        for env_seed, rules in plans:
-            play_calls_episode(env, lineup, stats, seed=env_seed, options={"rules": rules}, movers=movers)
+        for env_seed, plan in plans:
+            play_calls_episode(env, lineup, stats, seed=env_seed, options={"rules": plan}, movers=movers)
+            stats.end_episode()
         results[name] = stats
     return results
 
@@ -654,6 +692,47 @@ def calls_markdown(results: Mapping[str, CallStats], setup: str) -> str:
         "(a fault is a call reason the Mao Master would have called on the turn). Fault cards: taken "
         "by the faulty player for correct calls; bad-call cards: taken by callers; unpunished: what "
         "the Master would have given for the faults nobody called.\n"
+    )
+
+
+#: What :func:`paired_call_differences` compares: (label, numerator, denominator) of ``CALL_COUNTS``.
+PAIRED_CALL_MEASURES = (
+    ("call accuracy", "correct_calls", "calls"),
+    ("faults called", "faults_called", "faults"),
+    ("bad-call cards/turn", "bad_call_cards", "turns"),
+    ("unpunished cards/turn", "unpunished_cards", "turns"),
+)
+
+
+def paired_call_differences(ours: CallStats, theirs: CallStats) -> dict[str, MeanCI]:
+    """``ours`` minus ``theirs``, two agent kinds that met the same episodes, for each of
+    ``PAIRED_CALL_MEASURES`` (each a ratio of sums, as ``calls_markdown`` shows it), with a 95%
+    paired bootstrap interval over episodes: the games of the two kinds part once their calls
+    differ, so an episode's pair is the unit and its length may differ between the kinds."""
+    a, b = ours.per_episode(), theirs.per_episode()
+    if a.shape != b.shape or a.shape[0] == 0:
+        raise ValueError(f"{ours.name} and {theirs.name} did not play the same episodes")
+    column = {name: index for index, name in enumerate(CALL_COUNTS)}
+    return {
+        label: paired_ratio_difference(
+            (a[:, column[numerator]], a[:, column[denominator]]),
+            (b[:, column[numerator]], b[:, column[denominator]]),
+        )
+        for label, numerator, denominator in PAIRED_CALL_MEASURES
+    }
+
+
+def paired_calls_markdown(results: Mapping[str, CallStats], pairs: Sequence[tuple[str, str]]) -> str:
+    """One table row per (agent, reference) pair of ``results``: :func:`paired_call_differences`."""
+    rows, header = [], []
+    for name, reference in pairs:
+        differences = paired_call_differences(results[name], results[reference])
+        header = ["difference", "episodes", *differences]
+        n_episodes = next(iter(differences.values())).n_blocks
+        rows.append([f"{name} - {reference}", n_episodes, *(str(d) for d in differences.values())])
+    return markdown_table(header, rows) + (
+        "\n\nDifferences of the pooled figures above; 95% intervals by a paired bootstrap over episodes "
+        "(2,000 resamples; both kinds met the same seeds and secret rules).\n"
     )
 
 
