@@ -116,8 +116,10 @@ class LearnedPolicyAgent(Agent):
             torch.set_num_threads(1)
         try:
             with torch.no_grad():
-                features = policy.pi_features_extractor(torch.as_tensor(observations))
-                logits = policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
+                # On the policy's device: a saved model loads on the CPU, the live model of a run
+                # training on a GPU (as an opponent, or evaluated) stays there.
+                features = policy.pi_features_extractor(torch.as_tensor(observations, device=policy.device))
+                logits = policy.action_net(policy.mlp_extractor.forward_actor(features)).cpu().numpy()
         finally:
             torch.set_num_threads(threads)
         return logits.astype(np.float64)

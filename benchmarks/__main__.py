@@ -1,11 +1,13 @@
-"""``python -m madiao_mao.benchmarks [--seconds S] [--quick] [--only SUITES] [--output PATH]``.
+"""``python -m madiao_mao.benchmarks [--seconds S] [--quick] [--only SUITES] [--output PATH] [--device D]``.
 
 Suites: aec (every game's AEC env, the empty AEC env, PettingZoo classic), batched (vector envs at
 N = 1, 64, 1024, 4096), rollout (the games' play-outs, e.g. a bare trick probe), memory, startup (cold and
 warm import + compile, in child processes), peers (RLCard, OpenSpiel, Pgx when installed), learner
 (the SB3 engine's PPO update and rollout collection next to the matmul ceiling of the same run),
 rllib (the RLlib engine beside the SB3 engine, ``benchmarks/rllib.py``; only when ``--only`` names
-it, as it starts Ray).
+it, as it starts Ray). The learner and rllib suites train on the torch device of ``--device``
+(``TrainConfig.device``'s values; default "auto": a CUDA GPU when torch sees one), which the
+table's header and those rows' notes name; every other suite runs on the CPU.
 
 Before the first timer starts, every timed code path of the selected aec, batched and rollout
 suites runs once (``madiao_mao.benchmarks.timing.warm_up``: each game's AEC env, each vector env at each N,
@@ -34,10 +36,13 @@ from madiao_mao.benchmarks import rllib as rllib_suite
 from madiao_mao.benchmarks.targets import evaluate
 from madiao_mao.benchmarks.timing import Result
 from madiao_mao.training.cli_args import OneLineArgumentParser, check_output_file, run_reporting_user_errors
+from madiao_mao.training.config import ConfigError, check_device_name, resolve_device
 
 SUITES = ("aec", "batched", "rollout", "memory", "startup", "peers", "learner", "rllib")
 #: Suites only run when --only names them (the RLlib engine starts Ray: benchmarks/rllib.py).
 ON_REQUEST = ("rllib",)
+#: Suites that train a policy, on the torch device of --device.
+DEVICE_SUITES = ("learner", "rllib")
 DEFAULT_OUTPUT = pathlib.Path(__file__).with_name("results") / "latest.md"
 
 
@@ -63,6 +68,12 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         help="markdown file to write (default: results/latest.md for a full run, none for --quick or --only)",
     )
+    parser.add_argument(
+        "--device",
+        default="auto",
+        help="torch device of the learner and rllib suites: auto (a CUDA GPU when torch sees one, "
+        "else the CPU), cpu, cuda or cuda:N (default auto)",
+    )
     arguments = parser.parse_args(argv)
     if not math.isfinite(arguments.seconds) or arguments.seconds <= 0:
         parser.error(f"--seconds must be a number > 0, got {arguments.seconds}")
@@ -78,6 +89,13 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         unknown = [s for s in arguments.suites if s not in SUITES]
         if unknown:
             parser.error(f"unknown suite(s) {', '.join(unknown)}; suites are {', '.join(SUITES)}")
+    try:
+        check_device_name(arguments.device)
+        # torch only for the suites that train (the memory suite measures this process).
+        trains = set(arguments.suites) & set(DEVICE_SUITES)
+        arguments.torch_device = resolve_device(arguments.device) if trains else None
+    except ConfigError as error:
+        parser.error(f"--device: {error}")
     if arguments.quick:
         arguments.seconds = min(arguments.seconds, 0.1)
     if arguments.output is None and not arguments.quick and arguments.only is None:
@@ -165,6 +183,8 @@ def _run(arguments: argparse.Namespace, argv: list[str] | None) -> int:
         "budget per measurement": f"{arguments.seconds:g} s",
         "command": "python -m madiao_mao.benchmarks " + " ".join(sys.argv[1:] if argv is None else argv),
     }
+    if arguments.torch_device is not None:
+        header["learner device"] = f"{arguments.torch_device} (--device {arguments.device})"
     started = time.perf_counter()
     workloads = {
         suite: timed_workloads(suite, arguments, batch_sizes)
@@ -185,9 +205,9 @@ def _run(arguments: argparse.Namespace, argv: list[str] | None) -> int:
         elif suite == "peers":
             results += peers.run(arguments.seconds)
         elif suite == "learner":
-            results += learner.run(arguments.seconds)
+            results += learner.run(arguments.seconds, arguments.torch_device)
         elif suite == "rllib":
-            results += rllib_suite.run(arguments.seconds)
+            results += rllib_suite.run(arguments.seconds, arguments.torch_device)
         print(f"  {suite}: done after {time.perf_counter() - started:.0f} s", file=sys.stderr)
     header["load average at end"] = load_average()
     header["wall time"] = f"{time.perf_counter() - started:.0f} s"

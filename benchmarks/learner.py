@@ -18,6 +18,9 @@ the trainer builds it):
   inference for the learner, the opponents and the batched env);
 - "sb3 training": both together, what a run's progress line shows;
 - "matmul ceiling": the GFLOP/s described above, and "learner ceiling" in samples/s.
+
+The model and the ceiling's multiplies run on the torch device of ``--device`` (default "auto": a
+CUDA GPU when torch sees one), which every row's note names.
 """
 
 from __future__ import annotations
@@ -31,8 +34,9 @@ from madiao_mao.benchmarks.timing import Result
 CEILING_BATCH = 8192
 
 
-def default_model(seed: int = 0):
-    """The default training run's model, on its batched env with heuristic opponents."""
+def default_model(seed: int = 0, device: str = "cpu"):
+    """The default training run's model on torch ``device``, on its batched env with heuristic
+    opponents."""
     from madiao_mao.training.config import TrainConfig
     from madiao_mao.training.opponents import scripted_agents
     from madiao_mao.training.sb3.adapter import LearnerVecEnv
@@ -43,7 +47,7 @@ def default_model(seed: int = 0):
     vector_env = make_vector_env(config, config.n_envs, seed=seed)
     opponents = scripted_agents(config, ("heuristic",), "benchmark opponent")
     venv = LearnerVecEnv(vector_env, opponents, learner_seat="rotate", seed=seed)
-    return make_model(config, venv), config
+    return make_model(config, venv, device=device), config
 
 
 def linear_shapes(policy) -> list[tuple[int, int]]:
@@ -60,25 +64,38 @@ def flop_per_sample(shapes: list[tuple[int, int]], n_epochs: int) -> float:
     return 3.0 * n_epochs * forward
 
 
-def matmul_gflops(shapes: list[tuple[int, int]], seconds: float, batch: int = CEILING_BATCH) -> float:
-    """GFLOP/s of torch multiplying ``batch`` rows through each layer shape in turn (float32)."""
+def matmul_gflops(
+    shapes: list[tuple[int, int]], seconds: float, batch: int = CEILING_BATCH, device: str = "cpu"
+) -> float:
+    """GFLOP/s of torch multiplying ``batch`` rows through each layer shape in turn (float32), on
+    torch ``device``."""
     import torch
 
     generator = torch.Generator().manual_seed(0)
-    inputs = [torch.randn(batch, n_in, generator=generator) for n_in, _ in shapes]
-    weights = [torch.randn(n_in, n_out, generator=generator) for n_in, n_out in shapes]
+    inputs = [torch.randn(batch, n_in, generator=generator).to(device) for n_in, _ in shapes]
+    weights = [torch.randn(n_in, n_out, generator=generator).to(device) for n_in, n_out in shapes]
     flop = sum(2.0 * batch * n_in * n_out for n_in, n_out in shapes)
     with torch.no_grad():
         for x, w in zip(inputs, weights, strict=True):  # warm-up: allocations, thread pool
             torch.mm(x, w)
+        synchronize(device)
         calls, started = 0, time.perf_counter()
         while True:
             for x, w in zip(inputs, weights, strict=True):
                 torch.mm(x, w)
             calls += 1
+            synchronize(device)  # a GPU queues the multiplies: wait for them before reading the clock
             elapsed = time.perf_counter() - started
             if elapsed >= seconds:
                 return calls * flop / elapsed / 1e9
+
+
+def synchronize(device: str) -> None:
+    """Wait for the work queued on a CUDA ``device`` (nothing to wait for on the CPU)."""
+    if device != "cpu":
+        import torch
+
+        torch.cuda.synchronize(device)
 
 
 class _Continue:
@@ -106,10 +123,11 @@ def _time_until(body, seconds: float) -> float:
             return elapsed / calls
 
 
-def run(seconds: float) -> list[Result]:
+def run(seconds: float, device: str = "cpu") -> list[Result]:
+    """The suite's rows (module doc), measured on torch ``device`` (``resolve_device``'s)."""
     import torch
 
-    model, config = default_model()
+    model, config = default_model(device=device)
     torch.set_num_threads(config.torch_threads)
     rollout_size = config.n_envs * config.n_steps
     model.learn(rollout_size)  # the first rollout and update: warm-up, and a full buffer
@@ -123,11 +141,12 @@ def run(seconds: float) -> list[Result]:
     )
     shapes = linear_shapes(model.policy)
     torch.set_num_threads(os.cpu_count() or 1)
-    gflops = matmul_gflops(shapes, seconds)
+    gflops = matmul_gflops(shapes, seconds, device=device)
     ceiling_threads = torch.get_num_threads()
     torch.set_num_threads(config.torch_threads)
     ceiling = gflops * 1e9 / flop_per_sample(shapes, config.n_epochs)
     threads = f"{torch.get_num_threads()} torch thread(s)"
+    on = f"on {device}"
     network = f"{len(shapes)} linear layers, {flop_per_sample(shapes, 1) / 3e6:.2f} MFLOP forward per sample"
     return [
         Result(
@@ -135,21 +154,21 @@ def run(seconds: float) -> list[Result]:
             "matmul ceiling (the policy's layer shapes)",
             gflops,
             "GFLOP/s",
-            f"{ceiling_threads} torch thread(s); {network}",
+            f"{on}, {ceiling_threads} torch thread(s); {network}",
         ),
         Result(
             "learner",
             "learner ceiling (matmul GFLOP/s / FLOP per sample)",
             ceiling,
             "samples/s",
-            f"{config.n_epochs} epochs, forward + backward",
+            f"{on}, {config.n_epochs} epochs, forward + backward",
         ),
         Result(
             "learner",
             "sb3 PPO update",
             rollout_size / update,
             "samples/s",
-            f"minibatch {config.batch_size}, {config.n_epochs} epochs, {threads}; "
+            f"{on}, minibatch {config.batch_size}, {config.n_epochs} epochs, {threads}; "
             f"{rollout_size / update / ceiling:.2f} of the ceiling",
         ),
         Result(
@@ -157,13 +176,13 @@ def run(seconds: float) -> list[Result]:
             "sb3 rollout collection",
             rollout_size / collect,
             "learner steps/s",
-            f"{config.n_envs} games, heuristic opponents, policy inference included",
+            f"{on}, {config.n_envs} games, heuristic opponents, policy inference included",
         ),
         Result(
             "learner",
             "sb3 training (collection + update)",
             rollout_size / (update + collect),
             "learner steps/s",
-            f"rollout of {rollout_size} learner steps",
+            f"{on}, rollout of {rollout_size} learner steps",
         ),
     ]

@@ -14,7 +14,10 @@ steps = the learning seat's decisions):
   counted once per sample (not per epoch): the learner in the driver (``num_learners=0``), one
   learner actor, and two data-parallel learner actors (DDP over gloo) beside one env runner.
 
-Ratios to SB3 are given in the notes. Needs the ``train`` and ``distributed`` extras; without Ray
+Ratios to SB3 are given in the notes. The SB3 learner and the RLlib learners run on the torch
+device of ``--device`` (default "auto": a CUDA GPU when torch sees one; each learner actor then
+holds a GPU of its own, and a row that needs more GPUs than torch sees says so); the notes name
+it. Sampling always runs on the CPU. Needs the ``train`` and ``distributed`` extras; without Ray
 the rows say so. On a machine with fewer cores than runners + 1, the 2-runner row measures
 contention, not scaling (docs/scaling-out.md says how the projection is made).
 """
@@ -50,8 +53,8 @@ def _config():
     )
 
 
-def _sb3(seconds: float) -> tuple[float, float]:
-    """SB3 rollout-collection and learner throughput (learner steps/s)."""
+def _sb3(seconds: float, device: str) -> tuple[float, float]:
+    """SB3 rollout-collection and learner throughput (learner steps/s), the policy on ``device``."""
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -72,7 +75,7 @@ def _sb3(seconds: float) -> tuple[float, float]:
         n_epochs=config.n_epochs,
         policy_kwargs={"net_arch": list(config.net_arch)},
         seed=0,
-        device="cpu",
+        device=device,
         verbose=0,
     )
     _, callback = model._setup_learn(10**7, callback=None)
@@ -131,11 +134,11 @@ def _learner_speed(algo, seconds: float) -> float:
     return learned / max(learner_seconds, 1e-9)
 
 
-def _rllib_learners(seconds: float, learners: int) -> float:
+def _rllib_learners(seconds: float, learners: int, device: str) -> float:
     """Learner steps/s with ``learners`` learner actors (one env runner samples). Each actor
     holds ``(CPUs - 1) / learners`` CPUs (at most one, one torch thread), so that all fit beside
     the runner: on a small machine the rows measure the actors' overhead (the episodes sent to
-    them, DDP's all-reduce over gloo), not scaling."""
+    them, DDP's all-reduce over gloo), not scaling. On a GPU each actor holds one."""
     from madiao_mao.training.rllib.config import ppo_config
 
     config = _config()
@@ -147,6 +150,7 @@ def _rllib_learners(seconds: float, learners: int) -> float:
         env_config={"train_config": config.to_json()},
         num_learners=learners,
         cpus_per_learner=min(1.0, max(cpus - 1, 1) / learners),
+        device=device,
     ).build_algo()
     try:
         return _learner_speed(algo, seconds)
@@ -154,10 +158,10 @@ def _rllib_learners(seconds: float, learners: int) -> float:
         algo.stop()
 
 
-def _rllib_cluster(seconds: float, runners: int, *, learner: bool) -> tuple[float, float | None]:
+def _rllib_cluster(seconds: float, runners: int, *, learner: bool, device: str) -> tuple[float, float | None]:
     """``runners`` env-runner actors sampling in parallel (aggregate learner steps/s), and (if
-    ``learner``) the steps/s of the learner in the driver (``num_learners=0``) over training
-    iterations."""
+    ``learner``) the steps/s of the learner in the driver (``num_learners=0``, on ``device``) over
+    training iterations."""
     from madiao_mao.training.rllib.config import ppo_config
 
     config = _config()
@@ -166,6 +170,7 @@ def _rllib_cluster(seconds: float, runners: int, *, learner: bool) -> tuple[floa
         num_env_runners=runners,
         envs_per_runner=N_ENVS // runners,
         env_config={"train_config": config.to_json()},
+        device=device,
     ).build_algo()
     try:
         group = algo.env_runner_group
@@ -183,8 +188,21 @@ def _rllib_cluster(seconds: float, runners: int, *, learner: bool) -> tuple[floa
         algo.stop()
 
 
-def run(seconds: float) -> list[Result]:
-    """The suite's rows (see the module doc)."""
+def _gpus_short(device: str, learners: int) -> str:
+    """Why ``learners`` learner actors on ``device`` cannot be measured here ("" if they can):
+    ``EngineOptions.check_device``'s reason."""
+    from madiao_mao.training.config import ConfigError
+    from madiao_mao.training.rllib.options import EngineOptions
+
+    try:
+        EngineOptions(num_learners=learners).check_device(device)
+    except ConfigError as error:
+        return str(error)
+    return ""
+
+
+def run(seconds: float, device: str = "cpu") -> list[Result]:
+    """The suite's rows (see the module doc), the learners on torch ``device``."""
     try:
         import ray
     except ImportError:
@@ -197,7 +215,8 @@ def run(seconds: float) -> list[Result]:
                 'not installed: pip install -e ".[distributed]"',
             )
         ]
-    sb3_collect, sb3_learn = _sb3(seconds)
+    sb3_collect, sb3_learn = _sb3(seconds, device)
+    on = f"on {device}"
     learner_shape = f"256x256, minibatch {_config().batch_size}, 4 epochs"
     rows = [
         Result(
@@ -205,9 +224,14 @@ def run(seconds: float) -> list[Result]:
             f"sb3 rollout collection ({_config().game}, {N_ENVS} games)",
             sb3_collect,
             "learner steps/s",
+            f"the policy {on}",
         ),
         Result(
-            SUITE, f"sb3 learner ({learner_shape})", sb3_learn, "learner steps/s", "samples/s, each seen 4x"
+            SUITE,
+            f"sb3 learner ({learner_shape})",
+            sb3_learn,
+            "learner steps/s",
+            f"{on}, samples/s, each seen 4x",
         ),
     ]
     generic = _rllib_local_sampling(seconds, bulk=False)
@@ -236,7 +260,7 @@ def run(seconds: float) -> list[Result]:
     try:
         in_driver = None
         for runners in (1, 2):
-            sampling, learner_sps = _rllib_cluster(seconds, runners, learner=runners == 1)
+            sampling, learner_sps = _rllib_cluster(seconds, runners, learner=runners == 1, device=device)
             rows.append(
                 Result(
                     SUITE,
@@ -253,19 +277,23 @@ def run(seconds: float) -> list[Result]:
                 f"rllib learner in the driver ({learner_shape})",
                 in_driver,
                 "learner steps/s",
-                f"{in_driver / sb3_learn:.2f}x sb3",
+                f"{on}, {in_driver / sb3_learn:.2f}x sb3",
             )
         )
         for learners in (1, 2):
-            speed = _rllib_learners(seconds, learners)
             kind = "1 learner actor" if learners == 1 else f"{learners} learner actors (DDP)"
+            gpus = _gpus_short(device, learners)
+            if gpus:
+                rows.append(Result(SUITE, f"rllib learner, {kind}", None, "learner steps/s", gpus))
+                continue
+            speed = _rllib_learners(seconds, learners, device)
             rows.append(
                 Result(
                     SUITE,
                     f"rllib learner, {kind}",
                     speed,
                     "learner steps/s",
-                    f"{speed / sb3_learn:.2f}x sb3, {speed / in_driver:.2f}x in the driver",
+                    f"{on}, {speed / sb3_learn:.2f}x sb3, {speed / in_driver:.2f}x in the driver",
                 )
             )
     finally:

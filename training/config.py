@@ -7,6 +7,8 @@ how a field is shown there). A field left at None takes its game's value from th
 (``madiao_mao.training.games.GAME_DEFAULTS``, with a one-line reason per default there). A bad value is a
 ``ConfigError`` (a ValueError) naming the field, raised when the config is made: the Python API,
 the command line and a config file (``TrainConfig.from_file``) all reach this one check.
+Whether this machine has the GPU a config's ``device`` names is asked when a run starts
+(``resolve_device``), so that a saved config reads anywhere.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from madiao_mao.training.games import GAME_SPECS, POLICY_FEATURES, features_erro
 from madiao_mao.training.league import PFSP_WEIGHTINGS
 
 LR_SCHEDULES = ("constant", "linear")
+#: The devices a config may name besides "cuda:N" (``TrainConfig.device``).
+DEVICES = ("auto", "cpu", "cuda")
 OPPONENT_MODES = ("pool", "league")
 MAO_RULE_POOLS = ("train", "all", "none")
 #: The most torch threads a config picks by itself (measured up to 2 here: docs/results.md,
@@ -262,6 +266,12 @@ class TrainConfig:
     update and the rollout take turns, so the update can have every core; more threads than
     cores, or a machine busy with other work, make torch's threads wait on each other, then set
     1)."""
+    device: Annotated[str, _flag(choices=(*DEVICES, "cuda:N"))] = "auto"
+    """Where the policy trains (a torch device): "auto" (a CUDA GPU when torch sees one, else the
+    CPU), "cpu", "cuda" or "cuda:N" (GPU N; refused when torch sees no such device). Saved as
+    asked; ``state.json`` and the report name the device a run used, and a resumed run resolves
+    the saved request again on its machine (a GPU it lacks: the CPU). Saved models and snapshots
+    load on the CPU wherever they are played."""
     progress_bar: Annotated[bool, tyro.conf.arg(name="progress")] = True
     """Show a tqdm progress bar (on the command line ``--progress`` / ``--no-progress``; a display
     setting of the call: a resumed run shows one unless told not to)."""
@@ -377,6 +387,7 @@ class TrainConfig:
         mismatch = features_error(self.features, self.game, self.obs_type)
         if mismatch:
             raise ConfigError("features", mismatch)
+        check_device_name(self.device)
 
     def _check_number(self, name: str) -> None:
         value = getattr(self, name)
@@ -470,6 +481,37 @@ class TrainConfig:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_device_name(request: Any) -> None:
+    """A ConfigError naming ``device`` unless ``request`` is a ``TrainConfig.device`` value."""
+    if not isinstance(request, str) or not (request in DEVICES or re.fullmatch(r"cuda:[0-9]+", request)):
+        raise ConfigError("device", f"device must be one of {', '.join(DEVICES)} or cuda:N, got {request!r}")
+
+
+def resolve_device(request: str, *, resuming: bool = False) -> str:
+    """The torch device a training call of ``TrainConfig.device`` ``request`` uses on this machine:
+    "auto" is "cuda" when torch sees a CUDA device and "cpu" otherwise; "cuda"/"cuda:N" need
+    that device, else a ConfigError naming ``device`` (a new run is refused before anything is
+    made). ``resuming``: a run goes on where it can, so a GPU that this machine lacks is the CPU
+    (a checkpoint loads on any device). Checked here and not in ``TrainConfig.check``: a saved
+    config stays readable (a report, ``--config FILE --device cpu``, RLlib's env runners) on a
+    machine without the GPU it names."""
+    check_device_name(request)
+    if request == "cpu":
+        return "cpu"  # without importing torch
+    import torch
+
+    visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if request == "auto":
+        return "cuda" if visible else "cpu"
+    index = int(request.partition(":")[2] or 0)
+    if index < visible:
+        return request
+    if resuming:
+        return "cpu"
+    seen = f"torch sees {visible} CUDA device(s)" if visible else "no CUDA device is visible to torch"
+    raise ConfigError("device", f"device {request} cannot be used: {seen} (use cpu or auto)")
 
 
 def rollout_size(config: TrainConfig) -> int:

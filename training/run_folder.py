@@ -9,7 +9,8 @@ names where the content is the same:
 - ``config.json``: the run's ``TrainConfig`` (``write_config``); a resume trains on it;
 - ``state.json``: what a resume needs besides the policy (``STATE_FIELDS``: the step count, the
   snapshots, the learning curve, the steps it was resumed at, the warm start's and the speed's
-  figures; the RLlib engine adds ``"engine": "rllib"`` and its settings);
+  figures, the torch device of the last training call; the RLlib engine adds ``"engine": "rllib"``
+  and its settings);
 - the engine's checkpoint (``checkpoint.zip``, ``rllib_checkpoint/``), written first, then
   ``league.json`` (league mode) and last ``state.json`` (``commit_checkpoint``), so that the files
   a resume trusts are never newer than the checkpoint they describe;
@@ -104,13 +105,23 @@ def new_league(config: TrainConfig) -> League:
     return league
 
 
-def start_training(state: dict[str, Any], steps: int, *, resumed: bool) -> None:
-    """Ready ``state`` for a training call at step ``steps``: its lists exist, and a resumed run
-    notes the step it was resumed at."""
+def start_training(state: dict[str, Any], steps: int, *, resumed: bool, device: str) -> None:
+    """Ready ``state`` for a training call at step ``steps`` on torch ``device``: its lists exist,
+    a resumed run notes the step it was resumed at, and ``"device"`` is this call's device (the
+    report names it; a resumed run may train on another machine's)."""
     for key in ("snapshots", "eval", "resumes"):
         state.setdefault(key, [])
     if resumed:
         state["resumes"].append(int(steps))
+    state["device"] = device
+
+
+def device_text(asked: str, device: str) -> str:
+    """How a training call names the torch ``device`` it uses for the ``TrainConfig.device``
+    ``asked``: with the reason when a resumed run could not have the GPU it asks for."""
+    if asked in ("auto", device):
+        return device
+    return f"{device} (the run asks for {asked}, which this machine lacks)"
 
 
 # ---- reading a run back
@@ -283,6 +294,8 @@ def write_final_report(
     sections = [f"# Training report: {run_dir.name}\n"]
     if speed_line:
         sections.append(speed_line)
+    if "device" in state:
+        sections.append(f"Learner device: {state['device']} (the torch device of the last training call).\n")
     league_section = league_report(run_dir)
     if league_section:
         sections.append(league_section)

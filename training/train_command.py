@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 import tyro
 
 from madiao_mao.training.cli_args import check_output_folder, parse_dataclass
-from madiao_mao.training.config import ConfigError, TrainConfig
+from madiao_mao.training.config import ConfigError, TrainConfig, resolve_device
 from madiao_mao.training.rllib import cli as rllib_cli
 from madiao_mao.training.rllib.options import EngineOptions
 
@@ -53,7 +53,7 @@ class TrainCommand:
     resume: Annotated[str | None, tyro.conf.arg(metavar="RUN_DIR")] = None
     """Continue an interrupted run from its last checkpoint, with its own saved config
     (--total-timesteps may raise its budget, --no-progress hides the bar; other flags are not
-    used)."""
+    used; its saved --device is resolved again here, a GPU this machine lacks being the CPU)."""
     no_report: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False
     """Skip the final evaluation report."""
     engine: Literal["sb3", "rllib"] = "sb3"
@@ -67,12 +67,15 @@ class TrainCommand:
     )
 
     def train_config(self) -> TrainConfig:
-        """The checked config of a new run (a bad value is a ValueError naming its flag)."""
+        """The checked config of a new run (a bad value is a ValueError naming its flag), with a
+        device this machine has (``resolve_device``)."""
         values = {f.name: getattr(self.settings, f.name) for f in dataclasses.fields(TrainConfig)}
         if self.engine == "rllib" and values["imitate"] is None:
             # The RLlib engine has no warm start: its default is PPO from a random policy.
             values["imitate"] = "none"
-        return _named_by_flag(lambda: TrainConfig(**values))
+        config = _named_by_flag(lambda: TrainConfig(**values))
+        _named_by_flag(lambda: resolve_device(config.device))
+        return config
 
     def check_engine_options(self) -> None:
         _named_by_flag(self.rllib.check)

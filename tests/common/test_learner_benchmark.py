@@ -36,7 +36,8 @@ def test_the_learner_suite_measures_the_default_model_and_its_target_is_checked(
     from madiao_mao.benchmarks.learner import run
     from madiao_mao.benchmarks.targets import evaluate
 
-    results = {r.system: r for r in run(seconds=0.01)}
+    results = {r.system: r for r in run(seconds=0.01, device="cpu")}
+    assert all(r.note.startswith("on cpu, ") for r in results.values())  # the device of every row
     update = results["sb3 PPO update"].value
     ceiling = results["learner ceiling (matmul GFLOP/s / FLOP per sample)"].value
     assert update > 0 and ceiling > 0 and results["sb3 rollout collection"].value > 0

@@ -1,6 +1,7 @@
 """More than one learner (``--num-learners``): two data-parallel learner actors on the cluster's
 second node update the policy in step, the checkpoint restores them, and the command line checks
-the option (see ``conftest.py`` for the cluster)."""
+the option (see ``conftest.py`` for the cluster). ``--device``: the learners' GPUs (the "cuda"
+case runs where ``MADIAO_MAO_TEST_GPU=1`` shows torch a GPU)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tests.distributed.conftest import require_distributed_extra
 
 require_distributed_extra()
 pytestmark = pytest.mark.distributed
+torch = pytest.importorskip("torch")
 
 
 def small_config(tmp_path) -> TrainConfig:
@@ -32,8 +34,10 @@ def small_config(tmp_path) -> TrainConfig:
 
 
 def on_learners(algo, func) -> list:
-    """``func(learner)`` on every learner actor (an actor's error is raised here)."""
-    return [result.get() for result in algo.learner_group.foreach_learner(func)]
+    """``func(learner)`` on every learner (an actor's error is raised here); ``algo``: an
+    algorithm or its learner group."""
+    group = getattr(algo, "learner_group", algo)
+    return [result.get() for result in group.foreach_learner(func)]
 
 
 def learner_weights(algo) -> list[dict[str, np.ndarray]]:
@@ -149,3 +153,72 @@ def test_engine_options_refuse_bad_learner_settings_before_any_run(tmp_path, opt
     with pytest.raises(ValueError, match=message):
         train_rllib(small_config(tmp_path), options=EngineOptions(**options))
     assert not (tmp_path / "runs").exists()
+
+
+# ---- the device (``--device``): RLlib's learner GPUs
+
+
+def test_the_device_is_the_learners_gpu_count_and_the_cpu_keeps_rllibs_defaults(rllib, tmp_path):
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from madiao_mao.training.rllib.config import learner_gpus, ppo_config
+
+    assert learner_gpus("cpu") == {"num_gpus_per_learner": 0, "local_gpu_idx": 0}
+    assert learner_gpus("cuda") == {"num_gpus_per_learner": 1, "local_gpu_idx": 0}
+    assert learner_gpus("cuda:1") == {"num_gpus_per_learner": 1, "local_gpu_idx": 1}
+    config = small_config(tmp_path)
+    env_config = {"train_config": config.to_json()}
+    on_cpu = ppo_config(config, num_env_runners=0, envs_per_runner=8, env_config=env_config)
+    default = PPOConfig()
+    assert (on_cpu.num_gpus_per_learner, on_cpu.local_gpu_idx) == (
+        default.num_gpus_per_learner,
+        default.local_gpu_idx,
+    )
+    on_gpu = ppo_config(config, num_env_runners=0, envs_per_runner=8, env_config=env_config, device="cuda:1")
+    assert (on_gpu.num_gpus_per_learner, on_gpu.local_gpu_idx) == (1, 1)
+    assert on_gpu.num_gpus_per_env_runner == 0  # the runners sample on the CPU
+
+
+@pytest.mark.parametrize(
+    "device",
+    [
+        "cpu",
+        pytest.param(
+            "cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+        ),
+    ],
+)
+def test_the_learner_in_the_driver_builds_its_module_on_the_device(rllib, tmp_path, device):
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    from madiao_mao.training.rllib.config import ppo_config
+
+    config = small_config(tmp_path)
+    group = ppo_config(
+        config,
+        num_env_runners=0,
+        envs_per_runner=8,
+        env_config={"train_config": config.to_json()},
+        device=device,
+    ).build_learner_group()
+    try:
+        devices = on_learners(
+            group, lambda learner: next(learner.module[DEFAULT_MODULE_ID].parameters()).device
+        )
+        assert [d.type for d in devices] == [device]
+    finally:
+        group.shutdown()
+
+
+def test_more_learner_actors_than_gpus_are_refused_on_a_local_ray(monkeypatch):
+    from madiao_mao.training.config import ConfigError
+    from madiao_mao.training.rllib.options import EngineOptions
+
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(
+        ConfigError, match="num_learners 2 on cuda needs a GPU per learner actor, and torch sees 1"
+    ):
+        EngineOptions(num_learners=2).check_device("cuda")
+    EngineOptions(num_learners=2).check_device("cpu")
+    EngineOptions(num_learners=1).check_device("cuda")
+    EngineOptions(num_learners=2, address="10.0.0.1:6379").check_device("cuda")  # the cluster's GPUs

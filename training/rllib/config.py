@@ -12,8 +12,11 @@
 
 The engine's own settings: ``num_env_runners``/``envs_per_runner`` (``env_runners``) and
 ``num_learners``/``cpus_per_learner`` (``learners``: 0 learners is the one learner in the driver;
-N >= 1 learner actors, data-parallel when N > 1, ``madiao_mao.training.rllib.learner``). The train
-batch is the run's rollout in every case: with N learners each updates on its N-th of it
+N >= 1 learner actors, data-parallel when N > 1, ``madiao_mao.training.rllib.learner``).
+``device`` (the run's ``resolve_device``) is ``learners(num_gpus_per_learner=...)``: 0 on the
+CPU, as always; 1 on a GPU (each learner actor holds one GPU that Ray assigns it; the learner in
+the driver takes GPU ``local_gpu_idx``, N of "cuda:N"). The env runners always sample on the
+CPU. The train batch is the run's rollout in every case: with N learners each updates on its N-th of it
 (``train_batch_size_per_learner``) and each minibatch of ``batch_size`` is split the same way
 (DDP averages the learners' gradients), so a run takes the same PPO steps for any N.
 
@@ -48,6 +51,14 @@ def rllib_features(config: TrainConfig) -> str:
     return config.features if config.features in RLLIB_FEATURES else "flat"
 
 
+def learner_gpus(device: str) -> dict[str, int]:
+    """The GPU settings of ``PPOConfig.learners`` for a torch ``device`` ("cpu", "cuda", "cuda:N"):
+    RLlib's defaults (no GPU) on the CPU."""
+    if device == "cpu":
+        return {"num_gpus_per_learner": 0, "local_gpu_idx": 0}
+    return {"num_gpus_per_learner": 1, "local_gpu_idx": int(device.partition(":")[2] or 0)}
+
+
 def spaces(config: TrainConfig) -> tuple[gym.spaces.Dict, gym.spaces.Discrete]:
     """The observation (dict with the action mask) and action spaces of a config's games."""
     probe = game_spec(config.game).make_vector_env(config, 1, 0)
@@ -70,6 +81,7 @@ def ppo_config(
     env_config: dict[str, Any],
     num_learners: int = 0,
     cpus_per_learner: float = 1.0,
+    device: str = "cpu",
 ):
     """The ``PPOConfig`` of a run (see the module doc for the mapping)."""
     # Ray, and the engine's modules that import it, only for a run that uses it (run.py imports
@@ -123,6 +135,7 @@ def ppo_config(
             num_learners=num_learners,
             num_cpus_per_learner=cpus_per_learner,
             learner_class=CardGamePPOLearner,
+            **learner_gpus(device),
         )
         .training(
             lr=lr,

@@ -2,10 +2,10 @@
 
 With ``num_learners >= 1`` (``madiao-mao train --engine rllib --num-learners N``) each learner is
 a Ray actor of its own, holding ``num_cpus_per_learner`` CPUs; with N > 1 they are data-parallel
-(RLlib wraps the module in torch DDP, gradients all-reduced over gloo on CPU). torch would start
-as many threads as the machine has cores in every one of them, and learners sharing a machine
-(or a learner beside env runners) would then fight over the same cores: each learner actor runs
-on as many threads as whole CPUs it holds (at least one). The learner in the driver
+(RLlib wraps the module in torch DDP, gradients all-reduced over gloo on the CPU, NCCL on GPUs).
+torch would start as many threads as the machine has cores in every one of them, and learners
+sharing a machine (or a learner beside env runners) would then fight over the same cores: each
+learner actor runs on as many threads as whole CPUs it holds (at least one). The learner in the driver
 (``num_learners=0``) keeps the run's ``torch_threads``, set by ``madiao_mao.training.rllib.run``.
 """
 

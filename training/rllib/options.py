@@ -38,6 +38,22 @@ class EngineOptions:
             return self.envs_per_runner
         return max(1, config.n_envs // max(1, self.num_env_runners))
 
+    def check_device(self, device: str) -> None:
+        """On a GPU (``device``, the run's ``resolve_device``) each learner actor holds one GPU of
+        its own: a local Ray instance (no ``address``) has the GPUs torch sees here, and Ray would
+        wait for ever for more, so more learner actors than that are a ConfigError."""
+        if device == "cpu" or self.address is not None or self.num_learners <= 1:
+            return
+        import torch
+
+        visible = torch.cuda.device_count()
+        if self.num_learners > visible:
+            raise ConfigError(
+                "num_learners",
+                f"num_learners {self.num_learners} on {device} needs a GPU per learner actor, and torch "
+                f"sees {visible} here (give fewer learners, or --address of a cluster with more GPUs)",
+            )
+
     def check(self) -> None:
         """Every option's value, checked; a bad one is a ConfigError naming it."""
         if (

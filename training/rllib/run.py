@@ -38,13 +38,14 @@ import torch
 
 from cardgame_core.files import atomic_write_bytes
 from madiao_mao.agents.exported_policy import ExportedPolicy, exported_policy_agent
-from madiao_mao.training.config import TrainConfig, evaluation_interval
+from madiao_mao.training.config import TrainConfig, evaluation_interval, resolve_device
 from madiao_mao.training.games import game_spec
 from madiao_mao.training.logging_utils import log_evaluation, log_league, make_logger
 from madiao_mao.training.rllib.config import ppo_config, rllib_features
 from madiao_mao.training.rllib.options import EngineOptions
 from madiao_mao.training.run_folder import (
     commit_checkpoint,
+    device_text,
     make_run_dir,
     new_league,
     newest_snapshots,
@@ -105,6 +106,9 @@ def train_rllib(
     options = options or EngineOptions()
     options.check()
     run_dir, config, state, league = _open(config, resume, total_timesteps)
+    # A new run on a device this machine lacks is refused here; a resumed one goes on where it can.
+    device = resolve_device(config.device, resuming=resume is not None)
+    options.check_device(device)
     if config.imitate != "none" and resume is None:
         raise ValueError(
             f"the rllib engine has no warm start (imitate={config.imitate!r}): pass --imitate none "
@@ -118,8 +122,10 @@ def train_rllib(
     connection = _RayConnection(options.address)
     algo = None
     try:
-        algo, state, league = _build(config, state, league, options, run_dir, resume is not None)
-        trainer = _Trainer(config, run_dir, state, league, algo, say, resumed=resume is not None)
+        algo, state, league = _build(config, state, league, options, device, run_dir, resume is not None)
+        trainer = _Trainer(
+            config, run_dir, state, league, algo, say, device=device, resumed=resume is not None
+        )
         try:
             trainer.learn()
         except KeyboardInterrupt:
@@ -152,7 +158,7 @@ def _open(config: TrainConfig | None, resume, total_timesteps: int | None):
     return run_dir, config, state, league
 
 
-def _build(config, state, league, options: EngineOptions, run_dir, resumed: bool):
+def _build(config, state, league, options: EngineOptions, device: str, run_dir, resumed: bool):
     env_config = {
         "train_config": config.to_json(),
         "resumes": len(state.get("resumes", [])) + (1 if resumed else 0),
@@ -165,6 +171,7 @@ def _build(config, state, league, options: EngineOptions, run_dir, resumed: bool
         env_config=env_config,
         num_learners=options.num_learners,
         cpus_per_learner=options.cpus_per_learner,
+        device=device,
     ).build_algo()
     if resumed:
         algo.restore_from_path(str((run_dir / CHECKPOINT_DIR).resolve()))
@@ -183,7 +190,16 @@ class _Trainer:
     """The loop of one call: iterations, logging, snapshots, evaluations, checkpoints."""
 
     def __init__(
-        self, config: TrainConfig, run_dir: Path | None, state: dict, league, algo, say, *, resumed: bool
+        self,
+        config: TrainConfig,
+        run_dir: Path | None,
+        state: dict,
+        league,
+        algo,
+        say,
+        *,
+        device: str,
+        resumed: bool,
     ):
         self.config, self.state, self.league, self.algo, self.say = config, state, league, algo, say
         self.spec = game_spec(config.game)
@@ -191,10 +207,13 @@ class _Trainer:
             run_dir = make_run_dir(config)
         self.run_dir = run_dir
         self.steps = int(state.get("num_timesteps", 0))
-        start_training(state, self.steps, resumed=resumed)
+        start_training(state, self.steps, resumed=resumed, device=device)
         state.setdefault("num_timesteps", self.steps)
         if resumed:
-            say(f"resumed {run_dir} at step {self.steps} (budget {config.total_timesteps} learner steps)")
+            say(
+                f"resumed {run_dir} at step {self.steps} on {device_text(config.device, device)} "
+                f"(budget {config.total_timesteps} learner steps)"
+            )
         write_config(run_dir, config.to_json())
         self.logger = make_logger(run_dir, resume_step=self.steps if resumed else None)
         self.eval_every = evaluation_interval(config)

@@ -126,13 +126,13 @@ def fit_policy(
         batches = 0
         for start in range(0, n, batch_size):
             rows = order[start : start + batch_size]
-            observations = torch.as_tensor(data.observations[rows])
-            actions = torch.as_tensor(data.actions[rows])
+            observations = torch.as_tensor(data.observations[rows], device=policy.device)
+            actions = torch.as_tensor(data.actions[rows], device=policy.device)
             masks = data.masks[rows]
             values, log_prob, _entropy = policy.evaluate_actions(observations, actions, action_masks=masks)
             policy_loss = -log_prob.mean()
-            with_return = torch.as_tensor(data.has_return[rows])
-            value_error = (values.flatten() - torch.as_tensor(data.returns[rows])) ** 2
+            with_return = torch.as_tensor(data.has_return[rows], device=policy.device)
+            value_error = (values.flatten() - torch.as_tensor(data.returns[rows], device=policy.device)) ** 2
             value_loss = (value_error * with_return).sum() / with_return.sum().clamp(min=1)
             loss = policy_loss + vf_coef * value_loss
             with torch.no_grad():  # the policy's choices on this batch before the update

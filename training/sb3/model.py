@@ -52,9 +52,9 @@ def policy_class(config: TrainConfig):
     return policy
 
 
-def make_model(config: TrainConfig, venv) -> MaskablePPO:
-    """A fresh MaskablePPO model of ``config`` on ``venv`` (what a run trains; the learner
-    benchmark builds the same model)."""
+def make_model(config: TrainConfig, venv, *, device: str) -> MaskablePPO:
+    """A fresh MaskablePPO model of ``config`` on ``venv``, its policy on torch ``device`` (the
+    run's ``resolve_device``; what a run trains, and the learner benchmark builds the same model)."""
     return MaskablePPO(
         policy_class(config),
         venv,
@@ -69,7 +69,7 @@ def make_model(config: TrainConfig, venv) -> MaskablePPO:
         vf_coef=config.vf_coef,
         policy_kwargs=policy_kwargs(config),
         seed=config.seed,
-        device="cpu",
+        device=device,
         verbose=0,
     )
 

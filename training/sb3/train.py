@@ -21,6 +21,10 @@ prioritized fictitious self-play from the learner's payoff table (``madiao_mao.t
 ``TrainConfig.opponents``), and ``league.json`` is saved beside every checkpoint (a resumed
 league run needs it and its snapshot files).
 
+The policy trains on ``config.device`` (``madiao_mao.training.config.resolve_device``: "auto" takes
+a CUDA GPU when torch sees one); the opponents' saved snapshots and the models a run saves play
+on the CPU wherever they are loaded (``madiao_mao.agents.learned.load_model``).
+
 PPO collects whole rollouts (``n_envs * n_steps`` learner steps), so a run ends at its budget
 rounded up to a whole rollout; the progress bar ends there and the summary gives the true count.
 An interrupted run continues from its last checkpoint with ``train(resume=run_dir)``
@@ -51,7 +55,7 @@ import torch
 from sb3_contrib import MaskablePPO
 
 from madiao_mao.agents.learned import policy_agent
-from madiao_mao.training.config import TrainConfig, rollout_size, steps_at_end
+from madiao_mao.training.config import TrainConfig, resolve_device, rollout_size, steps_at_end
 from madiao_mao.training.games import POLICY_FEATURES, game_spec
 from madiao_mao.training.league import League
 from madiao_mao.training.learner_games import TimedVectorEnv
@@ -60,6 +64,7 @@ from madiao_mao.training.opponents import LeagueOpponents, OpponentPool, scripte
 from madiao_mao.training.run_folder import (
     LEAGUE_FILE,
     commit_checkpoint,
+    device_text,
     make_run_dir,
     new_league,
     read_state,
@@ -101,12 +106,13 @@ def evaluate_against_baselines(model, config: TrainConfig, n_deals: int, seed: i
 @dataclass
 class Run:
     """A run this call trains: its config (with this call's display settings) and the config as
-    saved, its ``state.json`` contents, its folder (made once the model is built) and its league
-    (league mode)."""
+    saved, its ``state.json`` contents, the torch device it trains on this time
+    (``resolve_device``), its folder (made once the model is built) and its league (league mode)."""
 
     config: TrainConfig
     saved_config: dict[str, Any]
     state: dict[str, Any]
+    device: str = "cpu"
     run_dir: Path | None = None
     league: League | None = None
 
@@ -153,7 +159,7 @@ def train(
         pool.set_current(
             policy_agent(model=model, table=vector_env, deterministic=False, name="current", seed=config.seed)
         )
-        start_training(run.state, model.num_timesteps, resumed=resume is not None)
+        start_training(run.state, model.num_timesteps, resumed=resume is not None, device=run.device)
         callback = TrainingCallback(
             config,
             run.run_dir,
@@ -188,16 +194,18 @@ def open_run(
     if resume is None:
         if config is None:
             raise ValueError("give a TrainConfig for a new run, or resume=RUN_DIR")
+        device = resolve_device(config.device)  # a device this machine lacks is refused here
         saved_config = config.to_json()
         if quiet:
             config = dataclasses.replace(config, progress_bar=False)
-        return Run(config, saved_config, state={})
+        return Run(config, saved_config, state={}, device=device)
     run_dir = Path(resume)
     config, state, league = reopen_run(run_dir, checkpoint=CHECKPOINT_FILE, total_timesteps=total_timesteps)
     saved_config = config.to_json()
     # Display settings belong to this call, not to the run: they are not saved.
     config = dataclasses.replace(config, progress_bar=not quiet)
-    return Run(config, saved_config, state, run_dir=run_dir, league=league)
+    device = resolve_device(config.device, resuming=True)
+    return Run(config, saved_config, state, device=device, run_dir=run_dir, league=league)
 
 
 def build_opponents(run: Run):
@@ -262,7 +270,7 @@ def build_env(run: Run, pool) -> tuple[Any, Any]:
 def new_model(run: Run, venv):
     """A fresh MaskablePPO model of the run's config; the run's folder is made now that it can
     start (a bad option leaves no empty folder)."""
-    model = make_model(run.config, venv)
+    model = make_model(run.config, venv, device=run.device)
     run.run_dir = make_run_dir(run.config)
     return model
 
@@ -274,15 +282,15 @@ def load_model(run: Run, venv):
     try:
         # The schedule of the run's config (a resume may raise the budget), not the saved one.
         model = MaskablePPO.load(
-            str(checkpoint), env=venv, device="cpu", learning_rate=learning_rate_schedule(run.config)
+            str(checkpoint), env=venv, device=run.device, learning_rate=learning_rate_schedule(run.config)
         )
     except Exception as error:  # a damaged zip fails in zipfile, torch or pickle, each its own way
         venv.close()
         raise ValueError(
             f"{checkpoint} is damaged or does not fit this run ({type(error).__name__}: {error})"
         ) from None
-    budget = run.config.total_timesteps
-    print(f"resumed {run.run_dir} at step {model.num_timesteps} (budget {budget} learner steps)")
+    budget, device = run.config.total_timesteps, device_text(run.config.device, run.device)
+    print(f"resumed {run.run_dir} at step {model.num_timesteps} on {device} (budget {budget} learner steps)")
     return model
 
 
