@@ -150,6 +150,23 @@ def fit_policy(
     return history
 
 
+def teacher_agreement(policy, data: TeacherData, *, batch_size: int = 4096) -> dict[str, float]:
+    """How closely a MaskablePPO ``policy`` follows ``data``'s teacher: the mean masked
+    log-likelihood of the teacher's actions and the share of decisions where the policy's most
+    likely action is the teacher's (what ``fit_policy`` raises)."""
+    log_likelihood = agreed = 0.0
+    with torch.no_grad():
+        for start in range(0, data.actions.size, batch_size):
+            rows = slice(start, start + batch_size)
+            observations = torch.as_tensor(data.observations[rows])
+            actions = torch.as_tensor(data.actions[rows])
+            distribution = policy.get_distribution(observations, action_masks=data.masks[rows]).distribution
+            log_likelihood += distribution.log_prob(actions).sum().item()
+            agreed += (distribution.probs.argmax(1) == actions).sum().item()
+    n = max(data.actions.size, 1)
+    return {"log_likelihood": log_likelihood / n, "accuracy": agreed / n}
+
+
 def warm_start(model, venv, config: TrainConfig, say: Callable[..., None] = print) -> dict[str, float]:
     """Fit a fresh ``model``'s policy and value head to ``config.imitate`` playing the learner's
     seat of ``venv`` (the module doc); returns what was measured (for the log)."""
