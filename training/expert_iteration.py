@@ -637,6 +637,7 @@ def write_learning_curve(run: Run) -> str:
         ylabel="score, 1 seat vs the others",
         title="Expert iteration: the policy per iteration",
         bands=bands,
+        whole_x=True,
     )
     stopped = run.stopped()
     best = run.state["best"]

@@ -15,6 +15,10 @@ on the same data, so that the first PPO updates have sensible advantages:
    that followed (steps after a game's last end in the data have no finished return and only
    train the policy).
 
+``teacher_agreement`` says how closely a policy follows the teacher's moves (log-likelihood and
+accuracy). Expert iteration (``madiao_mao.training.expert_iteration``) fits a trained policy the
+same way to a search player's decisions.
+
 Only the policy's inputs reach the network: the teacher's own knowledge (its posterior over the
 rule library) is in its actions, never in the observation. The teacher meets only the training
 env's rules, so a policy cloned from it is still tested on rules it never saw.
