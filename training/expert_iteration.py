@@ -46,7 +46,9 @@ import argparse
 import dataclasses
 import math
 import os
+import shlex
 import shutil
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -484,10 +486,17 @@ def expert_iteration(
     else:
         run = reopen_run(resume, given or {})
         say(f"resumed {run.run_dir} after iteration {len(run.done)}")
-    settings = run.settings
     while run.stopped() is None:
         number = len(run.done) + 1
-        result = run_iteration(run, number, say)
+        try:
+            result = run_iteration(run, number, say)
+        except KeyboardInterrupt:
+            print(
+                f"interrupted in iteration {number}; resume with: madiao-mao expert-iteration --resume "
+                f"{shlex.quote(str(run.run_dir))}",
+                file=sys.stderr,
+            )
+            raise
         best_strength = _strength(run, run.state["best"])
         result["improved"] = result["strength"] > best_strength
         run.done.append(result)

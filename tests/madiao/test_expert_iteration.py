@@ -112,7 +112,7 @@ def test_a_tiny_run_writes_its_run_folder(finished_run):
 
 
 def test_an_interrupted_run_resumes_at_its_iteration_and_ends_as_an_uninterrupted_one(
-    finished_run, tmp_path, monkeypatch
+    finished_run, tmp_path, monkeypatch, capsys
 ):
     original = expit.run_iteration
     started = []
@@ -128,6 +128,9 @@ def test_an_interrupted_run_resumes_at_its_iteration_and_ends_as_an_uninterrupte
     with pytest.raises(KeyboardInterrupt):
         expert_iteration(tiny_settings(tmp_path, expert_deals=1), say=quiet)
     (run_dir,) = tmp_path.iterdir()
+    assert f"interrupted in iteration 2; resume with: madiao-mao expert-iteration --resume {run_dir}" in (
+        capsys.readouterr().err
+    )
     assert len(json.loads((run_dir / "state.json").read_text())["iterations"]) == 1
 
     started.clear()
