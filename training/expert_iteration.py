@@ -672,12 +672,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fields = ExpertIterationSettings.__dataclass_fields__
     choices = expert_iteration_games()
 
-    def option(flag: str, kind: Callable[[str], Any], help_text: str, *, name: str | None = None) -> None:
+    def option(
+        flag: str, kind: Callable[[str], Any], help_text: str, *, name: str | None = None, metavar: str = "N"
+    ) -> None:
         name = name or flag[2:].replace("-", "_")
         default = fields[name].default
         if default is not None:
             help_text += f" (default {default:,})" if isinstance(default, int) else f" (default {default})"
-        parser.add_argument(flag, type=kind, default=None, dest=name, help=help_text)
+        parser.add_argument(flag, type=kind, default=None, dest=name, metavar=metavar, help=help_text)
 
     parser.add_argument(
         "--game",
@@ -692,6 +694,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         str,
         "the expert's agent spec, {policy} standing for the best policy's model file, e.g. "
         "'search:samples=8,policy={policy}'; default: the game's",
+        metavar="SPEC",
     )
     option(
         "--ppo-steps", non_negative_int, "self-play learner steps after the fitting, per iteration (0: none)"
@@ -702,11 +705,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     option("--patience", positive_int, "iterations in a row without improvement that stop the run")
     option("--fit-epochs", positive_int, "passes over an iteration's decisions when fitting")
-    option("--fit-learning-rate", positive_float, "Adam's learning rate of the fitting")
+    option("--fit-learning-rate", positive_float, "Adam's learning rate of the fitting", metavar="RATE")
     option("--seed", non_negative_int, "seed of the expert, the fitting, the self-play and the deals")
-    option("--out", str, "folder the run's folder is made in", name="runs_dir")
+    option("--out", str, "folder the run's folder is made in", name="runs_dir", metavar="FOLDER")
     option(
-        "--start-from", str, "the starting policy, a saved MaskablePPO model; default: the game's shipped one"
+        "--start-from",
+        str,
+        "the starting policy, a saved MaskablePPO model; default: the game's shipped one",
+        metavar="PATH",
     )
     parser.add_argument("--resume", metavar="RUN_DIR", help="go on with the run in RUN_DIR")
 
