@@ -9,6 +9,7 @@ madiao-mao play --seat 0              # you against three heuristic players in t
 madiao-mao play --game mao            # Mao: you against three Bayesian rule-learning players
 madiao-mao evaluate --agents heuristic greedy random --deals 200 --out results/
 madiao-mao scorecard model --suite dev   # a policy against every baseline on a fixed suite
+madiao-mao expert-iteration --iterations 3   # the policy learns the search player's moves, in rounds
 madiao-mao replay game.json           # a recorded game (either game), move by move, with the result
 madiao-mao bench                      # python -m madiao_mao.benchmarks
 madiao-mao serve                      # play and replay both games in the browser (127.0.0.1:8000)
@@ -242,6 +243,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_scorecard_arguments(scorecard)
 
+    expert_iteration = commands.add_parser(
+        "expert-iteration",
+        help="expert iteration: the policy learns a search player's decisions, then plays self-play; "
+        "the better policy plays the search's play-outs next time",
+    )
+    from madiao_mao.training.expert_iteration import add_arguments as add_expert_iteration_arguments
+
+    add_expert_iteration_arguments(expert_iteration)
+
     serve = commands.add_parser(
         "serve", help="a local web app to play and replay both games in the browser (extra: web)"
     )
@@ -330,6 +340,12 @@ def command_scorecard(args: argparse.Namespace) -> int:
     return scorecard(args)
 
 
+def command_expert_iteration(args: argparse.Namespace) -> int:
+    from madiao_mao.training.expert_iteration import command
+
+    return command(args)
+
+
 def command_serve(args: argparse.Namespace) -> int:
     try:
         from madiao_mao_web.app import serve
@@ -381,6 +397,7 @@ COMMANDS = {
     "serve": command_serve,
     "exploit": command_exploit,
     "scorecard": command_scorecard,
+    "expert-iteration": command_expert_iteration,
 }
 
 

@@ -182,6 +182,13 @@ class TrainConfig:
     """Teacher decisions recorded for the warm start (not counted in ``total_timesteps``)."""
     imitation_epochs: int = 4
     """Passes over the teacher's decisions when fitting the policy."""
+    init_model: str | None = None
+    """Start from the weights of this saved MaskablePPO model (a ``.zip``; a fresh optimizer)
+    instead of a fresh network: fine-tuning, e.g. the shipped policy in the league. Its
+    observation size, actions, ``features`` and ``net_arch`` must be this config's, and such a
+    policy gets no warm start (``imitate``). SB3 engine only; expert iteration
+    (``madiao_mao.training.expert_iteration``) trains each iteration's policy this way. None: a
+    fresh network."""
     mao_rule_pool: Annotated[str, _flag(choices=MAO_RULE_POOLS)] = "train"
     """Mao: the secret rule every training episode starts with, drawn per episode: "train" (any
     library rule but ``mao_env.rules.HELD_OUT_RULES``, which the final report then uses
@@ -373,6 +380,10 @@ class TrainConfig:
                 "mao_rule_pool",
                 f"mao_rule_pool must be one of {', '.join(MAO_RULE_POOLS)}, got {self.mao_rule_pool!r}",
             )
+        if self.init_model is not None and (
+            not isinstance(self.init_model, str) or not os.path.isfile(self.init_model)
+        ):
+            raise ConfigError("init_model", f"init_model: no saved model at {self.init_model!r}")
         if not isinstance(self.imitate, str):
             raise ConfigError("imitate", f"imitate must be an agent name or 'none', got {self.imitate!r}")
         if self.imitate != "none":

@@ -226,8 +226,10 @@ def plot_curves(
     ylabel: str,
     title: str,
     bands: dict[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+    whole_x: bool = False,
 ) -> Path:
-    """Line plot of named (x, y) curves, optional shaded (low, high) bands; PNG."""
+    """Line plot of named (x, y) curves, optional shaded (low, high) bands; PNG. ``whole_x``: ticks
+    on whole numbers only (an x that counts iterations)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -243,6 +245,10 @@ def plot_curves(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
+    if whole_x:
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if curves:
         ax.legend(fontsize=8)
     fig.tight_layout()

@@ -126,9 +126,10 @@ def test_every_game_has_a_complete_spec():
             f: dict(v) if isinstance(v, dict) else v for f, v in spec.defaults.items()
         }
         assert spec.learner_role is None or len(spec.roles) > 1
-        # A None field that a game does not fill would reach the trainer as None (league_anchors
-        # and eval_every have a meaning of their own for None; torch_threads follows the machine).
-        own_meaning = {"league_anchors", "eval_every", "torch_threads"}
+        # A None field that a game does not fill would reach the trainer as None (league_anchors,
+        # eval_every and init_model have a meaning of their own for None; torch_threads follows
+        # the machine).
+        own_meaning = {"league_anchors", "eval_every", "init_model", "torch_threads"}
         left_to_the_game = {f for f in fields if fields[f].default is None} - own_meaning
         assert set(spec.defaults) - own_meaning == left_to_the_game
         assert isinstance(config.torch_threads, int) and config.torch_threads >= 1

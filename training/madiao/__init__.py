@@ -3,7 +3,8 @@
 What the generic trainer modules find here (through ``madiao_mao.games``): ``GAME_SPEC`` (the
 trainer's spec), ``EXPLOIT`` (the exploitability proxy's part), ``commands_module()`` (the
 ``evaluate``, ``play``, ``match`` and ``replay`` commands), ``scorecard_module()`` (suites,
-pairings, figures), ``table_envs()`` (the AEC and batched envs Gymnasium's ids build) and
+pairings, figures), ``EXPERT_ITERATION`` (the search player as the expert of
+``madiao-mao expert-iteration``), ``table_envs()`` (the AEC and batched envs Gymnasium's ids build) and
 ``evaluate_on_ray`` (``madiao-mao evaluate --engine ray``).
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
+from madiao_mao.training.madiao.expert_iteration import EXPERT_ITERATION
 from madiao_mao.training.madiao.exploit import EXPLOIT
 from madiao_mao.training.madiao.spec import GAME_SPEC
 
@@ -42,4 +44,12 @@ def evaluate_on_ray(args: Any) -> int:
     return evaluate_command(args)
 
 
-__all__ = ["EXPLOIT", "GAME_SPEC", "commands_module", "evaluate_on_ray", "scorecard_module", "table_envs"]
+__all__ = [
+    "EXPERT_ITERATION",
+    "EXPLOIT",
+    "GAME_SPEC",
+    "commands_module",
+    "evaluate_on_ray",
+    "scorecard_module",
+    "table_envs",
+]

@@ -93,6 +93,15 @@ class PairResult:
     def as_player(self) -> MeanCI:
         return self._ci(~np.asarray(self.banker, dtype=bool))
 
+    def figures(self) -> dict[str, Any]:
+        """The hands played and the mean with its 95% interval overall ("all"), as banker and as
+        player, as JSON-ready numbers (a point of the trainer's learning curve)."""
+        intervals = (("all", self.overall()), ("banker", self.as_banker()), ("player", self.as_player()))
+        return {
+            "hands": self.n_hands,
+            **{key: {"mean": ci.mean, "low": ci.low, "high": ci.high} for key, ci in intervals},
+        }
+
     def block_scores(self) -> np.ndarray:
         """Mean score of each deal block (the unit the ratings are updated with)."""
         deals = np.asarray(self.deal_index)

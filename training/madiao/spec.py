@@ -62,17 +62,7 @@ def _evaluate(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, 
             agent_name="learned",
             opponent_name=name,
         )
-        results[name] = {
-            "hands": pair.n_hands,
-            **{
-                key: {"mean": ci.mean, "low": ci.low, "high": ci.high}
-                for key, ci in (
-                    ("all", pair.overall()),
-                    ("banker", pair.as_banker()),
-                    ("player", pair.as_player()),
-                )
-            },
-        }
+        results[name] = pair.figures()
     return results
 
 

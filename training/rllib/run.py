@@ -114,6 +114,11 @@ def train_rllib(
             f"the rllib engine has no warm start (imitate={config.imitate!r}): pass --imitate none "
             "(Mao's default is an imitation warm start, an SB3-engine feature)"
         )
+    if config.init_model is not None and resume is None:
+        raise ValueError(
+            f"the rllib engine cannot start from a saved model (init_model={config.init_model!r}): "
+            "that is an SB3-engine feature"
+        )
     # (No progress bar here: ``quiet`` changes nothing; a verbose run prints a line per iteration.)
     say = print if config.verbose else (lambda *a, **k: None)
     # With num_learners=0 the learner runs in this process, on the config's threads as in SB3

@@ -15,6 +15,10 @@ on the same data, so that the first PPO updates have sensible advantages:
    that followed (steps after a game's last end in the data have no finished return and only
    train the policy).
 
+``teacher_agreement`` says how closely a policy follows the teacher's moves (log-likelihood and
+accuracy). Expert iteration (``madiao_mao.training.expert_iteration``) fits a trained policy the
+same way to a search player's decisions.
+
 Only the policy's inputs reach the network: the teacher's own knowledge (its posterior over the
 rule library) is in its actions, never in the observation. The teacher meets only the training
 env's rules, so a policy cloned from it is still tested on rules it never saw.
@@ -148,6 +152,23 @@ def fit_policy(
         history.append({"policy_loss": mean[0], "value_loss": mean[1], "accuracy": mean[2]})
     policy.set_training_mode(False)
     return history
+
+
+def teacher_agreement(policy, data: TeacherData, *, batch_size: int = 4096) -> dict[str, float]:
+    """How closely a MaskablePPO ``policy`` follows ``data``'s teacher: the mean masked
+    log-likelihood of the teacher's actions and the share of decisions where the policy's most
+    likely action is the teacher's (what ``fit_policy`` raises)."""
+    log_likelihood = agreed = 0.0
+    with torch.no_grad():
+        for start in range(0, data.actions.size, batch_size):
+            rows = slice(start, start + batch_size)
+            observations = torch.as_tensor(data.observations[rows])
+            actions = torch.as_tensor(data.actions[rows])
+            distribution = policy.get_distribution(observations, action_masks=data.masks[rows]).distribution
+            log_likelihood += distribution.log_prob(actions).sum().item()
+            agreed += (distribution.probs.argmax(1) == actions).sum().item()
+    n = max(data.actions.size, 1)
+    return {"log_likelihood": log_likelihood / n, "accuracy": agreed / n}
 
 
 def warm_start(model, venv, config: TrainConfig, say: Callable[..., None] = print) -> dict[str, float]:

@@ -74,6 +74,33 @@ def make_model(config: TrainConfig, venv, *, device: str) -> MaskablePPO:
     )
 
 
+def load_initial_weights(model: MaskablePPO, path: str | Path) -> None:
+    """Copy the policy and value weights of the saved model at ``path`` into ``model`` (a config's
+    ``init_model``); its optimizer stays fresh. A model that cannot be read, or whose spaces or
+    network differ from ``model``'s, is a ValueError naming the file."""
+    from madiao_mao.agents.learned import load_model
+
+    try:
+        saved = load_model(path)
+    except FileNotFoundError:
+        raise
+    except Exception as error:  # a damaged zip fails in zipfile, torch or pickle, each its own way
+        raise ValueError(f"init_model {path} cannot be loaded ({type(error).__name__}: {error})") from None
+    for what, ours, theirs in (
+        ("observations", model.observation_space.shape, saved.observation_space.shape),
+        ("actions", model.action_space, saved.action_space),
+    ):
+        if ours != theirs:
+            raise ValueError(f"init_model {path} has {what} {theirs}, this run's env {ours}")
+    try:
+        model.policy.load_state_dict(saved.policy.state_dict())
+    except RuntimeError as error:
+        first = str(error).strip().splitlines()[0]
+        raise ValueError(
+            f"init_model {path} is another network than this config's (features, net_arch): {first}"
+        ) from None
+
+
 def export_policy(model_path: str | Path, destination: str | Path) -> Path:
     """Save an inference-only copy of a trained model (the optimizer's moment estimates, two
     thirds of a checkpoint, are dropped; it still loads with ``MaskablePPO.load``). This is how

@@ -79,7 +79,7 @@ from madiao_mao.training.run_folder import (
 from madiao_mao.training.sb3.adapter import LearnerVecEnv
 from madiao_mao.training.sb3.callback import TrainingCallback
 from madiao_mao.training.sb3.imitation import warm_start
-from madiao_mao.training.sb3.model import learning_rate_schedule, make_model
+from madiao_mao.training.sb3.model import learning_rate_schedule, load_initial_weights, make_model
 
 #: The SB3 engine's checkpoint in the run folder.
 CHECKPOINT_FILE = "checkpoint.zip"
@@ -268,9 +268,16 @@ def build_env(run: Run, pool) -> tuple[Any, Any]:
 
 
 def new_model(run: Run, venv):
-    """A fresh MaskablePPO model of the run's config; the run's folder is made now that it can
-    start (a bad option leaves no empty folder)."""
+    """A fresh MaskablePPO model of the run's config, with the weights of its ``init_model`` if it
+    names one; the run's folder is made now that it can start (a bad option leaves no empty
+    folder)."""
     model = make_model(run.config, venv, device=run.device)
+    if run.config.init_model is not None:
+        try:
+            load_initial_weights(model, run.config.init_model)
+        except (OSError, ValueError):
+            venv.close()
+            raise
     run.run_dir = make_run_dir(run.config)
     return model
 
@@ -296,9 +303,11 @@ def load_model(run: Run, venv):
 
 def warm_start_once(model, venv, run: Run, say: Callable[..., None]) -> None:
     """The warm start (``config.imitate``) of a fresh policy, once per run: a run resumed after it
-    does not repeat it. What it measured is logged (``imitation/``) and checkpointed."""
+    does not repeat it, and a policy started from ``init_model`` is not fresh. What it measured
+    is logged (``imitation/``) and checkpointed."""
     config, state = run.config, run.state
-    if config.imitate == "none" or "imitation" in state or model.num_timesteps != 0:
+    fresh = config.init_model is None and model.num_timesteps == 0
+    if config.imitate == "none" or "imitation" in state or not fresh:
         return
     state["imitation"] = warm_start(model, venv, config, say)
     for key, value in state["imitation"].items():
