@@ -131,18 +131,12 @@ def sample_deals(
     cards the seat has not seen shuffled uniformly into the other hands and the stock), as arrays:
     card ids by seat ``[n, 4, 8]``, the stock ``[n, 8]`` (upcard first), and the card of each
     face-down slough another seat made, in the order of ``knowledge.moves`` (``[n, sloughs]``)."""
-    known = {cards.card_id(name) for name in knowledge.own_initial_hand} | {cards.card_id(knowledge.upcard)}
-    face_up_by_seat: dict[int, list[int]] = {s: [] for s in range(cards.N_SEATS)}
-    hidden_count = dict.fromkeys(range(cards.N_SEATS), 0)
-    for seat, name, face_up in knowledge.moves:
-        if seat == knowledge.seat:
-            continue
-        if face_up:
-            face_up_by_seat[seat].append(cards.card_id(name))
-            known.add(cards.card_id(name))
-        else:
-            hidden_count[seat] += 1
-    return deals_from_orders(knowledge, rng.permuted(np.tile(unseen_cards(knowledge), (n, 1)), axis=1))
+    return deals_from_orders(knowledge, uniform_orders(knowledge, n, rng))
+
+
+def uniform_orders(knowledge: PublicHand, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` uniformly shuffled orders of the cards the seat has not seen (:func:`deals_from_orders`)."""
+    return rng.permuted(np.tile(unseen_cards(knowledge), (n, 1)), axis=1)
 
 
 def unseen_cards(knowledge: PublicHand) -> np.ndarray:
@@ -151,6 +145,15 @@ def unseen_cards(knowledge: PublicHand) -> np.ndarray:
     seen = {cards.card_id(name) for name in knowledge.own_initial_hand} | {cards.card_id(knowledge.upcard)}
     seen |= {cards.card_id(name) for seat, name, _ in knowledge.moves if name is not None}
     return np.array([card for card in range(cards.N_CARDS) if card not in seen], dtype=np.int64)
+
+
+def _face_up_by_seat(knowledge: PublicHand) -> dict[int, list[int]]:
+    """The card ids each other seat played face up, in play order (what its hand surely held)."""
+    face_up_by_seat: dict[int, list[int]] = {s: [] for s in range(cards.N_SEATS) if s != knowledge.seat}
+    for seat, name, face_up in knowledge.moves:
+        if seat != knowledge.seat and face_up:
+            face_up_by_seat[seat].append(cards.card_id(name))
+    return face_up_by_seat
 
 
 def deals_from_orders(
@@ -162,10 +165,7 @@ def deals_from_orders(
     table, the last to the stock under the upcard. Swapping two cards of an order moves them
     between those places: the search's Markov chain over deals."""
     n = shuffled.shape[0]
-    face_up_by_seat: dict[int, list[int]] = {s: [] for s in range(cards.N_SEATS)}
-    for seat, name, face_up in knowledge.moves:
-        if seat != knowledge.seat and face_up:
-            face_up_by_seat[seat].append(cards.card_id(name))
+    face_up_by_seat = _face_up_by_seat(knowledge)
     hands = np.empty((n, cards.N_SEATS, cards.HAND_SIZE), dtype=np.int64)
     first_slough_column: dict[int, int] = {}
     position = 0
@@ -662,38 +662,44 @@ class MadiaoSearchAgent(Agent):
         return final.deals(), np.full(len(deals), 1.0 / len(deals)), effective
 
     def _draw(self, knowledge: PublicHand, wanted: int, redeal_passed: set[int] | None) -> _Replay | None:
-        """``wanted`` consistent deals drawn uniformly (their replay), fewer if 20 batches of
+        """``wanted`` consistent deals drawn by the sampler (their replay), fewer if 20 batches of
         ``wanted`` did not find them all (late in a hand most uniform deals contradict a void the
         other seats showed); None if none."""
+        places = self._place_probabilities(knowledge)
         found: list[_Replay] = []
         count = 0
         for round_ in range(MAX_BATCHES):
-            replay = self._replay(
-                knowledge, self._draw_orders(knowledge, wanted), redeal_passed, round_=round_
-            )
+            orders = self._draw_orders(knowledge, wanted, places)
+            replay = self._replay(knowledge, orders, redeal_passed, round_=round_)
             found.append(replay.subset(np.flatnonzero(replay.valid)[: wanted - count]))
             count += len(found[-1].valid)
             if count == wanted:
                 break
         return _Replay.concatenate(found) if count else None
 
-    def _draw_orders(self, knowledge: PublicHand, n: int, *, uniform: bool = False) -> np.ndarray:
-        """``n`` orders of the cards the seat has not seen (:func:`deals_from_orders`): uniform,
-        or placed by the card-location model (the ``sampler`` option)."""
-        unseen = unseen_cards(knowledge)
-        if self.card_locations is None or uniform:
-            return self.rng.permuted(np.tile(unseen, (n, 1)), axis=1)
+    def _place_probabilities(self, knowledge: PublicHand) -> np.ndarray | None:
+        """The card-location model's probabilities of each unseen card (``unseen_cards`` order) in
+        each place of an order (the other seats in seat order, then the stock), read once per
+        decision; None with the uniform sampler."""
+        if self.card_locations is None:
+            return None
         probabilities = self.card_locations.probabilities(self._history_observation(knowledge.seat))[0]
         others = [seat for seat in range(cards.N_SEATS) if seat != knowledge.seat]
         columns = [(seat - knowledge.seat) % cards.N_SEATS - 1 for seat in others] + [STOCK_LOCATION]
-        shown = [sum(1 for s, _, up in knowledge.moves if s == seat and up) for seat in others]
-        room = np.array(
-            [cards.HAND_SIZE - k for k in shown] + [unseen.size - sum(cards.HAND_SIZE - k for k in shown)]
-        )
-        places = sample_places(probabilities[unseen][:, columns], room, n, self.rng)
+        return probabilities[unseen_cards(knowledge)][:, columns]
+
+    def _draw_orders(self, knowledge: PublicHand, n: int, places: np.ndarray | None) -> np.ndarray:
+        """``n`` orders of the cards the seat has not seen (:func:`deals_from_orders`): uniform, or
+        placed by ``places`` (:meth:`_place_probabilities`) among the room each place has."""
+        if places is None:
+            return uniform_orders(knowledge, n, self.rng)
+        unseen = unseen_cards(knowledge)
+        in_hands = [cards.HAND_SIZE - len(shown) for shown in _face_up_by_seat(knowledge).values()]
+        room = np.array([*in_hands, unseen.size - sum(in_hands)])
+        chosen = sample_places(places, room, n, self.rng)
         # Sorting by place (ties in random order) lays each place's cards out as its block of the
         # order, and the face-down sloughs of a seat are then a uniform choice among its cards.
-        order = np.lexsort((self.rng.random(places.shape), places), axis=1)
+        order = np.lexsort((self.rng.random(chosen.shape), chosen), axis=1)
         return unseen[order]
 
     def _history_observation(self, seat: int) -> np.ndarray:
@@ -786,7 +792,7 @@ class MadiaoSearchAgent(Agent):
         one by one, which this agrees with), each at the decision, with the log-likelihood of the
         other seats' moves when the search infers. A deal's snapshot is read from the batch's env
         (round ``round_``), so only until that round's next batch."""
-        orders = self._draw_orders(knowledge, n, uniform=uniform)
+        orders = self._draw_orders(knowledge, n, None if uniform else self._place_probabilities(knowledge))
         return self._replay(knowledge, orders, redeal_passed, round_=round_).deals()
 
     def _replay(
@@ -949,7 +955,5 @@ class MadiaoSearchAgent(Agent):
                 )[0]
             )
         snapshot = sim.get_state()
-        dealt_to = np.full(cards.N_CARDS, IN_STOCK, dtype=np.int8)
-        for seat, hand in enumerate(hands):
-            dealt_to[[cards.card_id(name) for name in hand]] = seat
+        dealt_to = _dealt_to(np.array([[[cards.card_id(name) for name in hand] for hand in hands]]))[0]
         return ImaginedDeal(lambda: snapshot, log_likelihood, dealt_to)
