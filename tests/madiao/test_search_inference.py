@@ -334,3 +334,30 @@ def test_the_inference_quality_command_wants_something_to_compare():
     from madiao_mao.training.madiao.inference_quality import main
 
     assert main(["--search", "samples=4", "--hands", "1"]) == 2
+
+
+def test_a_table_dealt_from_a_given_first_seat_is_imagined_one_deal_at_a_time():
+    # The batched env deals from the seat the cut card names; a table reset with another "first"
+    # seat is replayed in the AEC env instead, and its deals must still explain the hand.
+    from madiao_env import core
+
+    heuristic = RoleAwareHeuristicAgent()
+    dealt = _hand_in_play(5, moves=0, players=[heuristic] * 4).table()
+    banker, upcard = dealt["banker"], cards.card_id(dealt["stock"][0])
+    first = (core.first_seat_from_cut(upcard, banker) + 1) % cards.N_SEATS
+    env = madiao_v0.raw_env(episode="hand")
+    env.reset(
+        seed=5, options={"hands": dealt["hands"], "stock": dealt["stock"], "banker": banker, "first": first}
+    )
+    for _ in range(10):
+        seen = env.observe(env.agent_selection)
+        env.step(heuristic.act(seen["observation"], seen["action_mask"]))
+    table = env.table()
+    assert table["phase"] == "play" and table["first"] == first
+    agent = MadiaoSearchAgent(env, budget=SearchBudget(samples=4, inference="heuristic"), seed=2)
+    knowledge = public_hand(table, table["to_act"])
+    deals = agent.imagine_batch(knowledge, 24, agent.redeal_passed(table))
+    assert deals
+    for deal in deals:
+        assert deal.snapshot()["agent_selection"] == env.agent_selection
+        assert np.isfinite(deal.log_likelihood) and deal.log_likelihood <= 0.0
