@@ -8,7 +8,9 @@ after install; a game with a policy kind of its own plays it with the module's `
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -175,9 +177,27 @@ def policy_agent(
     return LearnedPolicyAgent(model=model, name=name, **kwargs)
 
 
+_SHARED_MODELS: dict[tuple[str, int, int], Any] = {}
+_SHARED_MODELS_LOCK = threading.Lock()
+
+
+def shared_model(path: Path):
+    """The saved model at ``path``, loaded once per process and shared by every agent that plays
+    it (a model is read, never changed, while it plays: a server's games at once held one copy
+    each, about 10 MB a Mao seat). Keyed by the file's path, size and time, so a file replaced on
+    disk is read again. Training loads its own copy with :func:`load_model`."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    with _SHARED_MODELS_LOCK:  # a web server builds games in threads: one load, not one a thread
+        model = _SHARED_MODELS.get(key)
+        if model is None:
+            model = _SHARED_MODELS[key] = load_model(path)
+        return model
+
+
 def pretrained_agent(game: str, name: str = "model", table=None) -> LearnedPolicyAgent:
-    """The shipped model of ``game`` (its agents module's ``PRETRAINED_MODEL``), greedy; ``table``:
-    as :func:`policy_agent`'s."""
+    """The shipped model of ``game`` (its agents module's ``PRETRAINED_MODEL``, loaded once per
+    process: :func:`shared_model`), greedy; ``table``: as :func:`policy_agent`'s."""
     path = getattr(get_game(game).layer("agents"), "PRETRAINED_MODEL", None)
     if path is None:
         raise ValueError(f"no pretrained {game} model is shipped; give a model path (model:PATH)")
@@ -186,4 +206,4 @@ def pretrained_agent(game: str, name: str = "model", table=None) -> LearnedPolic
             f"the pretrained {game} model is missing ({path.name}); give a model path "
             f"or train one with 'madiao-mao train --game {game}'"
         )
-    return policy_agent(path, name=name, table=table)
+    return policy_agent(model=shared_model(path), name=name, table=table)

@@ -37,7 +37,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from cardgame_core.files import atomic_write_json
-from madiao_env import cards, reference
+from madiao_env import cards, payments, reference
 
 RECORD_FORMAT = 2
 Event = dict[str, Any]
@@ -243,6 +243,10 @@ def _check_event(index: int, event: Any) -> None:
                 isinstance(line.get(k), bool) or not isinstance(line.get(k), t) for k, t in _LINE_KEYS.items()
             ):
                 raise ValueError(f"{where} (settlement) has a malformed line {line!r}")
+            if line["rule"] not in payments.RULE_NAMES:
+                raise ValueError(f"{where} (settlement) names an unknown payment rule {line['rule'][:40]!r}")
+            if not (0 <= line["payer"] < cards.N_SEATS and 0 <= line["payee"] < cards.N_SEATS):
+                raise ValueError(f"{where} (settlement): a line's payer and payee are seats (0..3)")
         if not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in event["payoffs"]):
             raise ValueError(f"{where} (settlement): 'payoffs' are not numbers")
 

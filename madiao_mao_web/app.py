@@ -20,9 +20,10 @@ API (JSON in, JSON out; every error is a 4xx whose ``detail`` says what is wrong
 a short piece of the input, and changes nothing):
 
 - ``POST /api/games`` ``{"game": <a registered game>, <the game's options>}`` -> ``{"id", "view"}``
-  (400 naming a bad parameter; 409 for a watched game with the deal of a game with a person's
-  seat still being played here, or the other way round; 503 when every live game was played in
-  the last few minutes). ``GET /api/games/{id}`` -> ``{"id", "view"}``.
+  (400 naming a bad parameter; 409 for a watched game sharing the dealt cards of a game with a
+  person's seat still being played here (at any table size or hand size: ``LiveGame.deal``), or
+  the other way round; 503 when every live game, or every game of this client, was played in the
+  last few minutes: ``madiao_mao_web.store``). ``GET /api/games/{id}`` -> ``{"id", "view"}``.
 - ``POST /api/games/{id}/move`` ``{"action": "play 9S", "version": 3}`` -> ``{"id", "view"}``.
   ``action`` is one of the view's ``legal`` texts; ``version`` is the ``version`` of the view the
   move was chosen from (a counter of the person's moves, 0 at the start). 400: an unreadable or
@@ -57,8 +58,10 @@ watched game, agents in every seat from its creation on, shows every hand while 
 route turns a game with a person's seat into a watched one, and no full table of a live game
 with a person's seat is given by any route, even through another game or a record of the same
 deal (the person who chose the seed of such a game could deal it with the env, but not here).
-Live games and replays are kept apart in one bounded store (``madiao_mao_web.store``): a burst of
-new games evicts finished and idle games, never one moved (or stepped) in the last few minutes.
+Live games and replays are kept apart in one bounded store (``madiao_mao_web.store``): a client
+holds a bounded number of games (its burst evicts its own), and new games evict finished and idle
+games, those of the client holding the most first, never one moved (or stepped) in the last few
+minutes.
 """
 
 from __future__ import annotations
@@ -160,13 +163,15 @@ def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = Non
             raise HTTPException(404, "no live game or replay of that kind with this id")
         return entry
 
-    def deal_in_play(deal: tuple, watched: bool) -> bool:
-        """Whether a live game of ``deal``, watched (every hand open) or with a person's seat as
-        ``watched`` says, is in the store."""
+    def deal_in_play(deal: frozenset[str], watched: bool) -> bool:
+        """Whether a live game sharing a fingerprint of ``deal`` (``LiveGame.deal``), watched
+        (every hand open) or with a person's seat as ``watched`` says, is in the store."""
         live = [item for item in store.items() if isinstance(item, LiveGame)]
-        return any(not game.over and game.watch == watched and game.deal == deal for game in live)
+        return any(
+            not game.over and game.watch == watched and not game.deal.isdisjoint(deal) for game in live
+        )
 
-    def refuse_twin_of_seated(deal: tuple) -> None:
+    def refuse_twin_of_seated(deal: frozenset[str]) -> None:
         """409 when a game with a person's seat and this deal is being played: a record, a replay
         or a watched game of the deal would show that game's full table."""
         if deal_in_play(deal, watched=False):
@@ -195,8 +200,9 @@ def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = Non
                 400,
                 f"unknown parameter(s) {echo(sorted(unknown))}; {game} takes {', '.join(parameters)}",
             )
+        client = request.client.host if request.client is not None else ""
         try:
-            store.reserve()  # refuse before the agents are built and the first moves played
+            store.reserve(client)  # refuse before the agents are built and the first moves played
         except StoreFullError as error:
             raise HTTPException(503, str(error)) from None
         options = {key: body[key] for key in parameters if key in body}
@@ -214,7 +220,7 @@ def create_app(store: GameStore | None = None, hosts: Iterable[str] | None = Non
                 "choose another seed, or play this one once it is over",
             )
         try:
-            key = store.add(live)
+            key = store.add(live, client=client)
         except StoreFullError as error:
             raise HTTPException(503, str(error)) from None
         return JSONResponse({"id": key, "view": live.view()})

@@ -312,10 +312,13 @@ class LiveGame(ABC):
         return self._record()
 
     @property
-    def deal(self) -> tuple[str, int, int]:
-        """What fixes the game's deals: two games alike in it are dealt the same cards (and the
-        same starting table), whoever sits where and whatever the other options."""
-        return self.game, self.seed, len(self.seat_names)
+    def deal(self) -> frozenset[str]:
+        """Fingerprints of the cards the game is dealt from: two games sharing one may show each
+        other's hands (a game of another table size or hand size dealt from the same shuffled
+        deck), whoever sits where and whatever the other options. A game's subclass fingerprints
+        its dealt cards; this default (the game, the seed and the table size) serves a game
+        whose deal depends on nothing else."""
+        return frozenset({f"{self.game}:seed {self.seed}:seats {len(self.seat_names)}"})
 
 
 def _check_version_type(version: Any) -> None:
@@ -335,10 +338,9 @@ class WebGame(Protocol):
     - ``REPLAY``: its :class:`madiao_mao_web.replays.Replay` subclass, built from a checked record.
     - ``read_record(record)``: the record (parsed JSON with ``"game": <game>``) checked by the
       game's own reader, or :class:`madiao_mao_web.replays.RecordError` saying why not.
-    - ``record_deal(record)``: the ``LiveGame.deal`` a checked record could be the record of (a
-      live game's seed and table size), or None when a record cannot reveal a live game's
-      secrets; the app refuses such a record while a game of that deal with a person's seat is
-      played.
+    - ``record_deal(record)``: the ``LiveGame.deal`` fingerprints a checked record's deal shares
+      with live games, or None when a record cannot reveal a live game's secrets; the app refuses
+      such a record while a game sharing one with a person's seat is played.
     - ``rule_texts()``: the game's rules in words (JSON), served under its name by ``GET /api/rules``.
     - ``STATIC``: the folder of the game's page files, served at ``/static/games/<game>/``:
       ``SCRIPT`` (loaded after ``app.js``; it calls ``registerGamePage(<game>, page)``, see
@@ -351,7 +353,7 @@ class WebGame(Protocol):
     LIVE_GAME: type[LiveGame]
     REPLAY: type[Replay]
     read_record: Callable[[dict[str, Any]], dict[str, Any]]
-    record_deal: Callable[[dict[str, Any]], tuple | None]
+    record_deal: Callable[[dict[str, Any]], frozenset[str] | None]
     rule_texts: Callable[[], dict[str, Any]]
     STATIC: Traversable
     SCRIPT: str

@@ -4,13 +4,18 @@ Each entry is reached only through its id (a random URL-safe token of 128 bits),
 never see each other's games. An entry unused for ``max_idle_seconds`` or older than
 ``max_age_seconds`` is dropped.
 
-Games and replays are kept apart, so that uploads cannot crowd out players. When ``max_games``
-games are live, a new game evicts one: finished games first, then the games unused the longest;
-a game whose person moved in the last ``keep_moved_seconds`` is never evicted, and only when
-every game was moved that recently is a new one refused (the caller answers 503). A burst of
-created games thus cannot lock a person out: the burst's games were never moved. When
-``max_replays`` replays are open, a new one evicts the replay unused the longest (a replay is
-rebuilt by uploading its record again).
+Games and replays are kept apart, so that uploads cannot crowd out players. Each game belongs to
+the client that created it (its address: behind a reverse proxy on this machine, the address the
+proxy forwards). A client holds at most ``max_games_per_client`` games: its next game evicts one
+of its own (finished first, then the one unused the longest, never one moved in the last
+``keep_moved_seconds``: then it is refused), so a burst of one client churns its own games and
+never another client's. When ``max_games`` games are live, a new game evicts one:
+finished games first, then the games of the client holding the most, then the games unused the
+longest; a game whose person moved in the last ``keep_moved_seconds`` is never evicted for
+another client, and only when every game was moved that recently is a new one refused (the caller
+answers 503), which takes ``max_games / max_games_per_client`` clients moving all their games.
+When ``max_replays`` replays are open, a new one evicts the replay unused the longest (a replay
+is rebuilt by uploading its record again).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +33,7 @@ DEFAULT_MAX_REPLAYS = 16
 DEFAULT_MAX_IDLE_SECONDS = 3600.0
 DEFAULT_MAX_AGE_SECONDS = 6 * 3600.0
 DEFAULT_KEEP_MOVED_SECONDS = 300.0
+DEFAULT_MAX_GAMES_PER_CLIENT = 16
 
 
 class StoreFullError(RuntimeError):
@@ -43,6 +50,8 @@ class Entry:
     replay: bool
     created: float
     used: float
+    client: str = ""
+    """The address of the client that created it (games are bounded per client)."""
     moved: float | None = None
     """When the person last moved in this game (None: never); such a game is kept a while."""
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -63,10 +72,19 @@ class GameStore:
         *,
         max_replays: int = DEFAULT_MAX_REPLAYS,
         keep_moved_seconds: float = DEFAULT_KEEP_MOVED_SECONDS,
+        max_games_per_client: int | None = None,
     ) -> None:
-        for name, count in (("max_games", max_games), ("max_replays", max_replays)):
+        if max_games_per_client is None:
+            max_games_per_client = min(DEFAULT_MAX_GAMES_PER_CLIENT, max_games)
+        for name, count in (
+            ("max_games", max_games),
+            ("max_replays", max_replays),
+            ("max_games_per_client", max_games_per_client),
+        ):
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
                 raise ValueError(f"{name} must be a positive integer, got {count!r}")
+        if max_games_per_client > max_games:
+            raise ValueError(f"max_games_per_client ({max_games_per_client}) exceeds max_games ({max_games})")
         for name, value in (
             ("max_idle_seconds", max_idle_seconds),
             ("max_age_seconds", max_age_seconds),
@@ -76,6 +94,7 @@ class GameStore:
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
         self.max_games = max_games
         self.max_replays = max_replays
+        self.max_games_per_client = max_games_per_client
         self.max_idle_seconds = float(max_idle_seconds)
         self.max_age_seconds = float(max_age_seconds)
         self.keep_moved_seconds = float(keep_moved_seconds)
@@ -90,42 +109,54 @@ class GameStore:
         for key in [k for k, e in self._entries.items() if self._expired(e, now)]:
             del self._entries[key]
 
-    def _eviction_candidate(self, replay: bool, now: float) -> str | None:
-        """The entry to drop to make room for one more of its kind, or None if none may go."""
+    def _kept(self, entry: Entry, now: float) -> bool:
+        return entry.moved is not None and now - entry.moved < self.keep_moved_seconds
+
+    def _eviction_candidate(self, replay: bool, now: float, client: str) -> str | None:
+        """The entry to drop to make room for one more of its kind from ``client``, or None if
+        there is room; ``StoreFullError`` if none may go."""
         pool = [(key, entry) for key, entry in self._entries.items() if entry.replay == replay]
-        if len(pool) < (self.max_replays if replay else self.max_games):
+        if replay:
+            if len(pool) < self.max_replays:
+                return None
+            return min(pool, key=lambda pair: pair[1].used)[0]
+        own = [(key, entry) for key, entry in pool if entry.client == client]
+        if len(own) >= self.max_games_per_client:
+            pool, whose = own, f"your {self.max_games_per_client}"  # the client's own make room
+        elif len(pool) < self.max_games:
             return None
-        if not replay:
-            pool = [
-                (key, entry)
-                for key, entry in pool
-                if entry.moved is None or now - entry.moved >= self.keep_moved_seconds
-            ]
-            if not pool:
-                raise StoreFullError(
-                    f"all {self.max_games} live games were played in the last "
-                    f"{self.keep_moved_seconds:g} s; try again in a few minutes"
-                )
-        # Finished games first, then the one unused the longest.
-        return min(pool, key=lambda pair: (not pair[1].finished, pair[1].used))[0]
+        else:
+            whose = f"all {self.max_games}"
+        held = Counter(entry.client for _, entry in pool)
+        pool = [(key, entry) for key, entry in pool if not self._kept(entry, now)]
+        if not pool:
+            raise StoreFullError(
+                f"{whose} live games were played in the last {self.keep_moved_seconds:g} s; "
+                "try again in a few minutes"
+            )
+        # Finished games first, then those of the client holding the most, then the one unused
+        # the longest.
+        return min(pool, key=lambda pair: (not pair[1].finished, -held[pair[1].client], pair[1].used))[0]
 
-    def reserve(self) -> None:
-        """Raise ``StoreFullError`` now if a new game could not be added (before building it)."""
+    def reserve(self, client: str = "") -> None:
+        """Raise ``StoreFullError`` now if a new game of ``client`` could not be added (before
+        building it)."""
         with self._lock:
             now = self.clock()
             self._prune(now)
-            self._eviction_candidate(False, now)
+            self._eviction_candidate(False, now, client)
 
-    def add(self, item: Any, replay: bool = False) -> str:
-        """Keep ``item`` (a replay if ``replay``) and return its new id, evicting one if full."""
+    def add(self, item: Any, replay: bool = False, client: str = "") -> str:
+        """Keep ``item`` (a replay if ``replay``) for ``client`` and return its new id, evicting
+        one if full."""
         with self._lock:
             now = self.clock()
             self._prune(now)
-            evicted = self._eviction_candidate(replay, now)
+            evicted = self._eviction_candidate(replay, now, client)
             if evicted is not None:
                 del self._entries[evicted]
             key = secrets.token_urlsafe(16)
-            self._entries[key] = Entry(item=item, replay=replay, created=now, used=now)
+            self._entries[key] = Entry(item=item, replay=replay, created=now, used=now, client=client)
             return key
 
     def get(self, key: str) -> Entry:

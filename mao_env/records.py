@@ -25,12 +25,15 @@ writes one for every game played in the browser: ``/api/games/<id>/record``; ``m
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from cardgame_core.files import atomic_write_json
+from mao_env import cards, core
 from mao_env.env import raw_env
 from mao_env.options import MaoOptions
 
@@ -116,7 +119,20 @@ def check_record(record: Any, source: str = "record") -> dict[str, Any]:
         value = record.get(key)
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise ValueError(f"{source}: {key!r} must be a list of strings")
+    returns = record.get("returns")
+    # Optional (records of format 1 may lack it); what a replay shows of it must be one finite
+    # number per seat.
+    if returns is not None and (
+        not isinstance(returns, list)
+        or len(returns) != len(record["seats"])
+        or not all(_is_finite_number(value) for value in returns)
+    ):
+        raise ValueError(f"{source}: 'returns' must be a list of one number per seat (a total reward each)")
     return record
+
+
+def _is_finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def replay(record: dict[str, Any]) -> Iterator[raw_env]:
@@ -204,3 +220,17 @@ def read_record(path: str | Path) -> dict[str, Any]:
     except json.JSONDecodeError as error:
         raise ValueError(f"{path} is not a JSON game record: {error}") from error
     return check_record(record, str(path))
+
+
+def deal_fingerprint(seed: int, n_players: int) -> str:
+    """A fingerprint of the shuffled cards a Mao game reset with ``seed`` at a table of
+    ``n_players`` is dealt from, whatever its other options: the first round's hands, pile and
+    stack are drawn from one shuffle of ``n_decks_for(n_players)`` decks (4, 5 and 6 players share
+    two, so their hands overlap), and a reset's scenario cards are drawn by the same seed. Games
+    or records with one fingerprint may show each other's cards."""
+    n_decks = cards.n_decks_for(n_players)
+    env = raw_env(n_players)
+    env.reset(seed=seed)
+    # Dealing moves the stack's size, not its cards: the row still holds the whole shuffle.
+    shuffled = env.get_state()["arrays"]["decks"][0, core.STACK, : n_decks * cards.CARDS_PER_DECK]
+    return f"mao:{n_decks} decks:" + hashlib.sha256(shuffled.tobytes()).hexdigest()[:32]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -87,6 +89,12 @@ def madiao_settlement_view(lines: Sequence[dict[str, Any]], payoffs: Sequence[fl
     return {"banker": banker, "rules": list(rules.values()), "payoffs": [float(p) for p in payoffs]}
 
 
+def madiao_deal_fingerprint(event: dict[str, Any]) -> str:
+    """A fingerprint of a deal event's cards: every hand (in seat order) and the stock."""
+    cards = json.dumps([[sorted(hand) for hand in event["hands"]], list(event["stock"])])
+    return "madiao:" + hashlib.sha256(cards.encode()).hexdigest()[:32]
+
+
 def rule_texts() -> dict[str, Any]:
     """Madiao's payment rules in words, by name (settlements name them by rule)."""
     return {
@@ -158,10 +166,17 @@ class MadiaoGame(LiveGame):
         self._last_trick: dict[str, Any] | None = None
         self._tricks_won = [0, 0, 0, 0]
         self._hand_number = 0
+        self._deal: frozenset[str] = frozenset()
         self._recorder = EventRecorder(self.env, self._on_event)
         self._recorder.deal()
         if not self.watch:
             self._advance()
+
+    @property
+    def deal(self) -> frozenset[str]:
+        """A fingerprint of the first deal's cards (every hand and the stock), whatever the
+        options: a match and a single hand of one seed are dealt the same first hand."""
+        return self._deal
 
     # ------------------------------------------------------------------ playing
     @property
@@ -186,6 +201,8 @@ class MadiaoGame(LiveGame):
         kind = event["type"]
         trick_winner = None
         if kind == "deal":
+            if not self._deal:  # the first deal: every later one follows from it and the moves
+                self._deal = frozenset({madiao_deal_fingerprint(event)})
             self._hands = [list(h) for h in event["hands"]]
             self._banker = int(event["banker"])
             self._upcard = event["stock"][0]

@@ -105,6 +105,9 @@ class MaoGame(LiveGame):
         for agent in self.agents.values():
             agent.reset()
         self.options = self._deal_options(hand_size)
+        from mao_env.records import deal_fingerprint
+
+        self._deal = frozenset({deal_fingerprint(self.seed, n_players)})
         self.env.reset(seed=self.seed, options=self.options)
         self.actions: list[str] = []
         self.returns = [0.0] * n_players
@@ -123,6 +126,12 @@ class MaoGame(LiveGame):
         deck = [c for c in mao_cards.CARD_NAMES for _ in range(n_decks * (2 if c == "JK" else 1))]
         random.Random(self.seed).shuffle(deck)
         return {"hands": {s: [deck.pop() for _ in range(hand_size)] for s in range(self.env.n_players)}}
+
+    @property
+    def deal(self) -> frozenset[str]:
+        """The shuffled decks this game is dealt from (``mao_env.records.deal_fingerprint``): the
+        same at every table size with as many decks, whatever ``hand_size`` and the other options."""
+        return self._deal
 
     # ------------------------------------------------------------------ playing
     @property

@@ -28,14 +28,18 @@ def read_record(record: dict[str, Any]) -> dict[str, Any]:
         raise RecordError(str(error)) from None
 
 
-def record_deal(record: dict[str, Any]) -> tuple[str, int, int] | None:
-    """The deal of a Mao ``record`` with a seed, as a live game names its own
-    (``madiao_mao_web.games.LiveGame.deal``): the same seed and number of seats. Such a record may
-    be a live game's own (its seed known to whoever chose it, its moves partly public): the app
-    refuses it while that game is being played."""
-    if record["seed"] is None:
+def record_deal(record: dict[str, Any]) -> frozenset[str] | None:
+    """The deal a Mao ``record`` with a seed is dealt from, as a live game fingerprints its own
+    (``madiao_mao_web.games.LiveGame.deal``): the shuffled decks of its seed at its table size,
+    whatever its options. Such a record may share a live game's cards (its seed known to whoever
+    chose it): the app refuses it while that game is being played. None without a seed, or for a
+    table size that does not replay."""
+    from mao_env.records import deal_fingerprint
+
+    n_players = len(record["seats"])
+    if record["seed"] is None or not 3 <= n_players <= mao_cards.MAX_PLAYERS:
         return None
-    return "mao", record["seed"], len(record["seats"])
+    return frozenset({deal_fingerprint(record["seed"], n_players)})
 
 
 class MaoReplay(Replay):
