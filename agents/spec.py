@@ -34,6 +34,10 @@ class AgentSpec:
     needs_env: bool = False
     #: ``NAME:OPTIONS`` is accepted (the options are the builder's to parse and check).
     takes_options: bool = False
+    #: It is defined to know what its seat cannot see (an oracle of the hidden cards or rules):
+    #: the only kind of player exempt from the test that hidden state never changes a decision
+    #: (``tests/common/test_hidden_information.py``).
+    sees_hidden: bool = False
 
 
 def require_env(env: Any, name: str, why: str) -> None:

@@ -83,6 +83,8 @@ class VectorCardEnv(abc.ABC):
     obs_dim: int
     #: dtype of the observation vector (the AEC env's, so both produce identical arrays).
     observation_dtype: np.dtype
+    #: Length of ``privileged_observation``'s vectors (None: the game offers none).
+    privileged_dim: int | None = None
 
     def __init__(self, n_envs: int, seed: int | None = None, *, copy: bool = True) -> None:
         """Args:
@@ -204,8 +206,29 @@ class VectorCardEnv(abc.ABC):
 
     def observe(self, seats: np.ndarray) -> np.ndarray:
         """Each game's current observation as seen by ``seats[i]`` (``[N, obs_dim]``, a copy)."""
+        seats = self._checked_seats(seats, "observe")
+        out = np.zeros((self.n_envs, self.obs_dim), dtype=self.observation_dtype)
+        self._observe_games(seats, out)
+        return out
+
+    def privileged_observation(self, seats: np.ndarray) -> np.ndarray:
+        """What a critic may read during training besides ``seats[i]``'s observation: each game's
+        hidden state (every hand, ...) as a float32 vector ``[N, privileged_dim]`` laid out as the
+        game's ``privileged`` module documents it, seats relative to ``seats[i]`` (a copy). For a
+        value network only: no agent that plays may be handed it."""
+        seats = self._checked_seats(seats, "privileged_observation")
+        if self.privileged_dim is None:
+            raise NotImplementedError(f"{type(self).__name__} offers no privileged observation")
+        return self._privileged_games(seats)
+
+    def _privileged_games(self, seats: np.ndarray) -> np.ndarray:
+        """Hook of :meth:`privileged_observation` for a game that offers one (``privileged_dim``)."""
+        raise NotImplementedError
+
+    def _checked_seats(self, seats: np.ndarray, caller: str) -> np.ndarray:
+        """``seats`` (one per game) as int64, after the checks every per-seat method makes."""
         if not self._has_reset:
-            raise RuntimeError("call reset() before observe()")
+            raise RuntimeError(f"call reset() before {caller}()")
         seats = np.asarray(seats)
         if seats.shape != (self.n_envs,) or seats.dtype.kind not in "iu":
             raise ValueError(
@@ -217,9 +240,7 @@ class VectorCardEnv(abc.ABC):
             raise ValueError(
                 f"seat {int(seats[bad[0]])} of game {int(bad[0])} is out of range 0..{self.n_players - 1}"
             )
-        out = np.zeros((self.n_envs, self.obs_dim), dtype=self.observation_dtype)
-        self._observe_games(seats.astype(np.int64), out)
-        return out
+        return seats.astype(np.int64)
 
     def close(self) -> None:  # noqa: B027 (an optional hook: nothing to release by default)
         """Nothing to release (kept for the gymnasium/SB3 call shape)."""

@@ -257,6 +257,17 @@ def hands(game_state: MadiaoState) -> np.ndarray:
     return game_state.card_sets[:, core.CS_HAND : core.CS_HAND + cards.N_SEATS]
 
 
+def sloughed(game_state: MadiaoState) -> np.ndarray:
+    """Each game's cards sloughed face down this hand by seat, as card bitmasks (``[N, 4]``
+    uint64): a view."""
+    return game_state.card_sets[:, core.CS_SLOUGHED : core.CS_SLOUGHED + cards.N_SEATS]
+
+
+def stocks(game_state: MadiaoState) -> np.ndarray:
+    """Each game's stock as card ids, upcard first (``[N, 8]``): a view."""
+    return game_state.ints[:, core.I_STOCK : core.I_STOCK + cards.STOCK_SIZE]
+
+
 def overflowed_games(game_state: MadiaoState) -> np.ndarray:
     """The indices of the games whose settlement line buffer filled up (usually none)."""
     return np.flatnonzero(game_state.ints[:, core.I_OVERFLOW])

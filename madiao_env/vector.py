@@ -30,7 +30,7 @@ import numpy as np
 
 from cardgame_core.jit import compiled_for
 from cardgame_core.vector import VectorCardEnv, VectorStep
-from madiao_env import cards, core, payments, state
+from madiao_env import cards, core, payments, privileged, state
 from madiao_env.options import MadiaoOptions
 
 # core.vector_step_games compiled for the vector env's argument types (the same for every env: its
@@ -50,6 +50,7 @@ class MadiaoVectorEnv(VectorCardEnv):
     n_players = cards.N_SEATS
     n_actions = cards.N_ACTIONS
     observation_dtype = np.dtype(np.int8)
+    privileged_dim = privileged.PRIVILEGED_SIZE
 
     def __init__(self, n_envs: int, seed: int | None = None, *, copy: bool = True, **env_kwargs: Any) -> None:
         # The same options object as the AEC env's: same checks, same kernel config row.
@@ -162,6 +163,9 @@ class MadiaoVectorEnv(VectorCardEnv):
         bankers = bankers.astype(np.int64)
         decks = np.ascontiguousarray(decks, dtype=np.int8)
         return self._start_episodes(seeds, lambda _: self._deal(rng_seeds, bankers, decks))
+
+    def _privileged_games(self, seats: np.ndarray) -> np.ndarray:
+        return privileged.privileged_observation(self._state, seats)
 
     def banker(self) -> np.ndarray:
         """Each game's banker seat (``[N]``, a copy)."""

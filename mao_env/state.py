@@ -228,6 +228,12 @@ _CALL_COLUMNS = Call(
 )
 
 
+def active_rule_ids(game_state: MaoState) -> np.ndarray:
+    """Each game's active secret rules by slot as library ids, -1 for an empty slot
+    (``[B, MAX_ACTIVE_RULES]``): a view."""
+    return game_state.rules[:, core.ACTIVE]
+
+
 def rule_rows(active: Sequence[tuple[int, int]] = (), queue: Sequence[int] = ()) -> np.ndarray:
     """One game's ``rules`` rows (int64 ``[3, MAX_ACTIVE_RULES]``, -1 = empty) holding the
     ``(rule id, author seat)`` pairs ``active`` in slot order and the fixed rule ``queue``."""

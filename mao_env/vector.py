@@ -50,7 +50,7 @@ import numpy as np
 
 from cardgame_core.jit import compiled_for
 from cardgame_core.vector import VectorCardEnv
-from mao_env import cards, core
+from mao_env import cards, core, privileged
 from mao_env import rules as rule_library
 from mao_env import state as snapshots
 from mao_env.options import MaoOptions, starting_rules
@@ -133,6 +133,7 @@ class MaoVectorEnv(VectorCardEnv):
         self.n_players = options.n_players
         self.n_decks = options.n_decks
         self.obs_dim = options.obs_dim
+        self.privileged_dim = privileged.privileged_size(options.n_players)
         self.max_steps = options.max_steps
         self.n_events = options.n_events
         self.win_reward = options.win_reward
@@ -204,6 +205,9 @@ class MaoVectorEnv(VectorCardEnv):
     # -- extras --------------------------------------------------------------------------------
     def describe_action(self, action: int) -> str:
         return cards.action_to_text(action, rule_library.N_RULES)
+
+    def _privileged_games(self, seats: np.ndarray) -> np.ndarray:
+        return privileged.privileged_observation(self._state, seats, self.n_players)
 
     def game_rules(self, game: int) -> list[tuple[int, int]]:
         """The secret rules active in game ``game`` as ``(rule id, author seat)`` pairs (author -1:

@@ -55,7 +55,7 @@ AGENTS = MappingProxyType(
         for spec in (
             AgentSpec("base", "plays by the base rules only, learns no secret rule", _base),
             AgentSpec("bayes", "infers the secret rules from the penalties it sees (Bayesian)", _bayes),
-            AgentSpec("oracle", "knows every rule in force", _oracle, needs_env=True),
+            AgentSpec("oracle", "knows every rule in force", _oracle, needs_env=True, sees_hidden=True),
             AgentSpec(
                 "caller",
                 "the Bayesian player with a learned decision of when to call a fault (players' calls); "
