@@ -5,7 +5,8 @@ config's own check is the only validation.
 - ``--config FILE`` starts from a config saved as JSON (a run folder's ``config.json`` re-runs that
   run); the flags given override its values;
 - ``--resume RUN_DIR`` continues an interrupted run with its own saved config;
-- ``--engine rllib`` trains with RLlib PPO (its options: ``madiao_mao.training.rllib.options``).
+- ``--engine rllib`` trains with RLlib PPO (its options: ``madiao_mao.training.rllib.options``);
+- ``--engine fast`` trains with the project's own batched PPO loop (``madiao_mao.training.fast``).
 """
 
 from __future__ import annotations
@@ -56,9 +57,11 @@ class TrainCommand:
     used; its saved --device is resolved again here, a GPU this machine lacks being the CPU)."""
     no_report: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False
     """Skip the final evaluation report."""
-    engine: Literal["sb3", "rllib"] = "sb3"
+    engine: Literal["sb3", "rllib", "fast"] = "sb3"
     """sb3: MaskablePPO in this process; rllib: RLlib PPO with env runners on Ray
-    (docs/scaling-out.md); the options below marked rllib are its."""
+    (docs/scaling-out.md), the options below marked rllib are its; fast: the same model trained by
+    the project's batched PPO loop (docs/training.md, "The fast engine"); a resumed run keeps the
+    engine that trained it."""
     settings: Annotated[TrainFlags, tyro.conf.OmitArgPrefixes, tyro.conf.arg(name="")] = field(
         default_factory=TrainFlags
     )
@@ -123,7 +126,11 @@ def command_train(argv: list[str]) -> int:
             quiet=quiet,
         )
     else:
+        from madiao_mao.training.fast.train import is_fast_run
         from madiao_mao.training.sb3.train import final_report, train
+
+        if command.engine == "fast" or (command.resume is not None and is_fast_run(command.resume)):
+            from madiao_mao.training.fast.train import train
 
         run_dir = train(
             config, resume=command.resume, total_timesteps=command.settings.total_timesteps, quiet=quiet

@@ -115,6 +115,14 @@ class Run:
     device: str = "cpu"
     run_dir: Path | None = None
     league: League | None = None
+    resumed: bool = False
+
+    @property
+    def call_seed(self) -> int:
+        """The seed of this training call's deals and draws: the run's seed for a new run, and
+        another for each resume, so that a resumed run does not replay the deals and draws its
+        earlier calls made (``state.json``'s ``resumes`` lists the earlier resumes)."""
+        return self.config.seed + 1000 * (len(self.state.get("resumes", [])) + self.resumed)
 
     def save_checkpoint(self, model) -> None:
         """An atomic checkpoint: the model, then the league and ``state.json`` (which a resume trusts)."""
@@ -128,9 +136,14 @@ def train(
     *,
     total_timesteps: int | None = None,
     quiet: bool = False,
+    learn_with: Callable[..., None] | None = None,
+    engine: str | None = None,
 ) -> Path:
     """Run a training run from ``config``, or continue the one in folder ``resume`` (its own saved
     config is used; ``total_timesteps`` may raise its budget); returns the run folder.
+
+    ``learn_with(model, run, callback, say)`` replaces SB3's ``learn`` (another engine's loop on
+    the same model, ``madiao_mao.training.fast``), and ``engine`` is then its name in ``state.json``.
 
     ``quiet`` turns the progress bar off for this call (a run's verbose setting then prints a
     line per rollout instead); a resumed run always says where it resumed. A run folder that
@@ -144,6 +157,8 @@ def train(
     pool = build_opponents(run)
     vector_env, venv = build_env(run, pool)
     model = load_model(run, venv) if resume is not None else new_model(run, venv)
+    if engine is not None:
+        run.state["engine"] = engine
     write_config(run.run_dir, run.saved_config)
     if resume is None:
         # A checkpoint from the first moment: a run stopped at any point can be resumed.
@@ -157,7 +172,9 @@ def train(
         # Opponent copies of the policy sample their moves from generators seeded by the run's
         # seed, so that a run is reproducible when they play.
         pool.set_current(
-            policy_agent(model=model, table=vector_env, deterministic=False, name="current", seed=config.seed)
+            policy_agent(
+                model=model, table=vector_env, deterministic=False, name="current", seed=run.call_seed
+            )
         )
         start_training(run.state, model.num_timesteps, resumed=resume is not None, device=run.device)
         callback = TrainingCallback(
@@ -171,7 +188,7 @@ def train(
             snapshot_agent=snapshot_agent,
             say=say,
         )
-        learn(model, run, callback, say)
+        (learn_with or learn)(model, run, callback, say)
         finish(model, run)
     except KeyboardInterrupt:
         save_interrupted(model, run, callback)
@@ -205,7 +222,7 @@ def open_run(
     # Display settings belong to this call, not to the run: they are not saved.
     config = dataclasses.replace(config, progress_bar=not quiet)
     device = resolve_device(config.device, resuming=True)
-    return Run(config, saved_config, state, device=device, run_dir=run_dir, league=league)
+    return Run(config, saved_config, state, device=device, run_dir=run_dir, league=league, resumed=True)
 
 
 def build_opponents(run: Run):
@@ -245,9 +262,7 @@ def build_env(run: Run, pool) -> tuple[Any, Any]:
     """The timed batched env of the training games and the learner's SB3 view of it (the learner
     seat rotates per finished game, so it plays every seat: both Madiao roles), with the game's
     reward shaping (``GameSpec.shape_reward``)."""
-    config = run.config
-    # A resumed run continues with a fresh deal stream (a new seed per resume).
-    seed = config.seed + 1000 * len(run.state.get("resumes", []))
+    config, seed = run.config, run.call_seed
     vector_env = TimedVectorEnv(make_vector_env(config, config.n_envs, seed=seed))
     if run.league is not None:
         # One member per game, drawn by PFSP, plays every opponent seat of it.
@@ -255,13 +270,13 @@ def build_env(run: Run, pool) -> tuple[Any, Any]:
             vector_env,
             pool.slots,
             learner_seat="rotate",
-            seed=config.seed,
+            seed=seed,
             opponent_draw="per_game",
             opponent_sampler=pool.sample,
         )
         pool.attach(venv)
     else:
-        venv = LearnerVecEnv(vector_env, pool.slots, learner_seat="rotate", seed=config.seed)
+        venv = LearnerVecEnv(vector_env, pool.slots, learner_seat="rotate", seed=seed)
     venv = game_spec(config.game).shape_reward(venv, config)
     wrap_for_policy = POLICY_FEATURES[config.features].learner_env
     return vector_env, (venv if wrap_for_policy is None else wrap_for_policy(venv, vector_env))
@@ -329,29 +344,43 @@ def unchecked_distributions() -> Iterator[None]:
         torch.distributions.Distribution.set_default_validate_args(before)
 
 
-def learn(model, run: Run, callback, say: Callable[..., None]) -> None:
-    """PPO up to the budget (rounded up to whole rollouts), then the speed summary."""
-    config, start = run.config, model.num_timesteps
+def training_end(config: TrainConfig, start: int, say: Callable[..., None]) -> int | None:
+    """The step a training call from step ``start`` ends at (the budget rounded up to whole
+    rollouts, said when it differs), or None when the budget is already reached."""
     if config.total_timesteps <= start:
-        return
+        return None
     end = steps_at_end(config, start)
     if end != config.total_timesteps:
         say(
             f"training to step {end}: the budget of {config.total_timesteps} learner steps "
             f"rounded up to whole rollouts of {rollout_size(config)} (n_envs * n_steps)"
         )
+    return end
+
+
+def learn(model, run: Run, callback, say: Callable[..., None]) -> None:
+    """PPO up to the budget (rounded up to whole rollouts), then the speed summary."""
+    start = model.num_timesteps
+    end = training_end(run.config, start, say)
+    if end is None:
+        return
     with unchecked_distributions():
         # Up to the real end, so that SB3's progress (and the learning rate) ends at the last update.
         model.learn(end - start, callback=callback, reset_num_timesteps=False)
-    speed = callback.speed()
+    run.state["final_speed"] = say_speed(callback.speed(), model.num_timesteps - start, say)
+
+
+def say_speed(speed: dict[str, float], steps: int, say: Callable[..., None]) -> dict[str, float]:
+    """The closing line of a training call (its learner steps/s and where the time went); returns
+    ``speed``."""
     say(
-        f"trained {model.num_timesteps - start} learner steps in {speed['seconds']:.1f} s "
+        f"trained {steps} learner steps in {speed['seconds']:.1f} s "
         f"({speed['sps']:,.0f} learner steps/s, env + learner + opponents): game env "
         f"{100 * speed['env_time_fraction']:.0f}%, opponent policies "
         f"{100 * speed['opponent_time_fraction']:.0f}%, PPO updates "
         f"{100 * speed['update_time_fraction']:.0f}% of the time"
     )
-    run.state["final_speed"] = speed
+    return speed
 
 
 def finish(model, run: Run) -> None:

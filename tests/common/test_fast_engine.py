@@ -1,0 +1,242 @@
+"""The fast engine (``madiao-mao train --engine fast``): its PPO pieces equal SB3's on the same
+network, and a run keeps the run folder contract (checkpoints, resume, snapshots, a saved model
+that loads as an agent), is reproducible from its seed, and refuses bad invocations on one line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+sb3_contrib = pytest.importorskip("sb3_contrib")
+
+import torch  # noqa: E402
+from sb3_contrib import MaskablePPO  # noqa: E402
+
+from madiao_mao.training.fast import ppo  # noqa: E402
+from madiao_mao.training.fast import train as fast_train  # noqa: E402
+from madiao_mao.training.sb3 import train as sb3_train  # noqa: E402
+from tests.common.test_cli_config import _one_line_error  # noqa: E402
+from tests.common.test_training import ToyVectorEnv, _toy_training_config  # noqa: E402
+
+
+def _toy_model(seed: int = 0):
+    from madiao_mao.agents.base import RandomAgent
+    from madiao_mao.training.sb3.adapter import LearnerVecEnv
+
+    venv = LearnerVecEnv(ToyVectorEnv(8, seed=seed), RandomAgent(seed=seed), seed=seed)
+    return MaskablePPO(
+        "MlpPolicy", venv, n_steps=8, batch_size=16, policy_kwargs={"net_arch": [16]}, seed=seed
+    )
+
+
+def _random_batch(model, n_rows: int, seed: int):
+    generator = torch.Generator().manual_seed(seed)
+    obs_dim, n_actions = model.observation_space.shape[0], model.action_space.n
+    observations = torch.randn(n_rows, obs_dim, generator=generator)
+    masks = torch.rand(n_rows, n_actions, generator=generator) < 0.5
+    masks[torch.arange(n_rows), torch.randint(n_actions, (n_rows,), generator=generator)] = True
+    return observations, masks
+
+
+def test_log_probabilities_values_and_entropy_are_sb3s_on_the_same_network():
+    model = _toy_model()
+    observations, masks = _random_batch(model, 64, seed=1)
+    with torch.no_grad():
+        logits, values = ppo.logits_and_values(model.policy, observations)
+        log_probabilities = ppo.masked_log_probabilities(logits, masks)
+        actions = ppo.sample_actions(log_probabilities, torch.Generator().manual_seed(2))
+        sb3_values, sb3_log_prob, sb3_entropy = model.policy.evaluate_actions(
+            observations, actions, action_masks=masks.numpy()
+        )
+    assert masks[torch.arange(64), actions].all(), "a sampled action is always legal"
+    torch.testing.assert_close(values, sb3_values.flatten())
+    torch.testing.assert_close(log_probabilities.gather(1, actions[:, None]).squeeze(1), sb3_log_prob)
+    torch.testing.assert_close(ppo.entropy_of(log_probabilities, masks), sb3_entropy)
+
+
+def test_sampled_actions_follow_the_policys_probabilities():
+    log_probabilities = torch.log(torch.tensor([[0.7, 0.2, 0.1, 0.0]])).repeat(20_000, 1)
+    actions = ppo.sample_actions(log_probabilities, torch.Generator().manual_seed(0))
+    frequencies = torch.bincount(actions, minlength=4).double() / actions.numel()
+    torch.testing.assert_close(
+        frequencies, torch.tensor([0.7, 0.2, 0.1, 0.0], dtype=torch.float64), atol=0.015, rtol=0
+    )
+
+
+def test_advantages_and_returns_are_sb3s_rollout_buffers():
+    from gymnasium import spaces
+    from stable_baselines3.common.buffers import RolloutBuffer
+
+    n_steps, n_envs, gamma, gae_lambda = 6, 5, 0.9, 0.8
+    rng = np.random.default_rng(0)
+    rewards = rng.normal(size=(n_steps, n_envs)).astype(np.float32)
+    values = rng.normal(size=(n_steps, n_envs)).astype(np.float32)
+    starts = (rng.random((n_steps, n_envs)) < 0.3).astype(np.float32)
+    last_values = rng.normal(size=n_envs).astype(np.float32)
+    last_dones = (rng.random(n_envs) < 0.5).astype(np.float32)
+    buffer = RolloutBuffer(
+        n_steps,
+        spaces.Box(-1, 1, (1,)),
+        spaces.Discrete(2),
+        gae_lambda=gae_lambda,
+        gamma=gamma,
+        n_envs=n_envs,
+    )
+    for step in range(n_steps):
+        buffer.add(
+            np.zeros((n_envs, 1)),
+            np.zeros((n_envs, 1)),
+            rewards[step],
+            starts[step],
+            torch.as_tensor(values[step]),
+            torch.zeros(n_envs),
+        )
+    buffer.compute_returns_and_advantage(torch.as_tensor(last_values), last_dones)
+    storage = ppo.RolloutStorage(n_steps, n_envs, 1, 2, torch.device("cpu"))
+    storage.rewards[:] = torch.as_tensor(rewards)
+    storage.values[:] = torch.as_tensor(values)
+    storage.episode_starts[:] = torch.as_tensor(starts)
+    storage.compute_advantages(torch.as_tensor(last_values), torch.as_tensor(last_dones), gamma, gae_lambda)
+    np.testing.assert_allclose(storage.advantages.numpy(), buffer.advantages, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(storage.returns.numpy(), buffer.returns, rtol=1e-5, atol=1e-6)
+
+
+def test_the_observations_the_policy_reads_are_the_storage_the_env_writes_into_on_the_cpu():
+    storage = ppo.RolloutStorage(2, 3, 4, 5, torch.device("cpu"))
+    observations, _ = storage.stage(1, np.full((3, 4), 2.5), np.eye(3, 5, dtype=np.int8))
+    assert observations.data_ptr() == storage.observations[1].data_ptr()
+    assert float(storage.observations[1].sum()) == 30.0 and int(storage.masks[1].sum()) == 3
+    assert float(storage.observations[0].sum()) == 0.0  # the other step's slot is untouched
+
+
+def test_an_update_lowers_the_loss_of_a_rollout_and_moves_the_weights():
+    model = _toy_model()
+    storage = ppo.RolloutStorage(
+        4, 8, model.observation_space.shape[0], model.action_space.n, torch.device("cpu")
+    )
+    observations, masks = _random_batch(model, 32, seed=3)
+    storage.observations[:] = observations.reshape(4, 8, -1)
+    storage.masks[:] = masks.reshape(4, 8, -1)
+    with torch.no_grad():
+        logits, values = ppo.logits_and_values(model.policy, observations)
+        log_probabilities = ppo.masked_log_probabilities(logits, masks)
+        actions = ppo.sample_actions(log_probabilities, torch.Generator().manual_seed(4))
+    storage.actions[:] = actions.reshape(4, 8)
+    storage.log_probabilities[:] = log_probabilities.gather(1, actions[:, None]).reshape(4, 8)
+    storage.values[:] = values.reshape(4, 8)
+    storage.advantages[:] = torch.randn(4, 8, generator=torch.Generator().manual_seed(5))
+    storage.returns[:] = storage.advantages + storage.values
+    before = [p.detach().clone() for p in model.policy.parameters()]
+    settings = ppo.UpdateSettings(
+        n_epochs=8,
+        batch_size=32,
+        clip_range=0.2,
+        ent_coef=0.0,
+        vf_coef=0.5,
+        max_grad_norm=0.5,
+        learning_rate=1e-3,
+    )
+    first = ppo.ppo_update(model.policy, storage, settings, torch.Generator().manual_seed(6))
+    second = ppo.ppo_update(model.policy, storage, settings, torch.Generator().manual_seed(6))
+    assert second["value_loss"] < first["value_loss"]
+    assert any(not torch.equal(b, p) for b, p in zip(before, model.policy.parameters(), strict=True))
+    assert first["n_minibatches"] == 8 and model.policy.optimizer.param_groups[0]["lr"] == 1e-3
+
+
+def test_a_fast_run_keeps_the_run_folder_contract_and_resumes(tmp_path, monkeypatch):
+    config = _toy_training_config(sb3_train, tmp_path, monkeypatch, imitate="none", total_timesteps=256)
+    run_dir = fast_train.train(config)
+    state = json.loads((run_dir / "state.json").read_text())
+    assert state["engine"] == "fast" and fast_train.is_fast_run(run_dir)
+    assert state["num_timesteps"] == 256 and state["snapshots"] and state["final_speed"]["sps"] > 0
+    tags = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
+    assert {"charts/SPS", "losses/value_loss", "losses/entropy_loss", "charts/total_timesteps"} <= set(tags)
+    # The saved model is a MaskablePPO zip: it loads, and plays as an agent.
+    from madiao_mao.agents.learned import policy_agent
+
+    agent = policy_agent(run_dir / "final_model.zip")
+    observation = np.zeros(ToyVectorEnv.obs_dim, dtype=np.float32)
+    assert agent.act(observation, np.array([0, 1, 0], dtype=np.int8)) == 1
+    assert fast_train.train(resume=run_dir, total_timesteps=384, quiet=True) == run_dir
+    state = json.loads((run_dir / "state.json").read_text())
+    assert state["num_timesteps"] == 384 and state["resumes"] == [256]
+    assert MaskablePPO.load(str(run_dir / "checkpoint.zip")).num_timesteps == 384
+
+
+def test_a_sb3_run_is_not_taken_for_a_fast_one(tmp_path, monkeypatch):
+    config = _toy_training_config(sb3_train, tmp_path, monkeypatch, imitate="none", total_timesteps=128)
+    assert not fast_train.is_fast_run(sb3_train.train(config))
+    assert not fast_train.is_fast_run(tmp_path / "no such run")
+
+
+def _final_weights(tmp_path, monkeypatch, seed: int) -> dict:
+    config = _toy_training_config(
+        sb3_train,
+        tmp_path,
+        monkeypatch,
+        imitate="none",
+        seed=seed,
+        total_timesteps=512,
+        snapshot_every=128,
+        opponent_weights={"scripted": 0.2, "snapshot": 0.4, "current": 0.4},
+    )
+    run_dir = fast_train.train(config)
+    return MaskablePPO.load(str(run_dir / "final_model.zip")).policy.state_dict()
+
+
+def test_a_seeded_fast_run_gives_the_same_weights_and_another_seed_others(tmp_path, monkeypatch):
+    first = _final_weights(tmp_path / "a", monkeypatch, seed=3)
+    again = _final_weights(tmp_path / "b", monkeypatch, seed=3)
+    other = _final_weights(tmp_path / "c", monkeypatch, seed=4)
+    assert all(torch.equal(first[key], again[key]) for key in first)
+    assert not all(torch.equal(first[key], other[key]) for key in first)
+
+
+def test_the_train_command_runs_the_fast_engine_and_resumes_with_it(tmp_path, monkeypatch):
+    from madiao_mao.training.cli import main
+
+    monkeypatch.setattr(sb3_train, "make_vector_env", lambda config, n, seed: ToyVectorEnv(n, seed=seed))
+    calls = []
+    original = fast_train.train
+    monkeypatch.setattr(fast_train, "train", lambda *a, **k: calls.append(k) or original(*a, **k))
+    argv = ["train", "--engine", "fast", "--game", "mao", "--features", "flat", "--mao-rule-pool", "none"]
+    argv += [
+        "--imitate",
+        "none",
+        "--total-timesteps",
+        "64",
+        "--n-envs",
+        "8",
+        "--n-steps",
+        "8",
+        "--net-arch",
+        "8",
+    ]
+    argv += [
+        "--scripted-opponents",
+        "random",
+        "--eval-every",
+        "0",
+        "--runs-dir",
+        str(tmp_path),
+        "--no-progress",
+    ]
+    assert main([*argv, "--no-report"]) == 0
+    (run_dir,) = tmp_path.iterdir()
+    assert main(["train", "--resume", str(run_dir), "--total-timesteps", "128", "--no-report"]) == 0
+    assert len(calls) == 2 and json.loads((run_dir / "state.json").read_text())["num_timesteps"] == 128
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["train", "--engine", "fast", "--num-env-runners", "2"], "need --engine rllib"),
+        (["train", "--engine", "turbo"], "--engine"),
+        (["train", "--engine", "fast", "--resume", "MISSING"], "MISSING"),
+    ],
+)
+def test_a_bad_fast_invocation_is_one_line_and_status_2(argv, named, tmp_path, capsys):
+    argv = [str(tmp_path / "missing") if word == "MISSING" else word for word in argv]
+    assert named.replace("MISSING", str(tmp_path / "missing")) in _one_line_error(argv, capsys)

@@ -1,0 +1,211 @@
+"""The fast engine's PPO, CleanRL-style: storage allocated once, actions sampled on the device,
+GAE vectorised over games, minibatches by index permutation, no distribution objects.
+
+It trains an SB3 ``MaskableActorCriticPolicy`` in place (the network the SB3 engine builds, so a
+run's saved model is a MaskablePPO zip that loads wherever models load) with the loss SB3's
+``MaskablePPO.train`` computes: the clipped surrogate on advantages normalised per minibatch, the
+value loss without clipping, the entropy of the masked distribution, and the gradient norm
+clipped to ``max_grad_norm``. What makes it fast is what it leaves out: no ``MaskableCategorical``
+per call (the mask is applied to the logits once, a log-softmax gives log-probabilities and
+entropy), no per-step tensor conversions (observations and masks are written into storage the
+policy reads in place), and statistics summed on the device, read once per update.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch.nn import functional
+
+#: The logit of an illegal action: what sb3-contrib's ``MaskableCategorical`` puts there, so the
+#: probabilities, log-probabilities and entropies are the SB3 engine's.
+MASKED_LOGIT = -1e8
+
+
+def logits_and_values(policy, observations: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The action logits and state values of ``observations`` through an SB3 actor-critic
+    ``policy`` (its features extractor, MLP extractor, action and value heads), one pass."""
+    features = policy.extract_features(observations)
+    if policy.share_features_extractor:
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+    else:
+        pi_features, vf_features = features
+        latent_pi = policy.mlp_extractor.forward_actor(pi_features)
+        latent_vf = policy.mlp_extractor.forward_critic(vf_features)
+    return policy.action_net(latent_pi), policy.value_net(latent_vf).flatten()
+
+
+def masked_log_probabilities(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities of every action under ``masks`` (bool, True = legal)."""
+    return torch.log_softmax(logits.masked_fill(~masks, MASKED_LOGIT), dim=-1)
+
+
+def sample_actions(log_probabilities: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """One action per row drawn from ``log_probabilities`` (Gumbel-max, on their device, from
+    ``generator``: a seeded run draws the same actions)."""
+    uniform = torch.rand(
+        log_probabilities.shape,
+        generator=generator,
+        device=log_probabilities.device,
+        dtype=log_probabilities.dtype,
+    )
+    gumbel = -torch.log(-torch.log(uniform.clamp_(1e-20, 1.0)))
+    return torch.argmax(log_probabilities + gumbel, dim=-1)
+
+
+def entropy_of(log_probabilities: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """The entropy of each row's masked distribution (illegal actions contribute nothing)."""
+    return -torch.where(masks, log_probabilities.exp() * log_probabilities, 0.0).sum(-1)
+
+
+class RolloutStorage:
+    """One rollout of ``n_steps`` learner steps in ``n_envs`` games, allocated once on the
+    training device. On the CPU the observation and mask slots are numpy views of the same memory
+    (``observations_np``, ``masks_np``): the env's arrays are written into them and the policy reads
+    them in place. On a GPU they are written into pinned host staging rows and sent with one
+    asynchronous copy per step (``stage``)."""
+
+    def __init__(self, n_steps: int, n_envs: int, obs_dim: int, n_actions: int, device: torch.device) -> None:
+        self.n_steps, self.n_envs, self.device = n_steps, n_envs, device
+        on_cpu = device.type == "cpu"
+        self.observations = torch.zeros((n_steps, n_envs, obs_dim), dtype=torch.float32, device=device)
+        self.masks = torch.zeros((n_steps, n_envs, n_actions), dtype=torch.bool, device=device)
+        self.actions = torch.zeros((n_steps, n_envs), dtype=torch.int64, device=device)
+        self.log_probabilities = torch.zeros((n_steps, n_envs), dtype=torch.float32, device=device)
+        self.values = torch.zeros((n_steps, n_envs), dtype=torch.float32, device=device)
+        self.rewards = torch.zeros((n_steps, n_envs), dtype=torch.float32, device=device)
+        #: Whether the observation of step t is the first of an episode (the games before it ended).
+        self.episode_starts = torch.zeros((n_steps, n_envs), dtype=torch.float32, device=device)
+        if on_cpu:
+            self._host_observations, self._host_masks = self.observations, self.masks
+        else:
+            self._host_observations = _pinned(torch.zeros((n_envs, obs_dim), dtype=torch.float32))
+            self._host_masks = _pinned(torch.zeros((n_envs, n_actions), dtype=torch.bool))
+        self.observations_np = self._host_observations.numpy()
+        self.masks_np = self._host_masks.numpy()
+        self.advantages = torch.zeros((n_steps, n_envs), dtype=torch.float32, device=device)
+        self.returns = torch.zeros((n_steps, n_envs), dtype=torch.float32, device=device)
+
+    def stage(
+        self, step: int, observations: np.ndarray, masks: np.ndarray
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Store the env's observations and masks as those of rollout step ``step``; returns them
+        as the device tensors the policy reads."""
+        if self.device.type == "cpu":
+            np.copyto(self.observations_np[step], observations, casting="same_kind")
+            np.copyto(self.masks_np[step], masks, casting="unsafe")
+        else:
+            np.copyto(self.observations_np, observations, casting="same_kind")
+            np.copyto(self.masks_np, masks, casting="unsafe")
+            self.observations[step].copy_(self._host_observations, non_blocking=True)
+            self.masks[step].copy_(self._host_masks, non_blocking=True)
+        return self.observations[step], self.masks[step]
+
+    def compute_advantages(
+        self, last_values: torch.Tensor, last_dones: torch.Tensor, gamma: float, gae_lambda: float
+    ) -> None:
+        """GAE(lambda) advantages and returns (advantage + value), as SB3's rollout buffer
+        computes them, every game at once; ``last_values``: the values of the observations after
+        the rollout, ``last_dones``: whether the rollout's last step ended each game."""
+        next_advantage = torch.zeros_like(last_values)
+        for step in reversed(range(self.n_steps)):
+            if step == self.n_steps - 1:
+                next_non_terminal, next_values = 1.0 - last_dones, last_values
+            else:
+                next_non_terminal, next_values = 1.0 - self.episode_starts[step + 1], self.values[step + 1]
+            delta = self.rewards[step] + gamma * next_values * next_non_terminal - self.values[step]
+            next_advantage = delta + gamma * gae_lambda * next_non_terminal * next_advantage
+            self.advantages[step] = next_advantage
+        torch.add(self.advantages, self.values, out=self.returns)
+
+
+def _pinned(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` in page-locked memory when CUDA is here (what an asynchronous copy needs)."""
+    return tensor.pin_memory() if torch.cuda.is_available() else tensor
+
+
+@dataclass(frozen=True)
+class UpdateSettings:
+    """The PPO update's hyperparameters (the ``TrainConfig`` fields of the same names, and the
+    rates of this update from the run's schedules)."""
+
+    n_epochs: int
+    batch_size: int
+    clip_range: float
+    ent_coef: float
+    vf_coef: float
+    max_grad_norm: float
+    learning_rate: float
+
+
+def ppo_update(
+    policy, storage: RolloutStorage, settings: UpdateSettings, generator: torch.Generator
+) -> dict[str, float]:
+    """``n_epochs`` passes of minibatch PPO over the rollout in ``storage``; returns the losses
+    and statistics of the update (SB3's ``train/`` names), read from the device once."""
+    for group in policy.optimizer.param_groups:
+        group["lr"] = settings.learning_rate
+    policy.set_training_mode(True)
+    n_samples = storage.n_steps * storage.n_envs
+    observations = storage.observations.reshape(n_samples, -1)
+    masks = storage.masks.reshape(n_samples, -1)
+    actions = storage.actions.reshape(n_samples)
+    old_log_probabilities = storage.log_probabilities.reshape(n_samples)
+    advantages = storage.advantages.reshape(n_samples)
+    returns = storage.returns.reshape(n_samples)
+    device = storage.device
+    totals = torch.zeros(6, dtype=torch.float32, device=device)
+    n_minibatches = 0
+    parameters = list(policy.parameters())
+    for _ in range(settings.n_epochs):
+        order = torch.randperm(n_samples, generator=generator).to(device)
+        for start in range(0, n_samples, settings.batch_size):
+            rows = order[start : start + settings.batch_size]
+            logits, values = logits_and_values(policy, observations[rows])
+            log_probabilities = masked_log_probabilities(logits, masks[rows])
+            new_log_probability = log_probabilities.gather(1, actions[rows, None]).squeeze(1)
+            entropy = entropy_of(log_probabilities, masks[rows])
+            advantage = advantages[rows]
+            if rows.numel() > 1:
+                advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
+            log_ratio = new_log_probability - old_log_probabilities[rows]
+            ratio = torch.exp(log_ratio)
+            policy_loss = -torch.min(
+                advantage * ratio,
+                advantage * torch.clamp(ratio, 1 - settings.clip_range, 1 + settings.clip_range),
+            ).mean()
+            value_loss = functional.mse_loss(returns[rows], values)
+            entropy_loss = -entropy.mean()
+            loss = policy_loss + settings.ent_coef * entropy_loss + settings.vf_coef * value_loss
+            policy.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(parameters, settings.max_grad_norm)
+            policy.optimizer.step()
+            with torch.no_grad():
+                clipped = ((ratio - 1).abs() > settings.clip_range).float().mean()
+                approx_kl = ((ratio - 1) - log_ratio).mean()
+                totals += torch.stack((policy_loss, value_loss, entropy_loss, loss, clipped, approx_kl))
+            n_minibatches += 1
+    policy.set_training_mode(False)
+    means = (totals / max(n_minibatches, 1)).tolist()
+    explained = _explained_variance(storage.values.reshape(n_samples), returns)
+    names = ("policy_gradient_loss", "value_loss", "entropy_loss", "loss", "clip_fraction", "approx_kl")
+    statistics = dict(zip(names, means, strict=True))
+    statistics.update(
+        explained_variance=explained,
+        learning_rate=settings.learning_rate,
+        clip_range=settings.clip_range,
+        n_minibatches=float(n_minibatches),
+    )
+    return statistics
+
+
+def _explained_variance(predicted: torch.Tensor, target: torch.Tensor) -> float:
+    """1 - Var[target - predicted] / Var[target] (SB3's ``explained_variance``; nan when the
+    target does not vary)."""
+    variance = target.var()
+    if float(variance) == 0:
+        return float("nan")
+    return float(1 - (target - predicted).var() / variance)
