@@ -38,6 +38,8 @@ from mao_env.env import raw_env
 from mao_env.options import MaoOptions
 
 RECORD_FORMAT = 1
+#: What the terminal, replays and the web table say when a round is blocked (nothing left to take).
+BLOCKED_ROUND_TEXT = "Nobody can play a card or take one: the round is blocked (no winner, no new rule)."
 #: raw_env options a record carries: every game option (render_mode is a display choice, not one).
 ENV_OPTION_KEYS = tuple(option.name for option in dataclasses.fields(MaoOptions))
 

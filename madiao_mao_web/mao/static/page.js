@@ -271,7 +271,9 @@
     rules: (texts) => {
       ruleTexts = texts;
     },
-    focusSelector: "#game-panels .call-window button[data-action], #game-panels .rule-choice details[open] button[data-action]",
+    // In a call window the safe default is to call nothing: Enter pressed twice never makes
+    // two calls (each wrong one costs a card).
+    focusSelector: '#game-panels .call-window button[data-action="no call"], #game-panels .rule-choice details[open] button[data-action]',
     recordFile: "mao-game.json",
   });
 })();
