@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import re
 
-from tests.web.pages import MAX_CLICKS, click_move, legal_moves, screenshot, text_of, wait_ready
+from tests.web.pages import (
+    MAX_CLICKS,
+    click_move,
+    horizontal_overflow,
+    legal_moves,
+    screenshot,
+    text_of,
+    wait_ready,
+)
 
 
 def table_moment(page) -> tuple[str, str, list[str]]:
@@ -141,3 +149,34 @@ def test_settlement_lines_are_netted_per_rule_between_two_seats():
         },
         {"rule": "slam", "payments": [], "cancelled": True},
     ]
+
+
+PHONE = {"width": 375, "height": 667}
+IN_VIEW = """() => ['status', 'table', 'hand'].map(id => {
+  const box = document.querySelector(`[data-testid=${id}]`).getBoundingClientRect();
+  return [id, Math.round(box.top), Math.round(box.bottom)];
+})"""
+WRAPPED_CARD_NAMES = """() => [...document.querySelectorAll('.card .short')].filter(node => {
+  const range = document.createRange(); range.selectNodeContents(node);
+  return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size > 1;
+}).map(node => node.textContent)"""
+
+
+def test_at_375_px_the_trick_the_status_and_the_hand_are_in_one_viewport(browser, live_server, tmp_path):
+    context = browser.new_context(viewport=PHONE, base_url=live_server)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        for url in (
+            "/play/madiao?seat=0&agents=random&seed=11&pause=0",  # the upcard is 10000T
+            "/play/mao?seat=0&players=4&seed=5&pause=0",
+        ):
+            page.goto(url)
+            wait_ready(page)  # the focus is on the first card the person may play
+            boxes = page.evaluate(IN_VIEW)
+            assert all(top >= 0 and bottom <= PHONE["height"] for _, top, bottom in boxes), (url, boxes)
+            assert page.evaluate(WRAPPED_CARD_NAMES) == []
+            assert horizontal_overflow(page) == 0
+            screenshot(page, tmp_path, f"{url.split('/')[2].split('?')[0]}-375", full_page=False)
+    finally:
+        context.close()
