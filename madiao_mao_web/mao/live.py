@@ -313,7 +313,9 @@ class MaoGame(LiveGame):
             return f"{who} call{'' if you else 's'} “{reason}”."
         if refused:
             again = "choose another" if you else "it proposes another"
-            return f'{who}: {text}? Mao Master: "That rule is already in force." ({again})'
+            rule = mao_rules.RULE_DESCRIPTIONS[action - mao_cards.CHOOSE_RULE_0]
+            verb = "propose" if you else "proposes"
+            return f'{who} {verb} “{rule}”. Mao Master: "That rule is already in force." ({again})'
         return f"{who} introduce{'' if you else 's'} a new rule."
 
     # ------------------------------------------------------------------ the seat's view

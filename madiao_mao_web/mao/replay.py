@@ -16,7 +16,7 @@ from mao_env import cards as mao_cards
 from mao_env import rules as mao_rules
 from mao_env.records import BLOCKED_ROUND_TEXT
 
-CALLS_SHOWN = 60
+CALLS_SHOWN = 400  # the calls up to a frame a replay lists (the latest)
 
 
 def read_record(record: dict[str, Any]) -> dict[str, Any]:

@@ -180,3 +180,23 @@ def test_at_375_px_the_trick_the_status_and_the_hand_are_in_one_viewport(browser
             screenshot(page, tmp_path, f"{url.split('/')[2].split('?')[0]}-375", full_page=False)
     finally:
         context.close()
+
+
+def test_a_refused_proposal_reads_as_the_rules_words():
+    from mao_env import rules as mao_rules
+    from tests.web.test_attacks import rule_choice_game
+
+    game = rule_choice_game([(30, 2)])  # the person won and proposes a rule already in force
+    game.move("rule 30", game.version)
+    text = game.view()["frames"][-1]["text"]
+    assert f"“{mao_rules.RULE_DESCRIPTIONS[30]}”" in text and "rule 30" not in text
+
+
+def test_a_whole_madiao_match_log_is_kept():
+    from madiao_mao_web.madiao.live import MadiaoGame
+
+    game = MadiaoGame(watch=True, match=True, seed=4, agents="random")
+    while not game.over:
+        game.step(game.version)
+    log = game.view()["log"]
+    assert len(log) > 100 and log[0].startswith("Hand 1 dealt")  # the first hand's deal still there

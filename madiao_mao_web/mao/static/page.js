@@ -155,10 +155,10 @@
       { class: "panel rule-choice", "data-testid": "rule-choice" },
       refused ? el("p", { class: "refused", "data-testid": "rule-refused" }, `Mao Master: “${refused}” is already in force. Choose another.`) : null,
       el("p", { class: "hint", text: "Only you will know it. The others learn it from the calls it brings. A rule already in force (someone's secret) is refused, and you choose again." }),
-      groups.map((group, index) =>
+      groups.map((group) =>
         el(
           "details",
-          { class: "rule-family", open: index === 0 },
+          { class: "rule-family", open: true }, // every family in sight: folding is the reader's choice
           el("summary", {}, el("strong", { text: group.title }), el("span", { class: "muted", text: ` (${group.rules.length})` })),
           el("p", { class: "hint", text: group.explanation }),
           el("div", { class: "rule-list" }, group.rules.map((r) => el("button", { class: "move rule", "data-action": r.action, onclick: () => sendMove(r.action) }, r.description)))
