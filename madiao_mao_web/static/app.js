@@ -406,7 +406,23 @@ async function startGame(game, watching) {
 
 // ---------------------------------------------------------------- replay
 
-const replay = { id: null, step: 0, n: 0, game: null, seats: [] };
+const replay = { id: null, step: 0, n: 0, game: null, seats: [], playing: false };
+
+// Play: the replay steps forward by itself (at the pace of the "others' moves" setting) until
+// its end or Pause.
+async function toggleReplayPlay() {
+  const button = document.querySelector('[data-testid="replay-play"]');
+  replay.playing = !replay.playing;
+  button.textContent = replay.playing ? "pause" : "play";
+  button.setAttribute("aria-pressed", String(replay.playing));
+  while (replay.playing && replay.step < replay.n) {
+    await loadFrame(replay.step + 1);
+    await sleep(pauseMs());
+  }
+  replay.playing = false;
+  button.textContent = "play";
+  button.setAttribute("aria-pressed", "false");
+}
 
 function renderReplayFrame(frame) {
   const parts = [el("p", { class: "event", "data-testid": "replay-event", text: frame.event }), ...gamePages[frame.game].replayFrame(frame)];
@@ -472,6 +488,7 @@ function setUpReplay() {
   document.querySelector('[data-testid="replay-first"]').addEventListener("click", () => loadFrame(0));
   document.querySelector('[data-testid="replay-last"]').addEventListener("click", () => loadFrame(replay.n));
   document.querySelector('[data-testid="replay-view"]').addEventListener("change", () => loadFrame(replay.step));
+  document.querySelector('[data-testid="replay-play"]').addEventListener("click", () => toggleReplayPlay());
   const game = new URLSearchParams(location.search).get("game");
   loadRuleTexts()
     .then(() => (game ? replayGame(game) : setState("ready")))

@@ -200,3 +200,22 @@ def test_a_whole_madiao_match_log_is_kept():
         game.step(game.version)
     log = game.view()["log"]
     assert len(log) > 100 and log[0].startswith("Hand 1 dealt")  # the first hand's deal still there
+
+
+def test_a_replay_plays_by_itself_to_the_end(page, live_server):
+    from tests.web.test_table_attacks import Client
+
+    client = Client(live_server)
+    watched = client.start(game="madiao", watch=True, seed=6, agents="random")
+    client.step_to_end(watched)
+    page.goto(f"/replay?game={watched['id']}&pause=0")
+    page.wait_for_selector('[data-testid="replay-step"]:has-text("step 0 of")')
+    n_steps = int(text_of(page, "replay-step").rsplit(" ", 1)[1])
+    page.click('[data-testid="replay-play"]')
+    page.wait_for_function(
+        "n => document.querySelector('[data-testid=replay-step]').textContent === `step ${n} of ${n}`",
+        arg=n_steps,
+    )
+    page.wait_for_selector('[data-testid="replay-play"][aria-pressed="false"]')
+    assert text_of(page, "replay-play") == "play"
+    assert page.console_errors == []
