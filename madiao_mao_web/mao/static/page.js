@@ -218,15 +218,6 @@
   }
 
 
-  function seatsTable(seats, extraHeader, extraCell) {
-    return el(
-      "table",
-      { class: "seats", "data-testid": "seats" },
-      el("tr", {}, el("th", { text: "seat" }), el("th", { text: "player" }), extraHeader.map((h) => el("th", { text: h }))),
-      seats.map((s) => el("tr", {}, el("td", { text: s.seat }), el("td", { text: s.name }), extraCell(s).map((c) => el("td", { text: c }))))
-    );
-  }
-
   function maoStatus(frame) {
     return el(
       "div",
@@ -243,8 +234,14 @@
   }
 
 
+  // The replay's table as a game's: seats around the pile (no moves offered, no "You").
+  function replayTable(frame) {
+    const view = Object.assign({}, frame, { seat: null, legal: [], animating: false, in_call_window: false, open_turn: null, judged_turn: null });
+    return tableLayout(frame.seats.length, frame.seat === null ? 0 : frame.seat, (seat) => maoSeat(view, seat), maoCenter(view));
+  }
+
   function replayFrame(frame) {
-    const parts = [maoStatus(frame), panel("Table", {}, seatsTable(frame.seats, ["cards"], (s) => [frame.hand_sizes[s.seat]]))];
+    const parts = [maoStatus(frame), replayTable(frame)];
     if (frame.hands) {
       parts.push(
         panel(
