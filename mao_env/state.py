@@ -335,6 +335,11 @@ class GameView:
         """Empty the fixed rule queue (``rule_choice="fixed"``), as a reset without one has it."""
         self._rules[core.QUEUE] = -1
 
+    def shuffled_deck(self, n_cards: int) -> list[int]:
+        """The stack row's first ``n_cards`` card types, bottom first: right after a deal, the whole
+        shuffle the round was dealt from (dealing moves the stack's size, not its cards)."""
+        return self._decks[core.STACK, :n_cards].tolist()
+
     def place_cards(self, pile: Sequence[int], stack: Sequence[int]) -> None:
         """Lay out the face-up ``pile`` (bottom first: the last is the top card) and the ``stack``
         (the first listed is drawn first), and set both sizes (a hand-set table)."""
@@ -657,8 +662,10 @@ def check_game_arrays(arrays: MaoState, spec: GameSpec, game: int = 0) -> None:
     counts += np.bincount(stack, minlength=cards.N_CARD_TYPES) + np.bincount(
         pile, minlength=cards.N_CARD_TYPES
     )
-    if played >= 0:
-        counts[played] += 1  # the card being played is out of the hand until the turn ends
+    if played >= 0 and phase != core.PH_OVER:
+        # The card being played is out of the hand until the turn ends; once the episode is over
+        # (a winning card) it lies on the pile.
+        counts[played] += 1
     in_play = np.full(cards.N_CARD_TYPES, spec.n_decks, dtype=np.int64)
     in_play[cards.JOKER] = 2 * spec.n_decks
     if not np.array_equal(counts, in_play):

@@ -131,3 +131,18 @@ def test_a_blocked_round_is_replayed_from_its_record_and_printed_as_such():
     print_mao_record(record, lines.append)
     assert sum(BLOCKED_ROUND_TEXT in line for line in lines) == 1
     assert not any("cut off" in line for line in lines)
+
+
+def test_the_last_state_of_a_game_won_or_blocked_restores():
+    """A game's last snapshot (a replay keeps one every 128 steps) restores: the winning card lies
+    on the pile, a blocked round's last card went back to its hand."""
+    from mao_env.records import record_game, replay
+
+    env = list(replay(record_game(["base", "base"], seed=0, n_players=2)))[-1]  # one env, moved on
+    assert env.round_won_by >= 0
+    env.set_state(env.get_state())
+    blocked = stuck_table(num_rounds=1)
+    for text in ("draw", "end") * 3:
+        blocked.step(blocked.action_from_text(text))
+    blocked.set_state(blocked.get_state())
+    assert blocked.game_view.done == 1
