@@ -146,3 +146,17 @@ def test_the_last_state_of_a_game_won_or_blocked_restores():
         blocked.step(blocked.action_from_text(text))
     blocked.set_state(blocked.get_state())
     assert blocked.game_view.done == 1
+
+
+def test_a_seeded_game_of_scripted_players_ends_a_blocked_round_by_the_rule():
+    """3 players (Bayesian and base-rules players), seed 194: a round reaches an empty stack and a
+    one-card pile with no card played; the rule blocks it and the game ends in its 3 rounds, never
+    at the step cap."""
+    from mao_env.records import record_game, replay
+
+    record = record_game(["bayes", "base", "base"], seed=194, n_players=3, num_rounds=3, max_steps=6000)
+    blocked = 0
+    for env in replay(record):
+        blocked += env.game_view.round_blocked
+    assert blocked == 1 and env.game_view.rounds_finished == 3
+    assert env.terminations[env.agent_selection] and not env.truncations[env.agent_selection]
