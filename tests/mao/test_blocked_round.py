@@ -6,6 +6,7 @@ the core against the plain-Python reference on each."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from mao_env import cards, core
 from mao_env.env import allowed_actions
@@ -160,3 +161,12 @@ def test_a_seeded_game_of_scripted_players_ends_a_blocked_round_by_the_rule():
         blocked += env.game_view.round_blocked
     assert blocked == 1 and env.game_view.rounds_finished == 3
     assert env.terminations[env.agent_selection] and not env.truncations[env.agent_selection]
+
+
+def test_a_snapshot_with_the_blocked_round_columns_out_of_range_is_refused():
+    env = stuck_table()
+    for column, value in ((core.S_STARVED, 2), (core.S_STUCK_TURNS, 3), (core.S_ROUND_BLOCKED, -1)):
+        snapshot = env.get_state()
+        snapshot["arrays"]["scalars"][0, column] = value
+        with pytest.raises(ValueError, match=r"S_(STARVED|STUCK_TURNS|ROUND_BLOCKED)"):
+            env.set_state(snapshot)
