@@ -46,7 +46,7 @@ from madiao_mao_web.security import echo
 if TYPE_CHECKING:
     from madiao_mao_web.replays import Replay
 
-LOG_LENGTH = 60  # log lines or turns kept in a view (the page shows the latest)
+LOG_LENGTH = 400  # log lines or turns kept in a view: a whole match of the built-in games (the page scrolls)
 MAX_ACTION_CHARS = 64  # every action text a game reads is shorter (the longest is 25)
 FRAMES_KEPT = 200  # the public tables a view replays at most (the latest: a long run of agents' moves)
 

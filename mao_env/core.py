@@ -145,7 +145,11 @@ S_FAULT_RULE_0 = S_FAULT_CARDS_0 + cards.N_CALL_REASONS  # ... the library rule 
 # 8 entries: per seat, the bit set of library rules the Mao Master refused when that seat proposed
 # them (each was already in force): what the seat knows of the rules besides its own, all episode.
 S_REFUSED_0 = S_FAULT_RULE_0 + cards.N_CALL_REASONS
-N_SCALARS = S_REFUSED_0 + cards.MAX_PLAYERS
+# ---- scalars: a blocked round ("Nothing left to take", docs/mao-rules.md) -----------------------
+S_STARVED = S_REFUSED_0 + cards.MAX_PLAYERS  # 1 if nothing could be taken when this turn started
+S_STUCK_TURNS = S_STARVED + 1  # turns in a row that started so and ended with no card on the pile
+S_ROUND_BLOCKED = S_STUCK_TURNS + 1  # 1 if a round was blocked in the last step
+N_SCALARS = S_ROUND_BLOCKED + 1
 
 PH_START, PH_SPEAK, PH_CHOOSE_RULE, PH_CALL, PH_OVER = 0, 1, 2, 3, 4
 RULE_CHOICE_AGENT, RULE_CHOICE_SAMPLED, RULE_CHOICE_FIXED = 0, 1, 2
@@ -439,7 +443,14 @@ def _call(scalars, calls, g, code, phrase, n_cards, rule, player, caller):
 
 # ---- rounds --------------------------------------------------------------------------------
 @njit
+def _nothing_to_take(scalars, g):
+    """No card can be drawn: the stack is empty and the pile is its top card alone."""
+    return scalars[g, S_STACK_SIZE] == 0 and scalars[g, S_PILE_SIZE] <= 1
+
+
+@njit
 def _start_turn(scalars, g, seat):
+    scalars[g, S_STARVED] = _nothing_to_take(scalars, g)
     scalars[g, S_CURRENT] = seat
     scalars[g, S_PHASE] = PH_START
     scalars[g, S_PLAYED] = -1
@@ -477,6 +488,7 @@ def _deal_round(hands, hand_bits, decks, scalars, rng, g, starter):
     scalars[g, S_DIRECTION] = 1
     scalars[g, S_NAMED_SUIT] = -1
     scalars[g, S_PENDING_SEVEN] = 0
+    scalars[g, S_STUCK_TURNS] = 0
     _start_turn(scalars, g, starter)
 
 
@@ -497,6 +509,7 @@ def reset_game(state, g, seed):
     _close_window(scalars, g)
     for seat in range(cards.MAX_PLAYERS):
         scalars[g, S_REFUSED_0 + seat] = 0
+    scalars[g, S_ROUND_BLOCKED] = 0
     for slot in range(EVENT_SLOTS):
         for field in range(EVENT_WIDTH):
             events[g, slot, field] = 0
@@ -549,6 +562,22 @@ def _next_round(hands, hand_bits, decks, scalars, rng, g, winner):
         _start_turn(scalars, g, scalars[g, S_NEXT_SEAT])
     else:
         _deal_round(hands, hand_bits, decks, scalars, rng, g, scalars[g, S_ROUND] % scalars[g, S_N_PLAYERS])
+
+
+@njit
+def _round_blocked(hands, hand_bits, decks, scalars, rng, g):
+    """Every seat in turn order ended its turn with no card on the pile while nothing could be
+    taken: the round ends with no winner and no new rule; every seat is dealt again (Cambridge
+    too: no winner re-enters), or the episode ends."""
+    scalars[g, S_ROUND] += 1
+    scalars[g, S_ROUND_BLOCKED] = 1
+    scalars[g, S_STUCK_TURNS] = 0
+    if scalars[g, S_ROUND] >= scalars[g, CFG_N_ROUNDS]:
+        scalars[g, S_PHASE] = PH_OVER
+        scalars[g, S_DONE] = 1
+        scalars[g, S_PLAYED] = -1  # the last card tried went back to its hand: none on the table
+        return
+    _deal_round(hands, hand_bits, decks, scalars, rng, g, scalars[g, S_ROUND] % scalars[g, S_N_PLAYERS])
 
 
 @njit
@@ -832,10 +861,18 @@ def _settle(hands, hand_bits, decks, scalars, rules, library, events, rng, g):
                 hands, hand_bits, decks, scalars, rng, g, next_seat, forced
             )
             events[g, slot, E_FORCED_SEAT] = next_seat
+    # A turn that started with nothing to take and left no card on the pile changed nothing a
+    # later turn could use; as many in a row as there are seats block the round.
+    if scalars[g, S_STARVED] and not kept:
+        scalars[g, S_STUCK_TURNS] += 1
+    else:
+        scalars[g, S_STUCK_TURNS] = 0
     if won:
         events[g, slot, E_WON] = 1
         scalars[g, S_NEXT_SEAT] = next_seat
         _round_won(hands, hand_bits, decks, scalars, rules, library, events, rng, g, seat)
+    elif scalars[g, S_STUCK_TURNS] >= n_players:
+        _round_blocked(hands, hand_bits, decks, scalars, rng, g)
     else:
         _start_turn(scalars, g, next_seat)
 
@@ -845,6 +882,7 @@ def _apply_action(hands, hand_bits, decks, scalars, rules, library, events, call
     """Apply one checked action id to game ``g``."""
     scalars[g, S_N_CALLS] = 0
     scalars[g, S_ROUND_WON] = -1
+    scalars[g, S_ROUND_BLOCKED] = 0
     for seat in range(cards.MAX_PLAYERS):
         scalars[g, S_PENALTY_TAKEN_0 + seat] = 0
     scalars[g, S_STEP] += 1

@@ -33,11 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from cardgame_core.files import atomic_write_json
-from mao_env import cards, core
+from mao_env import cards
 from mao_env.env import raw_env
 from mao_env.options import MaoOptions
 
 RECORD_FORMAT = 1
+#: What the terminal, replays and the web table say when a round is blocked (nothing left to take).
+BLOCKED_ROUND_TEXT = "Nobody can play a card or take one: the round is blocked (no winner, no new rule)."
 #: raw_env options a record carries: every game option (render_mode is a display choice, not one).
 ENV_OPTION_KEYS = tuple(option.name for option in dataclasses.fields(MaoOptions))
 
@@ -231,6 +233,5 @@ def deal_fingerprint(seed: int, n_players: int) -> str:
     n_decks = cards.n_decks_for(n_players)
     env = raw_env(n_players)
     env.reset(seed=seed)
-    # Dealing moves the stack's size, not its cards: the row still holds the whole shuffle.
-    shuffled = env.get_state()["arrays"]["decks"][0, core.STACK, : n_decks * cards.CARDS_PER_DECK]
-    return f"mao:{n_decks} decks:" + hashlib.sha256(shuffled.tobytes()).hexdigest()[:32]
+    shuffled = env.game_view.shuffled_deck(n_decks * cards.CARDS_PER_DECK)
+    return f"mao:{n_decks} decks:" + hashlib.sha256(bytes(shuffled)).hexdigest()[:32]

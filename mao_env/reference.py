@@ -165,6 +165,12 @@ class RefGame:
     calls: list = field(default_factory=list)
     last_cards: list = field(default_factory=list)
     round_won: int = -1
+    # "Nothing left to take": whether the turn under way started with no card to take, the turns
+    # in a row that started so and left no card on the pile, and whether the last action blocked
+    # the round (that many turns as there are seats).
+    starved: bool = False
+    stuck_turns: int = 0
+    round_blocked: bool = False
     # The call window (calls="players"): the seat whose turn is judged, the faults it committed
     # ({reason: the Master's calls}), the reasons called so far and those called correctly.
     mover: int = -1
@@ -202,9 +208,14 @@ class RefGame:
             self.draw_n(seat, cards.HAND_SIZE)
         self.pile = [self.stack.pop()]
         self.direction, self.named_suit, self.pending_seven = 1, -1, 0
+        self.stuck_turns = 0
         self.start_turn(starter)
 
+    def nothing_to_take(self) -> bool:
+        return not self.stack and len(self.pile) <= 1
+
     def start_turn(self, seat: int) -> None:
+        self.starved = self.nothing_to_take()
         self.current, self.phase, self.played, self.drew, self.took_seven = seat, "start", -1, False, 0
         self.said, self.first_suit, self.sub_actions = set(), -1, 0
 
@@ -351,6 +362,7 @@ class RefGame:
 
     def apply(self, action: int) -> None:
         self.calls, self.last_cards, self.round_won = [], [0] * self.n_players, -1
+        self.round_blocked = False
         self.sub_actions += 1
         seat = self.current
         if self.phase == "start":
@@ -503,11 +515,24 @@ class RefGame:
             next_seat = (seat + self.direction * (1 + skips)) % self.n_players
             self.draw_n(next_seat, forced)
         self.offences, self.called, self.correct, self.owed = {}, set(), set(), [0] * self.n_players
+        self.stuck_turns = self.stuck_turns + 1 if self.starved and not kept else 0
         if won:
             self.next_seat = next_seat
             self.round_over(seat)
+        elif self.stuck_turns >= self.n_players:
+            self.round_block()
         else:
             self.start_turn(next_seat)
+
+    def round_block(self) -> None:
+        """Every seat in turn order ended its turn with no card on the pile while nothing could
+        be taken: no winner, no new rule; everyone is dealt again, or the episode ends."""
+        self.round += 1
+        self.round_blocked, self.stuck_turns = True, 0
+        if self.round >= self.options["n_rounds"]:
+            self.phase, self.done, self.played = "over", True, -1
+            return
+        self.deal(self.round % self.n_players)
 
     def round_over(self, winner: int) -> None:
         self.round += 1

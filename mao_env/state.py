@@ -301,6 +301,9 @@ class GameView:
     n_calls = _scalar(core.S_N_CALLS, "Calls made in the last step.")
     round_won_by = _scalar(core.S_ROUND_WON, "The seat that won a round in the last step, -1 if none.")
     done = _scalar(core.S_DONE, "1 once the episode's rounds are all played.")
+    round_blocked = _scalar(
+        core.S_ROUND_BLOCKED, "1 if a round was blocked in the last step (no seat could play or take a card)."
+    )
     mover = _scalar(core.S_MOVER, "In a call window: the seat whose turn is judged.")
 
     def refused_rules(self, seat: int) -> int:
@@ -338,6 +341,11 @@ class GameView:
         """Empty the fixed rule queue (``rule_choice="fixed"``), as a reset without one has it."""
         self._rules[core.QUEUE] = -1
 
+    def shuffled_deck(self, n_cards: int) -> list[int]:
+        """The stack row's first ``n_cards`` card types, bottom first: right after a deal, the whole
+        shuffle the round was dealt from (dealing moves the stack's size, not its cards)."""
+        return self._decks[core.STACK, :n_cards].tolist()
+
     def place_cards(self, pile: Sequence[int], stack: Sequence[int]) -> None:
         """Lay out the face-up ``pile`` (bottom first: the last is the top card) and the ``stack``
         (the first listed is drawn first), and set both sizes (a hand-set table)."""
@@ -346,6 +354,8 @@ class GameView:
         self._decks[core.STACK, : len(stack)] = list(stack)[::-1]  # drawn from the end
         self.pile_size = len(pile)
         self.stack_size = len(stack)
+        # The turn under way starts on this table: whether it has anything to take.
+        self._scalars[core.S_STARVED] = int(len(stack) == 0 and len(pile) <= 1)
 
     def event(self, index: int) -> Event:
         """The ``index``-th public event of the episode (still in the ring buffer: one of the
@@ -579,6 +589,9 @@ def check_game_arrays(arrays: MaoState, spec: GameSpec, game: int = 0) -> None:
     check(core.S_NEXT_SEAT, -1, n_players - 1)
     check(core.S_QUEUE_NEXT, 0, rule_library.MAX_ACTIVE_RULES)
     check(core.S_DONE, 0, 1)
+    check(core.S_STARVED, 0, 1)
+    check(core.S_STUCK_TURNS, 0, n_players - 1)
+    check(core.S_ROUND_BLOCKED, 0, 1)
     for seat in range(cards.MAX_PLAYERS):
         check(core.S_PENALTY_TAKEN_0 + seat, 0, total if seat < n_players else 0)
 
@@ -655,8 +668,10 @@ def check_game_arrays(arrays: MaoState, spec: GameSpec, game: int = 0) -> None:
     counts += np.bincount(stack, minlength=cards.N_CARD_TYPES) + np.bincount(
         pile, minlength=cards.N_CARD_TYPES
     )
-    if played >= 0:
-        counts[played] += 1  # the card being played is out of the hand until the turn ends
+    if played >= 0 and phase != core.PH_OVER:
+        # The card being played is out of the hand until the turn ends; once the episode is over
+        # (a winning card) it lies on the pile.
+        counts[played] += 1
     in_play = np.full(cards.N_CARD_TYPES, spec.n_decks, dtype=np.int64)
     in_play[cards.JOKER] = 2 * spec.n_decks
     if not np.array_equal(counts, in_play):

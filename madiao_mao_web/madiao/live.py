@@ -78,15 +78,28 @@ def madiao_trick_view(plays: Sequence[tuple[int, str, bool]], seat: int | None) 
 
 
 def madiao_settlement_view(lines: Sequence[dict[str, Any]], payoffs: Sequence[float], banker: int) -> dict:
-    """A settlement by rule: each rule's payments (in the order the env settled them; the rule's
-    spoken name and explanation are in :func:`rule_texts`), and every seat's payoff."""
-    rules: dict[str, dict[str, Any]] = {}
+    """A settlement by rule: each rule's payments netted between each two seats (the env may
+    settle a rule both ways between two seats: one payment says who pays whom on balance; lines
+    that cancel out leave none and mark the rule ``cancelled``), in the order the env settled
+    them (the rule's spoken name and explanation are in :func:`rule_texts`), and every seat's
+    payoff."""
+    flows: dict[str, dict[tuple[int, int], float]] = {}
     for line in lines:
-        entry = rules.setdefault(line["rule"], {"rule": line["rule"], "payments": []})
-        entry["payments"].append(
-            {"payer": int(line["payer"]), "payee": int(line["payee"]), "stakes": float(line["stakes"])}
-        )
-    return {"banker": banker, "rules": list(rules.values()), "payoffs": [float(p) for p in payoffs]}
+        pairs = flows.setdefault(line["rule"], {})
+        payer, payee = int(line["payer"]), int(line["payee"])
+        pairs[(payer, payee)] = pairs.get((payer, payee), 0.0) + float(line["stakes"])
+    rules = []
+    for rule, pairs in flows.items():
+        payments, cancelled = [], False
+        for low, high in dict.fromkeys(tuple(sorted(pair)) for pair in pairs):
+            net = pairs.get((low, high), 0.0) - pairs.get((high, low), 0.0)
+            if net == 0:
+                cancelled = True
+                continue
+            payer, payee = (low, high) if net > 0 else (high, low)
+            payments.append({"payer": payer, "payee": payee, "stakes": abs(net)})
+        rules.append({"rule": rule, "payments": payments, "cancelled": cancelled})
+    return {"banker": banker, "rules": rules, "payoffs": [float(p) for p in payoffs]}
 
 
 def madiao_deal_fingerprint(event: dict[str, Any]) -> str:

@@ -21,6 +21,7 @@ from mao_env import cards as mao_cards
 from mao_env import core as mao_core
 from mao_env import rules as mao_rules
 from mao_env.env import describe_call
+from mao_env.records import BLOCKED_ROUND_TEXT
 
 MAO_DEFAULT_AGENT = "base"
 MAO_DEFAULT_PLAYERS = 4
@@ -172,10 +173,17 @@ class MaoGame(LiveGame):
         for call in self.env.last_calls:
             self._note_call(call)
         self._note_events()
+        blocked = bool(self.env.game_view.round_blocked)
+        if blocked:
+            turn = self._judged_turn()
+            if turn is not None:
+                turn["notes"].append(BLOCKED_ROUND_TEXT)
         frame = self._table()
         if not self.watch:  # the hand the person held then (the page shows the hand it had)
             del frame["hand"]
-        frame["text"] = self._frame_text(seat, action, text, refused)
+        frame["text"] = self._frame_text(seat, action, text, refused) + (
+            f" {BLOCKED_ROUND_TEXT}" if blocked else ""
+        )
         self._add_frame(frame)
 
     # ------------------------------------------------------------------ the turns, in words
@@ -305,7 +313,9 @@ class MaoGame(LiveGame):
             return f"{who} call{'' if you else 's'} “{reason}”."
         if refused:
             again = "choose another" if you else "it proposes another"
-            return f'{who}: {text}? Mao Master: "That rule is already in force." ({again})'
+            rule = mao_rules.RULE_DESCRIPTIONS[action - mao_cards.CHOOSE_RULE_0]
+            verb = "propose" if you else "proposes"
+            return f'{who} {verb} “{rule}”. Mao Master: "That rule is already in force." ({again})'
         return f"{who} introduce{'' if you else 's'} a new rule."
 
     # ------------------------------------------------------------------ the seat's view

@@ -14,8 +14,9 @@ from madiao_mao_web.mao.live import mao_reason_text, mao_seat_view
 from madiao_mao_web.replays import RecordError, RecordTooLargeError, Replay, check_deadline
 from mao_env import cards as mao_cards
 from mao_env import rules as mao_rules
+from mao_env.records import BLOCKED_ROUND_TEXT
 
-CALLS_SHOWN = 60
+CALLS_SHOWN = 400  # the calls up to a frame a replay lists (the latest)
 
 
 def read_record(record: dict[str, Any]) -> dict[str, Any]:
@@ -129,6 +130,8 @@ class MaoReplay(Replay):
             if action.startswith("rule") and seat is not None and seat != actor:
                 action = "introduces a new rule"  # which rule is the author's secret
             base["event"] = f"Seat {actor} ({self.seats[actor]}): {action}."
+            if env.game_view.round_blocked:
+                base["event"] += f" {BLOCKED_ROUND_TEXT}"
         seen = bisect.bisect_right(self._call_steps, step)
         base["calls"] = self.calls[max(0, seen - CALLS_SHOWN) : seen]
         base["returns"] = list(self.record.get("returns", []))

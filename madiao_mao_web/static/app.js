@@ -8,7 +8,9 @@
 const errorBox = document.querySelector('[data-testid="error"]');
 const announceBox = document.getElementById("announce");
 const statusBox = document.getElementById("game-status");
-const PAGE_ONLY_PARAMETERS = ["pause"]; // read here, never sent to the API
+// Read here, never sent to the API; "game" is the id of the game the page shows (a reload or
+// Back shows that game again).
+const PAGE_ONLY_PARAMETERS = ["pause", "game"];
 const DEFAULT_PAUSE_MS = 800;
 let renders = 0;
 
@@ -229,6 +231,7 @@ function handAfter(view, action) {
 function newGameQuery() {
   const params = new URLSearchParams(location.search);
   params.delete("seed"); // a new game is a new deal
+  params.delete("game");
   const text = params.toString();
   return text ? "?" + text : "";
 }
@@ -281,6 +284,8 @@ async function showView(view, animate = true) {
       const shown = Object.assign({}, view, frame, { animating: true, hand: handBefore || view.hand });
       renderTable(shown);
       document.getElementById("game-hand").replaceChildren(page.hand(shown));
+      // The status says what is being shown, not the turn still to come.
+      statusBox.textContent = frame.text;
       announce(frame.text);
       await sleep(pause);
     }
@@ -301,6 +306,7 @@ function disableMoves() {
 async function sendMove(action) {
   setState("busy");
   disableMoves();
+  statusBox.textContent = `${action}: sent; the other seats play…`; // no longer the person's turn
   try {
     handBefore = handAfter(currentView, action);
     const data = await api("POST", `/api/games/${currentGame}/move`, { action, version: currentView.version });
@@ -381,10 +387,16 @@ async function startGame(game, watching) {
   setUpSpeed();
   try {
     await loadRuleTexts();
-    const data = await api("POST", "/api/games", body);
+    const shown = params.get("game");
+    // A reload or Back shows the game of the URL as it now is; a new game puts its id there.
+    const data = shown ? await api("GET", `/api/games/${encodeURIComponent(shown)}`) : await api("POST", "/api/games", body);
     currentGame = data.id;
     document.body.dataset.game = data.id;
-    await showView(data.view);
+    if (!shown) {
+      params.set("game", data.id);
+      history.replaceState(null, "", `${location.pathname}?${params}`);
+    }
+    await showView(data.view, !shown);
   } catch (error) {
     document.getElementById("game").hidden = true;
     showError(error.message);
@@ -394,7 +406,23 @@ async function startGame(game, watching) {
 
 // ---------------------------------------------------------------- replay
 
-const replay = { id: null, step: 0, n: 0, game: null, seats: [] };
+const replay = { id: null, step: 0, n: 0, game: null, seats: [], playing: false };
+
+// Play: the replay steps forward by itself (at the pace of the "others' moves" setting) until
+// its end or Pause.
+async function toggleReplayPlay() {
+  const button = document.querySelector('[data-testid="replay-play"]');
+  replay.playing = !replay.playing;
+  button.textContent = replay.playing ? "pause" : "play";
+  button.setAttribute("aria-pressed", String(replay.playing));
+  while (replay.playing && replay.step < replay.n) {
+    await loadFrame(replay.step + 1);
+    await sleep(pauseMs());
+  }
+  replay.playing = false;
+  button.textContent = "play";
+  button.setAttribute("aria-pressed", "false");
+}
 
 function renderReplayFrame(frame) {
   const parts = [el("p", { class: "event", "data-testid": "replay-event", text: frame.event }), ...gamePages[frame.game].replayFrame(frame)];
@@ -460,6 +488,7 @@ function setUpReplay() {
   document.querySelector('[data-testid="replay-first"]').addEventListener("click", () => loadFrame(0));
   document.querySelector('[data-testid="replay-last"]').addEventListener("click", () => loadFrame(replay.n));
   document.querySelector('[data-testid="replay-view"]').addEventListener("change", () => loadFrame(replay.step));
+  document.querySelector('[data-testid="replay-play"]').addEventListener("click", () => toggleReplayPlay());
   const game = new URLSearchParams(location.search).get("game");
   loadRuleTexts()
     .then(() => (game ? replayGame(game) : setState("ready")))

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("mao_env.mao_v0")
 
 from madiao_mao.training.cli import main
-from mao_env.records import read_record, replay
+from mao_env.records import BLOCKED_ROUND_TEXT, read_record, replay
 
 NUMBER = r"[-+]?\d+(?:\.\d+)?"
 CALL_LINE = re.compile(r'^  Mao Master to \S+: "[^"]+\." \(\d+ penalty card\(s\)\)$', re.MULTILINE)
@@ -34,6 +34,11 @@ def replayed(record: dict) -> tuple[np.ndarray, int, int]:
             turn = [event for event in env.public_events() if event["kind"] != "new rule"][-1]
             rounds_won += int(turn["won"])
     return returns, n_calls, rounds_won
+
+
+def rounds_blocked(record: dict) -> int:
+    """How many of the record's rounds were blocked (nothing left to take, docs/mao-rules.md)."""
+    return sum(env.game_view.round_blocked for env in replay(record))
 
 
 def printed_rewards(out: str) -> list[float]:
@@ -78,13 +83,17 @@ def check_record_file(path, seats: list[str]) -> dict:
 def test_match_mao_prints_the_game_and_records_it(tmp_path, capsys):
     path = tmp_path / "mao_match.json"
     argv = ["match", "--game", "mao", "--players", "3", "--rounds", "2", "--agents", "base", "random", "base"]
-    assert main([*argv, "--seed", "4", "--record", str(path)]) == 0
+    assert main([*argv, "--seed", "7", "--record", str(path)]) == 0
     out = capsys.readouterr().out
     record = check_record_file(path, ["base", "random", "base"])
     returns, n_calls, rounds_won = replayed(record)
     assert record["env_kwargs"]["n_players"] == 3 and record["env_kwargs"]["num_rounds"] == 2
-    assert rounds_won == 2
+    # Seed 7: the first round is won (a new rule follows), the second blocked (nothing left to
+    # take: a random player holds most of the cards).
+    blocked = rounds_blocked(record)
+    assert rounds_won == blocked == 1
     assert len(re.findall(r"^  player_\d wins the round\.$", out, re.MULTILINE)) == rounds_won
+    assert out.count(BLOCKED_ROUND_TEXT) == blocked
     assert len(CALL_LINE.findall(out)) == n_calls > 0
     np.testing.assert_allclose(printed_rewards(out), returns, atol=1e-9)
     # The winner's new rule is shown to a spectator of a match (no seat's secret to keep).
@@ -207,7 +216,9 @@ def test_replay_prints_a_mao_record_with_its_calls(tmp_path, capsys):
     out = capsys.readouterr().out
     returns, n_calls, rounds_won = replayed(record)
     assert len(CALL_LINE.findall(out)) == n_calls > 0
-    assert len(re.findall(r"^  player_\d wins the round\.$", out, re.MULTILINE)) == rounds_won == 2
+    blocked = rounds_blocked(record)
+    assert len(re.findall(r"^  player_\d wins the round\.$", out, re.MULTILINE)) == rounds_won
+    assert rounds_won + blocked == 2 and out.count(BLOCKED_ROUND_TEXT) == blocked
     moves = re.findall(r"^  player_\d: (.+)$", out, re.MULTILINE)
     shown = [m.split(":")[0] if m.startswith("new secret rule") else m for m in moves]
     expected = [f"new secret rule {a.split()[1]}" if a.startswith("rule") else a for a in record["actions"]]

@@ -68,6 +68,7 @@ def ref_from_env(env: raw_env) -> RefGame:
     )
     game.phase = ("start", "speak", "choose", "call", "over")[int(s[core.S_PHASE])]
     game.next_seat = int(s[core.S_NEXT_SEAT])
+    game.starved, game.stuck_turns = bool(s[core.S_STARVED]), int(s[core.S_STUCK_TURNS])
     game.refused = [
         {r for r in range(rule_library.N_RULES) if (int(s[core.S_REFUSED_0 + seat]) >> r) & 1}
         for seat in range(cards.MAX_PLAYERS)
@@ -114,7 +115,7 @@ def assert_same(env: raw_env, ref: RefGame) -> None:
     twin = ref_from_env(env)
     for name in ("hands", "stack", "pile", "rng", "rules", "current", "direction", "named_suit",
                  "pending_seven", "played", "drew", "took_seven", "said", "first_suit", "sub_actions",
-                 "round", "phase", "refused"):  # fmt: skip
+                 "round", "phase", "refused", "starved", "stuck_turns"):  # fmt: skip
         assert getattr(twin, name) == getattr(ref, name), (
             f"{name}: core {getattr(twin, name)} != reference {getattr(ref, name)}"
         )
@@ -135,6 +136,7 @@ def assert_same(env: raw_env, ref: RefGame) -> None:
         int(x) for x in s[core.S_PENALTY_TAKEN_0 : core.S_PENALTY_TAKEN_0 + env.n_players]
     ] == ref.last_cards
     assert int(s[core.S_ROUND_WON]) == ref.round_won
+    assert bool(s[core.S_ROUND_BLOCKED]) == ref.round_blocked
 
 
 def total_cards(env: raw_env) -> int:

@@ -181,7 +181,7 @@ def test_mao_rule_choice_offers_the_library_and_tells_a_refusal_to_the_proposer(
     rule_30 = mao_rules.RULE_DESCRIPTIONS[30]
     refusal = {"kind": "rule", "seat": 0, "who": "You", "rule": rule_30, "refused": True}
     assert view["turns"][-1] == refusal
-    said = 'You: rule 30? Mao Master: "That rule is already in force." (choose another)'
+    said = f'You propose “{rule_30}”. Mao Master: "That rule is already in force." (choose another)'
     assert view["frames"][-1]["text"] == said
     assert view["refused_rules"] == [{"rule": 30, "description": mao_rules.RULE_DESCRIPTIONS[30]}]
     assert set(view["rule_choices"]) == every_rule - {"rule 30"} and view["to_act"] == 0

@@ -151,6 +151,8 @@ def test_replay_a_mao_record(page, tmp_path):
     version = step_replay(page, "replay-prev", version)
     assert replay_step(page).startswith("step 2 of ")
     assert page.locator(".hand-row").count() == 3
+    # The frame's table as a game's: the three seats around the pile.
+    assert page.locator('#replay-frame [data-testid="table"] .seat').count() == 3
     version = step_replay(page, "replay-last", version)
     assert page.locator('[data-testid="calls"]').count() == 1
     screenshot(page, tmp_path, "replay-mao")

@@ -151,6 +151,11 @@ def write_step(
         else:
             who = "you" if caller == me else caller
             write(f'  {who} to {whom}: "{call["call"]}." ({call["cards"]} penalty card(s))')
+    if unwrapped.game_view.round_blocked:
+        from mao_env.records import BLOCKED_ROUND_TEXT
+
+        write(f"  {BLOCKED_ROUND_TEXT}")
+        return True
     # A turn is settled at its END_TURN (the Mao Master) or when its call window closes.
     if action not in (END_TURN, cards.NO_CALL, cards.POINT_OF_ORDER) or unwrapped.round_won_by < 0:
         return False

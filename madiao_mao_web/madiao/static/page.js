@@ -169,11 +169,14 @@
         el(
           "ul",
           { class: "payments" },
-          rule.payments.map((p) => {
-            const payer = whoName(view, p.payer);
-            const pays = p.payer === view.seat ? "pay" : "pays";
-            return el("li", {}, `${payer[0].toUpperCase()}${payer.slice(1)} ${pays} ${plural(p.stakes, "stake")} to ${whoName(view, p.payee)}`);
-          })
+          [
+            ...rule.payments.map((p) => {
+              const payer = whoName(view, p.payer);
+              const pays = p.payer === view.seat ? "pay" : "pays";
+              return el("li", { class: "payment" }, `${payer[0].toUpperCase()}${payer.slice(1)} ${pays} ${plural(p.stakes, "stake")} to ${whoName(view, p.payee)}`);
+            }),
+            rule.cancelled ? el("li", { class: "muted", text: "Payments both ways between the same seats cancel out (netted)." }) : null,
+          ]
         )
       )
     );

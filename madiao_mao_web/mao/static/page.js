@@ -155,10 +155,10 @@
       { class: "panel rule-choice", "data-testid": "rule-choice" },
       refused ? el("p", { class: "refused", "data-testid": "rule-refused" }, `Mao Master: “${refused}” is already in force. Choose another.`) : null,
       el("p", { class: "hint", text: "Only you will know it. The others learn it from the calls it brings. A rule already in force (someone's secret) is refused, and you choose again." }),
-      groups.map((group, index) =>
+      groups.map((group) =>
         el(
           "details",
-          { class: "rule-family", open: index === 0 },
+          { class: "rule-family", open: true }, // every family in sight: folding is the reader's choice
           el("summary", {}, el("strong", { text: group.title }), el("span", { class: "muted", text: ` (${group.rules.length})` })),
           el("p", { class: "hint", text: group.explanation }),
           el("div", { class: "rule-list" }, group.rules.map((r) => el("button", { class: "move rule", "data-action": r.action, onclick: () => sendMove(r.action) }, r.description)))
@@ -218,15 +218,6 @@
   }
 
 
-  function seatsTable(seats, extraHeader, extraCell) {
-    return el(
-      "table",
-      { class: "seats", "data-testid": "seats" },
-      el("tr", {}, el("th", { text: "seat" }), el("th", { text: "player" }), extraHeader.map((h) => el("th", { text: h }))),
-      seats.map((s) => el("tr", {}, el("td", { text: s.seat }), el("td", { text: s.name }), extraCell(s).map((c) => el("td", { text: c }))))
-    );
-  }
-
   function maoStatus(frame) {
     return el(
       "div",
@@ -243,8 +234,14 @@
   }
 
 
+  // The replay's table as a game's: seats around the pile (no moves offered, no "You").
+  function replayTable(frame) {
+    const view = Object.assign({}, frame, { seat: null, legal: [], animating: false, in_call_window: false, open_turn: null, judged_turn: null });
+    return tableLayout(frame.seats.length, frame.seat === null ? 0 : frame.seat, (seat) => maoSeat(view, seat), maoCenter(view));
+  }
+
   function replayFrame(frame) {
-    const parts = [maoStatus(frame), panel("Table", {}, seatsTable(frame.seats, ["cards"], (s) => [frame.hand_sizes[s.seat]]))];
+    const parts = [maoStatus(frame), replayTable(frame)];
     if (frame.hands) {
       parts.push(
         panel(
@@ -271,7 +268,9 @@
     rules: (texts) => {
       ruleTexts = texts;
     },
-    focusSelector: "#game-panels .call-window button[data-action], #game-panels .rule-choice details[open] button[data-action]",
+    // In a call window the safe default is to call nothing: Enter pressed twice never makes
+    // two calls (each wrong one costs a card).
+    focusSelector: '#game-panels .call-window button[data-action="no call"], #game-panels .rule-choice details[open] button[data-action]',
     recordFile: "mao-game.json",
   });
 })();
