@@ -88,7 +88,8 @@ def make_run_dir(config: TrainConfig, clock: Callable[[], float] | None = None) 
 
 
 def write_config(run_dir: Path, saved_config: dict[str, Any]) -> None:
-    """``config.json``: the run's config as ``TrainConfig.to_json`` gives it."""
+    """``config.json``: the run's config as its ``to_json`` gives it (a ``TrainConfig``, or the
+    settings of an expert-iteration run)."""
     atomic_write_json(run_dir / CONFIG_FILE, saved_config)
 
 

@@ -95,7 +95,6 @@ def _branches_on_a_game_name(path: Path) -> list[str]:
         "rllib/runner",
         "config",
         "opponents",
-        "cli",
         "exploit",
         "scorecard",
         "distributed_evaluation",
@@ -106,6 +105,13 @@ def _branches_on_a_game_name(path: Path) -> list[str]:
 )
 def test_the_trainer_reads_the_game_spec_instead_of_branching_on_the_game(module):
     assert _branches_on_a_game_name(ROOT / "training" / f"{module}.py") == []
+
+
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "madiao_mao" / "cli").glob("*.py")), ids=lambda path: path.stem
+)
+def test_the_command_line_reads_the_game_spec_instead_of_branching_on_the_game(path):
+    assert _branches_on_a_game_name(path) == []
 
 
 def test_every_game_has_a_complete_spec():
@@ -128,8 +134,8 @@ def test_every_game_has_a_complete_spec():
         assert spec.learner_role is None or len(spec.roles) > 1
         # A None field that a game does not fill would reach the trainer as None (league_anchors,
         # eval_every and init_model have a meaning of their own for None; torch_threads follows
-        # the machine).
-        own_meaning = {"league_anchors", "eval_every", "init_model", "torch_threads"}
+        # the machine; game_settings None is the game settings dataclass's defaults).
+        own_meaning = {"league_anchors", "eval_every", "init_model", "torch_threads", "game_settings"}
         left_to_the_game = {f for f in fields if fields[f].default is None} - own_meaning
         assert set(spec.defaults) - own_meaning == left_to_the_game
         assert isinstance(config.torch_threads, int) and config.torch_threads >= 1

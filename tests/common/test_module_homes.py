@@ -42,8 +42,8 @@ def test_core_and_game_packages_do_not_import_the_training_extra(statement):
 def test_the_cli_parser_and_the_web_app_need_no_torch():
     # `madiao-mao serve` with the web extra alone: building the CLI and the app imports no SB3.
     loaded = _modules_loaded_by(
-        "import madiao_mao.training.cli, madiao_mao_web.app\n"
-        "madiao_mao.training.cli.build_parser()\n"
+        "import madiao_mao.cli.main, madiao_mao_web.app\n"
+        "madiao_mao.cli.main.usage()\n"
         "madiao_mao_web.app.create_app()"
     )
     assert {"stable_baselines3", "torch", "sb3_contrib"}.isdisjoint(loaded)

@@ -65,7 +65,7 @@ def test_batched_and_single_decisions_agree_and_respect_masks():
 
 
 def test_evaluate_and_play_default_to_the_shipped_model(capsys):
-    from madiao_mao.training.cli import main
+    from madiao_mao.cli.main import main
 
     assert main(["evaluate", "--agents", "model", "greedy", "--deals", "1", "--seed", "4"]) == 0
     assert "| model | greedy | 4 |" in capsys.readouterr().out

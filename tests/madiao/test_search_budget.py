@@ -152,7 +152,7 @@ def _cli(*args: str):
     from pathlib import Path
 
     return subprocess.run(
-        [sys.executable, "-m", "madiao_mao.training.cli", *args],
+        [sys.executable, "-m", "madiao_mao.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=240,
@@ -183,7 +183,10 @@ def test_the_search_budget_flag_names_the_search_agents_it_sets():
             ["match", "--agents", "search:samples=0", "greedy", "greedy", "greedy"],
             "samples must be a positive",
         ),
-        (["evaluate", "--game", "mao", "--search-budget", "samples=2"], "only Madiao has a search player"),
+        (
+            ["evaluate", "--game", "mao", "--search-budget", "samples=2"],
+            "--search-budget: an option of madiao",
+        ),
     ],
 )
 def test_bad_search_budgets_are_one_line_exit_2(args, message):

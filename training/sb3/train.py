@@ -406,8 +406,8 @@ def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = T
 
 if __name__ == "__main__":
     # ``python -m madiao_mao.training.sb3.train [FLAGS]`` is ``madiao-mao train [FLAGS]``. The command line
-    # sits above the trainer (madiao_mao.training.cli imports this module, never the reverse): only this
+    # sits above the trainer (madiao_mao.cli imports this module, never the reverse): only this
     # script entry, which never runs on import, reaches up to it.
-    from madiao_mao.training.cli import main as cli_main
+    from madiao_mao.cli.main import main as cli_main
 
     sys.exit(cli_main(["train", *sys.argv[1:]]))
