@@ -39,7 +39,7 @@ LAYERS = ("env", "agents", "training", "web", "benchmarks")
 #: spec (``GameSpec.table_envs``, ``GameSpec.make_vector_env``).
 LAYER_CONTRACTS = {
     "agents": "madiao_mao.agents.spec:AgentsModule",
-    "training": "madiao_mao.training.games:TrainingModule",
+    "training": "madiao_mao.training.game_spec:TrainingModule",
     "web": "madiao_mao_web.games:WebGame",
     "benchmarks": "madiao_mao.benchmarks.subjects:BenchmarksModule",
 }

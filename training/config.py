@@ -4,7 +4,7 @@ its callback share (rollout size, where a run ends, the evaluation interval).
 Every field has a docstring, which is also its help text in ``madiao-mao train --help`` (the
 command line is generated from this dataclass by tyro; the ``Annotated`` marks below only shape
 how a field is shown there). A field left at None takes its game's value from the game's spec
-(``madiao_mao.training.games.GAME_DEFAULTS``, with a one-line reason per default there). A bad value is a
+(``madiao_mao.training.game_spec.GAME_DEFAULTS``, with a one-line reason per default there). A bad value is a
 ``ConfigError`` (a ValueError) naming the field, raised when the config is made: the Python API,
 the command line and a config file (``TrainConfig.from_file``) all reach this one check.
 Whether this machine has the GPU a config's ``device`` names is asked when a run starts
@@ -27,7 +27,7 @@ import numpy as np
 import tyro
 
 from madiao_mao.games import default_game, game_names
-from madiao_mao.training.games import GAME_SPECS, POLICY_FEATURES, GameSpec, features_error, game_spec
+from madiao_mao.training.game_spec import GAME_SPECS, POLICY_FEATURES, GameSpec, features_error, game_spec
 from madiao_mao.training.league import PFSP_WEIGHTINGS
 
 LR_SCHEDULES = ("constant", "linear")
@@ -57,7 +57,8 @@ def _shown(value: Any) -> str:
 
 def _game_default_hint(name: str) -> Any:
     """The help's default of a field whose default is its game's: each game's value, read from
-    ``madiao_mao.training.games.GAME_SPECS`` when the help is printed ("derived": the docstring says how)."""
+    ``madiao_mao.training.game_spec.GAME_SPECS`` when the help is printed ("derived": the
+    docstring says how)."""
 
     def hint(_default: str) -> str:
         values = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from madiao_mao.training.games import game_spec, games_with
+from madiao_mao.training.game_spec import game_spec, games_with
 
 
 def require_ray():

@@ -54,8 +54,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from madiao_mao.games import default_game, game_names, get_game
-from madiao_mao.training.games import game_spec, games_with
+from madiao_mao.games import default_game, get_game
+from madiao_mao.training.game_spec import game_part, game_spec, games_with
 from madiao_mao.training.run_folder import (
     CONFIG_FILE,
     REPORT_FILE,
@@ -105,10 +105,7 @@ def expert_iteration_games() -> tuple[str, ...]:
 
 def expert_iteration_game(game: str) -> ExpertIterationGame:
     """The game's part; a game without one is a ValueError listing those with one."""
-    found = game_spec(game).expert_iteration if game in game_names() else None
-    if found is None:
-        raise ValueError(f"game must be one of {', '.join(expert_iteration_games())}, got {game!r}")
-    return found
+    return game_part(game, lambda spec: spec.expert_iteration)
 
 
 def _positive(name: str, value: Any, minimum: int = 1) -> None:
@@ -225,7 +222,6 @@ def check_before_work(settings: ExpertIterationSettings) -> None:
     observations and actions, and an expert that cannot be built (its spec made with the starting
     policy)."""
     from madiao_mao.training.cli_args import load_agent
-    from madiao_mao.training.games import game_spec
 
     config = settings.train_config()
     start = load_agent(f"model:{settings.start_from}", settings.game)
@@ -351,7 +347,6 @@ def evaluate(model_path: str | Path, settings: ExpertIterationSettings) -> dict[
     """The policy at ``model_path`` against the starting policy and the references on the run's
     fixed deals (the trainer's evaluation), with its strength (the mean of its scores)."""
     from madiao_mao.agents.learned import load_model
-    from madiao_mao.training.games import game_spec
 
     config = settings.train_config()
     results = game_spec(settings.game).evaluate(
@@ -557,7 +552,6 @@ def _interval(figures: Mapping[str, float]) -> str:
 
 def curve_markdown(run: Run) -> str:
     """The learning curve as markdown tables: strength per iteration, then by role."""
-    from madiao_mao.training.games import game_spec
     from madiao_mao.training.stats import markdown_table
 
     settings = run.settings

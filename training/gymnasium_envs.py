@@ -46,7 +46,7 @@ from cardgame_core.adapters import SingleAgentCardEnv
 from cardgame_core.aec import IllegalActionError
 from cardgame_core.vector import VectorCardEnv
 from madiao_mao.games import game_names
-from madiao_mao.training.games import game_spec
+from madiao_mao.training.game_spec import game_spec
 from madiao_mao.training.learner_games import LearnerGames
 
 

@@ -39,7 +39,7 @@ from typing import Any
 
 from cardgame_core.files import atomic_write_json, atomic_write_text
 from madiao_mao.training.config import TrainConfig
-from madiao_mao.training.games import game_spec
+from madiao_mao.training.game_spec import game_spec
 from madiao_mao.training.league import League
 from madiao_mao.training.logging_utils import PROGRESS_FILE, STEP_COLUMN
 from madiao_mao.training.stats import plot_curves

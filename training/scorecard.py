@@ -42,7 +42,7 @@ import numpy as np
 
 from madiao_mao.agents.base import Agent
 from madiao_mao.games import default_game, get_game
-from madiao_mao.training.games import game_spec, games_with
+from madiao_mao.training.game_spec import game_spec, games_with
 from madiao_mao.training.scorecard_figures import Figure
 from madiao_mao.training.stats import markdown_table
 

@@ -41,6 +41,7 @@ class AgentsOptions:
 
 
 def command_agents(argv: list[str]) -> int:
+    # Each command imports what it runs when it runs: the other commands and --help need none of it.
     from madiao_mao.agents.registry import agent_specs
 
     options = parse_dataclass(AgentsOptions, argv, prog="madiao-mao agents")
@@ -76,6 +77,7 @@ class ExploitOptions:
     """Evaluate the exploiter already trained in RUN_DIR instead of training one (--steps unused)."""
 
     def check(self) -> None:
+        # Imported when the command runs (see command_agents).
         from madiao_mao.training.exploit import exploit_games
 
         _check_game(self.game, exploit_games())
@@ -134,6 +136,7 @@ class ScorecardOptions:
     """No progress bars."""
 
     def check(self) -> None:
+        # Imported when the command runs (see command_agents).
         from madiao_mao.training.scorecard import scorecard_games
 
         _check_game(self.game, scorecard_games())
@@ -186,6 +189,7 @@ class ExpertIterationOptions:
     """Go on with the run in RUN_DIR."""
 
     def check(self) -> None:
+        # Imported when the command runs (see command_agents).
         from madiao_mao.training.expert_iteration import expert_iteration_games
 
         _check_game(self.game, expert_iteration_games())

@@ -18,7 +18,7 @@ import tyro
 
 from madiao_mao.games import default_game, game_names
 from madiao_mao.training.cli_args import check_at_least, parse_dataclass
-from madiao_mao.training.games import game_spec, games_with
+from madiao_mao.training.game_spec import game_spec, games_with
 
 AGENTS_HELP = "agent specs (madiao-mao agents --game GAME lists them, one line each)"
 

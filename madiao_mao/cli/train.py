@@ -21,7 +21,7 @@ import tyro
 
 from madiao_mao.training.cli_args import check_output_folder, parse_dataclass
 from madiao_mao.training.config import ConfigError, TrainConfig, resolve_device
-from madiao_mao.training.games import GAME_SPECS
+from madiao_mao.training.game_spec import GAME_SPECS
 from madiao_mao.training.rllib import cli as rllib_cli
 from madiao_mao.training.rllib.options import EngineOptions
 
@@ -140,6 +140,7 @@ def command_train(argv: list[str]) -> int:
     quiet = not command.settings.progress_bar
     config = None if command.resume else command.train_config()
     check_output_folder(command.settings.runs_dir, "--runs-dir")
+    # Each engine's run module imports torch and its engine: only the one the run uses.
     if rllib_cli.uses_rllib(command.engine, command.rllib, command.resume):
         from madiao_mao.training.rllib.run import final_report
 

@@ -19,7 +19,7 @@ from madiao_mao.agents.registry import MODEL_PREFIX, agent_names
 from madiao_mao.cli.main import main
 from madiao_mao.cli.train import flag_name, parse_train_command
 from madiao_mao.training.config import ConfigError, TrainConfig
-from madiao_mao.training.games import GAME_DEFAULTS, GAME_SPECS
+from madiao_mao.training.game_spec import GAME_DEFAULTS, GAME_SPECS
 
 #: Fields whose flag is not ``--field-name`` (a bool's pair reads better shorter).
 RENAMED_FLAGS = {"progress_bar": "--progress"}
@@ -210,7 +210,7 @@ def test_version_prints_the_distribution_version(capsys):
 
 def _option_classes() -> list[type]:
     from madiao_mao.cli import commands, game_commands
-    from madiao_mao.training.games import GAME_SPECS
+    from madiao_mao.training.game_spec import GAME_SPECS
 
     found = [*game_commands.SHARED.values(), game_commands.ReplayOptions]
     found += [

@@ -14,7 +14,7 @@ pytest.importorskip("madiao_env.madiao_v0")
 from madiao_env import records
 from madiao_mao.agents.base import RandomAgent
 from madiao_mao.cli.main import main
-from madiao_mao.training.madiao import games as madiao_games
+from madiao_mao.training.madiao import matches as madiao_games
 
 NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 

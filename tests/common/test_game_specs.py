@@ -1,5 +1,5 @@
 """The trainer as a table of games (issue 10): what differs by game is one ``GameSpec`` per game
-(``madiao_mao.training.games``), the trainer and its callback never branch on a game's name, and the
+(``madiao_mao.training.game_spec``), the trainer and its callback never branch on a game's name, and the
 training modules import each other in one direction only."""
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def test_the_command_line_reads_the_game_spec_instead_of_branching_on_the_game(p
 
 def test_every_game_has_a_complete_spec():
     from madiao_mao.training import config as config_module
-    from madiao_mao.training.games import GAME_DEFAULTS, GAME_SPECS, POLICY_FEATURES, game_spec
+    from madiao_mao.training.game_spec import GAME_DEFAULTS, GAME_SPECS, POLICY_FEATURES, game_spec
 
     fields = {f.name: f for f in dataclasses.fields(config_module.TrainConfig)}
     assert tuple(GAME_SPECS) == GAME_NAMES
@@ -142,7 +142,7 @@ def test_every_game_has_a_complete_spec():
 
 
 def test_an_unknown_game_is_one_clear_error():
-    from madiao_mao.training.games import game_spec
+    from madiao_mao.training.game_spec import game_spec
 
     with pytest.raises(ValueError, match="game must be one of madiao, mao, got 'chess'"):
         game_spec("chess")
@@ -152,7 +152,7 @@ def test_an_unknown_game_is_one_clear_error():
 
 def test_a_run_default_dict_is_a_copy_of_the_table():
     from madiao_mao.training.config import TrainConfig
-    from madiao_mao.training.games import GAME_SPECS
+    from madiao_mao.training.game_spec import GAME_SPECS
 
     config = TrainConfig(game="mao")
     config.opponent_weights["current"] = 0.9
@@ -184,7 +184,7 @@ def test_train_and_final_report_use_the_games_spec(tmp_path, monkeypatch):
     """The run's env, evaluation, learner roles and report sections are the spec's: replacing
     them in the table changes what train() and final_report() do."""
     pytest.importorskip("sb3_contrib")
-    from madiao_mao.training import games
+    from madiao_mao.training import game_spec as games
     from madiao_mao.training.sb3 import train as train_module
     from tests.common.test_training import ToyVectorEnv
 

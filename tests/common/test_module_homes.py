@@ -82,7 +82,7 @@ def test_moved_modules_have_one_name(old_name):
 
 def test_madiao_records_next_to_the_game_and_nowhere_else():
     from madiao_env import records
-    from madiao_mao.training.madiao import games as madiao_games
+    from madiao_mao.training.madiao import matches as madiao_games
 
     for name in (
         "RECORD_FORMAT",

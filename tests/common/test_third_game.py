@@ -28,7 +28,7 @@ def tiny():
 
 def test_one_entry_registers_the_game_in_every_generic_table(tiny):
     from madiao_mao.training.exploit import exploit_games
-    from madiao_mao.training.games import GAME_DEFAULTS, GAME_SPECS, game_spec
+    from madiao_mao.training.game_spec import GAME_DEFAULTS, GAME_SPECS, game_spec
 
     assert game_names()[-1] == tiny and get_game(tiny) is GAME
     assert game_spec(tiny) is GAME_SPECS[tiny] and GAME_DEFAULTS[tiny]["scripted_opponents"] == ("threshold",)
@@ -39,7 +39,7 @@ def test_one_entry_registers_the_game_in_every_generic_table(tiny):
 
 
 def test_the_game_is_gone_once_unregistered():
-    from madiao_mao.training.games import game_spec
+    from madiao_mao.training.game_spec import game_spec
 
     assert GAME.name not in game_names()
     with pytest.raises(ValueError, match="game must be one of madiao, mao, got 'tiny'"):
@@ -152,7 +152,7 @@ def test_an_installed_package_adds_the_game_through_the_entry_point_group(tmp_pa
     root = Path(__file__).resolve().parents[2]
     script = (
         "from madiao_mao.games import game_names\n"
-        "from madiao_mao.training.games import GAME_SPECS\n"
+        "from madiao_mao.training.game_spec import GAME_SPECS\n"
         "from madiao_mao.training.config import TrainConfig\n"
         "print(game_names(), tuple(GAME_SPECS), TrainConfig(game='tiny').scripted_opponents)\n"
     )

@@ -20,7 +20,7 @@ def test_shipped_model_is_present_and_small():
 
 
 def test_shipped_model_plays_legal_moves_in_whole_hands():
-    from madiao_mao.training.madiao.games import make_env, play_episode
+    from madiao_mao.training.madiao.matches import make_env, play_episode
 
     model = make_agent("model", "madiao")
     assert isinstance(model, LearnedPolicyAgent) and model.deterministic

@@ -12,7 +12,7 @@ import numpy as np
 
 from madiao_mao.training.config import ConfigError
 from madiao_mao.training.exploit import ExploitGame, ExploitSettings, ci_dict, format_ci
-from madiao_mao.training.games import SCRIPTED_ONLY, GameSpec, env_kwargs, unshaped
+from madiao_mao.training.game_spec import SCRIPTED_ONLY, GameSpec, env_kwargs, unshaped
 from madiao_mao.training.stats import MeanCI, markdown_table, mean_ci
 from tests.tiny_game.env import N_SEATS, TinyVectorEnv, raw_env
 

@@ -117,7 +117,7 @@ def evaluate(args: argparse.Namespace) -> int:
     names = tournament_agents(args)
     env_for_search = None
     if any(name.split(":", 1)[0] == "search" for name in names):
-        from madiao_mao.training.madiao.games import make_env
+        from madiao_mao.training.madiao.matches import make_env
 
         env_for_search = make_env()
     agents = {
@@ -181,7 +181,7 @@ def play(args: argparse.Namespace) -> int:
     """``madiao-mao play``: the person in ``--seat``, agents in the other three seats."""
     from madiao_env.records import EventPrinter, make_record, write_record
     from madiao_mao.agents.human import HumanAgent, HumanQuit
-    from madiao_mao.training.madiao.games import make_env, play_episode
+    from madiao_mao.training.madiao.matches import make_env, play_episode
 
     if args.seat > 3:
         raise ValueError(f"--seat: a seat is 0, 1, 2 or 3, got {args.seat}")
@@ -234,7 +234,7 @@ def play(args: argparse.Namespace) -> int:
 def match(args: argparse.Namespace) -> int:
     """``madiao-mao match``: one full match between four agents, printed and optionally recorded."""
     from madiao_env.records import EventPrinter, make_record, write_record
-    from madiao_mao.training.madiao.games import make_env, play_episode
+    from madiao_mao.training.madiao.matches import make_env, play_episode
 
     if args.agents is None:
         args.agents = list(DEFAULT_MATCH_AGENTS)

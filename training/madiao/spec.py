@@ -1,4 +1,4 @@
-"""Madiao's spec for the trainer (``madiao_mao.training.games.GameSpec``): its defaults, with one
+"""Madiao's spec for the trainer (``madiao_mao.training.game_spec.GameSpec``): its defaults, with one
 line on why each is what it is (the measurements behind them, with the commands that made them,
 are in ``docs/results.md``), its batched env, its policy features, its duplicate evaluation and its
 sections of the final report."""
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from madiao_mao.training.games import SCRIPTED_ONLY, GameSpec, PolicyFeatures, env_kwargs, unshaped
+from madiao_mao.training.game_spec import SCRIPTED_ONLY, GameSpec, PolicyFeatures, env_kwargs, unshaped
 from madiao_mao.training.madiao.expert_iteration import EXPERT_ITERATION
 from madiao_mao.training.madiao.exploit import EXPLOIT
 

@@ -1,4 +1,4 @@
-"""Mao's spec for the trainer (``madiao_mao.training.games.GameSpec``): its defaults, with one
+"""Mao's spec for the trainer (``madiao_mao.training.game_spec.GameSpec``): its defaults, with one
 line on why each is what it is (the measurements behind them, with the commands that made them,
 are in ``docs/results.md``), its batched env, its policy features, its evaluation on the held-out rules
 and its sections of the final report."""
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import tyro
 
 from madiao_mao.training.config import ConfigError, check_finite_number
-from madiao_mao.training.games import GameSpec, PolicyFeatures, env_kwargs
+from madiao_mao.training.game_spec import GameSpec, PolicyFeatures, env_kwargs
 from madiao_mao.training.mao.exploit import EXPLOIT
 
 if TYPE_CHECKING:  # typing only: the config imports the games' specs to fill in its defaults

@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -57,6 +57,8 @@ if TYPE_CHECKING:  # typing only: these modules import this one (the config fill
     from madiao_mao.training.config import TrainConfig
     from madiao_mao.training.expert_iteration import ExpertIterationGame
     from madiao_mao.training.exploit import ExploitGame
+
+Part = TypeVar("Part")
 
 #: The opponent-pool kinds' weights of a run that trains against scripted players only.
 SCRIPTED_ONLY = {"scripted": 1.0, "snapshot": 0.0, "current": 0.0}
@@ -135,6 +137,15 @@ def games_with(part: Callable[[GameSpec], Any]) -> tuple[str, ...]:
     """The registered games whose spec has the optional part ``part`` reads (``exploit``,
     ``expert_iteration``, ``commands``, ``scorecard``, ``evaluate_on_ray``)."""
     return tuple(name for name, spec in GAME_SPECS.items() if part(spec) is not None)
+
+
+def game_part(game: str, part: Callable[[GameSpec], Part | None]) -> Part:
+    """The optional part of ``game``'s spec that ``part`` reads; a game without it (or no game of
+    that name) is a ValueError listing the games that have it."""
+    found = part(GAME_SPECS[game]) if game in game_names() else None
+    if found is None:
+        raise ValueError(f"game must be one of {', '.join(games_with(part))}, got {game!r}")
+    return found
 
 
 def env_kwargs(config: TrainConfig) -> dict[str, Any]:
