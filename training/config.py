@@ -376,6 +376,7 @@ class TrainConfig:
         if not isinstance(self.imitate, str):
             raise ConfigError("imitate", f"imitate must be an agent name or 'none', got {self.imitate!r}")
         if self.imitate != "none":
+            # The agent registry reads every game's agents module: only when a config names an agent.
             from madiao_mao.agents.registry import agent_names
 
             if self.imitate not in agent_names(self.game):

@@ -153,12 +153,14 @@ def _table_envs() -> tuple[Any, type]:
 
 
 def _commands() -> ModuleType:
+    # The commands and the scorecard import the game's evaluation: only when a command runs.
     from madiao_mao.training.mao import commands
 
     return commands
 
 
 def _scorecard() -> ModuleType:
+    # See _commands.
     from madiao_mao.training.mao import scorecard
 
     return scorecard
