@@ -187,8 +187,15 @@ class ExpertIterationOptions:
     """The starting policy, a saved MaskablePPO model; default: the game's shipped one."""
     resume: Annotated[str | None, tyro.conf.arg(metavar="RUN_DIR")] = None
     """Go on with the run in RUN_DIR."""
+    config: Annotated[str | None, tyro.conf.arg(metavar="FILE")] = None
+    """Start a new run from the settings saved in this JSON file (a run folder's config.json runs
+    that run again); the other options given override its values."""
 
     def check(self) -> None:
+        if self.config is not None and self.resume is not None:
+            raise ValueError(
+                "--config and --resume cannot be combined (a resumed run keeps its own settings)"
+            )
         # Imported when the command runs (see command_agents).
         from madiao_mao.training.expert_iteration import expert_iteration_games
 
@@ -214,23 +221,48 @@ class ExpertIterationOptions:
             check_output_folder(self.runs_dir, "--out")
 
 
-def command_expert_iteration(argv: list[str]) -> int:
-    # Expert iteration imports the trainer and torch: only for this command.
-    from madiao_mao.training.expert_iteration import ExpertIterationSettings, expert_iteration
+def expert_iteration_settings(options: ExpertIterationOptions) -> Any:
+    """The settings of a new run: the options given, over those of ``--config FILE`` if given,
+    over the defaults (``ExpertIterationSettings``, which checks them)."""
+    # Expert iteration imports the trainer: only for this command.
+    from madiao_mao.training.expert_iteration import ExpertIterationSettings
+    from madiao_mao.training.run_folder import read_run_json
 
-    options = parse_dataclass(ExpertIterationOptions, argv, prog="madiao-mao expert-iteration")
-    options.check()
-    given = {
+    values: dict[str, Any] = {}
+    if options.config is not None:
+        if not Path(options.config).is_file():
+            raise FileNotFoundError(f"--config: no settings file at {options.config}")
+        saved = read_run_json(Path(options.config))
+        known = {f.name for f in dataclasses.fields(ExpertIterationSettings)}
+        if not isinstance(saved, dict) or not set(saved) <= known:
+            raise ValueError(f"--config: {options.config} is not an expert-iteration config")
+        values.update(saved)
+    values.update({name: value for name, value in _given(options).items() if value is not None})
+    return ExpertIterationSettings(**values)
+
+
+def _given(options: ExpertIterationOptions) -> dict[str, Any]:
+    """The settings' fields given as options (None where not given)."""
+    # Imported when the command runs (see command_agents).
+    from madiao_mao.training.expert_iteration import ExpertIterationSettings
+
+    return {
         f.name: getattr(options, f.name)
         for f in dataclasses.fields(ExpertIterationSettings)
         if f.name != "train_overrides"
     }
+
+
+def command_expert_iteration(argv: list[str]) -> int:
+    # Expert iteration imports the trainer and torch: only for this command.
+    from madiao_mao.training.expert_iteration import expert_iteration
+
+    options = parse_dataclass(ExpertIterationOptions, argv, prog="madiao-mao expert-iteration")
+    options.check()
     if options.resume is not None:
-        expert_iteration(resume=options.resume, given=given)
+        expert_iteration(resume=options.resume, given=_given(options))
         return 0
-    expert_iteration(
-        ExpertIterationSettings(**{name: value for name, value in given.items() if value is not None})
-    )
+    expert_iteration(expert_iteration_settings(options))
     return 0
 
 

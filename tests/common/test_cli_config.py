@@ -232,3 +232,20 @@ def test_every_option_of_every_command_has_help_text():
             if isinstance(field_line, ast.AnnAssign):
                 documented = isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
                 assert documented, f"{options.__name__}.{field_line.target.id} has no docstring"
+
+
+def test_expert_iteration_starts_a_new_run_from_a_saved_config(tmp_path):
+    from madiao_mao.cli.commands import ExpertIterationOptions, expert_iteration_settings
+    from madiao_mao.training.expert_iteration import ExpertIterationSettings
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(ExpertIterationSettings(decisions=24, seed=3).to_json()))
+    settings = expert_iteration_settings(ExpertIterationOptions(config=str(path), seed=5))
+    assert (settings.decisions, settings.seed) == (24, 5)  # the file's, then the options given
+    with pytest.raises(ValueError, match="cannot be combined"):
+        ExpertIterationOptions(config=str(path), resume=str(tmp_path)).check()
+    path.write_text(json.dumps({"gamma": 0.5}))
+    with pytest.raises(ValueError, match="is not an expert-iteration config"):
+        expert_iteration_settings(ExpertIterationOptions(config=str(path)))
+    with pytest.raises(FileNotFoundError, match="no settings file"):
+        expert_iteration_settings(ExpertIterationOptions(config=str(tmp_path / "missing.json")))
