@@ -170,7 +170,7 @@ def policy_agent(
         model = load_model(path)
         name = name or Path(path).stem
     for game in games().values():
-        kind = getattr(game.layer("agents"), "policy_agent", None)
+        kind = game.layer("agents").policy_agent
         agent = kind(model, table=table, name=name, **kwargs) if kind is not None else None
         if agent is not None:
             return agent
@@ -198,7 +198,7 @@ def shared_model(path: Path):
 def pretrained_agent(game: str, name: str = "model", table=None) -> LearnedPolicyAgent:
     """The shipped model of ``game`` (its agents module's ``PRETRAINED_MODEL``, loaded once per
     process: :func:`shared_model`), greedy; ``table``: as :func:`policy_agent`'s."""
-    path = getattr(get_game(game).layer("agents"), "PRETRAINED_MODEL", None)
+    path = get_game(game).layer("agents").PRETRAINED_MODEL
     if path is None:
         raise ValueError(f"no pretrained {game} model is shipped; give a model path (model:PATH)")
     if not path.is_file():

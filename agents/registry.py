@@ -30,7 +30,7 @@ def game_agents(game: str) -> Mapping[str, AgentSpec]:
 
 def ships_model(game: str) -> bool:
     """Whether ``game``'s agents module names a shipped policy (``PRETRAINED_MODEL``) for ``model``."""
-    return hasattr(get_game(game).layer("agents"), "PRETRAINED_MODEL")
+    return get_game(game).layer("agents").PRETRAINED_MODEL is not None
 
 
 def agent_names(game: str) -> tuple[str, ...]:

@@ -3,16 +3,18 @@
 A game's agents module (the ``agents`` layer of its ``madiao_mao.games.Game``) holds ``AGENTS``,
 a table of ``AgentSpec`` by name; :mod:`madiao_mao.agents.registry` adds the players every game
 has (``random``, ``model``, ``model:PATH``) and builds an agent from its spec through that table.
-The module may also hold ``PRETRAINED_MODEL`` (the shipped policy ``model`` plays) and
+The module also holds ``PRETRAINED_MODEL`` (the shipped policy ``model`` plays, or None) and
 ``policy_agent(model, *, table, name, **kwargs)``, which plays a loaded policy of a kind only that
-game has (None for a policy it does not know).
+game has (None for a policy it does not know), or None where the game has no such kind. These
+three are the agents layer's contract (``AgentsModule``, checked by ``madiao_mao.games``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 from madiao_mao.agents.base import Agent
 
@@ -44,3 +46,13 @@ def require_env(env: Any, name: str, why: str) -> None:
     """Refuse to build the agent ``name`` without the env it plays in (``why`` it reads it)."""
     if env is None:
         raise ValueError(f"the {name!r} agent needs the env it plays in ({why})")
+
+
+@runtime_checkable
+class AgentsModule(Protocol):
+    """The agents layer's contract: what a game's agents module (its registry entry's ``agents``)
+    defines (see the module docstring)."""
+
+    AGENTS: Mapping[str, AgentSpec]
+    PRETRAINED_MODEL: Path | None
+    policy_agent: Callable[..., Agent | None] | None

@@ -41,7 +41,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from madiao_mao.benchmarks.goals import Target
 from madiao_mao.games import games
@@ -96,8 +96,16 @@ def load(reference: str) -> Any:
 def game_subjects() -> Iterator[tuple[str, GameSubjects]]:
     """(game name, its subjects) for every registered game, in the registry's order."""
     for name, game in games().items():
-        subjects = getattr(game.layer("benchmarks"), "SUBJECTS", None)
+        subjects = game.layer("benchmarks").SUBJECTS
         if not isinstance(subjects, GameSubjects):
             kind = type(subjects).__name__
             raise TypeError(f"{game.benchmarks}.SUBJECTS must be a GameSubjects, got {kind}")
         yield name, subjects
+
+
+@runtime_checkable
+class BenchmarksModule(Protocol):
+    """The benchmarks layer's contract: what a game's benchmarks module (its registry entry's
+    ``benchmarks``) defines."""
+
+    SUBJECTS: GameSubjects

@@ -10,8 +10,10 @@ Numba announces every compilation with a ``"numba:compile"`` event, and only a c
 kernel loaded from a fresh cache raises no event, and a cache that is missing or stale (the source
 changed, another Numba version) does. Listening to that event is therefore exact where checking
 for cache index files would have to second-guess Numba's own rules. The line is printed at most
-once per process and only for functions of this project's packages (a user's own ``@njit`` code
-stays silent). Nothing here may ever break a compilation: every failure is swallowed.
+once per process and only for functions of this project's packages, read from the registry of
+games (``project_packages``: the generic layers under ``madiao_mao``, ``cardgame_core`` and every
+registered game's layer modules); a user's own ``@njit`` code stays silent. Nothing here may ever
+break a compilation: every failure is swallowed.
 """
 
 from __future__ import annotations
@@ -22,8 +24,11 @@ from typing import Any
 
 from numba.core import event
 
-#: Top-level packages whose kernels the notice is about (the packages of ``pyproject.toml``).
-PROJECT_PACKAGES = frozenset({"cardgame_core", "madiao_env", "mao_env", "agents", "training", "benchmarks"})
+from madiao_mao.games import LAYERS, games
+
+#: The top-level packages of the project's generic code: this one and the distribution's namespace
+#: (``madiao_mao.agents``, ``madiao_mao.training``, ``madiao_mao.benchmarks``, ...).
+GENERIC_PACKAGES = frozenset({"cardgame_core", "madiao_mao"})
 
 MESSAGE = "madiao-mao: compiling the Numba kernels (first run only: cached on disk for later runs) ..."
 
@@ -51,10 +56,17 @@ class CompileNotice(event.Listener):
         pass
 
 
+def project_packages() -> frozenset[str]:
+    """The top-level packages whose kernels the notice is about: the generic ones and those of every
+    registered game's layer modules (read when asked: a game registered later counts)."""
+    modules = (getattr(game, layer) for game in games().values() for layer in LAYERS)
+    return GENERIC_PACKAGES | {module.split(".", 1)[0] for module in modules}
+
+
 def _is_project_kernel(compile_event: Any) -> bool:
     dispatcher = (compile_event.data or {}).get("dispatcher")
     module = getattr(getattr(dispatcher, "py_func", None), "__module__", None) or ""
-    return module.split(".", 1)[0] in PROJECT_PACKAGES
+    return module.split(".", 1)[0] in project_packages()
 
 
 _NOTICE: CompileNotice | None = None

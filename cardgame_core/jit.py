@@ -80,12 +80,15 @@ def dependency_files(module_name: str) -> tuple[Path, ...]:
     """The source files of ``module_name`` and of every module of this project it imports,
     directly or through each other (sorted; a module of another distribution is not followed).
 
-    "This project" is :data:`cardgame_core.compile_notice.PROJECT_PACKAGES` and the top-level
-    package of ``module_name`` itself (a game package of a user's own). ``from package import
-    name`` depends on the submodule ``package.name`` when there is one, else on ``package``.
+    "This project" is :func:`cardgame_core.compile_notice.project_packages` (but ``madiao_mao``)
+    and the top-level package of ``module_name`` itself (a game package of a user's own).
+    ``from package import name`` depends on the submodule ``package.name`` when there is one, else
+    on ``package``.
     Files are found on disk from the top-level package's folder: nothing is imported.
     """
-    packages = compile_notice.PROJECT_PACKAGES | {module_name.split(".", 1)[0]}
+    # The namespace package is not followed: every game package imports its registry
+    # (madiao_mao.games, for the Gymnasium ids), which no kernel reads; editing it recompiles nothing.
+    packages = (compile_notice.project_packages() - {"madiao_mao"}) | {module_name.split(".", 1)[0]}
     seen: dict[str, Path] = {}
     todo = [module_name]
     while todo:

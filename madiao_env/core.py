@@ -62,7 +62,7 @@ from madiao_env.payments import (
     RULE_TWO_TRICKS_HUNDRED_MYRIAD,
 )
 
-# The rule names live with the amounts in madiao_env.payments; re-exported where they used to be.
+# The rule names live with the amounts in madiao_env.payments; re-exported for readers of the core.
 from madiao_env.payments import RULE_NAMES as RULE_NAMES
 
 _SUMMARY = layout.SUMMARY_SLICES

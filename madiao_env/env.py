@@ -193,7 +193,7 @@ from cardgame_core.jit import compiled_for
 from cardgame_core.options_doc import document_options
 from madiao_env import cards, core, layout, payments, state
 
-# The option limits live in madiao_env.options; re-exported here, where they used to be defined.
+# The option limits live in madiao_env.options; re-exported as part of the env module's names.
 from madiao_env.options import EPISODES as EPISODES
 from madiao_env.options import MAX_REDEALS_CAP as MAX_REDEALS_CAP
 from madiao_env.options import MAX_STAKE as MAX_STAKE

@@ -21,7 +21,7 @@ env deals. The last trick and its winner come before the settlement. A deal even
 tournament's rotations); hand numbers run on through a record of several episodes. Format 2
 replaced format 1, whose records repeated each settlement at the next deal.
 
-The play loop with agents (``madiao_mao.training.madiao.games.play_episode``) hands each event to an
+The play loop with agents (``madiao_mao.training.madiao.matches.play_episode``) hands each event to an
 ``on_event`` callback as it happens, which is how ``match`` and ``play`` print the game live;
 ``replay`` prints the same events again with :class:`EventPrinter`. This module sits beside the
 game (as ``mao_env.records`` does for Mao) and imports neither agents nor training.
@@ -45,7 +45,7 @@ Event = dict[str, Any]
 
 class RecordedEpisode(Protocol):
     """What :func:`make_record` reads of a played episode
-    (``madiao_mao.training.madiao.games.EpisodeResult``)."""
+    (``madiao_mao.training.madiao.matches.EpisodeResult``)."""
 
     returns: np.ndarray
     events: list[Event]

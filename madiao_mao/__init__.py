@@ -14,7 +14,7 @@ from cardgame_core.version import __version__
 # this one rather than inside it: let the package find them there. Installed, they are inside it and
 # this adds nothing that is searched first.
 _CHECKOUT = Path(__file__).resolve().parent.parent
-if (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "training" / "cli.py").is_file():
+if (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "training" / "__init__.py").is_file():
     __path__.append(str(_CHECKOUT))
 
 __all__ = ["__version__"]

@@ -12,6 +12,11 @@ neither torch nor a kernel):
 - ``web``: how the web app shows and records the game (``madiao_mao_web.<game>``),
 - ``benchmarks``: the game's benchmark subjects (``madiao_mao.benchmarks.<game>``).
 
+What each layer's module must define is one ``typing.Protocol``, declared in the generic module that
+reads it and named here in ``LAYER_CONTRACTS``: a module that lacks a part of its contract is
+refused with one line naming the part (``GameContractError``), when the game is registered at run
+time and whenever a layer's module is loaded.
+
 A package outside this repository adds a game with one ``Game`` in the entry-point group
 ``madiao_mao.games`` (``name = "package.module:GAME"``), or at run time with ``register_game``.
 """
@@ -28,6 +33,43 @@ ENTRY_POINT_GROUP = "madiao_mao.games"
 
 #: The layers a game provides a module for (the fields of ``Game`` that name modules).
 LAYERS = ("env", "agents", "training", "web", "benchmarks")
+
+#: Each layer's contract: the ``typing.Protocol`` (``"module:name"``) its game modules satisfy. The
+#: env layer has none of its own: the generic layers reach a game's envs through its training
+#: spec (``GameSpec.table_envs``, ``GameSpec.make_vector_env``).
+LAYER_CONTRACTS = {
+    "agents": "madiao_mao.agents.spec:AgentsModule",
+    "training": "madiao_mao.training.game_spec:TrainingModule",
+    "web": "madiao_mao_web.games:WebGame",
+    "benchmarks": "madiao_mao.benchmarks.subjects:BenchmarksModule",
+}
+
+
+class GameContractError(TypeError):
+    """A game's module of a layer lacks a part of that layer's contract."""
+
+
+def layer_contract(layer: str) -> type | None:
+    """The Protocol of ``layer`` (None for a layer without one), imported when asked."""
+    reference = LAYER_CONTRACTS.get(layer)
+    if reference is None:
+        return None
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def check_layer_module(game_name: str, layer: str, module: ModuleType) -> ModuleType:
+    """``module`` if it satisfies ``layer``'s contract, else a ``GameContractError`` naming the
+    missing parts on one line."""
+    contract = layer_contract(layer)
+    if contract is None or isinstance(module, contract):
+        return module
+    # The one place where a game's module is probed by name: its contract's parts.
+    missing = [part for part in contract.__annotations__ if not hasattr(module, part)]
+    raise GameContractError(
+        f"game {game_name!r}: its {layer} module {module.__name__} lacks {', '.join(missing)} "
+        f"(the {layer} layer's contract, {LAYER_CONTRACTS[layer]})"
+    )
 
 
 @dataclass(frozen=True)
@@ -55,7 +97,18 @@ class Game:
         """The game's module of ``layer`` (one of ``LAYERS``), imported on first use."""
         if layer not in LAYERS:
             raise ValueError(f"layer must be one of {', '.join(LAYERS)}, got {layer!r}")
-        return importlib.import_module(getattr(self, layer))
+        return check_layer_module(self.name, layer, importlib.import_module(getattr(self, layer)))
+
+    def check(self) -> None:
+        """Every layer's module against its contract (a ``GameContractError`` names the first part
+        missing). A layer whose module cannot be imported here (an extra it needs, such as torch, is
+        not installed) is checked when it is first used."""
+        for layer in LAYERS:
+            try:
+                module = importlib.import_module(getattr(self, layer))
+            except ImportError:
+                continue
+            check_layer_module(self.name, layer, module)
 
 
 _BUILT_IN = (
@@ -84,10 +137,14 @@ _entry_points_loaded = False
 
 
 def register_game(game: Game) -> Game:
-    """Add ``game`` to the registry (a second game of the same name is a ValueError)."""
+    """Add ``game`` to the registry (a second game of the same name is a ValueError; a layer module
+    that lacks a part of its contract is a ``GameContractError`` naming it, and nothing is added)."""
     if not isinstance(game, Game):
         raise TypeError(f"register_game takes a madiao_mao.games.Game, got {type(game).__name__}")
     _load()  # the built-in and installed games come first, whenever this is called
+    if game.name in _registry and _registry[game.name] != game:
+        raise ValueError(f"a game named {game.name!r} is already registered")
+    game.check()
     _add(game)
     return game
 

@@ -417,7 +417,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         #: The game's arrays (``mao_env.state.MaoState``, one game), written in place by the kernels.
         self._state = snapshots.new_state(1)
         self._game = snapshots.GameView(self._state)
-        self._spec = self.game_spec()
+        self._spec = self.snapshot_target()
         self._mask = np.zeros(self.n_actions, dtype=np.int8)
         self._no_mask = np.zeros(self.n_actions, dtype=np.int8)
         self._rng = seed_sequence(None)
@@ -705,9 +705,9 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         return records
 
     # -- clone and restore --------------------------------------------------------------------------
-    def game_spec(self) -> snapshots.GameSpec:
+    def snapshot_target(self) -> snapshots.SnapshotTarget:
         """What a snapshot must agree with to be set into this env (see :mod:`mao_env.state`)."""
-        return self.options.game_spec()
+        return self.options.snapshot_target()
 
     def get_state(self) -> dict[str, Any]:
         """Everything needed to continue identically (picklable; the format is

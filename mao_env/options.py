@@ -8,7 +8,7 @@ number of decks and the observation length. :func:`starting_rules` checks a list
 and a fixed rule queue and makes the ``rules`` rows an episode starts with.
 
 The AEC env (``raw_env``), the batched env (``MaoVectorEnv``) and a snapshot's
-:class:`~mao_env.state.GameSpec` are all built from a ``MaoOptions``, never from each other.
+:class:`~mao_env.state.SnapshotTarget` are all built from a ``MaoOptions``, never from each other.
 """
 
 from __future__ import annotations
@@ -232,9 +232,9 @@ class MaoOptions:
         """The options that define the game (:data:`mao_env.state.GAME_OPTIONS`), as a snapshot holds them."""
         return {name: getattr(self, name) for name in snapshots.GAME_OPTIONS}
 
-    def game_spec(self) -> snapshots.GameSpec:
+    def snapshot_target(self) -> snapshots.SnapshotTarget:
         """What a snapshot must agree with to be set into a game with these options."""
-        return snapshots.GameSpec(
+        return snapshots.SnapshotTarget(
             options=self.game_options(),
             config_row=self.config_row(),
             n_decks=self.n_decks,

@@ -437,7 +437,7 @@ _CALL_BITS = (1 << core.N_CALL_BITS) - 1
 _RULE_BITS = (1 << rule_library.N_RULES) - 1
 
 
-class GameSpec(NamedTuple):
+class SnapshotTarget(NamedTuple):
     """What a snapshot must agree with: the receiving env's game options."""
 
     options: dict[str, Any]  # GAME_OPTIONS -> value, as the env holds them
@@ -481,7 +481,7 @@ def _check_range(field: str, value: int, low: int, high: int) -> None:
         _fail(field, f"{value} is out of range {low}..{high}")
 
 
-def validate_snapshot(snapshot: Any, spec: GameSpec, *, caller: str = "set_state") -> Snapshot:
+def validate_snapshot(snapshot: Any, spec: SnapshotTarget, *, caller: str = "set_state") -> Snapshot:
     """Check ``snapshot`` completely against ``spec`` (see the module docstring) and return a
     :class:`Snapshot` of private copies; raise ``ValueError`` naming the first bad field
     (``TypeError`` when ``snapshot`` is not a snapshot dict at all). Writes nothing anywhere."""
@@ -502,7 +502,7 @@ def validate_snapshot(snapshot: Any, spec: GameSpec, *, caller: str = "set_state
     return _check_bookkeeping(snapshot, arrays, spec)
 
 
-def _check_options(options: Any, spec: GameSpec) -> None:
+def _check_options(options: Any, spec: SnapshotTarget) -> None:
     if not isinstance(options, dict):
         _fail("options", f"must be a dict, got {type(options).__name__}")
     if set(options) != set(GAME_OPTIONS):
@@ -536,7 +536,7 @@ def _copy_arrays(arrays: Any) -> MaoState:
     return MaoState(*copies)
 
 
-def check_game_arrays(arrays: MaoState, spec: GameSpec, game: int = 0) -> None:
+def check_game_arrays(arrays: MaoState, spec: SnapshotTarget, game: int = 0) -> None:
     """Check game ``game`` of the state arrays against every invariant the kernels rely on; raise
     ``ValueError`` naming the first bad field."""
     hands, hand_bits, decks, scalars, rules, events, calls, _ = (a[game] for a in arrays)
@@ -726,7 +726,7 @@ def check_game_arrays(arrays: MaoState, spec: GameSpec, game: int = 0) -> None:
         _check_range(f"arrays['calls'][{k}][caller]", caller, -1, n_players - 1)
 
 
-def _check_call_window(scalars: np.ndarray, phase: int, spec: GameSpec) -> None:
+def _check_call_window(scalars: np.ndarray, phase: int, spec: SnapshotTarget) -> None:
     """The call window's columns: within range in a window (players' calls only), closed outside."""
     n_players = spec.n_players
 
@@ -795,7 +795,7 @@ def _is_number(value: Any) -> bool:
     )
 
 
-def _check_bookkeeping(snapshot: dict, arrays: MaoState, spec: GameSpec) -> Snapshot:
+def _check_bookkeeping(snapshot: dict, arrays: MaoState, spec: SnapshotTarget) -> Snapshot:
     scalars = arrays.scalars[0]
     agents = snapshot["agents"]
     if not isinstance(agents, list) or not all(isinstance(agent, str) for agent in agents):
@@ -900,6 +900,6 @@ def check_state_arrays(arrays: Any, game: int = 0) -> MaoState:
         "max_sub_actions": int(row[core.CFG_MAX_SUB_ACTIONS]),
         "calls": "players" if row[core.CFG_PLAYERS_CALL] else "master",
     }
-    spec = GameSpec(options, row.copy(), n_decks, tuple(f"player_{i}" for i in range(n_players)))
+    spec = SnapshotTarget(options, row.copy(), n_decks, tuple(f"player_{i}" for i in range(n_players)))
     check_game_arrays(state, spec, int(game))
     return state

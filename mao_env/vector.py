@@ -245,7 +245,7 @@ class MaoVectorEnv(VectorCardEnv):
         completely first: a bad one raises ``ValueError`` naming the field and changes nothing."""
         game = self._check_game(game, "set_game_state")
         # Checked completely before anything is written: a rejected snapshot changes nothing.
-        snapshot = snapshots.validate_snapshot(state, self.options.game_spec(), caller="set_game_state")
+        snapshot = snapshots.validate_snapshot(state, self.options.snapshot_target(), caller="set_game_state")
         game_view = snapshots.GameView(snapshot.arrays)
         if game_view.done or game_view.steps >= self.max_steps:
             raise ValueError(

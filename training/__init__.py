@@ -1,4 +1,4 @@
-"""Training, evaluation and the ``madiao-mao`` command line."""
+"""Training and evaluation: the trainer, its two engines, and what the commands of ``madiao_mao.cli`` run."""
 
 from cardgame_core.version import __version__
 

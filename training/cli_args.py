@@ -4,7 +4,7 @@
 
 Every entry point (``madiao-mao``, ``python -m madiao_mao.training.mao.evaluation``, ``python -m
 madiao_mao.benchmarks``)
-uses these, so they live apart from ``madiao_mao.training.cli``, which imports the trainer and the games.
+uses these, so they live apart from ``madiao_mao.cli``, which imports the trainer and the games.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import math
 import os
 import re
 import sys
@@ -126,30 +125,14 @@ def integer_type(what: str, minimum: int, maximum: int | None = None) -> Callabl
 positive_int = integer_type("a positive integer", 1)
 #: argparse type: an integer >= 0 (seeds: numpy refuses negative ones).
 non_negative_int = integer_type("an integer >= 0", 0)
-#: argparse type: a seat; the game's own range (Madiao 0..3, Mao 0..players-1) is checked once
-#: the game is known.
-seat_number = integer_type("a seat number (0 or more)", 0)
-#: argparse type: a TCP port.
-port_number = integer_type("a port number 1..65535", 1, 65535)
 
 
-def finite_float(text: str) -> float:
-    """argparse type: a finite number."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """argparse type: a finite number > 0."""
-    value = finite_float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
-    return value
+def check_at_least(flag: str, value: int | None, minimum: int) -> None:
+    """A ValueError naming ``flag`` unless ``value`` (an option parsed as an integer; None when not
+    given) is at least ``minimum``: the range check of a dataclass command's integer option."""
+    if value is not None and (isinstance(value, bool) or value < minimum):
+        what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise ValueError(f"{flag}: expected {what}, got {value}")
 
 
 def check_output_folder(path: str | None, option: str) -> None:

@@ -4,7 +4,7 @@ its callback share (rollout size, where a run ends, the evaluation interval).
 Every field has a docstring, which is also its help text in ``madiao-mao train --help`` (the
 command line is generated from this dataclass by tyro; the ``Annotated`` marks below only shape
 how a field is shown there). A field left at None takes its game's value from the game's spec
-(``madiao_mao.training.games.GAME_DEFAULTS``, with a one-line reason per default there). A bad value is a
+(``madiao_mao.training.game_spec.GAME_DEFAULTS``, with a one-line reason per default there). A bad value is a
 ``ConfigError`` (a ValueError) naming the field, raised when the config is made: the Python API,
 the command line and a config file (``TrainConfig.from_file``) all reach this one check.
 Whether this machine has the GPU a config's ``device`` names is asked when a run starts
@@ -27,14 +27,13 @@ import numpy as np
 import tyro
 
 from madiao_mao.games import default_game, game_names
-from madiao_mao.training.games import GAME_SPECS, POLICY_FEATURES, features_error, game_spec
+from madiao_mao.training.game_spec import GAME_SPECS, POLICY_FEATURES, GameSpec, features_error, game_spec
 from madiao_mao.training.league import PFSP_WEIGHTINGS
 
 LR_SCHEDULES = ("constant", "linear")
 #: The devices a config may name besides "cuda:N" (``TrainConfig.device``).
 DEVICES = ("auto", "cpu", "cuda")
 OPPONENT_MODES = ("pool", "league")
-MAO_RULE_POOLS = ("train", "all", "none")
 #: The most torch threads a config picks by itself (measured up to 2 here: docs/results.md,
 #: "Learner throughput on one machine"; 256-row minibatches gain little from more).
 MAX_AUTO_THREADS = 4
@@ -58,7 +57,8 @@ def _shown(value: Any) -> str:
 
 def _game_default_hint(name: str) -> Any:
     """The help's default of a field whose default is its game's: each game's value, read from
-    ``madiao_mao.training.games.GAME_SPECS`` when the help is printed ("derived": the docstring says how)."""
+    ``madiao_mao.training.game_spec.GAME_SPECS`` when the help is printed ("derived": the
+    docstring says how)."""
 
     def hint(_default: str) -> str:
         values = []
@@ -162,15 +162,10 @@ class TrainConfig:
     env_kwargs: Annotated[dict[str, Any], _json_object()] = field(default_factory=dict)
     """Extra options for the game env (rule variants), as keyword arguments of its vector env; on
     the command line one JSON object."""
-    mao_penalty_card_reward: float = -1.0
-    """Mao: the learner's reward per penalty card in training games (the env's default is -0.1 next
-    to +1 for a round won; a heavier weight teaches a policy to avoid calls, which is what the
-    held-out evaluation measures)."""
-    mao_hand_card_reward: Annotated[float | None, _flag(by_game="mao_hand_card_reward")] = None
-    """Mao: the learner's reward per card its hand shrinks by (minus per card it grows by) in
-    training games (``madiao_mao.training.mao.wrappers.HandSizeReward``): without it, drawing instead of
-    playing
-    is a free way to avoid calls. None: the game's default (0 where it has no use)."""
+    game_settings: tyro.conf.Suppress[Any] = None
+    """The game's own settings: an instance of its spec's ``settings`` dataclass (a mapping of its
+    fields in a config file; None: that dataclass's defaults; None for a game without settings).
+    On the command line each game's are flags of their own group (``--GAME.FIELD``)."""
     imitate: Annotated[str | None, _flag(by_game="imitate")] = None
     """Warm start (``madiao_mao.training.sb3.imitation``): a scripted agent (name as in
     ``madiao_mao.agents.registry``) plays
@@ -189,11 +184,6 @@ class TrainConfig:
     policy gets no warm start (``imitate``). SB3 engine only; expert iteration
     (``madiao_mao.training.expert_iteration``) trains each iteration's policy this way. None: a
     fresh network."""
-    mao_rule_pool: Annotated[str, _flag(choices=MAO_RULE_POOLS)] = "train"
-    """Mao: the secret rule every training episode starts with, drawn per episode: "train" (any
-    library rule but ``mao_env.rules.HELD_OUT_RULES``, which the final report then uses
-    to test the policy on rules it never met), "all" (any library rule) or "none" (no secret rule
-    at the start; rules then come only from round winners)."""
     scripted_opponents: Annotated[tuple[str, ...] | None, _flag(by_game="scripted_opponents")] = None
     """Scripted agents in the opponent pool (names as in ``madiao_mao.agents.registry``; a name listed twice
     fills twice the scripted slots); None: the game's default."""
@@ -298,6 +288,7 @@ class TrainConfig:
             self.torch_threads = auto_torch_threads()
         if not self.obs_type:
             self.obs_type = spec.obs_type
+        self.game_settings = _game_settings(spec, self.game_settings)
         self.check()
 
     def check(self) -> None:
@@ -373,13 +364,11 @@ class TrainConfig:
             raise ConfigError(
                 "features", f"features must be one of {', '.join(POLICY_FEATURES)}, got {self.features!r}"
             )
-        for name in ("mao_penalty_card_reward", "mao_hand_card_reward"):
-            self._check_number(name)
-        if self.mao_rule_pool not in MAO_RULE_POOLS:
-            raise ConfigError(
-                "mao_rule_pool",
-                f"mao_rule_pool must be one of {', '.join(MAO_RULE_POOLS)}, got {self.mao_rule_pool!r}",
-            )
+        if self.game_settings is not None:
+            try:
+                self.game_settings.check()
+            except ConfigError as error:
+                raise ConfigError(f"{self.game}.{error.field}", str(error)) from None
         if self.init_model is not None and (
             not isinstance(self.init_model, str) or not os.path.isfile(self.init_model)
         ):
@@ -387,6 +376,7 @@ class TrainConfig:
         if not isinstance(self.imitate, str):
             raise ConfigError("imitate", f"imitate must be an agent name or 'none', got {self.imitate!r}")
         if self.imitate != "none":
+            # The agent registry reads every game's agents module: only when a config names an agent.
             from madiao_mao.agents.registry import agent_names
 
             if self.imitate not in agent_names(self.game):
@@ -401,9 +391,7 @@ class TrainConfig:
         check_device_name(self.device)
 
     def _check_number(self, name: str) -> None:
-        value = getattr(self, name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise ConfigError(name, f"{name} must be a finite number, got {value!r}")
+        check_finite_number(name, getattr(self, name))
 
     def _check_league_options(self) -> None:
         if self.opponents not in OPPONENT_MODES:
@@ -463,6 +451,7 @@ class TrainConfig:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TrainConfig:
+        data = _nest_flat_game_settings(data)
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(data) - known
         if unknown:
@@ -488,6 +477,56 @@ class TrainConfig:
             raise ConfigError(error.field, f"{path}: {error}") from None
         except (TypeError, ValueError) as error:
             raise ValueError(f"{path}: {error}") from None
+
+
+def _game_settings(spec: GameSpec, given: Any) -> Any:
+    """The game's settings object from what a config was given: None (the defaults), a mapping of
+    its fields (a config file) or the object itself."""
+    if spec.settings is None:
+        if given not in (None, {}):
+            raise ConfigError(
+                "game_settings", f"game {spec.name!r} has no settings of its own, got {given!r}"
+            )
+        return None
+    if given is None:
+        return spec.settings()
+    if isinstance(given, Mapping):
+        known = {f.name for f in dataclasses.fields(spec.settings)}
+        unknown = sorted(set(given) - known)
+        if unknown:
+            raise ConfigError("game_settings", f"{spec.name} has no settings {', '.join(unknown)}")
+        return spec.settings(**given)
+    if not isinstance(given, spec.settings):
+        raise ConfigError(
+            "game_settings", f"game_settings must be a {spec.settings.__name__}, got {type(given).__name__}"
+        )
+    return given
+
+
+def _nest_flat_game_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """A saved config with its game's settings as flat fields (run folders written before the
+    settings moved to the game's spec) as one ``game_settings`` mapping: a run folder's saved
+    config keeps resuming. Another game's flat fields, which such a config saved unused, go."""
+    old_names = {
+        name: (game, field)
+        for game, spec in GAME_SPECS.items()
+        for name, field in spec.old_config_names.items()
+    }
+    if not set(data) & set(old_names):
+        return data
+    nested = {key: value for key, value in data.items() if key not in old_names}
+    settings = dict(nested.get("game_settings") or {})
+    for name, (game, field_name) in old_names.items():
+        if name in data and game == data.get("game", default_game()):
+            settings.setdefault(field_name, data[name])
+    nested["game_settings"] = settings or None
+    return nested
+
+
+def check_finite_number(name: str, value: Any) -> None:
+    """A ConfigError naming ``name`` unless ``value`` is a finite number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(name, f"{name} must be a finite number, got {value!r}")
 
 
 def _is_int(value: Any) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from madiao_mao.games import game_names, get_game
+from madiao_mao.training.game_spec import game_spec, games_with
 
 
 def require_ray():
@@ -33,15 +33,13 @@ def shard_bounds(n_deals: int, n_shards: int) -> list[tuple[int, int]]:
 
 def ray_games() -> tuple[str, ...]:
     """The registered games whose evaluation runs on Ray."""
-    return tuple(
-        name for name in game_names() if hasattr(get_game(name).layer("training"), "evaluate_on_ray")
-    )
+    return games_with(lambda spec: spec.evaluate_on_ray)
 
 
 def evaluate_command(args: Any) -> int:
     """``madiao-mao evaluate --engine ray [--address HOST:PORT]``: the game's ``evaluate_on_ray``;
     a game without one is refused before any work."""
-    evaluate_on_ray = getattr(get_game(args.game).layer("training"), "evaluate_on_ray", None)
+    evaluate_on_ray = game_spec(args.game).evaluate_on_ray
     if evaluate_on_ray is None:
         raise ValueError(
             f"--engine ray evaluates {', '.join(ray_games())} only; {args.game}'s evaluation runs with "

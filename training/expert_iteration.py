@@ -36,13 +36,12 @@ folders, ``best_model.zip``, the learning curve (``learning_curve.json``, ``lear
 ``learning_curve.png``) and ``report.md``. Every iteration is seeded from the run's seed and its
 number, so a resumed run plays the iterations an uninterrupted one would.
 
-What a game contributes is an :class:`ExpertIterationGame` (``EXPERT_ITERATION`` in its training
+What a game contributes is an :class:`ExpertIterationGame` (``GameSpec.expert_iteration`` in its training
 module); the loop, the fitting, the self-play and the evaluation are the trainer's.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import math
 import os
@@ -55,14 +54,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from madiao_mao.games import default_game, game_names, games, get_game
+from madiao_mao.games import default_game, get_game
+from madiao_mao.training.game_spec import game_part, game_spec, games_with
+from madiao_mao.training.run_folder import (
+    CONFIG_FILE,
+    REPORT_FILE,
+    STATE_FILE,
+    make_run_dir,
+    read_run_json,
+    read_state,
+    write_config,
+)
 
-#: The run folder's files besides the iterations' folders.
-CONFIG_FILE = "config.json"
-STATE_FILE = "state.json"
+#: The run folder's files of its own besides the iterations' folders (its config, state and report
+#: are the run folder contract's, ``madiao_mao.training.run_folder``).
 BEST_MODEL_FILE = "best_model.zip"
 CURVE_FILE = "learning_curve"
-REPORT_FILE = "report.md"
 #: The name of a run's folder between the game and the seed.
 EXP_NAME = "expert-iteration"
 #: What stands for the best policy's model file in the expert's spec.
@@ -75,7 +82,7 @@ START = "start"
 
 @dataclass(frozen=True)
 class ExpertIterationGame:
-    """What expert iteration does for one game (``EXPERT_ITERATION`` in its training module)."""
+    """What expert iteration does for one game (``GameSpec.expert_iteration`` of its training spec)."""
 
     #: The expert when none is given: an agent spec in which ``{policy}`` is the best model's path.
     default_expert: str
@@ -92,20 +99,13 @@ class ExpertIterationGame:
 
 
 def expert_iteration_games() -> tuple[str, ...]:
-    """The registered games whose training module defines ``EXPERT_ITERATION``."""
-    return tuple(
-        name for name, game in games().items() if hasattr(game.layer("training"), "EXPERT_ITERATION")
-    )
+    """The registered games whose spec has an ``expert_iteration``."""
+    return games_with(lambda spec: spec.expert_iteration)
 
 
 def expert_iteration_game(game: str) -> ExpertIterationGame:
     """The game's part; a game without one is a ValueError listing those with one."""
-    found = (
-        getattr(get_game(game).layer("training"), "EXPERT_ITERATION", None) if game in game_names() else None
-    )
-    if found is None:
-        raise ValueError(f"game must be one of {', '.join(expert_iteration_games())}, got {game!r}")
-    return found
+    return game_part(game, lambda spec: spec.expert_iteration)
 
 
 def _positive(name: str, value: Any, minimum: int = 1) -> None:
@@ -119,7 +119,7 @@ class ExpertIterationSettings:
     """One expert-iteration run (the command's options; saved as the run's ``config.json``)."""
 
     game: str = default_game()
-    """A registered game whose training module has ``EXPERT_ITERATION``."""
+    """A registered game whose spec has an ``expert_iteration``."""
     iterations: int = 3
     """The most iterations the run makes."""
     decisions: int = 4000
@@ -197,7 +197,7 @@ class ExpertIterationSettings:
 
 
 def _shipped_model(game: str) -> Path:
-    path = getattr(get_game(game).layer("agents"), "PRETRAINED_MODEL", None)
+    path = get_game(game).layer("agents").PRETRAINED_MODEL
     if path is None:
         raise ValueError(f"no {game} model is shipped: give the starting policy (start_from)")
     return Path(path)
@@ -222,7 +222,6 @@ def check_before_work(settings: ExpertIterationSettings) -> None:
     observations and actions, and an expert that cannot be built (its spec made with the starting
     policy)."""
     from madiao_mao.training.cli_args import load_agent
-    from madiao_mao.training.games import game_spec
 
     config = settings.train_config()
     start = load_agent(f"model:{settings.start_from}", settings.game)
@@ -283,12 +282,9 @@ class Run:
 
 def new_run(settings: ExpertIterationSettings) -> Run:
     """A new run's folder with its ``config.json`` (the state follows the baseline evaluation)."""
-    from cardgame_core.files import atomic_write_json
-    from madiao_mao.training.run_folder import make_run_dir
-
     config = settings.train_config(exp_name=EXP_NAME, runs_dir=settings.runs_dir)
     run_dir = make_run_dir(config)
-    atomic_write_json(run_dir / CONFIG_FILE, settings.to_json())
+    write_config(run_dir, settings.to_json())
     return Run(settings, run_dir, {"iterations": [], "best": 0, "stale": 0})
 
 
@@ -296,8 +292,6 @@ def reopen_run(run_dir: str | Path, given: Mapping[str, Any]) -> Run:
     """The run in ``run_dir`` to go on with: its saved settings, with ``given`` options (None:
     not given) checked against them (only ``RESUMABLE`` ones may differ); a missing or damaged
     file is an error naming it, before anything in the folder changes."""
-    from madiao_mao.training.run_folder import read_run_json
-
     run_dir = Path(run_dir)
     config_path, state_path = run_dir / CONFIG_FILE, run_dir / STATE_FILE
     for path in (config_path, state_path):
@@ -353,7 +347,6 @@ def evaluate(model_path: str | Path, settings: ExpertIterationSettings) -> dict[
     """The policy at ``model_path`` against the starting policy and the references on the run's
     fixed deals (the trainer's evaluation), with its strength (the mean of its scores)."""
     from madiao_mao.agents.learned import load_model
-    from madiao_mao.training.games import game_spec
 
     config = settings.train_config()
     results = game_spec(settings.game).evaluate(
@@ -438,7 +431,6 @@ def run_iteration(run: Run, number: int, say: Callable[..., None]) -> dict[str, 
         )
         ppo_dir = train(ppo_config, quiet=True)
         shutil.copyfile(ppo_dir / FINAL_MODEL_FILE, folder / "model.zip")
-        from madiao_mao.training.run_folder import read_state
 
         state = read_state(ppo_dir)
         ppo = {
@@ -560,7 +552,6 @@ def _interval(figures: Mapping[str, float]) -> str:
 
 def curve_markdown(run: Run) -> str:
     """The learning curve as markdown tables: strength per iteration, then by role."""
-    from madiao_mao.training.games import game_spec
     from madiao_mao.training.stats import markdown_table
 
     settings = run.settings
@@ -659,77 +650,3 @@ def write_learning_curve(run: Run) -> str:
     )
     atomic_write_text(run.run_dir / REPORT_FILE, text)
     return text
-
-
-# ---- the command line
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``madiao-mao expert-iteration``. Each is None when not given, so that a
-    resumed run tells the options given from its own; a new run takes the settings' defaults."""
-    from madiao_mao.training.cli_args import non_negative_int, positive_float, positive_int
-
-    fields = ExpertIterationSettings.__dataclass_fields__
-    choices = expert_iteration_games()
-
-    def option(
-        flag: str, kind: Callable[[str], Any], help_text: str, *, name: str | None = None, metavar: str = "N"
-    ) -> None:
-        name = name or flag[2:].replace("-", "_")
-        default = fields[name].default
-        if default is not None:
-            help_text += f" (default {default:,})" if isinstance(default, int) else f" (default {default})"
-        parser.add_argument(flag, type=kind, default=None, dest=name, metavar=metavar, help=help_text)
-
-    parser.add_argument(
-        "--game",
-        choices=choices,
-        default=None,
-        help=f"the game (default {default_game() if default_game() in choices else choices[0]})",
-    )
-    option("--iterations", positive_int, "the most iterations (a resumed run may raise it)")
-    option("--decisions", positive_int, "the expert's decisions with a choice collected per iteration")
-    option(
-        "--expert",
-        str,
-        "the expert's agent spec, {policy} standing for the best policy's model file, e.g. "
-        "'search:samples=8,policy={policy}'; default: the game's",
-        metavar="SPEC",
-    )
-    option(
-        "--ppo-steps", non_negative_int, "self-play learner steps after the fitting, per iteration (0: none)"
-    )
-    option("--eval-deals", positive_int, "evaluation size per opponent, in the game's unit (duplicate deals)")
-    option(
-        "--expert-deals", non_negative_int, "deals of the expert against the starting policy per iteration"
-    )
-    option("--patience", positive_int, "iterations in a row without improvement that stop the run")
-    option("--fit-epochs", positive_int, "passes over an iteration's decisions when fitting")
-    option("--fit-learning-rate", positive_float, "Adam's learning rate of the fitting", metavar="RATE")
-    option("--seed", non_negative_int, "seed of the expert, the fitting, the self-play and the deals")
-    option("--out", str, "folder the run's folder is made in", name="runs_dir", metavar="FOLDER")
-    option(
-        "--start-from",
-        str,
-        "the starting policy, a saved MaskablePPO model; default: the game's shipped one",
-        metavar="PATH",
-    )
-    parser.add_argument("--resume", metavar="RUN_DIR", help="go on with the run in RUN_DIR")
-
-
-def command(args: argparse.Namespace) -> int:
-    """``madiao-mao expert-iteration``: a new run, or ``--resume`` one."""
-    from madiao_mao.training.cli_args import check_output_folder
-
-    given = {
-        f.name: getattr(args, f.name)
-        for f in dataclasses.fields(ExpertIterationSettings)
-        if f.name != "train_overrides" and hasattr(args, f.name)
-    }
-    if args.resume is not None:
-        expert_iteration(resume=args.resume, given=given)
-        return 0
-    check_output_folder(given["runs_dir"], "--out")
-    settings = ExpertIterationSettings(**{name: value for name, value in given.items() if value is not None})
-    expert_iteration(settings)
-    return 0

@@ -45,7 +45,8 @@ from gymnasium.vector.utils import batch_space
 from cardgame_core.adapters import SingleAgentCardEnv
 from cardgame_core.aec import IllegalActionError
 from cardgame_core.vector import VectorCardEnv
-from madiao_mao.games import game_names, get_game
+from madiao_mao.games import game_names
+from madiao_mao.training.game_spec import game_spec
 from madiao_mao.training.learner_games import LearnerGames
 
 
@@ -250,8 +251,8 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
 
 # -- what the registered ids build ---------------------------------------------------------------
 def _game_envs(game: str) -> tuple[Callable[..., Any], type[VectorCardEnv]]:
-    """The game's bare AEC env and its batched env (its training module's ``table_envs()``)."""
-    return get_game(game).layer("training").table_envs()
+    """The game's bare AEC env and its batched env (its spec's ``table_envs()``)."""
+    return game_spec(game).table_envs()
 
 
 def _opponent(opponents: Any, game: str, table: Any) -> Any:

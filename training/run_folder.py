@@ -39,7 +39,7 @@ from typing import Any
 
 from cardgame_core.files import atomic_write_json, atomic_write_text
 from madiao_mao.training.config import TrainConfig
-from madiao_mao.training.games import game_spec
+from madiao_mao.training.game_spec import game_spec
 from madiao_mao.training.league import League
 from madiao_mao.training.logging_utils import PROGRESS_FILE, STEP_COLUMN
 from madiao_mao.training.stats import plot_curves
@@ -88,7 +88,8 @@ def make_run_dir(config: TrainConfig, clock: Callable[[], float] | None = None) 
 
 
 def write_config(run_dir: Path, saved_config: dict[str, Any]) -> None:
-    """``config.json``: the run's config as ``TrainConfig.to_json`` gives it."""
+    """``config.json``: the run's config as its ``to_json`` gives it (a ``TrainConfig``, or the
+    settings of an expert-iteration run)."""
     atomic_write_json(run_dir / CONFIG_FILE, saved_config)
 
 

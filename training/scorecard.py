@@ -21,7 +21,7 @@ each pairing's games are kept in ``out/cache`` as they finish, so an interrupted
 reference's games, the same for every policy, can be kept in a folder every scorecard shares
 (``references``; the command's ``--reference-cache``). The game-specific parts (suites,
 pairings, figures, the leaderboard's ranking and policies) live in each game's scorecard module
-(its training module's ``scorecard_module()``: ``madiao_mao.training.madiao.scorecard``,
+(its training spec's ``scorecard``: ``madiao_mao.training.madiao.scorecard``,
 ``madiao_mao.training.mao.scorecard``); this module holds the protocol, the record and the command.
 """
 
@@ -41,7 +41,8 @@ from typing import Any
 import numpy as np
 
 from madiao_mao.agents.base import Agent
-from madiao_mao.games import default_game, games, get_game
+from madiao_mao.games import default_game, get_game
+from madiao_mao.training.game_spec import game_spec, games_with
 from madiao_mao.training.scorecard_figures import Figure
 from madiao_mao.training.stats import markdown_table
 
@@ -56,18 +57,16 @@ LEADERBOARD = Path(__file__).resolve().parent.parent / "docs" / "leaderboard.md"
 
 
 def scorecard_games() -> tuple[str, ...]:
-    """The registered games with a scorecard (``scorecard_module()`` in their training module)."""
-    return tuple(
-        name for name, game in games().items() if hasattr(game.layer("training"), "scorecard_module")
-    )
+    """The registered games with a scorecard (``GameSpec.scorecard``)."""
+    return games_with(lambda spec: spec.scorecard)
 
 
 def game_module(game: str) -> ModuleType:
     """The module with ``game``'s suites, pairings, figures and leaderboard policies (its training
-    module's ``scorecard_module()``)."""
+    spec's ``scorecard``)."""
     if game not in scorecard_games():
         raise ValueError(f"unknown game {game!r}; games are {', '.join(scorecard_games())}")
-    return get_game(game).layer("training").scorecard_module()
+    return game_spec(game).scorecard()
 
 
 def suite_checksum(payload: Any) -> str:
@@ -563,52 +562,6 @@ def write_scorecard(card: Scorecard, folder: Path) -> list[Path]:
     atomic_write_text(folder / JSON_NAME, card.to_json())
     atomic_write_text(folder / MARKDOWN_NAME, card.markdown())
     return [folder / JSON_NAME, folder / MARKDOWN_NAME, plot_scorecard(card.to_dict(), folder / PLOT_NAME)]
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``madiao-mao scorecard``."""
-    from madiao_mao.training.cli_args import positive_int
-
-    parser.add_argument(
-        "policy", help="agent spec (heuristic, model, model:PATH, search:OPTIONS, ...) or module:callable"
-    )
-    parser.add_argument(
-        "--game",
-        choices=scorecard_games(),
-        default=default_game(),
-        help="game of the policy (default %(default)s)",
-    )
-    parser.add_argument(
-        "--suite", default="dev", help="a shipped suite: dev, test, or smoke (a quick check of an install)"
-    )
-    parser.add_argument(
-        "--exploit-steps",
-        type=positive_int,
-        default=None,
-        help="also the exploitability proxy, an exploiter trained this many steps",
-    )
-    parser.add_argument(
-        "--batched", action="store_true", help="module:callable takes batches of observations and masks"
-    )
-    parser.add_argument(
-        "--baselines",
-        nargs="+",
-        default=None,
-        metavar="BASELINE",
-        help="play only these baselines (a partial scorecard for quick checks; default: all of the game's)",
-    )
-    parser.add_argument(
-        "--out",
-        default=None,
-        help="folder for scorecard.json/.md/.png and the cache (default scorecards/GAME-SUITE-POLICY)",
-    )
-    parser.add_argument(
-        "--reference-cache",
-        default=None,
-        help="folder keeping the reference's games for every scorecard to reuse (default: "
-        "$MADIAO_MAO_CACHE/scorecard-references, else ~/.cache/madiao-mao/scorecard-references)",
-    )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def command_scorecard(args: argparse.Namespace) -> int:

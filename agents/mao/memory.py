@@ -242,5 +242,5 @@ MEMORY_EVENTS = core.EVENT_SLOTS
 
 def policy_spec() -> tuple[type[MaoMemoryPolicy], dict]:
     """The MaskablePPO policy class and its extra options for ``features="memory"``
-    (``madiao_mao.training.games.POLICY_FEATURES``)."""
+    (``madiao_mao.training.game_spec.POLICY_FEATURES``)."""
     return MaoMemoryPolicy, {}

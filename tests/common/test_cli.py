@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 def run_cli(*args: str, stdin: str = "", timeout: float = 240) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.run(
-        [sys.executable, "-m", "madiao_mao.training.cli", *args],
+        [sys.executable, "-m", "madiao_mao.cli.main", *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -152,7 +152,7 @@ def test_train_tiny_budget_then_report(tmp_path):
     (run_dir,) = tmp_path.iterdir()
     assert run_dir.name.startswith("madiao__selfplay__1__")
     # The run's own config.json through --config is the run's config again.
-    from madiao_mao.training.train_command import parse_train_command
+    from madiao_mao.cli.train import parse_train_command
 
     rerun = parse_train_command(["--config", str(run_dir / "config.json")]).train_config()
     assert rerun == parse_train_command(flags).train_config()

@@ -4,7 +4,6 @@ validation for the flags, the Python API and a file, ``agents`` and ``--version`
 
 from __future__ import annotations
 
-import argparse
 import ast
 import dataclasses
 import inspect
@@ -17,10 +16,10 @@ import pytest
 
 from cardgame_core.version import __version__
 from madiao_mao.agents.registry import MODEL_PREFIX, agent_names
-from madiao_mao.training.cli import build_parser, main
+from madiao_mao.cli.main import main
+from madiao_mao.cli.train import flag_name, parse_train_command
 from madiao_mao.training.config import ConfigError, TrainConfig
-from madiao_mao.training.games import GAME_DEFAULTS, GAME_SPECS
-from madiao_mao.training.train_command import flag_name, parse_train_command
+from madiao_mao.training.game_spec import GAME_DEFAULTS, GAME_SPECS
 
 #: Fields whose flag is not ``--field-name`` (a bool's pair reads better shorter).
 RENAMED_FLAGS = {"progress_bar": "--progress"}
@@ -72,10 +71,17 @@ def test_every_config_field_is_a_train_flag_with_its_docstring_as_help(capsys):
     fields = [f.name for f in dataclasses.fields(TrainConfig)]
     assert sorted(docstrings) == sorted(fields), "a TrainConfig field has no docstring"
     for name in fields:
+        if name == "game_settings":
+            continue  # not a flag: each game's settings are a group of their own (below)
         flag = RENAMED_FLAGS.get(name, flag_name(name))
         first_line = docstrings[name].strip().splitlines()[0]
         assert _squeezed(flag) in help_text, flag
         assert _squeezed(first_line) in help_text, (name, first_line)
+    for game, spec in GAME_SPECS.items():
+        settings_docstrings = _field_docstrings(spec.settings) if spec.settings is not None else {}
+        for name, docstring in settings_docstrings.items():
+            assert _squeezed(f"--{game}.{name.replace('_', '-')}") in help_text, (game, name)
+            assert _squeezed(docstring.strip().splitlines()[0]) in help_text, (game, name)
 
 
 def test_train_help_shows_each_games_default_of_a_field_left_to_the_game(capsys):
@@ -179,15 +185,67 @@ def test_agents_lists_every_agent_spec_of_each_game_one_line_each(capsys):
         assert f"{game}:" in every_game.splitlines()
 
 
+def test_a_run_folder_saved_with_the_flat_game_fields_still_loads(tmp_path):
+    # Run folders saved before the games' settings moved to their specs hold them as flat fields;
+    # the saved config of another game's run held them unused.
+    mao = TrainConfig(game="mao").to_json()
+    del mao["game_settings"]
+    mao.update(mao_penalty_card_reward=-0.5, mao_hand_card_reward=0.1, mao_rule_pool="none")
+    (tmp_path / "mao.json").write_text(json.dumps(mao))
+    settings = TrainConfig.from_file(tmp_path / "mao.json").game_settings
+    assert (settings.penalty_card_reward, settings.hand_card_reward, settings.rule_pool) == (
+        -0.5,
+        0.1,
+        "none",
+    )
+    madiao = TrainConfig().to_json()
+    madiao.update(mao_penalty_card_reward=-1.0, mao_hand_card_reward=0.0, mao_rule_pool="train")
+    (tmp_path / "madiao.json").write_text(json.dumps(madiao))
+    assert TrainConfig.from_file(tmp_path / "madiao.json") == TrainConfig()
+
+
 def test_version_prints_the_distribution_version(capsys):
     assert _stdout_of(["--version"], capsys).strip() == f"madiao-mao {__version__}"
 
 
-def test_every_flag_of_every_argparse_command_has_help_text():
-    parser = build_parser()
-    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    for name, command in commands.choices.items():
-        for action in command._actions:
-            if not isinstance(action, argparse._HelpAction):
-                assert action.help, f"{name} {'/'.join(action.option_strings) or action.dest} has no help"
-    assert "see 'play --help'" not in commands.choices["evaluate"].format_help()
+def _option_classes() -> list[type]:
+    from madiao_mao.cli import commands, game_commands
+    from madiao_mao.training.game_spec import GAME_SPECS
+
+    found = [*game_commands.SHARED.values(), game_commands.ReplayOptions]
+    found += [
+        value
+        for value in vars(commands).values()
+        if isinstance(value, type) and value.__name__.endswith("Options")
+    ]
+    for name in game_commands.command_games():
+        found += game_commands.game_commands(name).OPTIONS.values()
+    found += [spec.settings for spec in GAME_SPECS.values() if spec.settings is not None]
+    return found
+
+
+def test_every_option_of_every_command_has_help_text():
+    # tyro's help of a flag is its field's docstring: a field without one is a flag without help.
+    for options in _option_classes():
+        body = ast.parse(textwrap.dedent(inspect.getsource(options))).body[0].body
+        for field_line, after in zip(body, [*body[1:], None], strict=True):
+            if isinstance(field_line, ast.AnnAssign):
+                documented = isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                assert documented, f"{options.__name__}.{field_line.target.id} has no docstring"
+
+
+def test_expert_iteration_starts_a_new_run_from_a_saved_config(tmp_path):
+    from madiao_mao.cli.commands import ExpertIterationOptions, expert_iteration_settings
+    from madiao_mao.training.expert_iteration import ExpertIterationSettings
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(ExpertIterationSettings(decisions=24, seed=3).to_json()))
+    settings = expert_iteration_settings(ExpertIterationOptions(config=str(path), seed=5))
+    assert (settings.decisions, settings.seed) == (24, 5)  # the file's, then the options given
+    with pytest.raises(ValueError, match="cannot be combined"):
+        ExpertIterationOptions(config=str(path), resume=str(tmp_path)).check()
+    path.write_text(json.dumps({"gamma": 0.5}))
+    with pytest.raises(ValueError, match="is not an expert-iteration config"):
+        expert_iteration_settings(ExpertIterationOptions(config=str(path)))
+    with pytest.raises(FileNotFoundError, match="no settings file"):
+        expert_iteration_settings(ExpertIterationOptions(config=str(tmp_path / "missing.json")))

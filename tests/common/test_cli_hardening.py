@@ -13,8 +13,8 @@ pytest.importorskip("madiao_env.madiao_v0")
 
 from madiao_env import records
 from madiao_mao.agents.base import RandomAgent
-from madiao_mao.training.cli import main
-from madiao_mao.training.madiao import games as madiao_games
+from madiao_mao.cli.main import main
+from madiao_mao.training.madiao import matches as madiao_games
 
 NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 
@@ -169,7 +169,8 @@ BAD_INVOCATIONS = [
     (_cli_main, ["train", "--n-envs", "-1"], "--n-envs"),
     (_cli_main, ["train", "--seed", "-1"], "--seed"),
     (_cli_main, ["train", "--eval-every", "-5"], "--eval-every"),
-    (_cli_main, ["train", "--mao-penalty-card-reward", "nan"], "--mao-penalty-card-reward"),
+    (_cli_main, ["train", "--game", "mao", "--mao.penalty-card-reward", "nan"], "--mao.penalty-card-reward"),
+    (_cli_main, ["train", "--mao.rule-pool", "none"], "settings of the game mao"),
     (_cli_main, ["train", "--imitate", "wizard", "--runs-dir", "FOLDER"], "wizard"),
     (_cli_main, ["train", "--runs-dir", "FILE"], "--runs-dir"),
     (_cli_main, ["train", "--exp-name", "a/b", "--runs-dir", "FOLDER"], "exp_name"),
@@ -263,7 +264,7 @@ def test_bench_passes_the_benchmarks_exit_status_through():
     from pathlib import Path
 
     result = subprocess.run(
-        [sys.executable, "-m", "madiao_mao.training.cli", "bench", "--seconds", "-1"],
+        [sys.executable, "-m", "madiao_mao.cli.main", "bench", "--seconds", "-1"],
         capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2],
     )  # fmt: skip
     assert result.returncode == 2
@@ -279,7 +280,7 @@ def test_a_reader_that_stops_early_ends_replay_quietly(tmp_path):
     record = tmp_path / "match.json"
     assert main(["match", "--seed", "3", "--record", str(record)]) == 0
     replay = subprocess.Popen(
-        [sys.executable, "-m", "madiao_mao.training.cli", "replay", str(record)],
+        [sys.executable, "-m", "madiao_mao.cli.main", "replay", str(record)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2],
     )  # fmt: skip
     replay.stdout.close()  # the reader is gone before the first line is written

@@ -86,7 +86,7 @@ def test_this_machine_trains_on_the_cpu():
 
 
 def _train_status(argv: list[str], capsys) -> tuple[int, str]:
-    from madiao_mao.training.cli import main
+    from madiao_mao.cli.main import main
 
     try:
         status = main(["train", *argv])
@@ -120,7 +120,7 @@ def test_the_command_line_refuses_a_device_in_one_line_before_making_the_run_fol
 
 
 def test_train_help_lists_the_device_flag(capsys):
-    from madiao_mao.training.cli import main
+    from madiao_mao.cli.main import main
 
     with pytest.raises(SystemExit):
         main(["train", "--help"])

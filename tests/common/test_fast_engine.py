@@ -195,7 +195,7 @@ def test_a_seeded_fast_run_gives_the_same_weights_and_another_seed_others(tmp_pa
 
 
 def test_the_train_command_runs_the_fast_engine_and_resumes_with_it(tmp_path, monkeypatch):
-    from madiao_mao.training.cli import main
+    from madiao_mao.cli.main import main
 
     monkeypatch.setattr(sb3_train, "make_vector_env", lambda config, n, seed: ToyVectorEnv(n, seed=seed))
     calls = []

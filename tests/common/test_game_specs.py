@@ -1,5 +1,5 @@
 """The trainer as a table of games (issue 10): what differs by game is one ``GameSpec`` per game
-(``madiao_mao.training.games``), the trainer and its callback never branch on a game's name, and the
+(``madiao_mao.training.game_spec``), the trainer and its callback never branch on a game's name, and the
 training modules import each other in one direction only."""
 
 from __future__ import annotations
@@ -95,7 +95,6 @@ def _branches_on_a_game_name(path: Path) -> list[str]:
         "rllib/runner",
         "config",
         "opponents",
-        "cli",
         "exploit",
         "scorecard",
         "distributed_evaluation",
@@ -108,9 +107,16 @@ def test_the_trainer_reads_the_game_spec_instead_of_branching_on_the_game(module
     assert _branches_on_a_game_name(ROOT / "training" / f"{module}.py") == []
 
 
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "madiao_mao" / "cli").glob("*.py")), ids=lambda path: path.stem
+)
+def test_the_command_line_reads_the_game_spec_instead_of_branching_on_the_game(path):
+    assert _branches_on_a_game_name(path) == []
+
+
 def test_every_game_has_a_complete_spec():
     from madiao_mao.training import config as config_module
-    from madiao_mao.training.games import GAME_DEFAULTS, GAME_SPECS, POLICY_FEATURES, game_spec
+    from madiao_mao.training.game_spec import GAME_DEFAULTS, GAME_SPECS, POLICY_FEATURES, game_spec
 
     fields = {f.name: f for f in dataclasses.fields(config_module.TrainConfig)}
     assert tuple(GAME_SPECS) == GAME_NAMES
@@ -128,15 +134,15 @@ def test_every_game_has_a_complete_spec():
         assert spec.learner_role is None or len(spec.roles) > 1
         # A None field that a game does not fill would reach the trainer as None (league_anchors,
         # eval_every and init_model have a meaning of their own for None; torch_threads follows
-        # the machine).
-        own_meaning = {"league_anchors", "eval_every", "init_model", "torch_threads"}
+        # the machine; game_settings None is the game settings dataclass's defaults).
+        own_meaning = {"league_anchors", "eval_every", "init_model", "torch_threads", "game_settings"}
         left_to_the_game = {f for f in fields if fields[f].default is None} - own_meaning
         assert set(spec.defaults) - own_meaning == left_to_the_game
         assert isinstance(config.torch_threads, int) and config.torch_threads >= 1
 
 
 def test_an_unknown_game_is_one_clear_error():
-    from madiao_mao.training.games import game_spec
+    from madiao_mao.training.game_spec import game_spec
 
     with pytest.raises(ValueError, match="game must be one of madiao, mao, got 'chess'"):
         game_spec("chess")
@@ -146,7 +152,7 @@ def test_an_unknown_game_is_one_clear_error():
 
 def test_a_run_default_dict_is_a_copy_of_the_table():
     from madiao_mao.training.config import TrainConfig
-    from madiao_mao.training.games import GAME_SPECS
+    from madiao_mao.training.game_spec import GAME_SPECS
 
     config = TrainConfig(game="mao")
     config.opponent_weights["current"] = 0.9
@@ -178,7 +184,7 @@ def test_train_and_final_report_use_the_games_spec(tmp_path, monkeypatch):
     """The run's env, evaluation, learner roles and report sections are the spec's: replacing
     them in the table changes what train() and final_report() do."""
     pytest.importorskip("sb3_contrib")
-    from madiao_mao.training import games
+    from madiao_mao.training import game_spec as games
     from madiao_mao.training.sb3 import train as train_module
     from tests.common.test_training import ToyVectorEnv
 

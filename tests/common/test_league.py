@@ -524,7 +524,7 @@ def test_league_section_of_the_report_prints_the_payoff_table(tmp_path):
 
 
 def test_cli_opponents_flag_selects_the_trainer_and_each_game_has_its_default():
-    from madiao_mao.training.train_command import parse_train_command
+    from madiao_mao.cli.train import parse_train_command
 
     def config(*flags: str):
         return parse_train_command(list(flags)).train_config()
@@ -538,7 +538,7 @@ def test_cli_opponents_flag_selects_the_trainer_and_each_game_has_its_default():
 
 
 def test_cli_minibatch_and_learning_rate_default_per_game():
-    from madiao_mao.training.train_command import parse_train_command
+    from madiao_mao.cli.train import parse_train_command
 
     def config(*flags: str):
         return parse_train_command(list(flags)).train_config()

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("mao_env.mao_v0")
 
-from madiao_mao.training.cli import main
+from madiao_mao.cli.main import main
 from mao_env.records import BLOCKED_ROUND_TEXT, read_record, replay
 
 NUMBER = r"[-+]?\d+(?:\.\d+)?"

@@ -42,8 +42,8 @@ def test_core_and_game_packages_do_not_import_the_training_extra(statement):
 def test_the_cli_parser_and_the_web_app_need_no_torch():
     # `madiao-mao serve` with the web extra alone: building the CLI and the app imports no SB3.
     loaded = _modules_loaded_by(
-        "import madiao_mao.training.cli, madiao_mao_web.app\n"
-        "madiao_mao.training.cli.build_parser()\n"
+        "import madiao_mao.cli.main, madiao_mao_web.app\n"
+        "madiao_mao.cli.main.usage()\n"
         "madiao_mao_web.app.create_app()"
     )
     assert {"stable_baselines3", "torch", "sb3_contrib"}.isdisjoint(loaded)
@@ -82,7 +82,7 @@ def test_moved_modules_have_one_name(old_name):
 
 def test_madiao_records_next_to_the_game_and_nowhere_else():
     from madiao_env import records
-    from madiao_mao.training.madiao import games as madiao_games
+    from madiao_mao.training.madiao import matches as madiao_games
 
     for name in (
         "RECORD_FORMAT",

@@ -65,7 +65,7 @@ def test_the_wheel_installs_only_the_projects_own_top_level_names(wheel):
     assert {f"{top}/py.typed" for top in TOP_LEVEL} <= set(names)
     assert "madiao_mao/agents/pretrained/madiao_selfplay.zip" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "madiao-mao = madiao_mao.training.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "madiao-mao = madiao_mao.cli.main:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 @pytest.mark.slow

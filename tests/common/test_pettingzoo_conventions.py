@@ -274,7 +274,7 @@ class IllegalMover(Agent):
 
 def test_the_projects_play_loops_stop_at_an_agents_illegal_move_rather_than_score_it():
     # Tournaments, match and play run on raw_env(): a bug in an agent raises, it is never a lost hand.
-    from madiao_mao.training.madiao.games import make_env, play_episode
+    from madiao_mao.training.madiao.matches import make_env, play_episode
     from madiao_mao.training.mao.play import make_mao_env, play_mao_game
 
     with pytest.raises(IllegalActionError, match="is not legal now"):

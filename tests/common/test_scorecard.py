@@ -13,8 +13,8 @@ import pytest
 
 pytest.importorskip("madiao_env.madiao_v0")
 
+from madiao_mao.cli.main import main
 from madiao_mao.training import scorecard
-from madiao_mao.training.cli import main
 from madiao_mao.training.madiao import scorecard as madiao_scorecard
 from madiao_mao.training.mao import scorecard as mao_scorecard
 from madiao_mao.training.scorecard import PROTOCOL, check_suite, score, without_timing

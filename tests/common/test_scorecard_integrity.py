@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("madiao_env.madiao_v0")
 
 from madiao_mao.training import scorecard
-from madiao_mao.training.cli import main
+from madiao_mao.cli.main import main
 
 
 @pytest.fixture(params=scorecard.scorecard_games())

@@ -28,7 +28,7 @@ def tiny():
 
 def test_one_entry_registers_the_game_in_every_generic_table(tiny):
     from madiao_mao.training.exploit import exploit_games
-    from madiao_mao.training.games import GAME_DEFAULTS, GAME_SPECS, game_spec
+    from madiao_mao.training.game_spec import GAME_DEFAULTS, GAME_SPECS, game_spec
 
     assert game_names()[-1] == tiny and get_game(tiny) is GAME
     assert game_spec(tiny) is GAME_SPECS[tiny] and GAME_DEFAULTS[tiny]["scripted_opponents"] == ("threshold",)
@@ -39,7 +39,7 @@ def test_one_entry_registers_the_game_in_every_generic_table(tiny):
 
 
 def test_the_game_is_gone_once_unregistered():
-    from madiao_mao.training.games import game_spec
+    from madiao_mao.training.game_spec import game_spec
 
     assert GAME.name not in game_names()
     with pytest.raises(ValueError, match="game must be one of madiao, mao, got 'tiny'"):
@@ -152,7 +152,7 @@ def test_an_installed_package_adds_the_game_through_the_entry_point_group(tmp_pa
     root = Path(__file__).resolve().parents[2]
     script = (
         "from madiao_mao.games import game_names\n"
-        "from madiao_mao.training.games import GAME_SPECS\n"
+        "from madiao_mao.training.game_spec import GAME_SPECS\n"
         "from madiao_mao.training.config import TrainConfig\n"
         "print(game_names(), tuple(GAME_SPECS), TrainConfig(game='tiny').scripted_opponents)\n"
     )
@@ -164,11 +164,34 @@ def test_an_installed_package_adds_the_game_through_the_entry_point_group(tmp_pa
     assert done.stdout.split("\n")[0] == "('madiao', 'mao', 'tiny') ('madiao', 'mao', 'tiny') ('threshold',)"
 
 
+def test_its_own_option_is_set_from_the_command_line_and_a_config_file(tiny, tmp_path):
+    """The game's settings dataclass (its spec's ``settings``) is a group of train flags under its
+    name and a ``game_settings`` mapping in a config file, with no generic edit."""
+    from madiao_mao.cli.train import parse_train_command
+    from madiao_mao.training.config import ConfigError, TrainConfig
+
+    config = parse_train_command(["--game", tiny, "--tiny.report-seed-offset", "5"]).train_config()
+    assert config.game_settings.report_seed_offset == 5
+    assert TrainConfig(game=tiny).game_settings.report_seed_offset == 99  # its default
+    saved = tmp_path / "config.json"
+    saved.write_text(json.dumps({"game": tiny, "game_settings": {"report_seed_offset": 3}}))
+    assert parse_train_command(["--config", str(saved)]).train_config().game_settings.report_seed_offset == 3
+    overridden = parse_train_command(["--config", str(saved), "--tiny.report-seed-offset", "4"])
+    assert overridden.train_config().game_settings.report_seed_offset == 4
+    with pytest.raises(ConfigError, match="report_seed_offset must be an integer") as refused:
+        TrainConfig(game=tiny, game_settings={"report_seed_offset": 1.5})
+    assert (
+        refused.value.field == "tiny.report_seed_offset"
+    )  # the command line names --tiny.report-seed-offset
+    with pytest.raises(ValueError, match="settings of the game tiny, not of madiao"):
+        parse_train_command(["--tiny.report-seed-offset", "5"]).train_config()
+
+
 @pytest.mark.slow
 def test_the_command_line_trains_exploits_and_lists_it(tiny, tmp_path, capsys):
     """The same through ``madiao-mao``: the CLI reads its games from the registry when it runs."""
     pytest.importorskip("sb3_contrib")
-    from madiao_mao.training.cli import main
+    from madiao_mao.cli.main import main
 
     assert main(["agents", "--game", tiny]) == 0
     assert "threshold" in capsys.readouterr().out

@@ -216,7 +216,7 @@ def _toy_training_config(train_module, tmp_path, monkeypatch, **overrides):
     options = {
         "game": "mao",
         "features": "flat",  # the toy game's observations are not Mao's
-        "mao_rule_pool": "none",
+        "game_settings": {"rule_pool": "none"},
         "total_timesteps": 128,
         "n_envs": 8,
         "n_steps": 16,
@@ -295,18 +295,18 @@ def test_mao_training_games_start_with_one_rule_never_a_held_out_one():
     assert not set(HELD_OUT_RULES) & set(TRAINING_RULES)
     assert set(HELD_OUT_RULES) <= set(DISCOVERABLE_RULES)  # held-out rules can be violated
     config = TrainConfig(game="mao")
-    assert config.mao_rule_pool == "train"
+    assert config.game_settings.rule_pool == "train"
     venv = make_vector_env(config, 64, seed=0)
     venv.reset()
     drawn = [venv.game_rules(game) for game in range(64)]
     assert all(len(rules) == 1 and rules[0][1] == -1 for rules in drawn)
     assert {rules[0][0] for rules in drawn} <= set(TRAINING_RULES)
     assert len({rules[0][0] for rules in drawn}) > 10
-    bare = make_vector_env(TrainConfig(game="mao", mao_rule_pool="none"), 4, seed=0)
+    bare = make_vector_env(TrainConfig(game="mao", game_settings={"rule_pool": "none"}), 4, seed=0)
     bare.reset()
     assert all(bare.game_rules(game) == [] for game in range(4))
-    with pytest.raises(ValueError, match="mao_rule_pool must be one of train, all, none"):
-        TrainConfig(game="mao", mao_rule_pool="some")
+    with pytest.raises(ValueError, match="rule_pool must be one of train, all, none"):
+        TrainConfig(game="mao", game_settings={"rule_pool": "some"})
 
 
 def test_linear_learning_rate_decays_by_rollout_and_stays_positive():

@@ -99,7 +99,7 @@ def test_resume_without_checkpoint_is_refused_and_changes_nothing(tmp_path, monk
         train_module.train(resume=run_dir, total_timesteps=256, quiet=True)
     assert _folder_contents(run_dir) == contents
     # The CLI shows the same error, as one line, and exits with status 2.
-    from madiao_mao.training.cli import main
+    from madiao_mao.cli.main import main
 
     capsys.readouterr()
     assert main(["train", "--resume", str(run_dir), "--no-progress", "--no-report"]) == 2

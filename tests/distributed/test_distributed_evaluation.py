@@ -32,7 +32,7 @@ def test_sharded_tournament_equals_local(cluster):
 
 
 def test_evaluate_cli_engine_ray(cluster, capsys):
-    from madiao_mao.training.cli import main
+    from madiao_mao.cli.main import main
 
     assert main(["evaluate", "--engine", "ray", "--agents", "heuristic", "greedy", "--deals", "3"]) == 0
     out = capsys.readouterr().out

@@ -124,7 +124,7 @@ def test_two_learners_update_in_step_and_their_checkpoint_restores(cluster, tmp_
 )
 def test_cli_refuses_a_bad_learner_option_in_one_line(tmp_path, capsys, arguments, message):
     """No Ray needed: the options are checked before anything starts (status 2, one line)."""
-    from madiao_mao.training.cli import main
+    from madiao_mao.cli.main import main
 
     with pytest.raises(SystemExit) as raised:
         status = main(["train", "--runs-dir", str(tmp_path / "runs"), *arguments])

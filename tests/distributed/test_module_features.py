@@ -28,7 +28,7 @@ def build_module(features: str, game: str = "madiao"):
 
 def real_observations(config: TrainConfig, n: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Observations and masks of real games (the card planes mean something there)."""
-    from madiao_mao.training.games import game_spec
+    from madiao_mao.training.game_spec import game_spec
 
     env = game_spec(config.game).make_vector_env(config, n, 2)
     step = env.reset()

@@ -155,7 +155,7 @@ def test_cli_train_engine_rllib_writes_the_run_folder(cluster, tmp_path):
     command = [
         sys.executable,
         "-m",
-        "madiao_mao.training.cli",
+        "madiao_mao.cli.main",
         "train",
         "--engine",
         "rllib",

@@ -15,7 +15,7 @@ from madiao_env.vector import MadiaoVectorEnv
 from madiao_mao.agents.base import Agent, RandomAgent
 from madiao_mao.agents.madiao.heuristic import GreedyHeuristicAgent, RoleAwareHeuristicAgent
 from madiao_mao.training.madiao.evaluation import duplicate_match, make_deals
-from madiao_mao.training.madiao.games import make_env
+from madiao_mao.training.madiao.matches import make_env
 
 OPTION_SETS = [
     {},

@@ -14,8 +14,8 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from madiao_mao.agents.madiao import PRETRAINED_MODEL
+from madiao_mao.cli.main import main
 from madiao_mao.training import expert_iteration as expit
-from madiao_mao.training.cli import main
 from madiao_mao.training.config import ConfigError, TrainConfig
 from madiao_mao.training.expert_iteration import ExpertIterationSettings, expert_iteration
 from madiao_mao.training.madiao.expert_iteration import collect, seat_expert
@@ -152,7 +152,7 @@ def test_an_interrupted_run_resumes_at_its_iteration_and_ends_as_an_uninterrupte
 def one_line_error(argv: list[str], capsys) -> str:
     try:
         status = main(argv)
-    except SystemExit as exit_:  # argparse's own errors
+    except SystemExit as exit_:  # --help's exit, or a usage error of the top level
         status = exit_.code
     captured = capsys.readouterr()
     assert status == 2, captured
@@ -174,9 +174,9 @@ def test_a_resume_keeps_the_run_s_settings(finished_run, capsys):
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        (["--iterations", "0"], "argument --iterations: expected a positive integer, got 0"),
-        (["--ppo-steps", "-1"], "argument --ppo-steps: expected an integer >= 0, got -1"),
-        (["--game", "mao"], "argument --game: invalid choice: 'mao'"),
+        (["--iterations", "0"], "--iterations: expected a positive integer, got 0"),
+        (["--ppo-steps", "-1"], "--ppo-steps: expected an integer >= 0, got -1"),
+        (["--game", "mao"], "--game must be one of madiao, got 'mao'"),
         (["--expert", "search:samples={samples}"], "only {policy} may stand in braces"),
         (["--expert", "wizard:{policy}"], "unknown madiao agent 'wizard:"),
         (["--expert", "search:depth=3"], "unknown search option 'depth'"),

@@ -20,7 +20,7 @@ def test_shipped_model_is_present_and_small():
 
 
 def test_shipped_model_plays_legal_moves_in_whole_hands():
-    from madiao_mao.training.madiao.games import make_env, play_episode
+    from madiao_mao.training.madiao.matches import make_env, play_episode
 
     model = make_agent("model", "madiao")
     assert isinstance(model, LearnedPolicyAgent) and model.deterministic
@@ -65,7 +65,7 @@ def test_batched_and_single_decisions_agree_and_respect_masks():
 
 
 def test_evaluate_and_play_default_to_the_shipped_model(capsys):
-    from madiao_mao.training.cli import main
+    from madiao_mao.cli.main import main
 
     assert main(["evaluate", "--agents", "model", "greedy", "--deals", "1", "--seed", "4"]) == 0
     assert "| model | greedy | 4 |" in capsys.readouterr().out

@@ -92,7 +92,7 @@ def test_batched_play_outs_equal_the_aec_env_played_out_by_the_heuristic():
 def test_policy_play_outs_load_the_model_and_play_legal_moves():
     from madiao_mao.agents.learned import LearnedPolicyAgent
     from madiao_mao.agents.madiao import PRETRAINED_MODEL as PRETRAINED_MADIAO
-    from madiao_mao.training.madiao.games import play_episode
+    from madiao_mao.training.madiao.matches import play_episode
 
     env = madiao_v0.env()
     agent = make_agent(f"search:samples=2,policy={PRETRAINED_MADIAO}", env=env, seed=4)
@@ -152,7 +152,7 @@ def _cli(*args: str):
     from pathlib import Path
 
     return subprocess.run(
-        [sys.executable, "-m", "madiao_mao.training.cli", *args],
+        [sys.executable, "-m", "madiao_mao.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=240,
@@ -183,7 +183,10 @@ def test_the_search_budget_flag_names_the_search_agents_it_sets():
             ["match", "--agents", "search:samples=0", "greedy", "greedy", "greedy"],
             "samples must be a positive",
         ),
-        (["evaluate", "--game", "mao", "--search-budget", "samples=2"], "only Madiao has a search player"),
+        (
+            ["evaluate", "--game", "mao", "--search-budget", "samples=2"],
+            "--search-budget: an option of madiao",
+        ),
     ],
 )
 def test_bad_search_budgets_are_one_line_exit_2(args, message):
@@ -209,7 +212,7 @@ def test_the_budget_table_plays_each_budget_on_the_same_deals_and_checks_all_fir
 def test_play_outs_use_the_observation_their_policy_reads_whatever_the_live_env_shows():
     # The heuristic decodes summary observations; a table showing history observations must not
     # reach it (nor a model trained on summaries).
-    from madiao_mao.training.madiao.games import play_episode
+    from madiao_mao.training.madiao.matches import play_episode
 
     env = madiao_v0.env(obs_type="history")
     search = make_agent("search:samples=2", env=env, seed=3)

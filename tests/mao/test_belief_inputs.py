@@ -233,7 +233,7 @@ def test_the_tracker_refuses_repeated_row_keys():
 
 
 def test_the_cli_offers_belief_features_for_mao_only(tmp_path, capsys):
-    from madiao_mao.training.cli import main
+    from madiao_mao.cli.main import main
 
     assert main(["train", "--game", "madiao", "--features", "belief", "--runs-dir", str(tmp_path)]) == 2
     assert 'features="belief" needs game="mao"' in capsys.readouterr().err

@@ -187,7 +187,7 @@ def test_trainer_entry_point_returns_plain_numbers():
 
 def test_cli_evaluate_mao_smoke(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "madiao_mao.training.cli", "evaluate", "--game", "mao",
+        [sys.executable, "-m", "madiao_mao.cli.main", "evaluate", "--game", "mao",
          "--agents", "base", "bayes", "oracle", "--deals", "2", "--seed", "4", "--out", str(tmp_path)],
         capture_output=True, text=True, timeout=240, cwd=REPO, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )  # fmt: skip
@@ -198,7 +198,7 @@ def test_cli_evaluate_mao_smoke(tmp_path):
         tmp_path / "mao_evaluation_discovery.png"
     ).is_file()
     bad = subprocess.run(
-        [sys.executable, "-m", "madiao_mao.training.cli", "evaluate", "--game", "mao",
+        [sys.executable, "-m", "madiao_mao.cli.main", "evaluate", "--game", "mao",
          "--agents", "base", "wizard"],
         capture_output=True, text=True, timeout=240, cwd=REPO,
     )  # fmt: skip

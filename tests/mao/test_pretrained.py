@@ -86,7 +86,7 @@ def test_it_keeps_the_seats_posterior_and_ends_rounds_beside_a_player_who_plays_
 
 
 def test_match_and_evaluate_take_model_without_a_path(capsys):
-    from madiao_mao.training.cli import main
+    from madiao_mao.cli.main import main
 
     assert (
         main(

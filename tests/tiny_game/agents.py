@@ -1,5 +1,5 @@
 """High card's players: ``AGENTS`` (the registry adds ``random`` and ``model:PATH``; no policy is
-shipped, so there is no ``model``)."""
+shipped, so there is no ``model``, and no policy kind of its own)."""
 
 from __future__ import annotations
 
@@ -33,3 +33,6 @@ AGENTS = MappingProxyType(
         )
     }
 )
+
+PRETRAINED_MODEL = None
+policy_agent = None

@@ -1,16 +1,18 @@
-"""High card in the trainer: its ``GameSpec`` (defaults, batched env, evaluation, report), its part
-of the exploitability proxy (``EXPLOIT``) and the envs Gymnasium's id would build."""
+"""High card in the trainer: its ``GameSpec`` (defaults, batched env, evaluation, report, its part
+of the exploitability proxy and the envs Gymnasium's id would build)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from madiao_mao.training.config import ConfigError
 from madiao_mao.training.exploit import ExploitGame, ExploitSettings, ci_dict, format_ci
-from madiao_mao.training.games import SCRIPTED_ONLY, GameSpec, env_kwargs, unshaped
+from madiao_mao.training.game_spec import SCRIPTED_ONLY, GameSpec, env_kwargs, unshaped
 from madiao_mao.training.stats import MeanCI, markdown_table, mean_ci
 from tests.tiny_game.env import N_SEATS, TinyVectorEnv, raw_env
 
@@ -53,46 +55,32 @@ def _evaluate(model, config, n_deals: int, seed: int) -> dict[str, dict]:
     return results
 
 
+@dataclass(frozen=True)
+class TinySettings:
+    """High card's own training setting (the game's option on the command line: ``--tiny.FIELD``)."""
+
+    report_seed_offset: int = 99
+    """The final report's games are dealt from the run's seed plus this (apart from the training
+    games' seeds)."""
+
+    def check(self) -> None:
+        if isinstance(self.report_seed_offset, bool) or not isinstance(self.report_seed_offset, int):
+            raise ConfigError(
+                "report_seed_offset",
+                f"report_seed_offset must be an integer, got {self.report_seed_offset!r}",
+            )
+
+
 def _report(learner, config, run_dir: Path, n_deals: int, state: dict) -> list[str]:
     from madiao_mao.agents.registry import make_agent
 
     rows = []
+    seed = config.seed + config.game_settings.report_seed_offset
     for name in config.eval_opponents:
-        ci = _ci(play_games(learner, make_agent(name, "tiny", seed=config.seed), n_deals, config.seed + 99))
+        ci = _ci(play_games(learner, make_agent(name, "tiny", seed=config.seed), n_deals, seed))
         rows.append([name, n_deals, str(ci)])
     table = markdown_table(["opponent (2 seats)", "games", "stakes/game [95% CI]"], rows)
     return [f"## High card: the learned policy in one seat\n\n{table}\n"]
-
-
-GAME_SPEC = GameSpec(
-    name="tiny",
-    defaults=MappingProxyType(
-        {
-            "total_timesteps": 20_000,
-            "scripted_opponents": ("threshold",),
-            "opponent_weights": SCRIPTED_ONLY,
-            "opponents": "pool",
-            "batch_size": 256,
-            "learning_rate": 1e-3,
-            "eval_opponents": ("random", "threshold"),
-            "features": "flat",
-            "gamma": 1.0,
-            "ent_coef": 0.01,
-            "imitate": "none",
-            "mao_hand_card_reward": 0.0,
-            "final_eval_deals": 300,
-        }
-    ),
-    obs_type="default",
-    policy_features=MappingProxyType({}),
-    make_vector_env=_vector_env,
-    shape_reward=unshaped,
-    roles=("player",),
-    learner_role=None,
-    evaluate=_evaluate,
-    describe_result=lambda name, result: f"vs {name} {result['mean']:+.3f}",
-    report=_report,
-)
 
 
 def _exploit_evaluate(exploiter, settings: ExploitSettings) -> dict[str, Any]:
@@ -123,5 +111,38 @@ def _exploit_markdown(report: dict[str, Any]) -> str:
 EXPLOIT = ExploitGame(default_deals=300, evaluate=_exploit_evaluate, markdown=_exploit_markdown)
 
 
-def table_envs() -> tuple[Any, type]:
+def _table_envs() -> tuple[Any, type]:
     return raw_env, TinyVectorEnv
+
+
+GAME_SPEC = GameSpec(
+    name="tiny",
+    defaults=MappingProxyType(
+        {
+            "total_timesteps": 20_000,
+            "scripted_opponents": ("threshold",),
+            "opponent_weights": SCRIPTED_ONLY,
+            "opponents": "pool",
+            "batch_size": 256,
+            "learning_rate": 1e-3,
+            "eval_opponents": ("random", "threshold"),
+            "features": "flat",
+            "gamma": 1.0,
+            "ent_coef": 0.01,
+            "imitate": "none",
+            "final_eval_deals": 300,
+        }
+    ),
+    obs_type="default",
+    policy_features=MappingProxyType({}),
+    make_vector_env=_vector_env,
+    shape_reward=unshaped,
+    roles=("player",),
+    learner_role=None,
+    evaluate=_evaluate,
+    describe_result=lambda name, result: f"vs {name} {result['mean']:+.3f}",
+    report=_report,
+    table_envs=_table_envs,
+    exploit=EXPLOIT,
+    settings=TinySettings,
+)

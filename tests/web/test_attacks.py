@@ -497,7 +497,7 @@ def test_checkpointed_mao_frames_equal_a_step_by_step_replay(monkeypatch):
 
 
 def test_checkpointed_madiao_frames_equal_frames_kept_for_every_step(monkeypatch, tmp_path):
-    from madiao_mao.training.cli import main
+    from madiao_mao.cli.main import main
     from madiao_mao_web import replays
     from madiao_mao_web.madiao.replay import MadiaoReplay
 
@@ -652,7 +652,7 @@ def test_only_allowed_host_names_are_answered(fresh_client):
 
 
 def test_serve_refuses_a_bad_allowed_host_in_one_line(capsys):
-    from madiao_mao.training import cli
+    from madiao_mao.cli import main as cli
     from madiao_mao_web.__main__ import main as web_main
 
     assert cli.main(["serve", "--port", "8765", "--allow-host", "a/b"]) == 2

@@ -109,7 +109,7 @@ def step_replay(page, button: str, version: int) -> int:
 
 
 def test_replay_a_recorded_match_forwards_and_backwards(page, tmp_path):
-    from madiao_mao.training.cli import main
+    from madiao_mao.cli.main import main
 
     record = tmp_path / "match.json"
     assert main(["match", "--seed", "5", "--record", str(record)]) == 0

@@ -1,16 +1,21 @@
 """The Madiao side of the game commands of ``madiao-mao`` (evaluate, play, match, replay).
 
-``madiao_mao.training.cli`` picks this module or ``madiao_mao.training.mao.commands`` by ``--game`` (or by a
-record's
-"game" key); each has the same four functions, so the CLI never branches on the game.
+``madiao_mao.cli.game_commands`` picks this module (Madiao's ``GameSpec.commands``) by ``--game``
+(or by a record's "game" key); it defines what ``madiao_mao.cli.game_commands.GameCommands``
+lists, so the CLI never branches on the game. ``OPTIONS`` are Madiao's own options of each command.
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
+from typing import Annotated
 
-from madiao_mao.training.cli_args import check_output_file, check_output_folder, load_agent
+import tyro
+
+from madiao_mao.training.cli_args import check_at_least, check_output_file, check_output_folder, load_agent
 
 DEFAULT_MATCH_AGENTS = ("heuristic", "greedy", "heuristic", "greedy")
 #: The ``match --agents`` help's part for this game.
@@ -23,7 +28,54 @@ def _agent(spec: str, *, seed: int | None, env, model: str | None):
     return load_agent(spec, "madiao", seed=seed, env=env)
 
 
-def apply_search_budget(args: argparse.Namespace) -> None:
+SearchBudget = Annotated[str | None, tyro.conf.arg(metavar="OPTIONS")]
+
+
+@dataclass
+class EvaluateOptions:
+    """Madiao's own options of ``evaluate``."""
+
+    search_budget: SearchBudget = None
+    """The budget of every 'search' agent named, as search options (e.g. samples=32 or
+    samples=16,policy=PATH; see madiao_mao.agents.madiao.search); same as naming it search:OPTIONS."""
+    record_hands: int | None = None
+    """Hands kept in --record (default 8)."""
+
+    def check(self) -> None:
+        check_at_least("--record-hands", self.record_hands, 1)
+
+
+@dataclass
+class PlayOptions:
+    """Madiao's own options of ``play``."""
+
+    match: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False
+    """Play a whole match (every seat banker once)."""
+    hands: int | None = None
+    """Hands to play (default 1; not with --match)."""
+    search_budget: SearchBudget = None
+    """The budget of every 'search' agent named (see evaluate --help)."""
+
+    def check(self) -> None:
+        check_at_least("--hands", self.hands, 1)
+
+
+@dataclass
+class MatchOptions:
+    """Madiao's own options of ``match``."""
+
+    search_budget: SearchBudget = None
+    """The budget of every 'search' agent named (see evaluate --help)."""
+
+    def check(self) -> None:
+        """Nothing to check before the agents are made."""
+
+
+#: Madiao's own options of each command, by command.
+OPTIONS = MappingProxyType({"evaluate": EvaluateOptions, "play": PlayOptions, "match": MatchOptions})
+
+
+def prepare(args: argparse.Namespace) -> None:
     """``--search-budget OPTIONS``: every agent named ``search`` becomes ``search:OPTIONS``
     (checked before any game is played)."""
     if args.search_budget is None:
@@ -65,7 +117,7 @@ def evaluate(args: argparse.Namespace) -> int:
     names = tournament_agents(args)
     env_for_search = None
     if any(name.split(":", 1)[0] == "search" for name in names):
-        from madiao_mao.training.madiao.games import make_env
+        from madiao_mao.training.madiao.matches import make_env
 
         env_for_search = make_env()
     agents = {
@@ -129,11 +181,8 @@ def play(args: argparse.Namespace) -> int:
     """``madiao-mao play``: the person in ``--seat``, agents in the other three seats."""
     from madiao_env.records import EventPrinter, make_record, write_record
     from madiao_mao.agents.human import HumanAgent, HumanQuit
-    from madiao_mao.training.madiao.games import make_env, play_episode
+    from madiao_mao.training.madiao.matches import make_env, play_episode
 
-    for option, value in (("--players", args.players), ("--rounds", args.rounds)):
-        if value is not None:
-            raise ValueError(f"{option} is a Mao option (with --game mao)")
     if args.seat > 3:
         raise ValueError(f"--seat: a seat is 0, 1, 2 or 3, got {args.seat}")
     if args.match and args.hands is not None:
@@ -185,11 +234,8 @@ def play(args: argparse.Namespace) -> int:
 def match(args: argparse.Namespace) -> int:
     """``madiao-mao match``: one full match between four agents, printed and optionally recorded."""
     from madiao_env.records import EventPrinter, make_record, write_record
-    from madiao_mao.training.madiao.games import make_env, play_episode
+    from madiao_mao.training.madiao.matches import make_env, play_episode
 
-    for option, value in (("--players", args.players), ("--rounds", args.rounds)):
-        if value is not None:
-            raise ValueError(f"{option} is a Mao option (with --game mao)")
     if args.agents is None:
         args.agents = list(DEFAULT_MATCH_AGENTS)
     if len(args.agents) != 4:

@@ -48,7 +48,7 @@ def play_shard(
 
     env = None
     if any(agents[name][0].split(":", 1)[0] == "search" for name in pairing):
-        from madiao_mao.training.madiao.games import make_env
+        from madiao_mao.training.madiao.matches import make_env
 
         env = make_env()
     built = {name: load_agent(agents[name][0], "madiao", seed=agents[name][1], env=env) for name in pairing}

@@ -23,7 +23,7 @@ import numpy as np
 from madiao_env import cards
 from madiao_env.options import MadiaoOptions
 from madiao_mao.agents.base import Agent
-from madiao_mao.training.madiao.games import EpisodeResult, make_env, play_episode
+from madiao_mao.training.madiao.matches import EpisodeResult, make_env, play_episode
 from madiao_mao.training.stats import (
     MeanCI,
     markdown_table,

@@ -29,8 +29,8 @@ if TYPE_CHECKING:  # typing only: the trainer's modules import torch
 def seat_expert(spec: str, config: TrainConfig, seed: int) -> tuple[Agent, Any]:
     """The expert of ``spec`` and the env it plays in (single hands under the run's options)."""
     from madiao_mao.training.cli_args import load_agent
-    from madiao_mao.training.games import env_kwargs
-    from madiao_mao.training.madiao.games import make_env
+    from madiao_mao.training.game_spec import env_kwargs
+    from madiao_mao.training.madiao.matches import make_env
 
     env = make_env(**{**env_kwargs(config), "episode": "hand"})
     try:
@@ -64,7 +64,7 @@ def collect(expert: Agent, env: Any, n_decisions: int, seed: int, gamma: float) 
     """``n_decisions`` decisions of ``expert`` in every seat of whole hands on ``env`` (hands
     seeded from ``seed``; see the module doc). A decision's return is its seat's payoff of the
     hand, discounted by ``gamma`` per later decision of that seat."""
-    from madiao_mao.training.madiao.games import play_episode
+    from madiao_mao.training.madiao.matches import play_episode
     from madiao_mao.training.sb3.imitation import TeacherData
 
     started = time.perf_counter()

@@ -33,7 +33,7 @@ from madiao_mao.agents.madiao.search import (
     unseen_cards,
 )
 from madiao_mao.agents.registry import make_agent
-from madiao_mao.training.madiao.games import make_env
+from madiao_mao.training.madiao.matches import make_env
 from madiao_mao.training.stats import MeanCI, markdown_table, mean_ci
 
 #: Share of a uniform guess over the locations mixed into each model's probabilities.

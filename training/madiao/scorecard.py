@@ -124,7 +124,7 @@ def check_policy_spec(spec: str) -> None:
     from madiao_mao.training.cli_args import load_agent
 
     if spec.split(":", 1)[0] == "search":
-        from madiao_mao.training.madiao.games import make_env
+        from madiao_mao.training.madiao.matches import make_env
 
         load_agent(spec, "madiao", seed=0, env=make_env())
     else:
@@ -137,7 +137,7 @@ def play_suite(
     """The policy's and the reference's games against each of ``baselines``; the figures and
     ratings. A baseline's games are the same whichever others are played (its seed is its place
     in ``BASELINES``)."""
-    from madiao_mao.training.madiao.games import make_env
+    from madiao_mao.training.madiao.matches import make_env
 
     deals = suite.deals()
     env = make_env()  # read only by agents that need the game they play in (search)

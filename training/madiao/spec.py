@@ -1,4 +1,4 @@
-"""Madiao's spec for the trainer (``madiao_mao.training.games.GameSpec``): its defaults, with one
+"""Madiao's spec for the trainer (``madiao_mao.training.game_spec.GameSpec``): its defaults, with one
 line on why each is what it is (the measurements behind them, with the commands that made them,
 are in ``docs/results.md``), its batched env, its policy features, its duplicate evaluation and its
 sections of the final report."""
@@ -6,12 +6,14 @@ sections of the final report."""
 from __future__ import annotations
 
 from pathlib import Path
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from madiao_mao.training.games import SCRIPTED_ONLY, GameSpec, PolicyFeatures, env_kwargs, unshaped
+from madiao_mao.training.game_spec import SCRIPTED_ONLY, GameSpec, PolicyFeatures, env_kwargs, unshaped
+from madiao_mao.training.madiao.expert_iteration import EXPERT_ITERATION
+from madiao_mao.training.madiao.exploit import EXPLOIT
 
 if TYPE_CHECKING:  # typing only: the config imports the games' specs to fill in its defaults
     from madiao_mao.training.config import TrainConfig
@@ -107,6 +109,34 @@ def _report(learner, config: TrainConfig, run_dir: Path, n_deals: int, state: di
     return sections
 
 
+def _table_envs() -> tuple[Any, type]:
+    """The bare AEC env class and the batched env class (imported when an env is made)."""
+    from madiao_env.env import raw_env
+    from madiao_env.vector import MadiaoVectorEnv
+
+    return raw_env, MadiaoVectorEnv
+
+
+def _commands() -> ModuleType:
+    # The commands and the scorecard import the game's evaluation: only when a command runs.
+    from madiao_mao.training.madiao import commands
+
+    return commands
+
+
+def _scorecard() -> ModuleType:
+    # See _commands.
+    from madiao_mao.training.madiao import scorecard
+
+    return scorecard
+
+
+def _evaluate_on_ray(args: Any) -> int:
+    from madiao_mao.training.madiao.distributed_evaluation import evaluate_command
+
+    return evaluate_command(args)
+
+
 GAME_SPEC = GameSpec(
     name="madiao",
     defaults=MappingProxyType(
@@ -139,8 +169,6 @@ GAME_SPEC = GameSpec(
             "ent_coef": 0.01,
             # PPO from a random policy learns Madiao without a teacher.
             "imitate": "none",
-            # Madiao has no use for Mao's hand-size reward.
-            "mao_hand_card_reward": 0.0,
             # Duplicate deals per pairing in the final report: 4,000 hands, played in
             # batches (seconds), so the interval against each baseline is narrow.
             "final_eval_deals": 1000,
@@ -155,4 +183,10 @@ GAME_SPEC = GameSpec(
     evaluate=_evaluate,
     describe_result=_describe_result,
     report=_report,
+    table_envs=_table_envs,
+    exploit=EXPLOIT,
+    expert_iteration=EXPERT_ITERATION,
+    commands=_commands,
+    scorecard=_scorecard,
+    evaluate_on_ray=_evaluate_on_ray,
 )

@@ -1,12 +1,15 @@
-"""The Mao side of the game commands of ``madiao-mao`` (evaluate, play, match, replay); see
-``madiao_mao.training.madiao.commands`` for the Madiao side and why there are two."""
+"""The Mao side of the game commands of ``madiao-mao`` (evaluate, play, match, replay), with
+Mao's own options of each (``OPTIONS``); see ``madiao_mao.training.madiao.commands`` for the
+Madiao side and why there are two."""
 
 from __future__ import annotations
 
 import argparse
 import secrets
+from dataclasses import dataclass
+from types import MappingProxyType
 
-from madiao_mao.training.cli_args import check_output_file, load_agent
+from madiao_mao.training.cli_args import check_at_least, check_output_file, load_agent
 
 #: A Mao match's seats, repeated around the table: a rule learner against base-rules players.
 DEFAULT_MAO_MATCH_AGENTS = ("bayes", "base")
@@ -17,10 +20,26 @@ MATCH_AGENTS_HELP = (
 )
 
 
-def apply_search_budget(args: argparse.Namespace) -> None:
-    """``--search-budget``: a Madiao option (Mao has no search player)."""
-    if getattr(args, "search_budget", None) is not None:
-        raise ValueError("--search-budget: only Madiao has a search player")
+@dataclass
+class TableOptions:
+    """Mao's own options of ``play`` and ``match``: the table and how long it plays."""
+
+    players: int | None = None
+    """Players at the table (2..8, default 4)."""
+    rounds: int | None = None
+    """Rounds to play (default: play 1, match 3; each round's winner adds a secret rule)."""
+
+    def check(self) -> None:
+        check_at_least("--players", self.players, 1)
+        check_at_least("--rounds", self.rounds, 1)
+
+
+#: Mao's own options of each command, by command.
+OPTIONS = MappingProxyType({"play": TableOptions, "match": TableOptions})
+
+
+def prepare(args: argparse.Namespace) -> None:
+    """Nothing: Mao's options need no translation before a game is played."""
 
 
 def evaluate(args: argparse.Namespace) -> int:
@@ -42,9 +61,6 @@ def play(args: argparse.Namespace) -> int:
     )
     from mao_env import rules
 
-    for option, value in (("--match", args.match), ("--hands", args.hands)):
-        if value:
-            raise ValueError(f"{option} is a Madiao option; a Mao game is --rounds rounds")
     check_output_file(args.record, "--record")
     players = 4 if args.players is None else args.players
     if not 2 <= players <= 8:

@@ -19,7 +19,7 @@ from). Every agent meets the same episodes: the same env seeds and the same list
   until the agent under test has taken ``turns`` turns.
 
 - ``held_out_experiment``: the same on ``HELD_OUT_RULES``, the rules the trainer keeps out of a
-  learned policy's training (``TrainConfig.mao_rule_pool="train"`` draws from ``TRAINING_RULES``):
+  learned policy's training (Mao's training setting ``rule_pool="train"`` draws from ``TRAINING_RULES``):
   does the policy cope with rules it never saw better than the base-rules player?
 - ``evaluate_calls``: players' calls (``calls="players"``): a table of one agent kind, secret
   rules authored by its seats, and how well the players call: call accuracy (correct calls /

@@ -1,15 +1,20 @@
-"""Mao's spec for the trainer (``madiao_mao.training.games.GameSpec``): its defaults, with one
+"""Mao's spec for the trainer (``madiao_mao.training.game_spec.GameSpec``): its defaults, with one
 line on why each is what it is (the measurements behind them, with the commands that made them,
 are in ``docs/results.md``), its batched env, its policy features, its evaluation on the held-out rules
 and its sections of the final report."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType, ModuleType
+from typing import TYPE_CHECKING, Annotated, Any
 
-from madiao_mao.training.games import GameSpec, PolicyFeatures, env_kwargs
+import tyro
+
+from madiao_mao.training.config import ConfigError, check_finite_number
+from madiao_mao.training.game_spec import GameSpec, PolicyFeatures, env_kwargs
+from madiao_mao.training.mao.exploit import EXPLOIT
 
 if TYPE_CHECKING:  # typing only: the config imports the games' specs to fill in its defaults
     from madiao_mao.training.config import TrainConfig
@@ -54,25 +59,60 @@ POLICY_FEATURES = MappingProxyType(
 )
 
 
+#: The secret-rule pools a training episode's first rule is drawn from (``MaoTrainSettings.rule_pool``).
+RULE_POOLS = ("train", "all", "none")
+
+
+@dataclass(frozen=True)
+class MaoTrainSettings:
+    """Mao's own training settings (``TrainConfig.game_settings`` of a Mao run; on the command line
+    ``--mao.FIELD``)."""
+
+    penalty_card_reward: Annotated[float, tyro.conf.arg(aliases=("--mao-penalty-card-reward",))] = -1.0
+    """The learner's reward per penalty card in training games (the env's default is -0.1 next
+    to +1 for a round won; a heavier weight teaches a policy to avoid calls, which is what the
+    held-out evaluation measures)."""
+    hand_card_reward: Annotated[float, tyro.conf.arg(aliases=("--mao-hand-card-reward",))] = 0.2
+    """The learner's reward per card its hand shrinks by (minus per card it grows by) in training
+    games (``madiao_mao.training.mao.wrappers.HandSizeReward``): without it, drawing instead of
+    playing is a free way to avoid calls (docs/results.md); 0: none."""
+    rule_pool: Annotated[
+        str, tyro.conf.arg(aliases=("--mao-rule-pool",), metavar="{" + ",".join(RULE_POOLS) + "}")
+    ] = "train"
+    """The secret rule every training episode starts with, drawn per episode: "train" (any
+    library rule but ``mao_env.rules.HELD_OUT_RULES``, which the final report then uses to test
+    the policy on rules it never met), "all" (any library rule) or "none" (no secret rule at the
+    start; rules then come only from round winners)."""
+
+    def check(self) -> None:
+        for name in ("penalty_card_reward", "hand_card_reward"):
+            check_finite_number(name, getattr(self, name))
+        if self.rule_pool not in RULE_POOLS:
+            raise ConfigError(
+                "rule_pool", f"rule_pool must be one of {', '.join(RULE_POOLS)}, got {self.rule_pool!r}"
+            )
+
+
 def _vector_env(config: TrainConfig, n_envs: int, seed: int | None):
     from mao_env import rules as rule_library
     from mao_env.vector import MaoVectorEnv
 
-    # The secret rule a training episode starts with is drawn from this pool (``mao_rule_pool``).
+    settings: MaoTrainSettings = config.game_settings
     pools = {"train": rule_library.TRAINING_RULES, "all": tuple(range(rule_library.N_RULES)), "none": ()}
     kwargs = env_kwargs(config)
-    kwargs.setdefault("penalty_card_reward", config.mao_penalty_card_reward)
-    return MaoVectorEnv(n_envs, seed=seed, rule_pool=pools[config.mao_rule_pool], **kwargs)
+    kwargs.setdefault("penalty_card_reward", settings.penalty_card_reward)
+    return MaoVectorEnv(n_envs, seed=seed, rule_pool=pools[settings.rule_pool], **kwargs)
 
 
 def _hand_size_reward(venv, config: TrainConfig):
-    if not config.mao_hand_card_reward:
+    reward = config.game_settings.hand_card_reward
+    if not reward:
         return venv
     from madiao_mao.training.mao.wrappers import HandSizeReward
     from mao_env import cards, core
 
     hand = slice(core.OFF_HAND, core.OFF_HAND + cards.N_CARD_TYPES)
-    return HandSizeReward(venv, config.mao_hand_card_reward, hand)
+    return HandSizeReward(venv, reward, hand)
 
 
 def _evaluate(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, dict]:
@@ -102,6 +142,28 @@ def _report(learner, config: TrainConfig, run_dir: Path, n_deals: int, state: di
     # n_deals = own turns of each agent per held-out rule, in games of 100 turns.
     turns, replicates = min(n_deals, 100), max(1, round(n_deals / 100))
     return [mao_report({"learned": learner}, config, run_dir, turns=turns, replicates=replicates)]
+
+
+def _table_envs() -> tuple[Any, type]:
+    """The bare AEC env class and the batched env class (imported when an env is made)."""
+    from mao_env.env import raw_env
+    from mao_env.vector import MaoVectorEnv
+
+    return raw_env, MaoVectorEnv
+
+
+def _commands() -> ModuleType:
+    # The commands and the scorecard import the game's evaluation: only when a command runs.
+    from madiao_mao.training.mao import commands
+
+    return commands
+
+
+def _scorecard() -> ModuleType:
+    # See _commands.
+    from madiao_mao.training.mao import scorecard
+
+    return scorecard
 
 
 GAME_SPEC = GameSpec(
@@ -135,8 +197,6 @@ GAME_SPEC = GameSpec(
             "features": "belief",
             # PPO from scratch learns to draw instead of playing (docs/results.md).
             "imitate": "bayes",
-            # Without it drawing is a free way to avoid calls (docs/results.md).
-            "mao_hand_card_reward": 0.2,
             # Own turns per held-out rule: 10 games of 100 turns per rule.
             "final_eval_deals": 1000,
         }
@@ -151,4 +211,16 @@ GAME_SPEC = GameSpec(
     evaluate=_evaluate,
     describe_result=_describe_result,
     report=_report,
+    table_envs=_table_envs,
+    exploit=EXPLOIT,
+    commands=_commands,
+    settings=MaoTrainSettings,
+    old_config_names=MappingProxyType(
+        {
+            "mao_penalty_card_reward": "penalty_card_reward",
+            "mao_hand_card_reward": "hand_card_reward",
+            "mao_rule_pool": "rule_pool",
+        }
+    ),
+    scorecard=_scorecard,
 )

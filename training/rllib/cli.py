@@ -15,7 +15,7 @@ from madiao_mao.training.rllib.options import EngineOptions
 def uses_rllib(engine: str, options: EngineOptions, resume: str | None) -> bool:
     """Whether ``train`` runs on RLlib: asked for, or resuming a run RLlib trained; RLlib options
     given to the SB3 engine are an error (they would change nothing)."""
-    # The engine's run module imports torch and SB3: not with the parser (madiao_mao.training.cli imports
+    # The engine's run module imports torch and SB3: not with the parser (madiao_mao.cli imports
     # this).
     from madiao_mao.training.rllib.run import is_rllib_run
 
@@ -42,18 +42,6 @@ def train(
 
     require_ray()
     return train_rllib(config, resume, options=options, total_timesteps=total_timesteps, quiet=quiet)
-
-
-def add_evaluate_options(evaluate: argparse.ArgumentParser) -> None:
-    evaluate.add_argument(
-        "--engine",
-        choices=("local", "ray"),
-        default="local",
-        help="local: this process (default); ray: Madiao's duplicate deal blocks sharded over Ray tasks",
-    )
-    evaluate.add_argument(
-        "--address", default=None, help="ray: the running Ray cluster to use (default: a local Ray instance)"
-    )
 
 
 def evaluate(args: argparse.Namespace) -> int:

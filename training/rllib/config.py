@@ -37,11 +37,11 @@ import numpy as np
 
 from madiao_mao.agents.madiao.features import summary_layout
 from madiao_mao.training.config import TrainConfig, rollout_size, steps_at_end
-from madiao_mao.training.games import game_spec
+from madiao_mao.training.game_spec import game_spec
 
 #: SB3's PPO default (``max_grad_norm``).
 MAX_GRAD_NORM = 0.5
-#: The policy features the engine's module builds (``madiao_mao.training.games.POLICY_FEATURES`` names).
+#: The policy features the engine's module builds (``madiao_mao.training.game_spec.POLICY_FEATURES`` names).
 RLLIB_FEATURES = ("flat", "cards")
 
 

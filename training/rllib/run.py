@@ -39,7 +39,7 @@ import torch
 from cardgame_core.files import atomic_write_bytes
 from madiao_mao.agents.exported_policy import ExportedPolicy, exported_policy_agent
 from madiao_mao.training.config import TrainConfig, evaluation_interval, resolve_device
-from madiao_mao.training.games import game_spec
+from madiao_mao.training.game_spec import game_spec
 from madiao_mao.training.logging_utils import log_evaluation, log_league, make_logger
 from madiao_mao.training.rllib.config import ppo_config, rllib_features
 from madiao_mao.training.rllib.options import EngineOptions

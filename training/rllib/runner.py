@@ -46,7 +46,7 @@ from ray.rllib.utils.metrics import MODULE_TO_ENV_CONNECTOR, RLMODULE_INFERENCE_
 from madiao_mao.agents.base import Agent
 from madiao_mao.agents.exported_policy import load_policy
 from madiao_mao.training.config import TrainConfig
-from madiao_mao.training.games import game_spec
+from madiao_mao.training.game_spec import game_spec
 from madiao_mao.training.league import League
 from madiao_mao.training.learner_games import TimedVectorEnv
 from madiao_mao.training.opponents import LeagueOpponents, OpponentPool, scripted_agents

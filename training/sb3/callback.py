@@ -22,7 +22,7 @@ from stable_baselines3.common.logger import Logger
 from tqdm import tqdm
 
 from madiao_mao.training.config import TrainConfig, evaluation_interval, steps_at_end
-from madiao_mao.training.games import game_spec
+from madiao_mao.training.game_spec import game_spec
 from madiao_mao.training.logging_utils import STEP_COLUMN, atomic_save_model, log_evaluation, log_league
 from madiao_mao.training.run_folder import newest_snapshots, snapshot_path
 

@@ -13,7 +13,7 @@ import torch
 from sb3_contrib import MaskablePPO
 
 from madiao_mao.training.config import TrainConfig, rollout_size, steps_at_end
-from madiao_mao.training.games import POLICY_FEATURES
+from madiao_mao.training.game_spec import POLICY_FEATURES
 
 #: Adam as SB3 sets it up for PPO (eps 1e-5), with torch's fused CPU kernel: one kernel over all
 #: parameters instead of a Python loop over them; the same update rule, and the update is

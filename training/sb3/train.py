@@ -33,8 +33,9 @@ An interrupted run continues from its last checkpoint with ``train(resume=run_di
 file, before anything in it changes. Ctrl-C saves a checkpoint of what the policy has learned and
 prints the command that resumes the run.
 
-Where things are: the config and its step arithmetic in ``madiao_mao.training.config``; what differs by game
-(env, defaults, policy features, evaluation, report) in one spec per game, ``madiao_mao.training.games``; the
+Where things are: the config and its step arithmetic in ``madiao_mao.training.config``; what differs by
+game (env, defaults, policy features, evaluation, report) in one spec per game,
+``madiao_mao.training.game_spec``; the
 model (policy, optimizer, learning-rate schedule, export) in ``madiao_mao.training.sb3.model``; the SB3
 callback (progress, snapshots, evaluations, checkpoints between rollouts) in
 ``madiao_mao.training.sb3.callback``. ``train`` reads top to bottom: open the run, build the opponents, the
@@ -56,7 +57,7 @@ from sb3_contrib import MaskablePPO
 
 from madiao_mao.agents.learned import policy_agent
 from madiao_mao.training.config import TrainConfig, resolve_device, rollout_size, steps_at_end
-from madiao_mao.training.games import POLICY_FEATURES, game_spec
+from madiao_mao.training.game_spec import POLICY_FEATURES, game_spec
 from madiao_mao.training.league import League
 from madiao_mao.training.learner_games import TimedVectorEnv
 from madiao_mao.training.logging_utils import atomic_save_model, make_logger
@@ -435,8 +436,8 @@ def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = T
 
 if __name__ == "__main__":
     # ``python -m madiao_mao.training.sb3.train [FLAGS]`` is ``madiao-mao train [FLAGS]``. The command line
-    # sits above the trainer (madiao_mao.training.cli imports this module, never the reverse): only this
+    # sits above the trainer (madiao_mao.cli imports this module, never the reverse): only this
     # script entry, which never runs on import, reaches up to it.
-    from madiao_mao.training.cli import main as cli_main
+    from madiao_mao.cli.main import main as cli_main
 
     sys.exit(cli_main(["train", *sys.argv[1:]]))

@@ -16,7 +16,24 @@ name: they look its spec up (``game_spec(config.game)``) and call what it holds.
   it, every game counts for the first role),
 - ``evaluate`` and ``describe_result``: the periodic evaluation against the baselines (a point of
   the learning curve) and its one-line summary,
-- ``report``: the game's sections of the final report.
+- ``report``: the game's sections of the final report,
+- ``table_envs``: the bare AEC env class and the batched env class (Gymnasium's ids build them),
+- ``settings``: the dataclass of the game's own training settings (``GameSettings``; None: the
+  game has none), a ``TrainConfig``'s ``game_settings``, and ``old_config_names``: the flat
+  ``TrainConfig`` field names saved run folders hold them under,
+
+and what the game offers beyond training, None where it has no such part:
+
+- ``exploit``: its part of the exploitability proxy (``madiao_mao.training.exploit.ExploitGame``),
+- ``expert_iteration``: its expert (``madiao_mao.training.expert_iteration.ExpertIterationGame``),
+- ``commands``: the module of its ``evaluate``, ``play``, ``match`` and ``replay`` commands
+  (``GameCommands``), imported when called,
+- ``scorecard``: the module of its scorecard suites (``madiao_mao.training.scorecard``), imported
+  when called,
+- ``evaluate_on_ray``: ``madiao-mao evaluate --engine ray`` for the game.
+
+A game's training module holds its spec as ``GAME_SPEC`` (``TrainingModule``, the training layer's
+contract, checked by ``madiao_mao.games``).
 
 Why each default is what it is: one line beside it, in the game's spec; the measurements behind
 them, with the commands that made them, are in ``docs/results.md``.
@@ -27,16 +44,21 @@ Adding a game is adding one ``madiao_mao.games.Game`` whose training module hold
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from madiao_mao.games import game_names, get_game
 
-if TYPE_CHECKING:  # typing only: madiao_mao.training.config imports this module to fill in its defaults
+if TYPE_CHECKING:  # typing only: these modules import this one (the config fills in its defaults from it)
     from madiao_mao.training.config import TrainConfig
+    from madiao_mao.training.expert_iteration import ExpertIterationGame
+    from madiao_mao.training.exploit import ExploitGame
+
+Part = TypeVar("Part")
 
 #: The opponent-pool kinds' weights of a run that trains against scripted players only.
 SCRIPTED_ONLY = {"scripted": 1.0, "snapshot": 0.0, "current": 0.0}
@@ -79,11 +101,51 @@ class GameSpec:
     evaluate: Callable[[Any, TrainConfig, int, int], dict[str, dict]]
     describe_result: Callable[[str, dict], str]
     report: Callable[[Any, TrainConfig, Path, int, dict[str, Any]], list[str]]
+    table_envs: Callable[[], tuple[Any, type]]
+    exploit: ExploitGame | None = None
+    expert_iteration: ExpertIterationGame | None = None
+    commands: Callable[[], ModuleType] | None = None
+    scorecard: Callable[[], ModuleType] | None = None
+    evaluate_on_ray: Callable[[Any], int] | None = None
+    settings: type[GameSettings] | None = None
+    old_config_names: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def features(self) -> tuple[str, ...]:
         """The names of every policy feature the game's observations support."""
         return (FLAT.name, *self.policy_features)
+
+
+class GameSettings(Protocol):
+    """A game's own training settings: a dataclass whose every field has a default and a docstring
+    (its help on the command line, under the game's name)."""
+
+    def check(self) -> None:
+        """Every field's value checked: a ``madiao_mao.training.config.ConfigError`` naming the
+        field (its name in this dataclass)."""
+
+
+@runtime_checkable
+class TrainingModule(Protocol):
+    """The training layer's contract: what a game's training module (its registry entry's
+    ``training``) defines."""
+
+    GAME_SPEC: GameSpec
+
+
+def games_with(part: Callable[[GameSpec], Any]) -> tuple[str, ...]:
+    """The registered games whose spec has the optional part ``part`` reads (``exploit``,
+    ``expert_iteration``, ``commands``, ``scorecard``, ``evaluate_on_ray``)."""
+    return tuple(name for name, spec in GAME_SPECS.items() if part(spec) is not None)
+
+
+def game_part(game: str, part: Callable[[GameSpec], Part | None]) -> Part:
+    """The optional part of ``game``'s spec that ``part`` reads; a game without it (or no game of
+    that name) is a ValueError listing the games that have it."""
+    found = part(GAME_SPECS[game]) if game in game_names() else None
+    if found is None:
+        raise ValueError(f"game must be one of {', '.join(games_with(part))}, got {game!r}")
+    return found
 
 
 def env_kwargs(config: TrainConfig) -> dict[str, Any]:

@@ -7,6 +7,8 @@ config's own check is the only validation.
 - ``--resume RUN_DIR`` continues an interrupted run with its own saved config;
 - ``--engine rllib`` trains with RLlib PPO (its options: ``madiao_mao.training.rllib.options``);
 - ``--engine fast`` trains with the project's own batched PPO loop (``madiao_mao.training.fast``).
+- each game with settings of its own (``GameSpec.settings``) has them as a group of flags named
+  after it, ``--GAME.FIELD``; a game's flags given for another game are refused.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import tyro
 
 from madiao_mao.training.cli_args import check_output_folder, parse_dataclass
 from madiao_mao.training.config import ConfigError, TrainConfig, resolve_device
+from madiao_mao.training.game_spec import GAME_SPECS
 from madiao_mao.training.rllib import cli as rllib_cli
 from madiao_mao.training.rllib.options import EngineOptions
 
@@ -73,6 +76,13 @@ class TrainCommand:
         """The checked config of a new run (a bad value is a ValueError naming its flag), with a
         device this machine has (``resolve_device``)."""
         values = {f.name: getattr(self.settings, f.name) for f in dataclasses.fields(TrainConfig)}
+        for name, settings in game_settings_given(self).items():
+            if name == values["game"]:
+                values["game_settings"] = settings
+            elif settings != GAME_SPECS[name].settings():
+                raise ValueError(
+                    f"--{name}.* options are settings of the game {name}, not of {values['game']}"
+                )
         if self.engine == "rllib" and values["imitate"] is None:
             # The RLlib engine has no warm start: its default is PPO from a random policy.
             values["imitate"] = "none"
@@ -82,6 +92,22 @@ class TrainCommand:
 
     def check_engine_options(self) -> None:
         _named_by_flag(self.rllib.check)
+
+
+def command_class() -> type[TrainCommand]:
+    """``TrainCommand`` with one field per registered game that has settings of its own, named
+    after the game (read when the command is parsed: a game registered at run time has its group)."""
+    groups = [
+        (name, Annotated[spec.settings, tyro.conf.arg(name=name)], field(default_factory=spec.settings))
+        for name, spec in GAME_SPECS.items()
+        if spec.settings is not None
+    ]
+    return dataclasses.make_dataclass("TrainCommand", groups, bases=(TrainCommand,))
+
+
+def game_settings_given(command: TrainCommand) -> dict[str, Any]:
+    """The settings of every game with a group of flags, by game (its defaults where none was given)."""
+    return {name: getattr(command, name) for name, spec in GAME_SPECS.items() if spec.settings is not None}
 
 
 def _named_by_flag(make):
@@ -96,16 +122,18 @@ def _named_by_flag(make):
 def parse_train_command(argv: list[str]) -> TrainCommand:
     """``madiao-mao train``'s flags; with ``--config FILE`` the file's values are the defaults the
     other flags override (so the flags are read twice: once to find the file)."""
-    command = parse_dataclass(TrainCommand, argv, prog=PROG)
+    command_type = command_class()
+    command = parse_dataclass(command_type, argv, prog=PROG)
     if command.config is None:
         return command
     if command.resume is not None:
         raise ValueError("--config and --resume cannot be combined (a resumed run keeps its own config)")
     saved = TrainConfig.from_file(command.config)
-    start = TrainCommand(
-        settings=TrainFlags(**{f.name: getattr(saved, f.name) for f in dataclasses.fields(TrainConfig)})
+    start = command_type(
+        settings=TrainFlags(**{f.name: getattr(saved, f.name) for f in dataclasses.fields(TrainConfig)}),
+        **({saved.game: saved.game_settings} if saved.game_settings is not None else {}),
     )
-    return parse_dataclass(TrainCommand, argv, prog=PROG, default=start)
+    return parse_dataclass(command_type, argv, prog=PROG, default=start)
 
 
 def command_train(argv: list[str]) -> int:
@@ -115,6 +143,7 @@ def command_train(argv: list[str]) -> int:
     quiet = not command.settings.progress_bar
     config = None if command.resume else command.train_config()
     check_output_folder(command.settings.runs_dir, "--runs-dir")
+    # Each engine's run module imports torch and its engine: only the one the run uses.
     if rllib_cli.uses_rllib(command.engine, command.rllib, command.resume):
         from madiao_mao.training.rllib.run import final_report
 
