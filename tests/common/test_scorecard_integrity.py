@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("madiao_env.madiao_v0")
 
-from madiao_mao.training import scorecard
 from madiao_mao.cli.main import main
+from madiao_mao.training import scorecard
 
 
 @pytest.fixture(params=scorecard.scorecard_games())
