@@ -18,7 +18,7 @@ from madiao_mao.training.fast import ppo  # noqa: E402
 from madiao_mao.training.fast import train as fast_train  # noqa: E402
 from madiao_mao.training.sb3 import train as sb3_train  # noqa: E402
 from tests.common.test_cli_config import _one_line_error  # noqa: E402
-from tests.common.test_device import needs_gpu  # noqa: E402
+from tests.common.test_device import needs_gpu, toy_config_on  # noqa: E402
 from tests.common.test_training import ToyVectorEnv, _toy_training_config  # noqa: E402
 
 
@@ -266,17 +266,7 @@ def test_a_game_cut_short_is_paid_the_value_of_where_it_was_cut_and_an_ended_one
 def test_a_fast_toy_run_trains_on_the_device_after_a_warm_start(tmp_path, monkeypatch, device):
     """The fast loop on ``device`` (on a GPU: pinned staging rows, actions drawn there), after the
     warm start, with the live policy and its snapshots as opponents, and a resume."""
-    config = _toy_training_config(
-        sb3_train,
-        tmp_path,
-        monkeypatch,
-        device=device,
-        imitate="random",
-        imitation_decisions=64,
-        imitation_epochs=1,
-        snapshot_every=128,
-        opponent_weights={"scripted": 0.2, "snapshot": 0.4, "current": 0.4},
-    )
+    config = toy_config_on(device, tmp_path, monkeypatch)
     run_dir = fast_train.train(config)
     fast_train.train(resume=run_dir, total_timesteps=256, quiet=True)
     state = json.loads((run_dir / "state.json").read_text())
