@@ -5,6 +5,7 @@ that loads as an agent), is reproducible from its seed, and refuses bad invocati
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -272,3 +273,19 @@ def test_a_fast_toy_run_trains_on_the_device_after_a_warm_start(tmp_path, monkey
     state = json.loads((run_dir / "state.json").read_text())
     assert (state["device"], state["num_timesteps"], state["engine"]) == (device, 256, "fast")
     assert "imitation" in state
+
+
+def test_a_fast_run_draws_its_learning_curve_and_says_its_speed_at_the_end(tmp_path, monkeypatch, capsys):
+    from tests.common.test_training_hardening import _fake_evaluation
+
+    calls: list[int] = []
+    monkeypatch.setattr(sb3_train, "evaluate_against_baselines", _fake_evaluation(calls))
+    config = _toy_training_config(
+        sb3_train, tmp_path, monkeypatch, imitate="none", total_timesteps=300, eval_every=128, verbose=True
+    )
+    run_dir = fast_train.train(config, quiet=True)
+    history = json.loads((run_dir / "eval.json").read_text())
+    assert [point["timesteps"] for point in history] == calls == [128, 256, 384]
+    out = capsys.readouterr().out
+    assert "rounded up to whole rollouts of 128" in out
+    assert re.search(r"trained 384 learner steps in [\d.]+ s \([\d,]+ learner steps/s", out)
