@@ -11,8 +11,8 @@ What it measures, on the GPU and then on the CPU:
 - the learner suite (``madiao_mao.benchmarks.learner``: the SB3 and fast engines' PPO update and
   rollout collection on the default model, beside the matmul ceiling);
 - a short training run of every registered game with each engine (``sb3``, ``fast``) at the
-  game's default config (two rollouts, no warm start, no evaluation), and Madiao-size wide runs
-  (``--n-envs 4096 --batch-size 8192``, where a GPU can pay off) with the fast engine: learner
+  game's default config (one rollout, no warm start, no evaluation), and wide runs
+  (``--n-envs 4096 --n-steps 4 --batch-size 8192``, where a GPU can pay off) with the fast engine: learner
   steps/s as the run reports it, and where the time went (env, opponents, PPO updates: on the GPU
   the updates' share is the GPU's).
 
@@ -37,10 +37,12 @@ from madiao_mao.training.games import GAME_SPECS
 
 PROG = "python -m madiao_mao.benchmarks.gpu_check"
 ENGINES = ("sb3", "fast")
-#: The wide setting of the fast engine's extra rows: many games per step, large minibatches.
-WIDE = {"n_envs": 4096, "batch_size": 8192}
-#: Rollouts per training run: the first pays for warm-up, the second is steady.
-ROLLOUTS = 2
+#: The wide setting of the fast engine's extra rows: many games per step, large minibatches
+#: (rollouts of 16,384 learner steps, as long as a default one of 256 games x 32 steps x 2).
+WIDE = {"n_envs": 4096, "n_steps": 4, "batch_size": 8192}
+#: Rollouts per training run: one, so that every game's runs on both devices fit the 5 minutes
+#: (Mao's default learns at hundreds of learner steps/s).
+ROLLOUTS = 1
 
 
 @dataclasses.dataclass(frozen=True)
