@@ -1,5 +1,5 @@
-"""The learner suite: how fast the SB3 engine learns, next to what this machine's matrix multiply
-allows.
+"""The learner suite: how fast the SB3 engine and the fast engine learn, next to what this
+machine's matrix multiply allows.
 
 PPO on a CPU is compute-bound: nearly all of a training run is the update's matrix multiplies.
 So the update is measured against a ceiling taken in the same run: the policy's own layer shapes
@@ -17,7 +17,13 @@ the trainer builds it):
 - "sb3 rollout collection": learner steps per second through ``collect_rollouts`` (policy
   inference for the learner, the opponents and the batched env);
 - "sb3 training": both together, what a run's progress line shows;
-- "matmul ceiling": the GFLOP/s described above, and "learner ceiling" in samples/s.
+- "matmul ceiling": the GFLOP/s described above, and "learner ceiling" in samples/s;
+- "fast PPO update", "fast rollout collection", "fast training": the same three through the fast
+  engine's loop (``madiao_mao.training.fast``) on the same model, games and opponents, with their
+  ratios to the SB3 rows and to the ceiling in the notes.
+
+``training_run_speed`` measures a whole training run of a config with either engine (what
+``benchmarks/gpu_check.py`` compares on a GPU and on the CPU).
 
 The model and the ceiling's multiplies run on the torch device of ``--device`` (default "auto": a
 CUDA GPU when torch sees one), which every row's note names.
@@ -139,6 +145,7 @@ def run(seconds: float, device: str = "cpu") -> list[Result]:
         ),
         seconds,
     )
+    fast_update, fast_collect = fast_engine_seconds(model, config, seconds)
     shapes = linear_shapes(model.policy)
     torch.set_num_threads(os.cpu_count() or 1)
     gflops = matmul_gflops(shapes, seconds, device=device)
@@ -185,4 +192,59 @@ def run(seconds: float, device: str = "cpu") -> list[Result]:
             "learner steps/s",
             f"{on}, rollout of {rollout_size} learner steps",
         ),
+        Result(
+            "learner",
+            "fast PPO update",
+            rollout_size / fast_update,
+            "samples/s",
+            f"{on}, minibatch {config.batch_size}, {config.n_epochs} epochs, {threads}; "
+            f"{rollout_size / fast_update / ceiling:.2f} of the ceiling, {update / fast_update:.2f}x sb3's",
+        ),
+        Result(
+            "learner",
+            "fast rollout collection",
+            rollout_size / fast_collect,
+            "learner steps/s",
+            f"{on}, the same games and opponents; {collect / fast_collect:.2f}x sb3's",
+        ),
+        Result(
+            "learner",
+            "fast training (collection + update)",
+            rollout_size / (fast_update + fast_collect),
+            "learner steps/s",
+            f"{on}, rollout of {rollout_size} learner steps; "
+            f"{(update + collect) / (fast_update + fast_collect):.2f}x sb3's, "
+            f"{rollout_size / (fast_update + fast_collect) / ceiling:.2f} of the learner ceiling",
+        ),
     ]
+
+
+def fast_engine_seconds(model, config, seconds: float) -> tuple[float, float]:
+    """Seconds per PPO update and per rollout collection of the fast engine
+    (``madiao_mao.training.fast``) on ``model``'s policy and env (the same network, games and
+    opponents as the SB3 rows), after one rollout and update of warm-up."""
+    from stable_baselines3.common.logger import Logger
+
+    from madiao_mao.training.fast.train import FastLoop
+
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    loop = FastLoop(model, model.env, config, seed=config.seed)
+    loop.collect()
+    loop.update(1.0)
+    update = _time_until(lambda: loop.update(1.0), seconds)
+    collect = _time_until(loop.collect, seconds)
+    return update, collect
+
+
+def training_run_speed(config, engine: str) -> dict[str, float]:
+    """The speed of a whole training run of ``config`` (its ``runs_dir`` receives the run folder)
+    with ``engine`` ("sb3" or "fast"), as the run reports it in ``state.json``: learner steps/s
+    over training and the shares of the env, the opponents and the updates."""
+    import json
+
+    from madiao_mao.training.fast import train as fast_train
+    from madiao_mao.training.sb3 import train as sb3_train
+
+    train = {"sb3": sb3_train.train, "fast": fast_train.train}[engine]
+    run_dir = train(config, quiet=True)
+    return json.loads((run_dir / "state.json").read_text())["final_speed"]

@@ -200,14 +200,12 @@ def test_a_run_that_asked_for_a_gpu_resumes_on_the_cpu_of_a_machine_without_one(
     assert "Learner device: cpu (the torch device of the last training call)." in report
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_gpu)])
-def test_a_toy_run_trains_on_the_device_and_its_models_play_on_the_cpu(tmp_path, monkeypatch, device):
-    """The whole SB3 loop on ``device``: the warm start, the live policy and its snapshots as
-    opponents, checkpoints and a resume; the saved model loads and plays on the CPU."""
-    from madiao_mao.agents.learned import policy_agent
+def toy_config_on(device: str, tmp_path, monkeypatch) -> TrainConfig:
+    """A toy run on ``device`` that exercises every use of it: the warm start, the live policy
+    and its snapshots as opponents."""
     from madiao_mao.training.sb3 import train as train_module
 
-    config = _toy_training_config(
+    return _toy_training_config(
         train_module,
         tmp_path,
         monkeypatch,
@@ -218,7 +216,16 @@ def test_a_toy_run_trains_on_the_device_and_its_models_play_on_the_cpu(tmp_path,
         snapshot_every=128,
         opponent_weights={"scripted": 0.2, "snapshot": 0.4, "current": 0.4},
     )
-    run_dir = train_module.train(config)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_gpu)])
+def test_a_toy_run_trains_on_the_device_and_its_models_play_on_the_cpu(tmp_path, monkeypatch, device):
+    """The whole SB3 loop on ``device``: the warm start, the live policy and its snapshots as
+    opponents, checkpoints and a resume; the saved model loads and plays on the CPU."""
+    from madiao_mao.agents.learned import policy_agent
+    from madiao_mao.training.sb3 import train as train_module
+
+    run_dir = train_module.train(toy_config_on(device, tmp_path, monkeypatch))
     train_module.train(resume=run_dir, total_timesteps=256, quiet=True)
     state = json.loads((run_dir / "state.json").read_text())
     assert (state["device"], state["num_timesteps"]) == (device, 256)

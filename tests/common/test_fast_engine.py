@@ -5,6 +5,7 @@ that loads as an agent), is reproducible from its seed, and refuses bad invocati
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from madiao_mao.training.fast import ppo  # noqa: E402
 from madiao_mao.training.fast import train as fast_train  # noqa: E402
 from madiao_mao.training.sb3 import train as sb3_train  # noqa: E402
 from tests.common.test_cli_config import _one_line_error  # noqa: E402
+from tests.common.test_device import needs_gpu, toy_config_on  # noqa: E402
 from tests.common.test_training import ToyVectorEnv, _toy_training_config  # noqa: E402
 
 
@@ -240,3 +242,50 @@ def test_the_train_command_runs_the_fast_engine_and_resumes_with_it(tmp_path, mo
 def test_a_bad_fast_invocation_is_one_line_and_status_2(argv, named, tmp_path, capsys):
     argv = [str(tmp_path / "missing") if word == "MISSING" else word for word in argv]
     assert named.replace("MISSING", str(tmp_path / "missing")) in _one_line_error(argv, capsys)
+
+
+def test_a_game_cut_short_is_paid_the_value_of_where_it_was_cut_and_an_ended_one_is_not():
+    from types import SimpleNamespace
+
+    model = _toy_model()
+    loop = fast_train.FastLoop(model, model.env, SimpleNamespace(n_steps=2), seed=0)
+    cut_at = np.linspace(-1, 1, ToyVectorEnv.obs_dim, dtype=np.float32)
+    infos = [
+        {"TimeLimit.truncated": True, "terminal_observation": cut_at},
+        {"TimeLimit.truncated": False, "terminal_observation": -cut_at},
+        {},
+    ]
+    rewards = loop._bootstrap_truncated(
+        np.array([1.0, 2.0, 3.0], dtype=np.float32), np.array([True, True, False]), infos, gamma=0.5
+    )
+    with torch.no_grad():
+        _, value = ppo.logits_and_values(model.policy, torch.as_tensor(cut_at[None]))
+    np.testing.assert_allclose(rewards, [1.0 + 0.5 * float(value[0]), 2.0, 3.0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_gpu)])
+def test_a_fast_toy_run_trains_on_the_device_after_a_warm_start(tmp_path, monkeypatch, device):
+    """The fast loop on ``device`` (on a GPU: pinned staging rows, actions drawn there), after the
+    warm start, with the live policy and its snapshots as opponents, and a resume."""
+    config = toy_config_on(device, tmp_path, monkeypatch)
+    run_dir = fast_train.train(config)
+    fast_train.train(resume=run_dir, total_timesteps=256, quiet=True)
+    state = json.loads((run_dir / "state.json").read_text())
+    assert (state["device"], state["num_timesteps"], state["engine"]) == (device, 256, "fast")
+    assert "imitation" in state
+
+
+def test_a_fast_run_draws_its_learning_curve_and_says_its_speed_at_the_end(tmp_path, monkeypatch, capsys):
+    from tests.common.test_training_hardening import _fake_evaluation
+
+    calls: list[int] = []
+    monkeypatch.setattr(sb3_train, "evaluate_against_baselines", _fake_evaluation(calls))
+    config = _toy_training_config(
+        sb3_train, tmp_path, monkeypatch, imitate="none", total_timesteps=300, eval_every=128, verbose=True
+    )
+    run_dir = fast_train.train(config, quiet=True)
+    history = json.loads((run_dir / "eval.json").read_text())
+    assert [point["timesteps"] for point in history] == calls == [128, 256, 384]
+    out = capsys.readouterr().out
+    assert "rounded up to whole rollouts of 128" in out
+    assert re.search(r"trained 384 learner steps in [\d.]+ s \([\d,]+ learner steps/s", out)

@@ -160,7 +160,8 @@ class FastLoop:
         if not cut:
             return rewards
         terminal = np.stack([infos[g]["terminal_observation"] for g in cut]).astype(np.float32)
-        _, values = logits_and_values(self.policy, torch.as_tensor(terminal, device=self.device))
+        with torch.no_grad():
+            _, values = logits_and_values(self.policy, torch.as_tensor(terminal, device=self.device))
         rewards = np.array(rewards, dtype=np.float32)
         rewards[cut] += gamma * values.cpu().numpy()
         return rewards
