@@ -131,6 +131,16 @@ def check_policy_spec(spec: str) -> None:
         load_agent(spec, "madiao", seed=0)
 
 
+def pin_table(seed: int):
+    """The env the baselines' decisions are pinned on (``madiao_mao.training.scorecard.baseline_pins``),
+    dealt from ``seed``: the suites' env."""
+    from madiao_mao.training.madiao.games import make_env
+
+    env = make_env()
+    env.reset(seed=seed)
+    return env
+
+
 def play_suite(
     under_test, suite: MadiaoSuite, cache, baselines: tuple[str, ...] = BASELINES, *, progress: bool = False
 ):
