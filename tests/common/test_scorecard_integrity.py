@@ -82,3 +82,14 @@ def test_pins_of_another_protocol_are_refused(monkeypatch) -> None:
     monkeypatch.setattr(scorecard, "PROTOCOL", "scorecard-next")
     with pytest.raises(ValueError, match="pins the baselines of scorecard-2, not scorecard-next"):
         scorecard.check_baseline_pin("madiao", "greedy")
+
+
+def test_the_pins_command_writes_and_checks_the_pins_file(monkeypatch, tmp_path, capsys) -> None:
+    stored = json.loads(scorecard.PINS.read_text())
+    monkeypatch.setattr(scorecard, "baseline_pins", lambda: stored)  # the hashes as computed above
+    assert scorecard.main(["pins", "--check"]) == 0
+    monkeypatch.setattr(scorecard, "PINS", tmp_path / "pins.json")
+    assert scorecard.main(["pins", "--check"]) == 1  # no file yet: differs
+    assert scorecard.main(["pins"]) == 0 and json.loads(scorecard.PINS.read_text()) == stored
+    assert scorecard.main(["pins", "--check"]) == 0
+    assert "pins.json differs" in capsys.readouterr().out
