@@ -263,15 +263,20 @@ def test_the_madiao_leaderboard_order_agrees_with_every_head_to_head_figure() ->
         compared = 0
         for record in records:
             for figure in record["figures"]:
+                # A row's figure against its own spec is no head-to-head between two rows (the
+                # search against copies of itself, each seeded otherwise: docs/results.md).
                 if figure["measure"] != madiao_scorecard.HEADLINE or figure["table"] not in rank:
+                    continue
+                if figure["table"] == record["policy"]:
                     continue
                 compared += 1
                 if rank[record["policy"]] < rank[figure["table"]]:  # against a policy ranked under it
                     assert figure["high"] >= 0, (record["policy"], figure)
                 else:
                     assert figure["low"] <= 0, (record["policy"], figure)
-        # Every column that is also a row of the suite's table is compared, in every row.
-        assert compared == len(records) * len(set(madiao_scorecard.BASELINES) & set(rank))
+        # Every column that is also another row of the suite's table is compared, in every row.
+        columns = set(madiao_scorecard.BASELINES) & set(rank)
+        assert compared == sum(len(columns - {record["policy"]}) for record in records)
 
 
 def test_the_mao_leaderboard_shows_rates_unsigned_lowest_penalty_first() -> None:

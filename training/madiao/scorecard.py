@@ -32,7 +32,7 @@ from madiao_mao.training.stats import openskill_ratings
 SEARCH_BUDGET = "samples=8"
 BASELINES = ("random", "greedy", "heuristic", f"search:{SEARCH_BUDGET}", "model")
 #: The shipped agents on the leaderboard, as the specs their scorecards were made with.
-LEADERBOARD_POLICIES = ("random", "greedy", "heuristic", "search", "model")
+LEADERBOARD_POLICIES = ("random", "greedy", "heuristic", "search", "search:samples=8", "model")
 #: The agent every figure is paired with.
 REFERENCE = "heuristic"
 HEADLINE = "stakes_per_hand"
