@@ -48,12 +48,19 @@ from madiao_mao.training.stats import markdown_table
 
 #: The version of the protocol: suites, baselines, budgets and figures. Any change to what a
 #: scorecard measures changes it, so two scorecards compare only when it is equal.
-PROTOCOL = "scorecard-1"
+PROTOCOL = "scorecard-2"
 #: The file names written in a scorecard folder.
 JSON_NAME, MARKDOWN_NAME, PLOT_NAME = "scorecard.json", "scorecard.md", "scorecard.png"
 #: Where the shipped agents' scorecards and the leaderboard built from them live.
 SCORECARDS_DIR = Path(__file__).resolve().parent.parent / "docs" / "scorecards"
 LEADERBOARD = Path(__file__).resolve().parent.parent / "docs" / "leaderboard.md"
+#: Each baseline's behaviour under ``PROTOCOL``: the hash of its decisions on fixed positions
+#: (``baseline_pins``), checked by ``tests/common/test_scorecard_integrity.py``.
+PINS = Path(__file__).resolve().parent / "scorecard_pins.json"
+#: The pinned positions: every decision of every seat, the baseline in all of them, of the games
+#: each game's scorecard module deals from these seeds (``pin_table``), the first
+#: ``PIN_DECISIONS`` of each game.
+PIN_SEEDS, PIN_DECISIONS = (0, 1, 2), 150
 
 
 def scorecard_games() -> tuple[str, ...]:
@@ -594,9 +601,9 @@ def command_scorecard(args: argparse.Namespace) -> int:
 
 
 def leaderboard_markdown(folder: Path = SCORECARDS_DIR) -> str:
-    """docs/leaderboard.md from the scorecard JSON files in ``folder``: a table per game, a row per
-    policy (ranked as the game's module says, ``leaderboard_table``) and the command that
-    reproduces it. A partial scorecard (not every baseline played) is refused."""
+    """docs/leaderboard.md from the scorecard JSON files in ``folder``: a table per game and suite,
+    a row per policy (ranked as the game's module says, ``leaderboard_table``) and the command
+    that reproduces it. A partial scorecard (not every baseline played) is refused."""
     records = [json.loads(path.read_text()) for path in sorted(folder.glob("*.json"))]
     if not records:
         raise ValueError(f"no scorecards in {folder}")
@@ -619,44 +626,121 @@ def leaderboard_markdown(folder: Path = SCORECARDS_DIR) -> str:
                     f"the {game} scorecard of {record['policy']!r} played {record['baselines']}, not every "
                     f"baseline ({', '.join(module.BASELINES)}): a partial scorecard has no row"
                 )
-        suites = sorted({(r["suite"]["name"], r["suite"]["checksum"], r["protocol"]) for r in ours})
-        lines += [f"## {game.capitalize()}", ""]
-        lines += [
-            f"Suite `{name}` ({checksum}), protocol `{protocol}`." for name, checksum, protocol in suites
-        ]
-        header, ranked = module.leaderboard_table(ours)
-        lines += ["", module.LEADERBOARD_NOTE, ""]
-        rows = [
-            [
-                f"`{record['policy']}`",
-                *cells,
-                f"`madiao-mao scorecard {record['policy']} --game {game} --suite {record['suite']['name']}`",
+        lines += [f"## {game.capitalize()}", "", module.LEADERBOARD_NOTE, ""]
+        # One table per suite: rows measured on other games do not rank against each other.
+        for suite in [name for name in module.SUITES if any(r["suite"]["name"] == name for r in ours)]:
+            on_suite = [r for r in ours if r["suite"]["name"] == suite]
+            described = sorted({(r["suite"]["checksum"], r["protocol"]) for r in on_suite})
+            lines += [f"### Suite `{suite}`", ""]
+            lines += [f"Checksum {checksum}, protocol `{protocol}`." for checksum, protocol in described]
+            header, ranked = module.leaderboard_table(on_suite)
+            rows = [
+                [
+                    f"`{record['policy']}`",
+                    *cells,
+                    f"`madiao-mao scorecard {record['policy']} --game {game} --suite {suite}`",
+                ]
+                for record, cells in ranked
             ]
-            for record, cells in ranked
-        ]
-        lines += [markdown_table(["policy", *header, "reproduce"], rows), ""]
+            lines += ["", markdown_table(["policy", *header, "reproduce"], rows), ""]
     return "\n".join(lines)
+
+
+# ---- the baselines' pins
+
+
+def baseline_decisions_hash(game: str, baseline: str) -> str:
+    """The sha256 of ``baseline``'s decisions on the pinned positions (``PIN_SEEDS``,
+    ``PIN_DECISIONS``; with a search's values): one instance per seat, seeded from the game's
+    seed and the seat."""
+    from madiao_mao.training.cli_args import load_agent
+
+    module = game_module(game)
+    decisions = []
+    for seed in PIN_SEEDS:
+        env = module.pin_table(seed)
+        players = [
+            load_agent(baseline, game, seed=seed * 100 + seat, env=env) for seat in range(len(env.agents))
+        ]
+        for player in players:
+            player.reset()
+        made: list[Any] = []
+        while env.agents and sum(isinstance(entry, int) for entry in made) < PIN_DECISIONS:
+            if env.terminations[env.agent_selection] or env.truncations[env.agent_selection]:
+                env.step(None)  # a seat's exit from the ended game (PettingZoo's dead step)
+                continue
+            seen = env.observe(env.agent_selection)
+            seat = env.possible_agents.index(env.agent_selection)
+            action = int(players[seat].act(seen["observation"], seen["action_mask"]))
+            made.append(action)
+            # A search's values per candidate too: a change in what it samples shows even where
+            # its choice stays the same.
+            searched = getattr(players[seat], "last_decision", None)
+            if searched is not None:
+                made.append([round(float(value), 6) for value in searched.values])
+            env.step(action)
+        env.close()
+        decisions.append(made)
+    return "sha256:" + hashlib.sha256(json.dumps(decisions).encode()).hexdigest()
+
+
+def baseline_pins() -> dict[str, Any]:
+    """Every scorecard baseline's decisions hash, by game, under ``PROTOCOL`` (``PINS``'s content)."""
+    return {
+        "protocol": PROTOCOL,
+        "pins": {
+            game: {
+                baseline: baseline_decisions_hash(game, baseline) for baseline in game_module(game).BASELINES
+            }
+            for game in scorecard_games()
+        },
+    }
+
+
+def check_baseline_pin(game: str, baseline: str) -> None:
+    """Refuse a baseline that decides otherwise than its pin: the scorecards made under
+    ``PROTOCOL`` would no longer compare with new ones."""
+    stored = json.loads(PINS.read_text())
+    if stored["protocol"] != PROTOCOL:
+        raise ValueError(
+            f"{PINS.name} pins the baselines of {stored['protocol']}, not {PROTOCOL}: run "
+            "python -m madiao_mao.training.scorecard pins"
+        )
+    pinned = stored["pins"].get(game, {}).get(baseline)
+    found = baseline_decisions_hash(game, baseline)
+    if found != pinned:
+        raise ValueError(
+            f"the {game} baseline {baseline!r} decides otherwise than under protocol {PROTOCOL} "
+            f"(decisions {found}, pinned {pinned}): scorecards made before no longer compare with new "
+            "ones. Bump PROTOCOL in training/scorecard.py, regenerate docs/scorecards/ and "
+            "docs/leaderboard.md (docs/scorecard.md, Regenerating), then the pins: "
+            "python -m madiao_mao.training.scorecard pins"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m madiao_mao.training.scorecard leaderboard [--check]``: write docs/leaderboard.md from the
-    shipped scorecards (``--check``: only say whether the file is up to date, status 1 if not)."""
+    shipped scorecards (``--check``: only say whether the file is up to date, status 1 if not).
+    ``pins [--check]``: the same for the baselines' pins (``PINS``), after a protocol bump."""
     from madiao_mao.training.cli_args import OneLineArgumentParser, run_reporting_user_errors
 
     prog = "python -m madiao_mao.training.scorecard"
     parser = OneLineArgumentParser(prog=prog, description=main.__doc__)
-    parser.add_argument("command", choices=("leaderboard",))
+    parser.add_argument("command", choices=("leaderboard", "pins"))
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args(argv)
 
     def run() -> int:
-        text = leaderboard_markdown()
+        if args.command == "pins":
+            target, text = PINS, json.dumps(baseline_pins(), indent=1, sort_keys=True) + "\n"
+        else:
+            target, text = LEADERBOARD, leaderboard_markdown()
         if args.check:
-            current = LEADERBOARD.read_text() if LEADERBOARD.is_file() else ""
-            print("up to date" if current == text else f"{LEADERBOARD.name} differs from the scorecards")
+            current = target.read_text() if target.is_file() else ""
+            print("up to date" if current == text else f"{target.name} differs from what it is made from")
             return 0 if current == text else 1
-        LEADERBOARD.write_text(text)
-        print(f"wrote {LEADERBOARD}")
+        target.write_text(text)
+        print(f"wrote {target}")
         return 0
 
     return run_reporting_user_errors(prog, run)

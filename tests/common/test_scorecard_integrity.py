@@ -1,10 +1,14 @@
 """What keeps a scorecard honest (issue 33): a suite whose games no longer hash to its recorded
-checksum is refused by ``score()`` and by the command before anything is played or written."""
+checksum is refused by ``score()`` and by the command before anything is played or written, and
+each baseline's decisions on fixed positions are pinned under the protocol, so a baseline that
+changes fails here until the protocol is bumped and the shipped scorecards regenerated."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 
+import numpy as np
 import pytest
 
 pytest.importorskip("madiao_env.madiao_v0")
@@ -44,3 +48,48 @@ def test_the_command_refuses_a_tampered_suite_in_one_line(tampered_game, tmp_pat
     assert captured.err.count("\n") == 1 and "checksum" in captured.err
     assert captured.err.startswith("madiao-mao scorecard: error:")
     assert not out.exists()
+
+
+# ---- each baseline's behaviour pinned under the protocol
+
+PINNED = [(game, b) for game in scorecard.scorecard_games() for b in scorecard.game_module(game).BASELINES]
+
+
+@pytest.mark.parametrize(("game", "baseline"), PINNED, ids=[f"{game}-{b}" for game, b in PINNED])
+def test_each_baseline_decides_as_pinned_under_the_protocol(game, baseline) -> None:
+    scorecard.check_baseline_pin(game, baseline)
+
+
+def test_the_pins_are_of_the_protocol_and_cover_every_baseline() -> None:
+    stored = json.loads(scorecard.PINS.read_text())
+    assert stored["protocol"] == scorecard.PROTOCOL
+    expected = {game: set(scorecard.game_module(game).BASELINES) for game in scorecard.scorecard_games()}
+    assert {game: set(pins) for game, pins in stored["pins"].items()} == expected
+
+
+def test_a_baseline_that_decides_otherwise_fails_with_what_to_do(monkeypatch) -> None:
+    from madiao_mao.agents.madiao.heuristic import RoleAwareHeuristicAgent
+
+    def last_legal(self, observation, action_mask) -> int:
+        return int(np.flatnonzero(action_mask)[-1])
+
+    monkeypatch.setattr(RoleAwareHeuristicAgent, "act", last_legal)
+    with pytest.raises(ValueError, match=r"decides otherwise.*Bump PROTOCOL.*regenerate docs/scorecards/"):
+        scorecard.check_baseline_pin("madiao", "heuristic")
+
+
+def test_pins_of_another_protocol_are_refused(monkeypatch) -> None:
+    monkeypatch.setattr(scorecard, "PROTOCOL", "scorecard-next")
+    with pytest.raises(ValueError, match="pins the baselines of scorecard-2, not scorecard-next"):
+        scorecard.check_baseline_pin("madiao", "greedy")
+
+
+def test_the_pins_command_writes_and_checks_the_pins_file(monkeypatch, tmp_path, capsys) -> None:
+    stored = json.loads(scorecard.PINS.read_text())
+    monkeypatch.setattr(scorecard, "baseline_pins", lambda: stored)  # the hashes as computed above
+    assert scorecard.main(["pins", "--check"]) == 0
+    monkeypatch.setattr(scorecard, "PINS", tmp_path / "pins.json")
+    assert scorecard.main(["pins", "--check"]) == 1  # no file yet: differs
+    assert scorecard.main(["pins"]) == 0 and json.loads(scorecard.PINS.read_text()) == stored
+    assert scorecard.main(["pins", "--check"]) == 0
+    assert "pins.json differs" in capsys.readouterr().out

@@ -32,7 +32,7 @@ from madiao_mao.training.stats import openskill_ratings
 SEARCH_BUDGET = "samples=8"
 BASELINES = ("random", "greedy", "heuristic", f"search:{SEARCH_BUDGET}", "model")
 #: The shipped agents on the leaderboard, as the specs their scorecards were made with.
-LEADERBOARD_POLICIES = ("random", "greedy", "heuristic", "search", "model")
+LEADERBOARD_POLICIES = ("random", "greedy", "heuristic", "search", "search:samples=8", "model")
 #: The agent every figure is paired with.
 REFERENCE = "heuristic"
 HEADLINE = "stakes_per_hand"
@@ -129,6 +129,16 @@ def check_policy_spec(spec: str) -> None:
         load_agent(spec, "madiao", seed=0, env=make_env())
     else:
         load_agent(spec, "madiao", seed=0)
+
+
+def pin_table(seed: int):
+    """The env the baselines' decisions are pinned on (``madiao_mao.training.scorecard.baseline_pins``),
+    dealt from ``seed``: the suites' env."""
+    from madiao_mao.training.madiao.games import make_env
+
+    env = make_env()
+    env.reset(seed=seed)
+    return env
 
 
 def play_suite(

@@ -35,7 +35,7 @@ from madiao_mao.training.stats import mean_ci, openskill_ratings
 
 BASELINES = ("base", "bayes", "oracle", "model")
 #: The shipped agents on the leaderboard, as the specs their scorecards were made with.
-LEADERBOARD_POLICIES = ("random", "base", "bayes", "oracle", "model")
+LEADERBOARD_POLICIES = ("random", "base", "bayes", "caller", "oracle", "model")
 REFERENCE = "base"
 #: The table of the players'-calls variant in the figures.
 CALLS_TABLE = "players_calls"
@@ -122,6 +122,16 @@ def check_policy_spec(spec: str) -> None:
 
     if spec != "oracle":
         load_agent(spec, "mao", seed=0)
+
+
+def pin_table(seed: int):
+    """The env the baselines' decisions are pinned on (``madiao_mao.training.scorecard.baseline_pins``),
+    dealt from ``seed``: a table of the suites' kind, one held-out rule active from the start."""
+    from mao_env.env import raw_env
+
+    env = raw_env()
+    env.reset(seed=seed, options={"rules": [int(HELD_OUT_RULES[seed % len(HELD_OUT_RULES)])]})
+    return env
 
 
 def play_suite(
