@@ -33,7 +33,7 @@ from pathlib import Path
 from madiao_mao.benchmarks import learner
 from madiao_mao.training.cli_args import OneLineArgumentParser, run_reporting_user_errors
 from madiao_mao.training.config import TrainConfig, resolve_device
-from madiao_mao.training.games import GAME_SPECS
+from madiao_mao.training.game_spec import GAME_SPECS
 
 PROG = "python -m madiao_mao.benchmarks.gpu_check"
 ENGINES = ("sb3", "fast")
@@ -41,7 +41,7 @@ ENGINES = ("sb3", "fast")
 #: (rollouts of 16,384 learner steps, as long as a default one of 256 games x 32 steps x 2).
 WIDE = {"n_envs": 4096, "n_steps": 4, "batch_size": 8192}
 #: Rollouts per training run: one, so that every game's runs on both devices fit the 5 minutes
-#: (Mao's default learns at hundreds of learner steps/s).
+#: (the slowest game's default learns at hundreds of learner steps/s).
 ROLLOUTS = 1
 
 

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputFormat
 
+from madiao_mao.training.run_folder import PROGRESS_FILE, STEP_COLUMN
+
 TAG_PREFIXES = {"train/": "losses/", "rollout/": "charts/", "time/": "charts/"}
 
 
@@ -39,12 +41,6 @@ class NamespacedTensorBoard(TensorBoardOutputFormat):
         # SB3 keeps its step and time counters out of TensorBoard; they are written here too, so
         # the event file and progress.csv hold the same series under the same names.
         super().write(renamed, dict.fromkeys(renamed), step)
-
-
-#: The progress.csv column that says at which learner step a row was logged.
-STEP_COLUMN = "charts/total_timesteps"
-#: The run folder's CSV of every logged scalar.
-PROGRESS_FILE = "progress.csv"
 
 
 class NamespacedCSV(KVWriter):

@@ -41,11 +41,14 @@ from cardgame_core.files import atomic_write_json, atomic_write_text
 from madiao_mao.training.config import TrainConfig
 from madiao_mao.training.game_spec import game_spec
 from madiao_mao.training.league import League
-from madiao_mao.training.logging_utils import PROGRESS_FILE, STEP_COLUMN
 from madiao_mao.training.stats import plot_curves
 
 CONFIG_FILE = "config.json"
 STATE_FILE = "state.json"
+#: The CSV of every logged scalar (the logger writes it: ``madiao_mao.training.logging_utils``).
+PROGRESS_FILE = "progress.csv"
+#: The progress.csv column that says at which learner step a row was logged.
+STEP_COLUMN = "charts/total_timesteps"
 #: The league saved beside every checkpoint of a league run.
 LEAGUE_FILE = "league.json"
 LEARNING_CURVE_FILE = "eval.json"

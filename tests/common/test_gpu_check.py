@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from madiao_mao.benchmarks import gpu_check, learner
-from madiao_mao.training.games import GAME_SPECS
+from madiao_mao.training.game_spec import GAME_SPECS
 
 
 def test_every_game_is_trained_by_each_engine_briefly_and_without_a_warm_start(tmp_path):

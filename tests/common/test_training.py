@@ -231,6 +231,8 @@ def _toy_training_config(train_module, tmp_path, monkeypatch, **overrides):
         "progress_bar": False,
         "verbose": False,
     }
+    if overrides.get("game", "mao") != "mao":
+        del options["game_settings"]  # Mao's own settings: another game has none of them
     return TrainConfig(**{**options, **overrides})
 
 

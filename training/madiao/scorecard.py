@@ -134,7 +134,7 @@ def check_policy_spec(spec: str) -> None:
 def pin_table(seed: int):
     """The env the baselines' decisions are pinned on (``madiao_mao.training.scorecard.baseline_pins``),
     dealt from ``seed``: the suites' env."""
-    from madiao_mao.training.madiao.games import make_env
+    from madiao_mao.training.madiao.matches import make_env
 
     env = make_env()
     env.reset(seed=seed)

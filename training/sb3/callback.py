@@ -23,8 +23,8 @@ from tqdm import tqdm
 
 from madiao_mao.training.config import TrainConfig, evaluation_interval, steps_at_end
 from madiao_mao.training.game_spec import game_spec
-from madiao_mao.training.logging_utils import STEP_COLUMN, atomic_save_model, log_evaluation, log_league
-from madiao_mao.training.run_folder import newest_snapshots, snapshot_path
+from madiao_mao.training.logging_utils import atomic_save_model, log_evaluation, log_league
+from madiao_mao.training.run_folder import STEP_COLUMN, newest_snapshots, snapshot_path
 
 
 class TrainingCallback(BaseCallback):
