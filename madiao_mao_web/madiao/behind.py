@@ -4,7 +4,8 @@ The env's settlement lines name the rule, the seats and the stakes, not the card
 them, so this derives it from the hand as the table saw it: each trick's plays and winner, the
 upcard and the stock card the stock check turns over. Everything named here is public at the end
 of the hand or follows from the payment itself: a trick is won with a face-up card; the seat dealt
-100T is the one the Hundred Myriad pays; the four lowest are the rule's own four cards; the stock
+100T is the one the Hundred Myriad pays (100T is named only when it won a trick); the seat dealt
+the four lowest is the one paid for them (the cards are not named: the rule names them); the stock
 card is the top card of the suit whose second-best card the payer played face up. A face-down card
 is never named, and a meld's cards are not (the web shows no hand at a meld), so a meld has no
 phrase.
@@ -97,11 +98,14 @@ def _boss_card(hand, payer, payee):
 
 
 def _hundred_myriad(hand, payer, payee):
-    # The tier is paid to the seat dealt 100T, banker or player: the payee.
+    # The tier is paid to the seat dealt 100T, banker or player: the payee. 100T is named only
+    # when it won a trick (face up); otherwise it may have been sloughed face down, and the rule's
+    # own name says which card it is.
     won = [n for n, c in _won(hand, payee) if c == "100T"]
-    tricks = f"made {_plural(_count(hand, payee), 'trick')}"
-    with_it = f"100T won trick {won[0]}" if won else "100T won no trick"
-    return f"100T was dealt to seat {payee}, who {tricks}; {with_it}"
+    tricks = _plural(_count(hand, payee), "trick")
+    if won:
+        return f"dealt to seat {payee}, who made {tricks} and won trick {won[0]} with 100T"
+    return f"dealt to seat {payee}, who made {tricks} and won no trick with it"
 
 
 def _honours(hand, payer, payee):
@@ -135,7 +139,8 @@ def _stock_check(hand, payer, payee):
 
 
 def _four_lowest(hand, payer, payee):
-    return f"seat {payee} held 20T, 1M, 1S and 9C"
+    # The rule's name says which four cards; they may lie in other hands of the next deal.
+    return f"seat {payee} was dealt all four"
 
 
 def _face_up_discards(hand: dict[str, Any], seat: int) -> list[tuple[int, str]]:

@@ -111,7 +111,7 @@ PAYMENT = re.compile(r"^(You|Seat \d) pays? (\d+(?:\.\d+)?) stakes? to (you|seat
 def test_a_settlement_says_who_pays_whom_once_per_rule_and_pair(page, tmp_path):
     """Watched seed 0 (heuristic players): the boss-card rule is settled both ways between seats 3
     and 0 by the env; the page shows one netted payment per pair, each naming payer and payee and
-    what is behind it (the trick count, the tricks won with a boss card, 100T)."""
+    what is behind it (the trick count, the tricks won with a boss card, who was dealt 100T)."""
     page.goto("/watch/madiao?seed=0&agents=heuristic&pause=0")
     render = wait_ready(page)
     page.click('[data-testid="watch-play"]')
@@ -127,7 +127,9 @@ def test_a_settlement_says_who_pays_whom_once_per_rule_and_pair(page, tmp_path):
             assert match, line
             pairs.append(frozenset((match.group(1).lower(), match.group(3).lower())))
             assert match.group(4), line  # every rule of this hand has a card or trick behind it
-            assert re.search(r"\b(made \d+ tricks?|tricks? [\d, and]+ won with|100T)\b", match.group(4)), line
+            assert re.search(
+                r"\b(made \d+ tricks?|tricks? [\d, and]+ won with|dealt to)\b", match.group(4)
+            ), line
         assert len(pairs) == len(set(pairs)), lines  # never both ways between two seats
     screenshot(page, tmp_path, "madiao-settlement-netted")
     assert page.console_errors == []

@@ -29,14 +29,13 @@ def test_each_rule_names_the_trick_or_card_behind_it():
     assert behind("trick_count", 3, 0, HAND) == "seat 3 made 0 tricks"
     assert behind("boss_card", 0, 1, HAND) == "tricks 1 and 3 won with 9M, 10000T by seat 1"
     assert (
-        behind("hundred_myriad", 0, 1, HAND)
-        == "100T was dealt to seat 1, who made 4 tricks; 100T won trick 6"
+        behind("hundred_myriad", 0, 1, HAND) == "dealt to seat 1, who made 4 tricks and won trick 6 with 100T"
     )
     assert behind("honours", 0, 1, HAND) == "tricks 3, 4 and 6 won with 10000T, 1000T, 100T by seat 1"
     assert behind("stock_check", 3, 0, HAND) == (
         "stock card 9M (top of its suit); seat 3 played 8M face up in trick 4"
     )
-    assert behind("four_lowest", 2, 3, HAND) == "seat 3 held 20T, 1M, 1S and 9C"
+    assert behind("four_lowest", 2, 3, HAND) == "seat 3 was dealt all four"
     assert behind("face_up_discard", 3, 0, HAND) == "seat 3 played 8M face up in trick 4 without capturing"
     assert behind("meld", 2, 3, HAND) is None  # a meld's cards are not shown at the table
 
