@@ -224,3 +224,21 @@ def test_a_replay_plays_by_itself_to_the_end(page, live_server):
     page.wait_for_selector('[data-testid="replay-play"][aria-pressed="false"]')
     assert text_of(page, "replay-play") == "play"
     assert page.console_errors == []
+
+
+def test_what_is_behind_a_payment_calls_the_viewer_you(page, tmp_path):
+    """Seat 1 playing its first legal move each turn (seed 3): the settlement's phrases name the
+    person's own seat "you", never "seat 1"."""
+    page.goto("/play/madiao?seat=1&agents=heuristic&seed=3&pause=0")
+    render = wait_ready(page)
+    for _ in range(MAX_CLICKS):
+        if page.locator('[data-testid="settlement"]').count():
+            break
+        moves = legal_moves(page)
+        render = click_move(page, next((m for m in moves if m == "pass"), moves[0]), render)
+    behind = page.locator('[data-testid="settlement"] [data-testid="behind"]').all_inner_texts()
+    assert behind
+    assert not any("seat 1" in text for text in behind), behind
+    assert any(re.search(r"\byou\b", text) for text in behind), behind
+    screenshot(page, tmp_path, "madiao-settlement-behind")
+    assert page.console_errors == []
