@@ -92,3 +92,15 @@ def test_without_the_hand_a_settlement_has_no_behind():
     assert "behind" not in view["rules"][0]["payments"][0]
     view = madiao_settlement_view(lines, [1.0, -1.0, 0.0, 0.0], banker=0, hand=HAND)
     assert view["rules"][0]["payments"][0]["behind"] == "seat 1 made 4 tricks"
+
+
+def test_a_replay_says_the_same_as_the_live_table():
+    from madiao_mao_web.madiao.replay import MadiaoReplay
+
+    game = MadiaoGame(watch=1, seed=0)
+    game._advance()
+    while not game.over:
+        game._agent_move()
+    replay = MadiaoReplay(game.record())
+    frame = replay.frame(replay.n_steps, None)
+    assert frame["settlement"]["rules"] == game.settlements[-1]["rules"]
