@@ -20,6 +20,7 @@ from madiao_mao_web.games import (
     seat_and_names,
     seed_param,
 )
+from madiao_mao_web.madiao.behind import behind, hand_context
 
 MADIAO_DEFAULT_AGENT = "heuristic"
 REDEAL_EXPLANATION = (
@@ -77,12 +78,18 @@ def madiao_trick_view(plays: Sequence[tuple[int, str, bool]], seat: int | None) 
     }
 
 
-def madiao_settlement_view(lines: Sequence[dict[str, Any]], payoffs: Sequence[float], banker: int) -> dict:
+def madiao_settlement_view(
+    lines: Sequence[dict[str, Any]],
+    payoffs: Sequence[float],
+    banker: int,
+    hand: dict[str, Any] | None = None,
+) -> dict:
     """A settlement by rule: each rule's payments netted between each two seats (the env may
     settle a rule both ways between two seats: one payment says who pays whom on balance; lines
     that cancel out leave none and mark the rule ``cancelled``), in the order the env settled
     them (the rule's spoken name and explanation are in :func:`rule_texts`), and every seat's
-    payoff."""
+    payoff. Given the ``hand`` (:func:`madiao_mao_web.madiao.behind.hand_context`), each payment
+    also says what is ``behind`` it: the card or trick, where the hand determines one."""
     flows: dict[str, dict[tuple[int, int], float]] = {}
     for line in lines:
         pairs = flows.setdefault(line["rule"], {})
@@ -97,7 +104,10 @@ def madiao_settlement_view(lines: Sequence[dict[str, Any]], payoffs: Sequence[fl
                 cancelled = True
                 continue
             payer, payee = (low, high) if net > 0 else (high, low)
-            payments.append({"payer": payer, "payee": payee, "stakes": abs(net)})
+            payment = {"payer": payer, "payee": payee, "stakes": abs(net)}
+            if hand is not None:
+                payment["behind"] = behind(rule, payer, payee, hand)
+            payments.append(payment)
         rules.append({"rule": rule, "payments": payments, "cancelled": cancelled})
     return {"banker": banker, "rules": rules, "payoffs": [float(p) for p in payoffs]}
 
@@ -175,6 +185,9 @@ class MadiaoGame(LiveGame):
         self._hands: list[list[str]] = [[], [], [], []]
         self._banker = 0
         self._upcard: str | None = None
+        self._stock: list[str] = []
+        # This hand's completed tricks, for what is behind each settlement payment.
+        self._hand_tricks: list[dict[str, Any]] = []
         self._trick: list[tuple[int, str, bool]] = []
         self._last_trick: dict[str, Any] | None = None
         self._tricks_won = [0, 0, 0, 0]
@@ -219,6 +232,7 @@ class MadiaoGame(LiveGame):
             self._hands = [list(h) for h in event["hands"]]
             self._banker = int(event["banker"])
             self._upcard = event["stock"][0]
+            self._stock, self._hand_tricks = list(event["stock"]), []
             self._trick, self._last_trick, self._tricks_won = [], None, [0, 0, 0, 0]
             self._hand_number = int(event["hand_number"])
             banker = "you are" if self._banker == self.seat else f"{self._who(self._banker)} is"
@@ -241,13 +255,17 @@ class MadiaoGame(LiveGame):
                 "winner": trick_winner,
                 **madiao_trick_view(self._trick, self.seat),
             }
+            self._hand_tricks.append(
+                {"number": int(event["trick"]) + 1, "winner": trick_winner, "plays": list(self._trick)}
+            )
             wins = "win" if trick_winner == self.seat else "wins"
             number = int(event["trick"]) + 1
             text = f"{self._who(trick_winner)} {wins} trick {number} with {_card_words(winning)}."
         else:  # a settlement
             payoffs = [float(p) for p in event["payoffs"]]
             self.totals = [t + p for t, p in zip(self.totals, payoffs, strict=True)]
-            settled = madiao_settlement_view(event["lines"], payoffs, self._banker)
+            hand = hand_context(self._hand_tricks, self._banker, self._stock)
+            settled = madiao_settlement_view(event["lines"], payoffs, self._banker, hand)
             settled["hand_number"] = int(event["hand_number"])
             self.settlements.append(settled)
             text = f"Hand {int(event['hand_number']) + 1} settled: " + self._result_words(payoffs)

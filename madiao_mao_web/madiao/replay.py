@@ -15,6 +15,7 @@ from typing import Any
 
 from madiao_env import cards as madiao_cards
 from madiao_mao_web import replays
+from madiao_mao_web.madiao.behind import hand_context
 from madiao_mao_web.madiao.live import (
     madiao_card,
     madiao_role,
@@ -93,6 +94,9 @@ class MadiaoReplay(Replay):
             "last_winner": None,
             "tricks_won": [0, 0, 0, 0],
             "sloughed": [[], [], [], []],
+            # This hand's completed tricks and its stock, for what is behind each payment.
+            "hand_tricks": [],
+            "stock": [],
             "settlement": None,
             "totals": [0.0, 0.0, 0.0, 0.0],
             "hand_number": 0,
@@ -187,6 +191,8 @@ def _apply_madiao_event(state: dict[str, Any], event: Any) -> None:
             last_winner=None,
             tricks_won=[0, 0, 0, 0],
             sloughed=[[], [], [], []],
+            hand_tricks=[],
+            stock=[madiao_cards.card_name(madiao_cards.card_id(name)) for name in event["stock"]],
             settlement=None,
             hand_number=int(event.get("hand_number", state["hand_number"])),
         )
@@ -217,6 +223,9 @@ def _apply_madiao_event(state: dict[str, Any], event: Any) -> None:
             state["tricks_won"][int(event["winner"])] += 1
         state["last_trick"], state["trick"] = state["trick"], []
         state["last_winner"] = int(event["winner"])
+        number = len(state["hand_tricks"]) + 1
+        trick = {"number": number, "winner": state["last_winner"], "plays": list(state["last_trick"])}
+        state["hand_tricks"].append(trick)
     elif kind == "settlement":
         payoffs = [float(p) for p in event["payoffs"]]
         lines = [
@@ -228,7 +237,8 @@ def _apply_madiao_event(state: dict[str, Any], event: Any) -> None:
             }
             for line in event["lines"]
         ]
-        state["settlement"] = madiao_settlement_view(lines, payoffs, state["banker"])
+        hand = hand_context(state["hand_tricks"], state["banker"], state["stock"])
+        state["settlement"] = madiao_settlement_view(lines, payoffs, state["banker"], hand)
         state["totals"] = [t + p for t, p in zip(state["totals"], payoffs, strict=True)]
 
 

@@ -105,12 +105,13 @@ def test_a_mao_call_window_by_keyboard_alone_calls_nothing_unless_asked(page, tm
     assert page.console_errors == []
 
 
-PAYMENT = re.compile(r"^(You|Seat \d) pays? (\d+(?:\.\d+)?) stakes? to (you|seat \d)$")
+PAYMENT = re.compile(r"^(You|Seat \d) pays? (\d+(?:\.\d+)?) stakes? to (you|seat \d)(?: — (.+))?$")
 
 
 def test_a_settlement_says_who_pays_whom_once_per_rule_and_pair(page, tmp_path):
     """Watched seed 0 (heuristic players): the boss-card rule is settled both ways between seats 3
-    and 0 by the env; the page shows one netted payment per pair, each naming payer and payee."""
+    and 0 by the env; the page shows one netted payment per pair, each naming payer and payee and
+    what is behind it (the trick count, the tricks won with a boss card, who was dealt 100T)."""
     page.goto("/watch/madiao?seed=0&agents=heuristic&pause=0")
     render = wait_ready(page)
     page.click('[data-testid="watch-play"]')
@@ -125,6 +126,10 @@ def test_a_settlement_says_who_pays_whom_once_per_rule_and_pair(page, tmp_path):
             match = PAYMENT.match(line.strip())
             assert match, line
             pairs.append(frozenset((match.group(1).lower(), match.group(3).lower())))
+            assert match.group(4), line  # every rule of this hand has a card or trick behind it
+            assert re.search(
+                r"\b(made \d+ tricks?|tricks? [\d, and]+ won with|dealt to)\b", match.group(4)
+            ), line
         assert len(pairs) == len(set(pairs)), lines  # never both ways between two seats
     screenshot(page, tmp_path, "madiao-settlement-netted")
     assert page.console_errors == []
@@ -218,4 +223,22 @@ def test_a_replay_plays_by_itself_to_the_end(page, live_server):
     )
     page.wait_for_selector('[data-testid="replay-play"][aria-pressed="false"]')
     assert text_of(page, "replay-play") == "play"
+    assert page.console_errors == []
+
+
+def test_what_is_behind_a_payment_calls_the_viewer_you(page, tmp_path):
+    """Seat 1 playing its first legal move each turn (seed 3): the settlement's phrases name the
+    person's own seat "you", never "seat 1"."""
+    page.goto("/play/madiao?seat=1&agents=heuristic&seed=3&pause=0")
+    render = wait_ready(page)
+    for _ in range(MAX_CLICKS):
+        if page.locator('[data-testid="settlement"]').count():
+            break
+        moves = legal_moves(page)
+        render = click_move(page, next((m for m in moves if m == "pass"), moves[0]), render)
+    behind = page.locator('[data-testid="settlement"] [data-testid="behind"]').all_inner_texts()
+    assert behind
+    assert not any("seat 1" in text for text in behind), behind
+    assert any(re.search(r"\byou\b", text) for text in behind), behind
+    screenshot(page, tmp_path, "madiao-settlement-behind")
     assert page.console_errors == []

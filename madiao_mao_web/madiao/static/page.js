@@ -159,6 +159,11 @@
     return "broke even";
   }
 
+  // What is behind a payment (the card or trick) names every seat "seat N": the viewer's own is "you".
+  function behindWords(view, text) {
+    return view.seat === null || view.seat === undefined ? text : text.replace(new RegExp(`\\bseat ${view.seat}\\b`, "g"), "you");
+  }
+
   function settlementPanel(view, settled, title) {
     const payments = settled.rules.map((rule) =>
       el(
@@ -173,7 +178,12 @@
             ...rule.payments.map((p) => {
               const payer = whoName(view, p.payer);
               const pays = p.payer === view.seat ? "pay" : "pays";
-              return el("li", { class: "payment" }, `${payer[0].toUpperCase()}${payer.slice(1)} ${pays} ${plural(p.stakes, "stake")} to ${whoName(view, p.payee)}`);
+              return el(
+                "li",
+                { class: "payment" },
+                `${payer[0].toUpperCase()}${payer.slice(1)} ${pays} ${plural(p.stakes, "stake")} to ${whoName(view, p.payee)}`,
+                p.behind ? el("span", { class: "behind", "data-testid": "behind", text: ` — ${behindWords(view, p.behind)}` }) : null
+              );
             }),
             rule.cancelled ? el("li", { class: "muted", text: "Payments both ways between the same seats cancel out (netted)." }) : null,
           ]
