@@ -143,10 +143,9 @@ Options
 -------
 ``env()`` and ``raw_env()`` take the same keyword arguments (``help(madiao_v0.env)`` lists them):
 ``render_mode`` None | "ansi" (``render()`` returns the table as text) | "human" (prints it), and
-the game options ``obs_type``, ``episode``, ``stake``, ``max_redeals``, ``face_up_discard``, each
-documented once, under its field of ``madiao_env.options.MadiaoOptions``, which checks them (a
-bad one raises ``TypeError`` or ``ValueError`` naming it), is kept as ``env.unwrapped.options``,
-and is what the batched env and the play-outs build from as well.
+the game options: the fields of ``madiao_env.options.MadiaoOptions``, each documented once, under
+its field. That object checks them (a bad one raises ``TypeError`` or ``ValueError`` naming it), is
+kept as ``env.unwrapped.options``, and is what the batched env and the play-outs build from as well.
 ``render(seat=k)`` (on ``env()`` too) shows only what seat ``k`` sees: its own hand, the other
 hands as card counts, the upcard (and the card under it once the stock check exposed it), other
 seats' face-down plays as "(face down)"; ``render()`` shows the full table.
@@ -190,7 +189,7 @@ from pettingzoo import AECEnv
 
 from cardgame_core.aec import CardGameAECEnv, check_action, seed_sequence, wrap_like_pettingzoo_classic
 from cardgame_core.jit import compiled_for
-from cardgame_core.options_doc import document_options
+from cardgame_core.options_doc import document_options, option_values
 from madiao_env import cards, core, layout, payments, state
 
 # The option limits live in madiao_env.options; re-exported as part of the env module's names.
@@ -260,14 +259,7 @@ def env(
     the episode (the offender loses ``ILLEGAL_ACTION_STAKES`` times ``stake``; its ``infos`` say
     why), ``render(seat=k)`` works through the wrappers. ``raw_env()`` takes the same arguments
     and raises on an illegal action instead. Documentation: the ``madiao_env.env`` docstring."""
-    bare = raw_env(
-        render_mode=render_mode,
-        obs_type=obs_type,
-        episode=episode,
-        stake=stake,
-        max_redeals=max_redeals,
-        face_up_discard=face_up_discard,
-    )
+    bare = raw_env(**locals())  # the parameters are raw_env's, in the same order
     return wrap_like_pettingzoo_classic(bare, illegal_reward=-ILLEGAL_ACTION_STAKES * bare.stake)
 
 
@@ -338,31 +330,16 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
     ) -> None:
         if render_mode is not None and (not isinstance(render_mode, str) or render_mode not in RENDER_MODES):
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
-        options = MadiaoOptions(
-            obs_type=obs_type,
-            episode=episode,
-            stake=stake,
-            max_redeals=max_redeals,
-            face_up_discard=face_up_discard,
-        )
-        EzPickle.__init__(
-            self,
-            render_mode=render_mode,
-            obs_type=obs_type,
-            episode=episode,
-            stake=stake,
-            max_redeals=max_redeals,
-            face_up_discard=face_up_discard,
-        )
+        game_options = option_values(MadiaoOptions, locals())
+        options = MadiaoOptions(**game_options)
+        EzPickle.__init__(self, render_mode=render_mode, **game_options)
         super().__init__()
         self.render_mode = render_mode
-        #: The validated rule and observation options (``madiao_env.options``).
+        #: The validated rule and observation options (``madiao_env.options``); each is also an
+        #: attribute of the env under its own name.
         self.options = options
-        self.obs_type = options.obs_type
-        self.episode = options.episode
-        self.stake = options.stake
-        self.max_redeals = options.max_redeals
-        self.face_up_discard = options.face_up_discard
+        for name in game_options:
+            setattr(self, name, getattr(options, name))
         self.env_kwargs = {"render_mode": render_mode, **options.as_kwargs()}
         self.possible_agents = list(state.AGENTS)
         self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}

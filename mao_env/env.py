@@ -124,13 +124,10 @@ all agents. Once every agent has stepped out of an ended episode, ``step`` raise
 
 Options: ``env()`` and ``raw_env()`` take the same keyword arguments (``help(mao_v0.env)`` lists
 them): ``render_mode`` (None, "ansi", "human": the table and every call as the Mao Master says
-it) and the game options ``n_players`` (also positional), ``num_rounds``, ``max_steps``, ``mask``,
-``reasons``, ``rule_choice``, ``rounds``, ``seven_turn_ends``, ``seven_phrase``, ``talking``,
-``calls``, ``forgotten_mao_cards``, ``max_sub_actions``, ``n_events``, ``obs_type``,
-``win_reward``, ``penalty_card_reward``, each documented once, under its field of
-:class:`mao_env.options.MaoOptions`, which checks them (``TypeError``/``ValueError`` naming a bad
-one), is kept as ``env.options``, builds the kernels' config row, and is what the batched env
-builds from too.
+it) and the game options, ``n_players`` also positional: the fields of
+:class:`mao_env.options.MaoOptions`, each documented once, under its field. That object checks them
+(``TypeError``/``ValueError`` naming a bad one), is kept as ``env.options``, builds the kernels'
+config row, and is what the batched env builds from too.
 
 Illegal actions: ``raw_env()`` raises ``cardgame_core.aec.IllegalActionError`` for an action
 outside the mask, naming it as text and listing the legal ones; nothing changes. ``env()``, as
@@ -202,7 +199,7 @@ from cardgame_core.aec import (
     wrap_like_pettingzoo_classic,
 )
 from cardgame_core.jit import compiled_for
-from cardgame_core.options_doc import document_options
+from cardgame_core.options_doc import document_options, option_values
 from mao_env import cards, core
 from mao_env import render as rendering
 from mao_env import rules as rule_library
@@ -285,14 +282,7 @@ def env(
     episode (the offender gets ``ILLEGAL_ACTION_REWARD``; its ``infos`` say why), ``render(seat=k)``
     works through the wrappers. ``raw_env()`` takes the same arguments and raises on an illegal
     action instead. Documentation: the ``mao_env.env`` docstring."""
-    bare = raw_env(
-        n_players, num_rounds=num_rounds, max_steps=max_steps, mask=mask, reasons=reasons,
-        rule_choice=rule_choice, rounds=rounds, seven_turn_ends=seven_turn_ends,
-        seven_phrase=seven_phrase, talking=talking, calls=calls,
-        forgotten_mao_cards=forgotten_mao_cards, max_sub_actions=max_sub_actions,
-        n_events=n_events, obs_type=obs_type, win_reward=win_reward,
-        penalty_card_reward=penalty_card_reward, render_mode=render_mode,
-    )  # fmt: skip
+    bare = raw_env(**locals())  # the parameters are raw_env's, in the same order
     return wrap_like_pettingzoo_classic(bare, illegal_reward=ILLEGAL_ACTION_REWARD)
 
 
@@ -330,43 +320,15 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         penalty_card_reward: float = -0.1,
         render_mode: str | None = None,
     ) -> None:
-        EzPickle.__init__(
-            self, n_players, num_rounds=num_rounds, max_steps=max_steps, mask=mask, reasons=reasons,
-            rule_choice=rule_choice, rounds=rounds, seven_turn_ends=seven_turn_ends,
-            seven_phrase=seven_phrase, talking=talking, calls=calls,
-            forgotten_mao_cards=forgotten_mao_cards, max_sub_actions=max_sub_actions,
-            n_events=n_events, obs_type=obs_type, win_reward=win_reward,
-            penalty_card_reward=penalty_card_reward, render_mode=render_mode,
-        )  # fmt: skip
+        game_options = option_values(MaoOptions, locals())
+        EzPickle.__init__(self, render_mode=render_mode, **game_options)
         super().__init__()
-        #: The validated options (:class:`mao_env.options.MaoOptions`); the attributes below are
-        #: their values under the names the env has always had.
-        self.options = MaoOptions(
-            n_players=n_players, num_rounds=num_rounds, max_steps=max_steps, mask=mask, reasons=reasons,
-            rule_choice=rule_choice, rounds=rounds, seven_turn_ends=seven_turn_ends,
-            seven_phrase=seven_phrase, talking=talking, calls=calls,
-            forgotten_mao_cards=forgotten_mao_cards, max_sub_actions=max_sub_actions,
-            n_events=n_events, obs_type=obs_type, win_reward=win_reward,
-            penalty_card_reward=penalty_card_reward,
-        )  # fmt: skip
+        #: The validated options (:class:`mao_env.options.MaoOptions`); each is also an attribute
+        #: of the env under its own name (``mask`` as ``mask_mode``), as the env has always had them.
+        self.options = MaoOptions(**game_options)
         options = self.options
-        self.n_players = options.n_players
-        self.num_rounds = options.num_rounds
-        self.max_steps = options.max_steps
-        self.mask_mode = options.mask
-        self.reasons = options.reasons
-        self.rule_choice = options.rule_choice
-        self.rounds = options.rounds
-        self.seven_turn_ends = options.seven_turn_ends
-        self.seven_phrase = options.seven_phrase
-        self.talking = options.talking
-        self.calls = options.calls
-        self.forgotten_mao_cards = options.forgotten_mao_cards
-        self.max_sub_actions = options.max_sub_actions
-        self.n_events = options.n_events
-        self.obs_type = options.obs_type
-        self.win_reward = options.win_reward
-        self.penalty_card_reward = options.penalty_card_reward
+        for name in game_options:
+            setattr(self, "mask_mode" if name == "mask" else name, getattr(options, name))
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
