@@ -90,9 +90,11 @@ Rewards (per step, every seat): ``win_reward`` (default 1.0) to the round winner
 rule makes a seat take are not penalties).
 
 Infos have the same keys and shapes at every step, so that a generic collector can stack them:
-``infos[agent]`` = ``{"n_calls": int, "call_cards": int, "illegal_action": bool,
-"illegal_action_error": str}``: the number of calls the last step made, the cards this agent takes
-for them, and the illegal-action entries (False and "" unless ``env()`` ended the episode on this
+``infos[agent]`` = ``{"n_calls": int, "call_cards": int, "round_blocked": bool, "illegal_action":
+bool, "illegal_action_error": str}``: the number of calls the last step made, the cards this agent
+takes for them, whether the last step blocked the round (nothing was left to take and no seat could
+play: the round ended with no winner and no new rule, ``docs/mao-rules.md``), and the
+illegal-action entries (False and "" unless ``env()`` ended the episode on this
 agent's illegal action).
 
 Calls: after every step ``env.unwrapped.last_calls`` lists the calls of that step (a list of
@@ -428,13 +430,16 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         if _step_game is None:
             _step_game = compiled_for(core.step_game, *arguments)
         flags = _step_game(*arguments)
-        if flags & core.STEP_CALLS:
+        # A blocked round is rare and changes no flag of its own: one scalar read tells.
+        blocked = bool(self._game.round_blocked)
+        if flags & core.STEP_CALLS or blocked:
             self.last_calls = []
-            self._record_calls(self._seat_of[agent])
+            if flags & core.STEP_CALLS:
+                self._record_calls(self._seat_of[agent])
             n_calls = len(self.last_calls)
             for name in self.agents:
                 taken = sum(call["cards"] for call in self.last_calls if call["player"] == name)
-                self.infos[name] = snapshots.calls_info(n_calls, taken)
+                self.infos[name] = snapshots.calls_info(n_calls, taken, blocked)
             self._infos_quiet = False
         elif not self._infos_quiet:
             self.last_calls = []
