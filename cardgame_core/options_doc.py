@@ -1,4 +1,5 @@
-"""The ``Args:`` section of ``env()``/``raw_env()`` made from the options object's field docstrings.
+"""The ``Args:`` section of ``env()``/``raw_env()`` made from the options object's field docstrings,
+and the options passed on from their explicit signatures.
 
 Each game documents an option once, as the docstring under its field in the frozen options
 dataclass (``madiao_env.options.MadiaoOptions``, ``mao_env.options.MaoOptions``); the entry points
@@ -8,11 +9,12 @@ show those same texts in ``help()`` instead of keeping a copy that could drift.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import itertools
 import textwrap
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 Documented = TypeVar("Documented", bound=Callable)
 
@@ -59,3 +61,10 @@ def document_options(options_class: type, **other_args: str) -> Callable[[Docume
 
 def _wrapped(text: str) -> str:
     return textwrap.fill(text, width=100, initial_indent="    ", subsequent_indent="        ")
+
+
+def option_values(options_class: type, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The game options among an entry point's ``arguments`` (its ``locals()`` on entry), by the
+    fields of ``options_class``: the entry points keep explicit signatures for ``help()`` and static
+    tools, and pass the options on without naming each one again."""
+    return {field.name: arguments[field.name] for field in dataclasses.fields(options_class)}

@@ -143,10 +143,9 @@ Options
 -------
 ``env()`` and ``raw_env()`` take the same keyword arguments (``help(madiao_v0.env)`` lists them):
 ``render_mode`` None | "ansi" (``render()`` returns the table as text) | "human" (prints it), and
-the game options ``obs_type``, ``episode``, ``stake``, ``max_redeals``, ``face_up_discard``, each
-documented once, under its field of ``madiao_env.options.MadiaoOptions``, which checks them (a
-bad one raises ``TypeError`` or ``ValueError`` naming it), is kept as ``env.unwrapped.options``,
-and is what the batched env and the play-outs build from as well.
+the game options: the fields of ``madiao_env.options.MadiaoOptions``, each documented once, under
+its field. That object checks them (a bad one raises ``TypeError`` or ``ValueError`` naming it), is
+kept as ``env.unwrapped.options``, and is what the batched env and the play-outs build from as well.
 ``render(seat=k)`` (on ``env()`` too) shows only what seat ``k`` sees: its own hand, the other
 hands as card counts, the upcard (and the card under it once the stock check exposed it), other
 seats' face-down plays as "(face down)"; ``render()`` shows the full table.
@@ -190,7 +189,7 @@ from pettingzoo import AECEnv
 
 from cardgame_core.aec import CardGameAECEnv, check_action, seed_sequence, wrap_like_pettingzoo_classic
 from cardgame_core.jit import compiled_for
-from cardgame_core.options_doc import document_options
+from cardgame_core.options_doc import document_options, option_values
 from madiao_env import cards, core, layout, payments, state
 
 # The option limits live in madiao_env.options; re-exported as part of the env module's names.
@@ -199,6 +198,8 @@ from madiao_env.options import MAX_REDEALS_CAP as MAX_REDEALS_CAP
 from madiao_env.options import MAX_STAKE as MAX_STAKE
 from madiao_env.options import OBS_TYPES as OBS_TYPES
 from madiao_env.options import MadiaoOptions
+from madiao_env.scenario import check_seat, deck_dealing, read_scenario
+from madiao_env.scenario import deck_orders as deck_orders  # search imports it from here, as before
 
 # The exported slices of the observation pieces (names, sizes and meaning: madiao_env.layout).
 OBS_HAND = layout.SUMMARY_SLICES["OBS_HAND"]
@@ -230,7 +231,6 @@ HIST_PLAYS = layout.HISTORY_SLICES["HIST_PLAYS"]
 
 RENDER_MODES = ("ansi", "human")
 PHASE_NAMES = ("redeal", "play", "over")
-_OPTION_KEYS = {"hands", "stock", "banker", "first", "deck"}
 _N_ACTIONS = cards.N_ACTIONS
 _MASK_SHAPE = (1, cards.N_ACTIONS)
 # core.step_games compiled for the AEC env's argument types (the same for every env: its own
@@ -260,59 +260,8 @@ def env(
     the episode (the offender loses ``ILLEGAL_ACTION_STAKES`` times ``stake``; its ``infos`` say
     why), ``render(seat=k)`` works through the wrappers. ``raw_env()`` takes the same arguments
     and raises on an illegal action instead. Documentation: the ``madiao_env.env`` docstring."""
-    bare = raw_env(
-        render_mode=render_mode,
-        obs_type=obs_type,
-        episode=episode,
-        stake=stake,
-        max_redeals=max_redeals,
-        face_up_discard=face_up_discard,
-    )
+    bare = raw_env(**locals())  # the parameters are raw_env's, in the same order
     return wrap_like_pettingzoo_classic(bare, illegal_reward=-ILLEGAL_ACTION_STAKES * bare.stake)
-
-
-def _check_seat(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{what} must be a seat number 0..3, got {type(value).__name__} {value!r}")
-    if not 0 <= int(value) < cards.N_SEATS:
-        raise ValueError(f"{what} must be a seat number 0..3, got {value!r}")
-    return int(value)
-
-
-def _card_list(value: Any, length: int, what: str) -> list[int]:
-    if isinstance(value, str) or not isinstance(value, (list, tuple)):
-        raise TypeError(f"{what} must be a list of {length} card names, got {value!r}")
-    if len(value) != length:
-        raise ValueError(f"{what} must hold {length} cards, got {len(value)}: {list(value)!r}")
-    return [cards.card_id(name) for name in value]
-
-
-def _check_distinct(ids: list[int], what: str) -> None:
-    seen: set[int] = set()
-    for card in ids:
-        if card in seen:
-            raise ValueError(f"{what}: card {cards.CARD_NAMES[card]} appears more than once")
-        seen.add(card)
-
-
-def deck_dealing(hands_and_stock: tuple[list[list[int]], list[int]], first: int) -> np.ndarray:
-    """The deck order (int8[40]) that the dealing procedure from ``first`` turns into these hands
-    (card ids by seat) and stock (card ids, upcard first)."""
-    hand_ids, stock_ids = hands_and_stock
-    return deck_orders(np.asarray(hand_ids)[None], np.asarray(stock_ids)[None], first)[0]
-
-
-def deck_orders(hand_ids: np.ndarray, stock_ids: np.ndarray, first: int) -> np.ndarray:
-    """Deck orders (int8 ``[N, 40]``, top to bottom) that the dealing procedure from seat ``first``
-    turns into ``hand_ids`` (``[N, 4, 8]`` card ids by seat, any order within a hand) and
-    ``stock_ids`` (``[N, 8]``, upcard first): the module doc's procedure, for many deals at once."""
-    decks = np.empty((hand_ids.shape[0], cards.N_CARDS), dtype=np.int8)
-    for k in range(4):  # a batch of four to each seat in play order from the first seat
-        decks[:, 4 * k : 4 * k + 4] = hand_ids[:, (first + k) % 4, :4]
-    for j in range(16):  # then single cards round the table
-        decks[:, 16 + j] = hand_ids[:, (first + j) % 4, 4 + j // 4]
-    decks[:, cards.N_CARDS - cards.STOCK_SIZE :] = stock_ids[:, ::-1]  # the upcard at the bottom
-    return decks
 
 
 @document_options(MadiaoOptions, render_mode=_RENDER_MODE_DOC)
@@ -338,31 +287,16 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
     ) -> None:
         if render_mode is not None and (not isinstance(render_mode, str) or render_mode not in RENDER_MODES):
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
-        options = MadiaoOptions(
-            obs_type=obs_type,
-            episode=episode,
-            stake=stake,
-            max_redeals=max_redeals,
-            face_up_discard=face_up_discard,
-        )
-        EzPickle.__init__(
-            self,
-            render_mode=render_mode,
-            obs_type=obs_type,
-            episode=episode,
-            stake=stake,
-            max_redeals=max_redeals,
-            face_up_discard=face_up_discard,
-        )
+        game_options = option_values(MadiaoOptions, locals())
+        options = MadiaoOptions(**game_options)
+        EzPickle.__init__(self, render_mode=render_mode, **game_options)
         super().__init__()
         self.render_mode = render_mode
-        #: The validated rule and observation options (``madiao_env.options``).
+        #: The validated rule and observation options (``madiao_env.options``); each is also an
+        #: attribute of the env under its own name.
         self.options = options
-        self.obs_type = options.obs_type
-        self.episode = options.episode
-        self.stake = options.stake
-        self.max_redeals = options.max_redeals
-        self.face_up_discard = options.face_up_discard
+        for name in game_options:
+            setattr(self, name, getattr(options, name))
         self.env_kwargs = {"render_mode": render_mode, **options.as_kwargs()}
         self.possible_agents = list(state.AGENTS)
         self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
@@ -416,7 +350,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         # Everything is validated before the RNG or the state is touched: a reset that raises
         # changes nothing.
         new_rng = seed_sequence(seed) if seed is not None or self._rng is None else None
-        deck, first, banker, hands_given = self._read_options(options)
+        deck, first, banker, hands_given = read_scenario(options)
         if new_rng is not None:
             self._rng = new_rng
         if banker is None:
@@ -443,44 +377,6 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self.last_settlement = None
         self._check_overflow()
         self._after_kernel(obs, masks)
-
-    def _read_options(
-        self, options: dict | None
-    ) -> tuple[np.ndarray, int, int | None, tuple[list[list[int]], list[int]] | None]:
-        """Validated reset options, without drawing from the RNG: (deck int8[40] or -1s for a
-        random deal, first seat or -1, banker or None, (hands, stock) card ids of the "hands"
-        option or None; its deck is laid out once banker and first seat are known)."""
-        deck = np.full(cards.N_CARDS, -1, dtype=np.int8)
-        if options is None:
-            return deck, -1, None, None
-        if not isinstance(options, dict):
-            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
-        # pettingzoo.test.api_test probes ``reset(options={"options": 1})``: that one key is ignored.
-        unknown = set(options) - _OPTION_KEYS - {"options"}
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; valid: {sorted(_OPTION_KEYS)}")
-        banker = _check_seat(options["banker"], "banker") if "banker" in options else None
-        if "deck" in options:
-            if {"hands", "stock", "first"} & set(options):
-                raise ValueError("option 'deck' cannot be combined with 'hands', 'stock' or 'first'")
-            ids = _card_list(options["deck"], cards.N_CARDS, "deck")
-            _check_distinct(ids, "deck")
-            return np.array(ids, dtype=np.int8), -1, banker, None
-        if "hands" not in options:
-            if "stock" in options or "first" in options:
-                raise ValueError("options 'stock' and 'first' need 'hands' as well")
-            return deck, -1, banker, None
-        if "stock" not in options:
-            raise ValueError("option 'hands' needs 'stock' (8 names, upcard first) as well")
-        hands = options["hands"]
-        if isinstance(hands, str) or not isinstance(hands, (list, tuple)) or len(hands) != 4:
-            raise ValueError(f"hands must be a list of 4 hands (one per seat), got {hands!r}")
-        hand_ids = [_card_list(hand, cards.HAND_SIZE, f"hands[{seat}]") for seat, hand in enumerate(hands)]
-        stock_ids = _card_list(options["stock"], cards.STOCK_SIZE, "stock")
-        _check_distinct([c for hand in hand_ids for c in hand] + stock_ids, "hands and stock")
-        first = _check_seat(options["first"], "first") if "first" in options else -1
-        deck[39] = stock_ids[0]  # the cut card, for the first seat when it is not given
-        return deck, first, banker, (hand_ids, stock_ids)
 
     # ------------------------------------------------------------------ step
     def step(self, action: Any) -> None:
@@ -662,7 +558,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         """The table as text (``render_mode`` "ansi" returns it, "human" prints it); ``seat=k``
         shows only what seat ``k`` sees (see the module docstring)."""
         if seat is not None:
-            seat = _check_seat(seat, "render seat")
+            seat = check_seat(seat, "render seat")
         if self.render_mode is None:
             import gymnasium
 

@@ -90,9 +90,11 @@ Rewards (per step, every seat): ``win_reward`` (default 1.0) to the round winner
 rule makes a seat take are not penalties).
 
 Infos have the same keys and shapes at every step, so that a generic collector can stack them:
-``infos[agent]`` = ``{"n_calls": int, "call_cards": int, "illegal_action": bool,
-"illegal_action_error": str}``: the number of calls the last step made, the cards this agent takes
-for them, and the illegal-action entries (False and "" unless ``env()`` ended the episode on this
+``infos[agent]`` = ``{"n_calls": int, "call_cards": int, "round_blocked": bool, "illegal_action":
+bool, "illegal_action_error": str}``: the number of calls the last step made, the cards this agent
+takes for them, whether the last step blocked the round (nothing was left to take and no seat could
+play: the round ended with no winner and no new rule, ``docs/mao-rules.md``), and the
+illegal-action entries (False and "" unless ``env()`` ended the episode on this
 agent's illegal action).
 
 Calls: after every step ``env.unwrapped.last_calls`` lists the calls of that step (a list of
@@ -124,13 +126,10 @@ all agents. Once every agent has stepped out of an ended episode, ``step`` raise
 
 Options: ``env()`` and ``raw_env()`` take the same keyword arguments (``help(mao_v0.env)`` lists
 them): ``render_mode`` (None, "ansi", "human": the table and every call as the Mao Master says
-it) and the game options ``n_players`` (also positional), ``num_rounds``, ``max_steps``, ``mask``,
-``reasons``, ``rule_choice``, ``rounds``, ``seven_turn_ends``, ``seven_phrase``, ``talking``,
-``calls``, ``forgotten_mao_cards``, ``max_sub_actions``, ``n_events``, ``obs_type``,
-``win_reward``, ``penalty_card_reward``, each documented once, under its field of
-:class:`mao_env.options.MaoOptions`, which checks them (``TypeError``/``ValueError`` naming a bad
-one), is kept as ``env.options``, builds the kernels' config row, and is what the batched env
-builds from too.
+it) and the game options, ``n_players`` also positional: the fields of
+:class:`mao_env.options.MaoOptions`, each documented once, under its field. That object checks them
+(``TypeError``/``ValueError`` naming a bad one), is kept as ``env.options``, builds the kernels'
+config row, and is what the batched env builds from too.
 
 Illegal actions: ``raw_env()`` raises ``cardgame_core.aec.IllegalActionError`` for an action
 outside the mask, naming it as text and listing the legal ones; nothing changes. ``env()``, as
@@ -202,8 +201,9 @@ from cardgame_core.aec import (
     wrap_like_pettingzoo_classic,
 )
 from cardgame_core.jit import compiled_for
-from cardgame_core.options_doc import document_options
+from cardgame_core.options_doc import document_options, option_values
 from mao_env import cards, core
+from mao_env import render as rendering
 from mao_env import rules as rule_library
 from mao_env import state as snapshots
 from mao_env.options import (  # noqa: F401 (the option tables are re-exported from here, as before)
@@ -219,6 +219,12 @@ from mao_env.options import (  # noqa: F401 (the option tables are re-exported f
     parse_rules,
 )
 from mao_env.options import check_int as _check_int
+from mao_env.render import (  # noqa: F401 (describe_call is imported from here, as before)
+    CALL_REASONS,
+    call_text,
+    describe_call,
+)
+from mao_env.scenario import parse_scenario, place_scenario
 from mao_env.state import STATE_KEYS
 
 # The kernels of the step path compiled for the AEC env's argument types (the same for every env:
@@ -230,48 +236,7 @@ _observe = None
 
 __all__ = ["IllegalActionError", "allowed_actions", "env", "raw_env"]
 
-CALL_REASONS = {
-    core.CALL_BAD_CARD: "bad card",
-    core.CALL_FAILURE_TO_SAY: "failure to say",
-    core.CALL_TALKING: "talking",
-    core.CALL_MAO: "mao",
-    core.CALL_BAD_CALL: "bad call",
-}
 _EVENT_KINDS = ("play", "bad card", "draw", "new rule", "call", "point of order")
-_SCENARIO_KEYS = (
-    "hands",
-    "pile",
-    "stack",
-    "rules",
-    "fixed_rules",
-    "current",
-    "direction",
-    "pending_seven",
-    "named_suit",
-)
-
-
-def describe_call(code: int, phrase: int, reasons: str = "calls", rule: int = -1) -> str:
-    """The formal penalty call as the Mao Master says it."""
-    if reasons == "hidden":
-        return "Penalty"
-    if code == core.CALL_BAD_CARD:
-        text = "Bad card"
-    elif code == core.CALL_FAILURE_TO_SAY:
-        text = f"Failure to say '{cards.PHRASES[phrase]}'"
-    elif code == core.CALL_TALKING:
-        text = "Talking"
-    elif code == core.CALL_BAD_CALL:
-        text = "Bad call"
-    else:
-        text = "Taking the name of the great Chinese leader in vain"
-    if reasons == "revealed" and rule >= 0:
-        text += f" (rule {rule}: {rule_library.RULE_DESCRIPTIONS[rule]})"
-    return text
-
-
-# The few distinct call texts, formatted once each (the step path records calls often).
-_call_text = functools.cache(describe_call)
 
 
 def allowed_actions(state: dict[str, np.ndarray], game: int = 0) -> np.ndarray:
@@ -319,14 +284,7 @@ def env(
     episode (the offender gets ``ILLEGAL_ACTION_REWARD``; its ``infos`` say why), ``render(seat=k)``
     works through the wrappers. ``raw_env()`` takes the same arguments and raises on an illegal
     action instead. Documentation: the ``mao_env.env`` docstring."""
-    bare = raw_env(
-        n_players, num_rounds=num_rounds, max_steps=max_steps, mask=mask, reasons=reasons,
-        rule_choice=rule_choice, rounds=rounds, seven_turn_ends=seven_turn_ends,
-        seven_phrase=seven_phrase, talking=talking, calls=calls,
-        forgotten_mao_cards=forgotten_mao_cards, max_sub_actions=max_sub_actions,
-        n_events=n_events, obs_type=obs_type, win_reward=win_reward,
-        penalty_card_reward=penalty_card_reward, render_mode=render_mode,
-    )  # fmt: skip
+    bare = raw_env(**locals())  # the parameters are raw_env's, in the same order
     return wrap_like_pettingzoo_classic(bare, illegal_reward=ILLEGAL_ACTION_REWARD)
 
 
@@ -364,43 +322,15 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         penalty_card_reward: float = -0.1,
         render_mode: str | None = None,
     ) -> None:
-        EzPickle.__init__(
-            self, n_players, num_rounds=num_rounds, max_steps=max_steps, mask=mask, reasons=reasons,
-            rule_choice=rule_choice, rounds=rounds, seven_turn_ends=seven_turn_ends,
-            seven_phrase=seven_phrase, talking=talking, calls=calls,
-            forgotten_mao_cards=forgotten_mao_cards, max_sub_actions=max_sub_actions,
-            n_events=n_events, obs_type=obs_type, win_reward=win_reward,
-            penalty_card_reward=penalty_card_reward, render_mode=render_mode,
-        )  # fmt: skip
+        game_options = option_values(MaoOptions, locals())
+        EzPickle.__init__(self, render_mode=render_mode, **game_options)
         super().__init__()
-        #: The validated options (:class:`mao_env.options.MaoOptions`); the attributes below are
-        #: their values under the names the env has always had.
-        self.options = MaoOptions(
-            n_players=n_players, num_rounds=num_rounds, max_steps=max_steps, mask=mask, reasons=reasons,
-            rule_choice=rule_choice, rounds=rounds, seven_turn_ends=seven_turn_ends,
-            seven_phrase=seven_phrase, talking=talking, calls=calls,
-            forgotten_mao_cards=forgotten_mao_cards, max_sub_actions=max_sub_actions,
-            n_events=n_events, obs_type=obs_type, win_reward=win_reward,
-            penalty_card_reward=penalty_card_reward,
-        )  # fmt: skip
+        #: The validated options (:class:`mao_env.options.MaoOptions`); each is also an attribute
+        #: of the env under its own name (``mask`` as ``mask_mode``), as the env has always had them.
+        self.options = MaoOptions(**game_options)
         options = self.options
-        self.n_players = options.n_players
-        self.num_rounds = options.num_rounds
-        self.max_steps = options.max_steps
-        self.mask_mode = options.mask
-        self.reasons = options.reasons
-        self.rule_choice = options.rule_choice
-        self.rounds = options.rounds
-        self.seven_turn_ends = options.seven_turn_ends
-        self.seven_phrase = options.seven_phrase
-        self.talking = options.talking
-        self.calls = options.calls
-        self.forgotten_mao_cards = options.forgotten_mao_cards
-        self.max_sub_actions = options.max_sub_actions
-        self.n_events = options.n_events
-        self.obs_type = options.obs_type
-        self.win_reward = options.win_reward
-        self.penalty_card_reward = options.penalty_card_reward
+        for name in game_options:
+            setattr(self, "mask_mode" if name == "mask" else name, getattr(options, name))
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
@@ -453,7 +383,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         # Everything is checked before the random stream or the game is touched: a reset that
         # raises leaves the env exactly as it was.
-        scenario = self._parse_scenario(options) if options is not None else None
+        scenario = parse_scenario(options, self.options) if options is not None else None
         if seed is not None or not self._has_reset:
             self._rng = seed_sequence(seed)
         game_seed = int(self._rng.integers(0, 2**63 - 1))
@@ -461,7 +391,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         self._game.clear_rule_queue()
         core.reset_game(self._state, 0, game_seed)
         if scenario is not None:
-            self._place_scenario(scenario)
+            place_scenario(self._state, scenario, self.n_players, self._rng)
         self._reset_bookkeeping(snapshots.calls_info(0, 0))
         self._rewards_zero = True
         self._infos_quiet = False
@@ -500,13 +430,16 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         if _step_game is None:
             _step_game = compiled_for(core.step_game, *arguments)
         flags = _step_game(*arguments)
-        if flags & core.STEP_CALLS:
+        # A blocked round is rare and changes no flag of its own: one scalar read tells.
+        blocked = bool(self._game.round_blocked)
+        if flags & core.STEP_CALLS or blocked:
             self.last_calls = []
-            self._record_calls(self._seat_of[agent])
+            if flags & core.STEP_CALLS:
+                self._record_calls(self._seat_of[agent])
             n_calls = len(self.last_calls)
             for name in self.agents:
                 taken = sum(call["cards"] for call in self.last_calls if call["player"] == name)
-                self.infos[name] = snapshots.calls_info(n_calls, taken)
+                self.infos[name] = snapshots.calls_info(n_calls, taken, blocked)
             self._infos_quiet = False
         elif not self._infos_quiet:
             self.last_calls = []
@@ -555,7 +488,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
                 "player": agents[player],
                 "caller": agents[caller] if caller >= 0 else None,
                 "bad_call": bad_call,
-                "call": _call_text(code, phrase, self.reasons, rule),
+                "call": call_text(code, phrase, self.reasons, rule),
                 "cards": n_cards,
             }
             if self.reasons != "hidden":
@@ -569,35 +502,8 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
             self.last_calls.append(call)
 
     def _narrate_new_events(self) -> None:
-        """The table talk of every public event since the last call, for ``render``."""
-        for _, event in self._game.recent_events(self._narrated):
-            name = self.possible_agents[event.seat]
-            kind = event.kind
-            if kind == core.KIND_RULE_ADDED:
-                self._announcements.append(f'{name}: "Introducing a new rule."')
-                continue
-            if kind in (core.KIND_CALL, core.KIND_POINT_OF_ORDER):
-                self._announcements.append("  " + self._event_text(event))
-                continue
-            card = event.card
-            said = _phrases_said(event)
-            action = f"plays {cards.CARD_NAMES[card]}" if card >= 0 else "draws"
-            if event.chain_cards:
-                action = f"takes {event.chain_cards} for the sevens, " + action
-            speech = f", saying {', '.join(repr(p) for p in said)}" if said else ""
-            self._announcements.append(f"{name} {action}{speech}.")
-            if self.options.calls != "players" and (kind == core.KIND_BAD_CARD or event.n_calls):
-                for call in self.last_calls:
-                    n = call["cards"]
-                    taken = f"{call['player']} takes {n} card{'s' if n > 1 else ''}"
-                    self._announcements.append(f'  Mao Master: "{call["call"]}." ({taken})')
-            if event.forced_draw:
-                forced_seat = self.possible_agents[event.forced_seat]
-                self._announcements.append(f"  {forced_seat} takes {event.forced_draw} card(s).")
-            if event.named_suit >= 0:
-                self._announcements.append(f"  The suit is now {cards.SUIT_NAMES[event.named_suit]}.")
-            if event.won:
-                self._announcements.append(f"  {name} wins the round.")
+        """Queue the table talk of every public event since the last call, for ``render``."""
+        self._announcements += rendering.narrate(self, self._narrated, self.last_calls)
         self._narrated = self._game.n_events
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -757,112 +663,6 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         else:
             core.action_mask(self._state, rule_library.LIBRARY, 0, self._by_rules, self._mask)
 
-    # -- scenarios ---------------------------------------------------------------------------------
-    def _card_list(self, what: str, names: Any) -> list[int]:
-        if isinstance(names, str) or not isinstance(names, (list, tuple)):
-            raise TypeError(f"{what} must be a list of card names, got {names!r}")
-        return [cards.card_id(name) for name in names]
-
-    def _parse_scenario(self, options: Any) -> dict[str, Any]:
-        """Check every reset option and return them as ids, ready to place; touches nothing."""
-        if not isinstance(options, dict):
-            raise TypeError(f"options must be a dict or None, got {type(options).__name__} {options!r}")
-        # pettingzoo.test.api_test probes ``reset(options={"options": 1})``: that one key is ignored.
-        unknown = set(options) - set(_SCENARIO_KEYS) - {"options"}
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; known: {', '.join(_SCENARIO_KEYS)}")
-        parsed: dict[str, Any] = {}
-        if any(key in options for key in ("hands", "pile", "stack")):
-            remaining = np.full(cards.N_CARD_TYPES, self.n_decks, dtype=np.int64)
-            remaining[cards.JOKER] = 2 * self.n_decks
-            given_hands = options.get("hands", {})
-            if not isinstance(given_hands, dict):
-                raise TypeError(f"hands must be a dict {{seat: [card names]}}, got {given_hands!r}")
-            hand_lists: dict[int, list[int]] = {}
-            for seat, names in given_hands.items():
-                seat = _check_int("hands seat", seat, 0, self.n_players - 1)
-                hand_lists[seat] = self._card_list(f"hands[{seat}]", names)
-            pile = self._card_list("pile", options["pile"]) if "pile" in options else None
-            stack = self._card_list("stack", options["stack"]) if "stack" in options else None
-            if pile is not None and not pile:
-                raise ValueError("the pile needs at least one card")
-            for card in [c for h in hand_lists.values() for c in h] + (pile or []) + (stack or []):
-                remaining[card] -= 1
-                if remaining[card] < 0:
-                    raise ValueError(
-                        f"the scenario uses more copies of {cards.CARD_NAMES[card]} "
-                        f"than {self.n_decks} deck(s) hold"
-                    )
-            if pile is None and not remaining.any():
-                raise ValueError("the scenario places every card: no card is left for the pile")
-            parsed.update(hands=hand_lists, pile=pile, stack=stack, remaining=remaining)
-        if "rules" in options:
-            parsed["rules"] = parse_rules(options["rules"], self.n_players)
-        if "fixed_rules" in options:
-            parsed["fixed_rules"] = parse_fixed_rules(options["fixed_rules"], self.rule_choice)
-        if "current" in options:
-            parsed["current"] = _check_int("current", options["current"], 0, self.n_players - 1)
-        if "direction" in options:
-            direction = options["direction"]
-            if (
-                isinstance(direction, (bool, np.bool_))
-                or not isinstance(direction, (int, np.integer))
-                or (direction not in (1, -1))
-            ):
-                raise ValueError(f"direction must be 1 or -1, got {direction!r}")
-            parsed["direction"] = int(direction)
-        if "pending_seven" in options:
-            # More than every card in play could never be taken: the bound keeps the count sane.
-            parsed["pending_seven"] = _check_int(
-                "pending_seven", options["pending_seven"], 0, self.n_decks * cards.CARDS_PER_DECK
-            )
-        if "named_suit" in options:
-            suit = options["named_suit"]
-            if not isinstance(suit, str) or suit not in cards.SUIT_NAMES:
-                raise ValueError(f"named_suit must be one of {cards.SUIT_NAMES}, got {suit!r}")
-            parsed["named_suit"] = cards.SUIT_NAMES.index(suit)
-        return parsed
-
-    def _place_scenario(self, scenario: dict[str, Any]) -> None:
-        """Write a scenario checked by :meth:`_parse_scenario` over the freshly dealt game."""
-        state = self._state
-        hands, hand_bits = state.hands, state.hand_bits
-        game = self._game
-        if "hands" in scenario:
-            hand_lists = dict(scenario["hands"])
-            pile, stack, remaining = scenario["pile"], scenario["stack"], scenario["remaining"]
-            pool = [c for c in range(cards.N_CARD_TYPES) for _ in range(int(remaining[c]))]
-            self._rng.shuffle(pool)
-            if pile is None:
-                pile = [pool.pop()]
-            for seat in range(self.n_players):
-                if seat not in hand_lists:
-                    hand_lists[seat] = [pool.pop() for _ in range(min(cards.HAND_SIZE, len(pool)))]
-            if stack is None:
-                stack = pool
-            elif pool:
-                pile = pool + pile  # cards placed nowhere go under the pile (reshuffled in later)
-            hands[0] = 0
-            hand_bits[0] = 0
-            for seat, cards_of_seat in hand_lists.items():
-                for card in cards_of_seat:
-                    hands[0, seat, card] += 1
-                    hand_bits[0, seat] |= np.uint64(1 << card)
-            game.place_cards(pile, stack)
-        for slot, (rule, author) in enumerate(scenario.get("rules", ())):
-            game.place_rule(slot, rule, author)
-        for index, rule in enumerate(scenario.get("fixed_rules", ())):
-            game.queue_rule(index, rule)
-        for key, field in (
-            ("current", "current_seat"),
-            ("direction", "direction"),
-            ("pending_seven", "pending_seven"),
-            ("named_suit", "named_suit"),
-        ):
-            if key in scenario:
-                setattr(game, field, scenario[key])
-        # The game's own random stream (``rng``) is untouched by scenarios.
-
     # -- render ------------------------------------------------------------------------------------
     def render(self, seat: int | None = None) -> str | None:
         """The table as text (``render_mode="ansi"``: returned; ``"human"``: printed; ``None``:
@@ -873,28 +673,12 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         elif self.render_mode is None:
             return None
         else:
-            text = self._master_view()
+            text = rendering.master_view(self, self._announcements)
+            self._announcements = []
         if self.render_mode == "human":
             print(text)
             return None
         return text if self.render_mode == "ansi" else None
-
-    def _master_view(self) -> str:
-        game = self._game
-        lines = list(self._announcements)
-        self._announcements = []
-        named = game.named_suit
-        lines.append(
-            f"top {self.top_card()}"
-            + (f" (suit named: {cards.SUIT_NAMES[named]})" if named >= 0 else "")
-            + f" | direction {'+' if game.direction > 0 else '-'}"
-            + f" | stack {game.stack_size} | pile {game.pile_size}"
-            + (f" | seven chain {game.pending_seven}" if game.pending_seven else "")
-        )
-        for seat, agent in enumerate(self.possible_agents):
-            marker = ">" if seat == self.current_seat else " "
-            lines.append(f"{marker} {agent}: {' '.join(self.hand(seat))}")
-        return "\n".join(lines)
 
     def seat_view(self, seat: int, n_recent: int = 8) -> str:
         """The table as seat ``seat`` sees it, as text (works in every render mode): its own hand,
@@ -904,155 +688,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         Master's calls (as the ``reasons`` mode lets the table hear them). Nothing of other hands,
         nothing of rules it neither authored nor had refused (with ``reasons="revealed"`` the calls
         name their rules, for everyone)."""
-        seat = _check_int("seat", seat, 0, self.n_players - 1)
-        n_recent = _check_int("n_recent", n_recent, 0, core.EVENT_SLOTS)
-        self._require_reset()
-        game = self._game
-        named = game.named_suit
-        top = game.top_card()
-        follow = cards.SUIT_NAMES[named if named >= 0 else int(cards.CARD_SUIT[top])]
-        name = self.possible_agents[seat]
-        round_number = min(game.rounds_finished + 1, self.num_rounds)
-        lines = [
-            f"{name} (you) | round {round_number} of {self.num_rounds} | step {game.steps}",
-            f"top card {self.top_card()} | suit to follow {follow}{' (named)' if named >= 0 else ''}"
-            f" | direction {'+' if game.direction > 0 else '-'}"
-            f" | stack {game.stack_size} | pile {game.pile_size}"
-            + (f" | seven chain {game.pending_seven}" if game.pending_seven else ""),
-        ]
-        own = self.hand(seat)
-        lines.append(f"your hand ({len(own)}): {' '.join(own)}")
-        acting = self.current_seat
-        for other, agent in enumerate(self.possible_agents):
-            if other != seat:
-                n = int(self._state.hands[0, other].sum())
-                lines.append(f"{'>' if other == acting else ' '} {agent}: {n} card{'' if n == 1 else 's'}")
-        phase = game.phase
-        if phase == core.PH_OVER:
-            lines.append("the episode is over")
-        elif phase == core.PH_CHOOSE_RULE:
-            lines.append(f"{self.possible_agents[acting]} won the round and chooses a new rule")
-        elif phase == core.PH_CALL or acting == seat:
-            turn = []
-            if game.took_seven:
-                turn.append(f"took {game.took_seven} for the sevens")
-            if game.played >= 0:
-                turn.append(f"played {cards.CARD_NAMES[game.played]}")
-            if game.drew:
-                turn.append("drew a card")
-            said = [cards.PHRASES[p] for p in range(cards.N_PHRASES) if (game.said >> p) & 1]
-            if said:
-                turn.append("said " + ", ".join(repr(p) for p in said))
-            if phase == core.PH_CALL:
-                mover = game.mover
-                whose = "your turn" if mover == seat else f"{self.possible_agents[mover]}'s turn"
-                caller = "you" if acting == seat else self.possible_agents[acting]
-                lines.append(f"calls on {whose}" + (": " + "; ".join(turn) if turn else ""))
-                lines.append(f"{caller} to call or pass")
-            else:
-                lines.append("your turn" + (": " + "; ".join(turn) if turn else ""))
-        else:
-            lines.append(f"{self.possible_agents[acting]} to act")
-        active = game.active_rules()
-        authored = [rule for rule, author in active if author == seat]
-        lines.append(f"secret rules in force: {len(active)}; yours: {len(authored)}")
-        lines += [f"  rule {rule}: {rule_library.RULE_DESCRIPTIONS[rule]}" for rule in authored]
-        refused = self.refused_rules(seat)
-        if refused:
-            lines.append("refused to you as already in force:")
-            lines += [f"  rule {rule}: {rule_library.RULE_DESCRIPTIONS[rule]}" for rule in refused]
-        recent = game.recent_events(game.n_events - n_recent)
-        if recent:
-            lines.append("recently:")
-            lines += ["  " + self._event_text(event) for _, event in recent]
-        return "\n".join(lines)
-
-    def _event_text(self, event: snapshots.Event) -> str:
-        """One public event as the table saw and heard it (from the record alone)."""
-        name = self.possible_agents[event.seat]
-        kind = event.kind
-        if kind == core.KIND_RULE_ADDED:
-            return f'{name}: "Introducing a new rule."'
-        if kind == core.KIND_POINT_OF_ORDER:
-            return f'{name}: "Point of order." (the calls on the turn are settled) "End of point of order."'
-        if kind == core.KIND_CALL:
-            call = "; ".join(self._event_calls(event)) or "Penalty"
-            n = event.penalty_cards
-            if event.bad_calls and self.reasons != "hidden":
-                return f'{name} calls "{call}": bad call, {name} takes {n} card{"s" if n > 1 else ""}.'
-            return f'{name} calls "{call}" ({n} penalty card{"s" if n > 1 else ""}).'
-        card = event.card
-        parts = []
-        if event.chain_cards:
-            parts.append(f"takes {event.chain_cards} for the sevens")
-        if card >= 0:
-            parts.append(
-                f"plays {cards.CARD_NAMES[card]}" + (" (taken back)" if kind == core.KIND_BAD_CARD else "")
-            )
-        elif kind == core.KIND_DRAW and not (event.chain_cards and self.seven_turn_ends):
-            parts.append("draws")
-        text = f"{name} {', '.join(parts) or 'ends the turn'}"
-        said = _phrases_said(event)
-        if said:
-            text += ", saying " + ", ".join(repr(p) for p in said)
-        calls = self._event_calls(event)
-        if calls:
-            who = "Calls that stood" if self.options.calls == "players" else "Mao Master"
-            text += f'. {who}: "{"; ".join(calls)}." ({event.penalty_cards} penalty card(s))'
-        if self.options.calls == "players" and event.bad_calls and self.reasons != "hidden":
-            text += ". Bad calls: " + ", ".join(_reason_texts(event.bad_calls))
-        if event.forced_draw:
-            forced = self.possible_agents[event.forced_seat]
-            text += f". {forced} takes {event.forced_draw} card(s)"
-        if event.named_suit >= 0:
-            text += f". The suit is now {cards.SUIT_NAMES[event.named_suit]}"
-        if event.won:
-            text += f". {name} wins the round"
-        return text + "."
-
-    def _event_calls(self, event: snapshots.Event) -> list[str]:
-        n_calls = event.n_calls
-        if not n_calls:
-            return []
-        if self.reasons == "hidden":
-            return ["Penalty"] * n_calls
-        bits = event.calls
-        calls = []
-        if (bits >> core.CALL_BIT_BAD_CARD) & 1:
-            calls.append("Bad card")
-        calls += [f"Failure to say '{cards.PHRASES[p]}'" for p in range(cards.N_PHRASES) if (bits >> p) & 1]
-        if (bits >> core.CALL_BIT_TALKING) & 1:
-            calls.append("Talking")
-        if (bits >> core.CALL_BIT_MAO) & 1:
-            calls.append("Taking the name of the great Chinese leader in vain")
-        if self.reasons == "revealed":
-            calls += [
-                f"rule {rule}: {rule_library.RULE_DESCRIPTIONS[rule]}"
-                for rule in range(rule_library.N_RULES)
-                if (event.rule_bits >> rule) & 1
-            ]
-        return calls
+        return rendering.seat_view(self, seat, n_recent)
 
     def close(self) -> None:
         pass
-
-
-def _reason_texts(bits: int) -> list[str]:
-    """The call reasons of a bit set, as called."""
-    texts = [describe_call(core.CALL_BAD_CARD, -1)] if (bits >> cards.CALL_REASON_BAD_CARD) & 1 else []
-    texts += [describe_call(core.CALL_FAILURE_TO_SAY, p) for p in range(cards.N_PHRASES) if (bits >> p) & 1]
-    if (bits >> cards.CALL_REASON_TALKING) & 1:
-        texts.append(describe_call(core.CALL_TALKING, -1))
-    if (bits >> cards.CALL_REASON_MAO) & 1:
-        texts.append(describe_call(core.CALL_MAO, cards.MAO))
-    return texts
-
-
-def _phrases_said(event: snapshots.Event) -> list[str]:
-    """The phrases of a public event as spoken ("the name of the card" spoken as the card's name)."""
-    card = event.card
-    return [
-        cards.long_card_name(card).capitalize() if p == cards.CARD_NAME and card >= 0 else cards.PHRASES[p]
-        for p in range(cards.N_PHRASES)
-        if (event.phrases >> p) & 1
-    ]

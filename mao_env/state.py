@@ -60,12 +60,18 @@ from mao_env import rules as rule_library
 SNAPSHOT_VERSION = 2
 
 
-def calls_info(n_calls: int, call_cards: int) -> dict[str, Any]:
+def calls_info(n_calls: int, call_cards: int, round_blocked: bool = False) -> dict[str, Any]:
     """An agent's ``infos`` entry after a step: the number of calls the step made, the cards this
-    agent takes for them, and the illegal-action entries (``cardgame_core.aec.no_illegal_action``).
-    The keys and shapes never change, so that collectors can stack infos; the calls themselves
-    are ``env.last_calls``."""
-    return {"n_calls": n_calls, "call_cards": call_cards, **no_illegal_action()}
+    agent takes for them, whether the step blocked the round (it ended with no winner: "Nothing
+    left to take" in ``docs/mao-rules.md``), and the illegal-action entries
+    (``cardgame_core.aec.no_illegal_action``). The keys and shapes never change, so that collectors
+    can stack infos; the calls themselves are ``env.last_calls``."""
+    return {
+        "n_calls": n_calls,
+        "call_cards": call_cards,
+        "round_blocked": round_blocked,
+        **no_illegal_action(),
+    }
 
 
 class MaoState(NamedTuple):
@@ -765,10 +771,14 @@ def _check_call_window(scalars: np.ndarray, phase: int, spec: SnapshotTarget) ->
 
 
 def _checked_info(field: str, info: Any) -> dict[str, Any]:
-    """A copy of an agent's info, which must hold exactly the keys of :func:`calls_info`."""
+    """A copy of an agent's info, which must hold exactly the keys of :func:`calls_info`
+    (``round_blocked`` may be missing: snapshots taken before infos reported it read as False)."""
     expected = calls_info(0, 0)
-    if not isinstance(info, dict) or set(info) != set(expected):
+    if not isinstance(info, dict) or set(info) | {"round_blocked"} != set(expected):
         _fail(field, f"must be a dict with exactly the keys {', '.join(sorted(expected))}, got {info!r}")
+    round_blocked = info.get("round_blocked", False)
+    if not isinstance(round_blocked, (bool, np.bool_)):
+        _fail(f"{field}['round_blocked']", f"must be a bool, got {round_blocked!r}")
     for key in ("n_calls", "call_cards"):
         if (
             isinstance(info[key], (bool, np.bool_))
@@ -781,7 +791,7 @@ def _checked_info(field: str, info: Any) -> dict[str, Any]:
     if not isinstance(info["illegal_action_error"], str):
         _fail(f"{field}['illegal_action_error']", f"must be a str, got {info['illegal_action_error']!r}")
     return {
-        **calls_info(int(info["n_calls"]), int(info["call_cards"])),
+        **calls_info(int(info["n_calls"]), int(info["call_cards"]), bool(round_blocked)),
         "illegal_action": bool(info["illegal_action"]),
         "illegal_action_error": info["illegal_action_error"],
     }

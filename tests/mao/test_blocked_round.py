@@ -61,6 +61,29 @@ def test_an_owed_penalty_with_nothing_to_take_is_announced_and_costs_nothing():
     assert env.current_seat == 1 and env.game_view.round_blocked == 0
 
 
+def test_the_infos_report_the_step_that_blocked_the_round():
+    env = stuck_table(num_rounds=2)
+    assert not any(info["round_blocked"] for info in env.infos.values())
+    for text in ("draw", "end", "draw", "end", "draw"):
+        env.step(env.action_from_text(text))
+        assert not any(info["round_blocked"] for info in env.infos.values()), text
+    env.step(env.action_from_text("end"))  # the third stuck turn in a row blocks the round
+    assert env.game_view.round_blocked == 1
+    assert all(info["round_blocked"] is True for info in env.infos.values())
+    assert all(info["n_calls"] == 0 for info in env.infos.values())
+    snapshot = env.get_state()
+    twin = stuck_table(num_rounds=2)
+    twin.set_state(snapshot)
+    assert twin.infos == env.infos
+    env.step(env.action_from_text("draw"))  # the next step reports no block again
+    assert not any(info["round_blocked"] for info in env.infos.values())
+    # A snapshot taken before infos had the key restores with it False.
+    for info in snapshot["infos"].values():
+        del info["round_blocked"]
+    twin.set_state(snapshot)
+    assert not any(info["round_blocked"] for info in twin.infos.values())
+
+
 def test_every_seat_stuck_in_turn_order_blocks_the_round_and_deals_the_next():
     env = stuck_table(num_rounds=2)
     ref = ref_from_env(env)

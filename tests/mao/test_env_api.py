@@ -90,6 +90,7 @@ def test_penalty_rewards_are_configurable():
     assert env.infos["player_0"] == {
         "n_calls": 2,
         "call_cards": 2,
+        "round_blocked": False,
         "illegal_action": False,
         "illegal_action_error": "",
     }
