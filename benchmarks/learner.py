@@ -240,11 +240,10 @@ def training_run_speed(config, engine: str) -> dict[str, float]:
     """The speed of a whole training run of ``config`` (its ``runs_dir`` receives the run folder)
     with ``engine`` ("sb3" or "fast"), as the run reports it in ``state.json``: learner steps/s
     over training and the shares of the env, the opponents and the updates."""
-    import json
-
     from madiao_mao.training.fast import train as fast_train
+    from madiao_mao.training.run_folder import read_state
     from madiao_mao.training.sb3 import train as sb3_train
 
     train = {"sb3": sb3_train.train, "fast": fast_train.train}[engine]
     run_dir = train(config, quiet=True)
-    return json.loads((run_dir / "state.json").read_text())["final_speed"]
+    return read_state(run_dir)["final_speed"]

@@ -37,7 +37,7 @@ from madiao_mao.training.fast.ppo import (
     ppo_update,
     sample_actions,
 )
-from madiao_mao.training.run_folder import read_run_json
+from madiao_mao.training.run_folder import STATE_FILE, read_run_json
 from madiao_mao.training.sb3 import train as sb3_train
 from madiao_mao.training.sb3.callback import TrainingCallback
 
@@ -48,7 +48,7 @@ ENGINE_NAME = "fast"
 def is_fast_run(run_dir: str | Path) -> bool:
     """Whether the run in ``run_dir`` was last trained by the fast engine (its ``state.json``
     says so; a folder without one is not)."""
-    path = Path(run_dir) / "state.json"
+    path = Path(run_dir) / STATE_FILE
     if not path.is_file():
         return False
     try:
