@@ -27,7 +27,7 @@ import functools
 import inspect
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -92,77 +92,101 @@ def _batch_call(agent: Any) -> BatchOpponent:
     )
 
 
+class LearnerBooks(NamedTuple):
+    """Per game, the learner view's running accounts, which :func:`_credit_learners` updates in
+    place (``[N]`` arrays of :class:`LearnerGames`)."""
+
+    #: int64: the learner's seat in each game.
+    seat: np.ndarray
+    #: bool: the learner's episode ended in this learner step (``step_dones``).
+    dones: np.ndarray
+    #: float64: the learner seat's reward of this learner step (``step_rewards``).
+    rewards: np.ndarray
+    #: float64: the learner's return so far in the game's current episode.
+    episode_return: np.ndarray
+    #: int64: the learner's decisions so far in the game's current episode.
+    episode_length: np.ndarray
+    #: float64: rewards of a new game that arrived before the learner's first decision in it.
+    pending_reward: np.ndarray
+
+
+class EndedRows(NamedTuple):
+    """What one batched step records of the games that ended in it (``[N]`` rows but ``games``,
+    a list of game numbers, and ``observation``/``payoffs``, one row per game)."""
+
+    #: int8: how each game that ended did (``LEARNER_EPISODE_ENDED``, ``EPISODE_WITHOUT_LEARNER_ENDED``).
+    kind: np.ndarray
+    #: int64: the games that ended, ascending (the first ``n_ended`` entries).
+    games: np.ndarray
+    #: bool: the learner's episode was cut short rather than ended by the rules.
+    truncated: np.ndarray
+    #: ``[N, obs_dim]``: the learner seat's last observation.
+    observation: np.ndarray
+    #: float64: the learner's return of the episode.
+    episode_return: np.ndarray
+    #: int64: the learner's decisions in the episode.
+    length: np.ndarray
+    #: int64: the learner's seat in the episode.
+    seat: np.ndarray
+    #: ``[N, n_players]`` float64: the episode's payoffs of every seat.
+    payoffs: np.ndarray
+
+
 @njit
 def _credit_learners(
-    moved,
-    step_rewards,
-    terminated,
-    truncated,
-    to_act,
-    final_observation,
-    final_payoffs,
-    learner_seat,
-    rotate,
-    dones,
-    rewards,
-    episode_return,
-    episode_length,
-    pending_reward,
-    ended_kind,
-    ended_games,
-    ended_truncated,
-    ended_observation,
-    ended_return,
-    ended_length,
-    ended_seat,
-    ended_payoffs,
-    opponent_games,
+    moved: np.ndarray,
+    step: VectorStep,
+    rotate: bool,
+    books: LearnerBooks,
+    ended: EndedRows,
+    opponent_games: np.ndarray,
 ):
     """One batched step's bookkeeping of the learner view for the games it ``moved`` (ascending
     game numbers): credit the learner seat's reward (to this learner step, or, in a game that
     already ended in it, to the learner's first decision of the new game), record the learner's
     episode of a game that ended (``ended_kind``, the ``ended_*`` rows) and move a rotating
-    learner seat on. Writes the games that ended to ``ended_games`` and those where an opponent is
+    learner seat on. Writes the games that ended to ``ended.games`` and those where an opponent is
     to act to ``opponent_games`` (ascending); returns (games ended, of which without the learner,
-    opponents to act).
+    opponents to act). Named tuples keep the call readable by name: a swapped pair of arrays is a
+    wrong field name, not a silently compiled kernel.
 
     A game the step did not move was waiting for its learner and still is, with no reward and
     nothing ended, so it needs no look (every sum here starts at +0.0: adding its 0.0 would
     change no bit)."""
-    n_players = step_rewards.shape[1]
+    n_players = step.rewards.shape[1]
     n_ended = 0
     n_without_learner = 0
     n_opponents = 0
     for game in moved:
-        seat = learner_seat[game]
-        reward = np.float64(step_rewards[game, seat])
-        if dones[game]:
-            pending_reward[game] += reward
+        seat = books.seat[game]
+        reward = np.float64(step.rewards[game, seat])
+        if books.dones[game]:
+            books.pending_reward[game] += reward
         else:
-            rewards[game] += reward
-            episode_return[game] += reward
-        if terminated[game] or truncated[game]:
-            ended_games[n_ended] = game
+            books.rewards[game] += reward
+            books.episode_return[game] += reward
+        if step.terminated[game] or step.truncated[game]:
+            ended.games[n_ended] = game
             n_ended += 1
-            if dones[game]:
-                ended_kind[game] = EPISODE_WITHOUT_LEARNER_ENDED
+            if books.dones[game]:
+                ended.kind[game] = EPISODE_WITHOUT_LEARNER_ENDED
                 n_without_learner += 1
-                pending_reward[game] = 0.0
+                books.pending_reward[game] = 0.0
             else:
-                ended_kind[game] = LEARNER_EPISODE_ENDED
-                dones[game] = True
-                ended_truncated[game] = truncated[game] and not terminated[game]
-                ended_observation[game, :] = final_observation[game, seat, :]
-                ended_return[game] = episode_return[game]
-                ended_length[game] = episode_length[game]
-                ended_seat[game] = seat
+                ended.kind[game] = LEARNER_EPISODE_ENDED
+                books.dones[game] = True
+                ended.truncated[game] = step.truncated[game] and not step.terminated[game]
+                ended.observation[game, :] = step.final_observation[game, seat, :]
+                ended.episode_return[game] = books.episode_return[game]
+                ended.length[game] = books.episode_length[game]
+                ended.seat[game] = seat
                 for other in range(n_players):
-                    ended_payoffs[game, other] = final_payoffs[game, other]
-            episode_return[game] = 0.0
-            episode_length[game] = 0
+                    ended.payoffs[game, other] = step.final_payoffs[game, other]
+            books.episode_return[game] = 0.0
+            books.episode_length[game] = 0
             if rotate:
-                learner_seat[game] = (seat + 1) % n_players
-        if to_act[game] != learner_seat[game]:
+                books.seat[game] = (seat + 1) % n_players
+        if step.to_act[game] != books.seat[game]:
             opponent_games[n_opponents] = game
             n_opponents += 1
     return n_ended, n_without_learner, n_opponents
@@ -329,34 +353,28 @@ class LearnerGames:
         """Credit the learner's rewards and finish ended games, then step the opponents until
         every game waits for its learner (``current``); ``moved``: the games ``step`` moved."""
         rotate = self.learner_seat_option == "rotate"
+        books = LearnerBooks(
+            seat=self.learner_seat,
+            dones=self.step_dones,
+            rewards=self.step_rewards,
+            episode_return=self._episode_return,
+            episode_length=self._episode_length,
+            pending_reward=self._pending_reward,
+        )
+        ended = EndedRows(
+            kind=self._ended_kind,
+            games=self._ended_games,
+            truncated=self.ended_truncated,
+            observation=self.ended_observation,
+            episode_return=self.ended_return,
+            length=self.ended_length,
+            seat=self.ended_seat,
+            payoffs=self.ended_payoffs,
+        )
         lists = 0
         while True:
             opponent_games = self._game_lists[lists]
-            arguments = (
-                moved,
-                step.rewards,
-                step.terminated,
-                step.truncated,
-                step.to_act,
-                step.final_observation,
-                step.final_payoffs,
-                self.learner_seat,
-                rotate,
-                self.step_dones,
-                self.step_rewards,
-                self._episode_return,
-                self._episode_length,
-                self._pending_reward,
-                self._ended_kind,
-                self._ended_games,
-                self.ended_truncated,
-                self.ended_observation,
-                self.ended_return,
-                self.ended_length,
-                self.ended_seat,
-                self.ended_payoffs,
-                opponent_games,
-            )
+            arguments = (moved, step, rotate, books, ended, opponent_games)
             if self._credit is None:
                 # A VectorCardEnv hands out the same buffers (or copies of them) at every step, so
                 # its argument types never change: the entry point compiled for them skips Numba's
