@@ -68,7 +68,8 @@ class ExploitOptions:
     steps: int = 300_000
     """The exploiter's training budget (learner steps)."""
     deals: int | None = None
-    """Evaluation: Madiao duplicate deals (default 1000); Mao games per secret rule (default 2)."""
+    """Evaluation size, in the game's own unit of evaluation (default: the game's, set by its
+    exploitability spec)."""
     seed: int = 0
     """Seed of the exploiter's training and the deals."""
     out: str = "runs"
@@ -268,7 +269,7 @@ def command_expert_iteration(argv: list[str]) -> int:
 
 @dataclass
 class ServeOptions:
-    """A local web app to play and replay both games in the browser (extra: web)."""
+    """A local web app to play and replay every game in the browser (extra: web)."""
 
     host: str = "127.0.0.1"
     """Address to bind (default: this machine only)."""

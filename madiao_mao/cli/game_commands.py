@@ -75,14 +75,14 @@ class EvaluateOptions:
     model: str | None = None
     """A saved MaskablePPO model to include as 'model' (default: the pretrained one)."""
     deals: int = 100
-    """Duplicate deals per pairing (Madiao) / rounds (Mao)."""
+    """Games per pairing, in the game's own unit of evaluation (a duplicate deal, a round)."""
     seed: int = 0
     """Seed of the deals and the agents."""
     out: str | None = None
     """Folder for the markdown report and PNG plots."""
     record: str | None = None
-    """Write the first hands played as a JSON game record (Mao: the first game, the first agent's;
-    a Mao record holds one game, replayed from its seed)."""
+    """Write the first hands played as a JSON game record (as much play as one record of the game
+    holds)."""
     engine: Literal["local", "ray"] = "local"
     """local: this process; ray: the game's evaluation sharded over Ray tasks."""
     address: str | None = None
@@ -100,7 +100,7 @@ class PlayOptions:
     game: Annotated[str, _game()] = default_game()
     """Game to play."""
     seat: int = 0
-    """Your seat (Madiao 0..3, Mao 0..players-1)."""
+    """Your seat of the game, 0 to players-1 (the game's options set how many players)."""
     opponents: Annotated[
         tuple[str, ...] | None, tyro.conf.arg(aliases=("--agents",), metavar="AGENT [AGENT ...]")
     ] = None

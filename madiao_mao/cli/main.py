@@ -42,12 +42,12 @@ COMMANDS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
         partial(game_commands.run_game_command, "evaluate"),
     ),
     "play": (
-        "play Madiao or Mao in the terminal against agents",
+        "play a game in the terminal against agents",
         partial(game_commands.run_game_command, "play"),
     ),
-    "replay": ("print a recorded game (Madiao or Mao) move by move", game_commands.run_replay),
+    "replay": ("print a recorded game move by move", game_commands.run_replay),
     "match": (
-        "play and print one full Madiao match (or Mao game) between baseline agents",
+        "play and print one full match between baseline agents",
         partial(game_commands.run_game_command, "match"),
     ),
     "exploit": (
@@ -64,7 +64,7 @@ COMMANDS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
         commands.command_expert_iteration,
     ),
     "serve": (
-        "a local web app to play and replay both games in the browser (extra: web)",
+        "a local web app to play and replay every game in the browser (extra: web)",
         commands.command_serve,
     ),
     "bench": ("run the benchmarks: python -m madiao_mao.benchmarks [ARGS]", commands.command_bench),
