@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from madiao_mao.agents.learned import LearnedPolicyAgent
+
 #: What the exported file says it is (checked on load).
 FORMAT = "madiao-mao/rllib-policy/1"
 
@@ -100,7 +102,6 @@ class ExportedPolicy:
 
 def exported_policy_agent(path: str | Path, *, deterministic: bool = True, name: str | None = None):
     """A ``LearnedPolicyAgent`` playing the exported policy at ``path``."""
-    from madiao_mao.agents.learned import LearnedPolicyAgent
 
     return LearnedPolicyAgent(
         model=ExportedPolicy(path), deterministic=deterministic, name=name or Path(path).stem

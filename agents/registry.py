@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from madiao_mao.agents.base import Agent, RandomAgent
+from madiao_mao.agents.exported_policy import exported_policy_agent
+from madiao_mao.agents.learned import policy_agent, pretrained_agent
 from madiao_mao.agents.spec import AgentSpec
 from madiao_mao.games import default_game, game_names, get_game
 
@@ -76,19 +78,13 @@ def make_agent(spec: str, game: str = default_game(), *, seed: int | None = None
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
     names = agent_names(game)
     if spec.startswith(MODEL_PREFIX):
-        from madiao_mao.agents.learned import policy_agent
-
         if spec.endswith(".pt"):  # a policy exported by the RLlib engine (TorchScript)
-            from madiao_mao.agents.exported_policy import exported_policy_agent
-
             return exported_policy_agent(spec[len(MODEL_PREFIX) :])
 
         return policy_agent(spec[len(MODEL_PREFIX) :], table=env)
     if spec == RANDOM:
         return RandomAgent(seed=seed)
     if spec == PRETRAINED and spec in names:
-        from madiao_mao.agents.learned import pretrained_agent
-
         return pretrained_agent(game, table=env)
     found = parse_game_agent(spec, game)
     if found is not None:

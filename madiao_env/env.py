@@ -182,6 +182,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
@@ -198,6 +199,7 @@ from madiao_env.options import MAX_REDEALS_CAP as MAX_REDEALS_CAP
 from madiao_env.options import MAX_STAKE as MAX_STAKE
 from madiao_env.options import OBS_TYPES as OBS_TYPES
 from madiao_env.options import MadiaoOptions
+from madiao_env.render import render_table
 from madiao_env.scenario import check_seat, deck_dealing, read_scenario
 from madiao_env.scenario import deck_orders as deck_orders  # search imports it from here, as before
 
@@ -560,11 +562,8 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         if seat is not None:
             seat = check_seat(seat, "render seat")
         if self.render_mode is None:
-            import gymnasium
-
             gymnasium.logger.warn("render() called without a render_mode; nothing to render")
             return None
-        from madiao_env.render import render_table
 
         text = render_table(self.table(), self.last_settlement, seat)
         if self.render_mode == "human":

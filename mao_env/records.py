@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from cardgame_core.files import atomic_write_json
+from madiao_mao.agents.registry import make_agent
 from mao_env import cards
 from mao_env.env import raw_env
 from mao_env.options import MaoOptions
@@ -175,7 +176,6 @@ def record_game(
     agent_specs: Sequence[str], *, seed: int | None = None, options: dict | None = None, **env_kwargs: Any
 ) -> dict[str, Any]:
     """Play one game between registered Mao agents (one spec per seat) and return its record."""
-    from madiao_mao.agents.registry import make_agent
 
     env = raw_env(**env_kwargs)
     if len(agent_specs) != env.n_players:

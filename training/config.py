@@ -26,6 +26,7 @@ from typing import Annotated, Any
 import numpy as np
 import tyro
 
+from madiao_mao.agents.registry import MODEL_PREFIX, agent_names
 from madiao_mao.games import default_game, game_names
 from madiao_mao.training.game_spec import GAME_SPECS, POLICY_FEATURES, GameSpec, features_error, game_spec
 from madiao_mao.training.league import PFSP_WEIGHTINGS
@@ -409,7 +410,6 @@ class TrainConfig:
             self.league_anchors = tuple(self.league_anchors)
             if not self.league_anchors:
                 raise ConfigError("league_anchors", "league_anchors must name at least one scripted agent")
-            from madiao_mao.agents.registry import MODEL_PREFIX, agent_names
 
             names = agent_names(self.game)
             for name in self.league_anchors:

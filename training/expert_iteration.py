@@ -54,7 +54,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from cardgame_core.files import atomic_write_json, atomic_write_text
+from madiao_mao.agents.learned import load_model
 from madiao_mao.games import default_game, get_game
+from madiao_mao.training.cli_args import load_agent
+from madiao_mao.training.config import TrainConfig
 from madiao_mao.training.game_spec import game_part, game_spec, games_with
 from madiao_mao.training.run_folder import (
     CONFIG_FILE,
@@ -65,6 +71,7 @@ from madiao_mao.training.run_folder import (
     read_state,
     write_config,
 )
+from madiao_mao.training.stats import markdown_table, plot_curves
 
 #: The run folder's files of its own besides the iterations' folders (its config, state and report
 #: are the run folder contract's, ``madiao_mao.training.run_folder``).
@@ -178,7 +185,6 @@ class ExpertIterationSettings:
     def train_config(self, **changes: Any):
         """The trainer's config of this run: the game's defaults, the overrides, ``changes``; its
         evaluation plays the starting policy and the game's references."""
-        from madiao_mao.training.config import TrainConfig
 
         references = (f"model:{self.start_from}", *expert_iteration_game(self.game).references)
         values = {
@@ -221,7 +227,6 @@ def check_before_work(settings: ExpertIterationSettings) -> None:
     """Refuse, before any work, a starting policy that cannot be loaded or does not fit the game's
     observations and actions, and an expert that cannot be built (its spec made with the starting
     policy)."""
-    from madiao_mao.training.cli_args import load_agent
 
     config = settings.train_config()
     start = load_agent(f"model:{settings.start_from}", settings.game)
@@ -275,7 +280,6 @@ class Run:
         return None
 
     def commit(self) -> None:
-        from cardgame_core.files import atomic_write_json
 
         atomic_write_json(self.run_dir / STATE_FILE, self.state)
 
@@ -346,7 +350,6 @@ def _check_state(state: Any, path: Path, run_dir: Path) -> None:
 def evaluate(model_path: str | Path, settings: ExpertIterationSettings) -> dict[str, Any]:
     """The policy at ``model_path`` against the starting policy and the references on the run's
     fixed deals (the trainer's evaluation), with its strength (the mean of its scores)."""
-    from madiao_mao.agents.learned import load_model
 
     config = settings.train_config()
     results = game_spec(settings.game).evaluate(
@@ -360,10 +363,7 @@ def evaluate(model_path: str | Path, settings: ExpertIterationSettings) -> dict[
 def run_iteration(run: Run, number: int, say: Callable[..., None]) -> dict[str, Any]:
     """Iteration ``number`` (module doc); returns its figures. Its folder is made afresh (an
     interrupted attempt's files are removed first)."""
-    import numpy as np
 
-    from madiao_mao.agents.learned import load_model
-    from madiao_mao.training.cli_args import load_agent
     from madiao_mao.training.logging_utils import atomic_save_model
     from madiao_mao.training.sb3.imitation import fit_policy, teacher_agreement
     from madiao_mao.training.sb3.train import FINAL_MODEL_FILE, train
@@ -552,7 +552,6 @@ def _interval(figures: Mapping[str, float]) -> str:
 
 def curve_markdown(run: Run) -> str:
     """The learning curve as markdown tables: strength per iteration, then by role."""
-    from madiao_mao.training.stats import markdown_table
 
     settings = run.settings
     points = curve_points(run)
@@ -617,8 +616,6 @@ def curve_markdown(run: Run) -> str:
 def write_learning_curve(run: Run) -> str:
     """``learning_curve.json``, ``.md`` and ``.png`` and ``report.md`` of the run so far; returns
     the report's text."""
-    from cardgame_core.files import atomic_write_json, atomic_write_text
-    from madiao_mao.training.stats import plot_curves
 
     points = curve_points(run)
     atomic_write_json(run.run_dir / f"{CURVE_FILE}.json", points)

@@ -45,6 +45,7 @@ from gymnasium.vector.utils import batch_space
 from cardgame_core.adapters import SingleAgentCardEnv
 from cardgame_core.aec import IllegalActionError
 from cardgame_core.vector import VectorCardEnv
+from madiao_mao.agents.registry import make_agent
 from madiao_mao.games import game_names
 from madiao_mao.training.game_spec import game_spec
 from madiao_mao.training.learner_games import LearnerGames
@@ -259,8 +260,6 @@ def _opponent(opponents: Any, game: str, table: Any) -> Any:
     """The opponent the options name: an agent of :mod:`madiao_mao.agents.registry` by name (``table``: the
     AEC env, for the agents that read it), or the agent or callable given."""
     if isinstance(opponents, str):
-        from madiao_mao.agents.registry import make_agent
-
         return make_agent(opponents, game, env=table)
     if isinstance(opponents, (list, tuple)):
         raise TypeError(

@@ -31,17 +31,29 @@ import argparse
 import hashlib
 import importlib
 import json
+import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
+from cardgame_core.files import atomic_write_text
 from madiao_mao.agents.base import Agent
+from madiao_mao.agents.registry import MODEL_PREFIX, agent_names, game_agents, parse_game_agent
 from madiao_mao.games import default_game, get_game
+from madiao_mao.training.cli_args import (
+    OneLineArgumentParser,
+    check_output_folder,
+    load_agent,
+    run_reporting_user_errors,
+)
+from madiao_mao.training.exploit import ExploitSettings, check_target, exploit
 from madiao_mao.training.game_spec import game_spec, games_with
 from madiao_mao.training.scorecard_figures import Figure
 from madiao_mao.training.stats import markdown_table
@@ -139,7 +151,6 @@ def without_timing(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version("madiao-mao")
@@ -199,8 +210,6 @@ class PolicyUnderTest:
 
     def make(self, game: str, *, seed: int, env=None) -> Agent:
         if self.spec is not None:
-            from madiao_mao.training.cli_args import load_agent
-
             return load_agent(self.spec, game, seed=seed, env=env)
         assert self.agent is not None
         self.agent.seed(seed)
@@ -220,7 +229,6 @@ def resolve_policy(
     ``model:PATH``, ``search:OPTIONS``), ``module:callable`` (a function or an ``Agent`` found by
     import), or a callable on (observation, mask), one decision or a batch (``batched``).
     A spec is built once here, so a bad one is refused before any game."""
-    from madiao_mao.agents.registry import MODEL_PREFIX, agent_names, game_agents, parse_game_agent
 
     if isinstance(policy, Agent):
         return PolicyUnderTest(policy.name, None, policy, None)
@@ -247,7 +255,6 @@ def resolve_policy(
 
 def _spec_identity(spec: str) -> str:
     """A spec, with the hash of the model file it names (a retrained model is another policy)."""
-    from madiao_mao.agents.registry import MODEL_PREFIX
 
     if spec.startswith(MODEL_PREFIX):
         path = Path(spec[len(MODEL_PREFIX) :])
@@ -297,7 +304,6 @@ def code_fingerprint() -> str:
     """The sha256 of the source of ``playing_packages()``, the shipped models beside it and the
     versions of ``PLAYING_LIBRARIES``: cached games made by other code are played again (an
     editable install keeps its version number through every edit)."""
-    from importlib.metadata import PackageNotFoundError, version
 
     digest = hashlib.sha256()
     for package in playing_packages():
@@ -318,7 +324,6 @@ def code_fingerprint() -> str:
 def default_reference_cache() -> Path:
     """Where the CLI keeps the reference games for every scorecard to reuse:
     ``$MADIAO_MAO_CACHE/scorecard-references``, else under ``$XDG_CACHE_HOME`` or ``~/.cache``."""
-    import os
 
     root = os.environ.get("MADIAO_MAO_CACHE")
     if not root:
@@ -364,8 +369,6 @@ class PairingCache:
         result = play()
         self.seconds[name] = time.perf_counter() - started
         if cacheable:
-            from cardgame_core.files import atomic_write_text
-
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(path, json.dumps({"key": key, "seconds": self.seconds[name], "result": result}))
         return result
@@ -460,7 +463,6 @@ def _check_exploit(policy: Any, game: str, steps: int) -> None:
         raise ValueError(
             "the exploitability proxy trains against a policy named by an agent spec or model:PATH"
         )
-    from madiao_mao.training.exploit import check_target
 
     check_target(policy, game)
 
@@ -469,7 +471,6 @@ def _exploit(
     under_test: PolicyUnderTest, module: ModuleType, suite, steps: int, out, cache
 ) -> dict[str, Any]:
     """The exploitability proxy at ``steps`` learner steps, scored on the suite's exploit deals."""
-    from madiao_mao.training.exploit import ExploitSettings, exploit
 
     folder = Path(out) / "exploit" if out is not None else Path("runs")
 
@@ -563,7 +564,6 @@ def plot_scorecard(record: dict[str, Any], path: Path) -> Path:
 
 def write_scorecard(card: Scorecard, folder: Path) -> list[Path]:
     """``scorecard.json``, ``scorecard.md`` and ``scorecard.png`` in ``folder``."""
-    from cardgame_core.files import atomic_write_text
 
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(folder / JSON_NAME, card.to_json())
@@ -574,9 +574,6 @@ def write_scorecard(card: Scorecard, folder: Path) -> list[Path]:
 def command_scorecard(args: argparse.Namespace) -> int:
     """``madiao-mao scorecard``: everything is checked (the suite, the policy, the output folder,
     an exploit target) before anything is played or written."""
-    import re
-
-    from madiao_mao.training.cli_args import check_output_folder
 
     module = game_module(args.game)
     _suite(module, args.game, args.suite)
@@ -653,7 +650,6 @@ def baseline_decisions_hash(game: str, baseline: str) -> str:
     """The sha256 of ``baseline``'s decisions on the pinned positions (``PIN_SEEDS``,
     ``PIN_DECISIONS``; with a search's values): one instance per seat, seeded from the game's
     seed and the seat."""
-    from madiao_mao.training.cli_args import load_agent
 
     module = game_module(game)
     decisions = []
@@ -722,7 +718,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m madiao_mao.training.scorecard leaderboard [--check]``: write docs/leaderboard.md from the
     shipped scorecards (``--check``: only say whether the file is up to date, status 1 if not).
     ``pins [--check]``: the same for the baselines' pins (``PINS``), after a protocol bump."""
-    from madiao_mao.training.cli_args import OneLineArgumentParser, run_reporting_user_errors
 
     prog = "python -m madiao_mao.training.scorecard"
     parser = OneLineArgumentParser(prog=prog, description=main.__doc__)

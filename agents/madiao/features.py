@@ -22,13 +22,13 @@ from gymnasium import spaces
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from madiao_env import cards
+from madiao_env.layout import SUMMARY_SLICES
 
 N_DERIVED = 3 * cards.N_CARDS + 2 * 4
 
 
 def summary_layout() -> dict[str, int]:
     """Start indices of the observation planes the features read (``madiao_env.layout`` pieces)."""
-    from madiao_env.layout import SUMMARY_SLICES
 
     return {
         "hand_at": SUMMARY_SLICES["OBS_HAND"].start,

@@ -32,6 +32,7 @@ from cardgame_core.jit import njit
 from madiao_env import cards
 from madiao_env.layout import SUMMARY_SIZE
 from madiao_mao.agents.base import Agent, legal_actions
+from madiao_mao.agents.madiao import obs_layout as layout
 from madiao_mao.agents.madiao.view import MadiaoView
 
 # Card sets in these kernels are int64 bitmasks: the 40 cards fit, and signed masks keep Numba
@@ -376,7 +377,6 @@ def _decide_rows(policy, redeal_threshold, cooperative, observations, masks, sta
 
 def _layout_starts() -> np.ndarray:
     """Start of each observation slice the kernel reads (``madiao_obs_layout.REQUIRED`` order)."""
-    from madiao_mao.agents.madiao import obs_layout as layout
 
     slices = layout.layout()
     return np.array([slices[name].start for name in layout.REQUIRED], dtype=np.int64)

@@ -57,7 +57,9 @@ from cardgame_core.aec import IllegalActionError
 from madiao_env import cards, core, madiao_v0
 from madiao_env.env import deck_orders
 from madiao_env.options import MadiaoOptions
+from madiao_env.rollout import random_playouts
 from madiao_env.state import GameView, MadiaoState
+from madiao_env.vector import MadiaoVectorEnv
 from madiao_mao.agents.base import Agent, legal_actions
 from madiao_mao.agents.madiao.card_locations import (
     PRETRAINED_CARD_LOCATIONS,
@@ -425,7 +427,6 @@ class _PlayoutTable:
     together, so that a learned play-out policy evaluates one batch per move."""
 
     def __init__(self, n_games: int, env_kwargs: dict) -> None:
-        from madiao_env.vector import MadiaoVectorEnv
 
         self.env = MadiaoVectorEnv(n_games, seed=0, copy=False, **env_kwargs)
         self.env.reset()
@@ -750,7 +751,6 @@ class MadiaoSearchAgent(Agent):
 
     def _play_outs(self, snapshots: list[dict], candidates: list[int], seat: int) -> np.ndarray:
         """The seat's payoff ``[samples, candidates]`` of every candidate played out in every sample."""
-        from madiao_env.rollout import random_playouts
 
         n_candidates = len(candidates)
         table = self._table(len(snapshots) * n_candidates)

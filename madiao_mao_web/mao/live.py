@@ -19,9 +19,10 @@ from madiao_mao_web.games import (
 from madiao_mao_web.security import echo
 from mao_env import cards as mao_cards
 from mao_env import core as mao_core
+from mao_env import mao_v0
 from mao_env import rules as mao_rules
 from mao_env.env import describe_call
-from mao_env.records import BLOCKED_ROUND_TEXT
+from mao_env.records import BLOCKED_ROUND_TEXT, deal_fingerprint, make_record
 
 MAO_DEFAULT_AGENT = "base"
 MAO_DEFAULT_PLAYERS = 4
@@ -83,7 +84,6 @@ class MaoGame(LiveGame):
         calls: Any = None,
         watch: Any = None,
     ) -> None:
-        from mao_env import mao_v0
 
         super().__init__()
         n_players = int_param("players", players, 3, mao_cards.MAX_PLAYERS, MAO_DEFAULT_PLAYERS)
@@ -106,7 +106,6 @@ class MaoGame(LiveGame):
         for agent in self.agents.values():
             agent.reset()
         self.options = self._deal_options(hand_size)
-        from mao_env.records import deal_fingerprint
 
         self._deal = frozenset({deal_fingerprint(self.seed, n_players)})
         self.env.reset(seed=self.seed, options=self.options)
@@ -382,7 +381,6 @@ class MaoGame(LiveGame):
 
     def _record(self) -> dict[str, Any]:
         """``mao_env.records``' format."""
-        from mao_env.records import make_record
 
         return make_record(
             self.env,

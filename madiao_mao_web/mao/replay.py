@@ -14,14 +14,13 @@ from madiao_mao_web.mao.live import mao_reason_text, mao_seat_view
 from madiao_mao_web.replays import RecordError, RecordTooLargeError, Replay, check_deadline
 from mao_env import cards as mao_cards
 from mao_env import rules as mao_rules
-from mao_env.records import BLOCKED_ROUND_TEXT
+from mao_env.records import BLOCKED_ROUND_TEXT, check_record, deal_fingerprint, replay
 
 CALLS_SHOWN = 400  # the calls up to a frame a replay lists (the latest)
 
 
 def read_record(record: dict[str, Any]) -> dict[str, Any]:
     """``record`` checked by ``mao_env.records.check_record``."""
-    from mao_env.records import check_record
 
     try:
         return check_record(record, "the record")
@@ -35,7 +34,6 @@ def record_deal(record: dict[str, Any]) -> frozenset[str] | None:
     whatever its options. Such a record may share a live game's cards (its seed known to whoever
     chose it): the app refuses it while that game is being played. None without a seed, or for a
     table size that does not replay."""
-    from mao_env.records import deal_fingerprint
 
     n_players = len(record["seats"])
     if record["seed"] is None or not 3 <= n_players <= mao_cards.MAX_PLAYERS:
@@ -50,7 +48,6 @@ class MaoReplay(Replay):
     game = "mao"
 
     def __init__(self, record: dict[str, Any], max_seconds: float | None = None) -> None:
-        from mao_env.records import replay
 
         self.record = record
         self.seats = list(record["seats"])

@@ -13,6 +13,7 @@ give before the plays are read). A seeded fit is reproducible on one machine.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -26,6 +27,12 @@ from madiao_mao.agents.madiao.card_locations import (
     capacity_prior,
 )
 from madiao_mao.agents.registry import make_agent
+from madiao_mao.training.cli_args import (
+    OneLineArgumentParser,
+    non_negative_int,
+    positive_int,
+    run_reporting_user_errors,
+)
 
 #: Marks a card the seat has seen (own, upcard, played face up): no target.
 SEEN = -1
@@ -204,14 +211,6 @@ def held_out_loss(model: CardLocationModel, data: LocationData, rows: np.ndarray
 def main(argv: list[str] | None = None) -> int:
     """``python -m madiao_mao.training.madiao.card_locations fit --players P [P ...] --decisions N
     --epochs E --seed S --out PATH.npz``: fit and save a card-location model (module doc)."""
-    from pathlib import Path
-
-    from madiao_mao.training.cli_args import (
-        OneLineArgumentParser,
-        non_negative_int,
-        positive_int,
-        run_reporting_user_errors,
-    )
 
     parser = OneLineArgumentParser(
         prog="python -m madiao_mao.training.madiao.card_locations", description=main.__doc__

@@ -20,12 +20,23 @@ are different draws from the same distribution (same deals, same expected result
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from madiao_mao.training.cli_args import check_model, check_output_folder, load_agent
 from madiao_mao.training.distributed_evaluation import require_ray, shard_bounds
-from madiao_mao.training.madiao.evaluation import PairResult, TournamentReport, duplicate_match, make_deals
+from madiao_mao.training.madiao.commands import tournament_agents
+from madiao_mao.training.madiao.evaluation import (
+    PairResult,
+    TournamentReport,
+    duplicate_match,
+    make_deals,
+    write_report,
+)
+from madiao_mao.training.madiao.matches import make_env
 from madiao_mao.training.stats import openskill_ratings
 
 #: Agents whose play draws from a running random generator (see the module doc).
@@ -44,12 +55,9 @@ def play_shard(
     """Deals ``first..last-1`` of a tournament's ``make_deals(n_deals, seed)`` for one pairing
     (``agents``: name -> (registry spec, seed)); ``deal_index`` counts from the tournament's first
     deal."""
-    from madiao_mao.training.cli_args import load_agent
 
     env = None
     if any(agents[name][0].split(":", 1)[0] == "search" for name in pairing):
-        from madiao_mao.training.madiao.matches import make_env
-
         env = make_env()
     built = {name: load_agent(agents[name][0], "madiao", seed=agents[name][1], env=env) for name in pairing}
     deals = make_deals(n_deals, seed)[first:last]
@@ -82,7 +90,6 @@ def run_tournament_ray(
     ``agents``: name -> (``madiao_mao.agents.registry`` spec, seed), e.g. ``{"heuristic": ("heuristic", 0)}``.
     ``shards_per_pairing``: default, enough shards for two per CPU of the cluster. Ray must be
     connected (``ray.init``) by the caller."""
-    import itertools
 
     ray = require_ray()
     if len(agents) < 2:
@@ -123,11 +130,6 @@ def evaluate_command(args: Any) -> int:
     """``madiao-mao evaluate --engine ray [--address HOST:PORT]``: the Madiao tournament of
     ``madiao-mao evaluate`` with its deal blocks sharded over a Ray cluster (``--address``; default a
     local Ray instance, stopped at the end)."""
-    from pathlib import Path
-
-    from madiao_mao.training.cli_args import check_model, check_output_folder
-    from madiao_mao.training.madiao.commands import tournament_agents
-    from madiao_mao.training.madiao.evaluation import write_report
 
     if args.record:
         raise ValueError("--record is not available with --engine ray (the hands are played on the cluster)")

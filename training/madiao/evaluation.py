@@ -22,6 +22,7 @@ import numpy as np
 
 from madiao_env import cards
 from madiao_env.options import MadiaoOptions
+from madiao_env.vector import MadiaoVectorEnv
 from madiao_mao.agents.base import Agent
 from madiao_mao.training.madiao.matches import EpisodeResult, make_env, play_episode
 from madiao_mao.training.stats import (
@@ -230,7 +231,6 @@ def _play_in_batches(
     all the games where it is to act. The deals are the AEC env's (``reset_deals``), so agents that
     do not sample play exactly the hands the one-at-a-time loop plays. ``deals`` are the match's
     deals from number ``first_deal`` on."""
-    from madiao_env.vector import MadiaoVectorEnv
 
     decks = np.array([[cards.card_id(name) for name in deal.deck] for deal in deals], dtype=np.int8)
     bankers = np.array([deal.banker for deal in deals], dtype=np.int64)

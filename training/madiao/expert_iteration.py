@@ -19,7 +19,9 @@ import numpy as np
 
 from madiao_env import cards
 from madiao_mao.agents.base import Agent
+from madiao_mao.training.cli_args import load_agent
 from madiao_mao.training.expert_iteration import ExpertIterationGame
+from madiao_mao.training.game_spec import env_kwargs
 
 if TYPE_CHECKING:  # typing only: the trainer's modules import torch
     from madiao_mao.training.config import TrainConfig
@@ -28,8 +30,6 @@ if TYPE_CHECKING:  # typing only: the trainer's modules import torch
 
 def seat_expert(spec: str, config: TrainConfig, seed: int) -> tuple[Agent, Any]:
     """The expert of ``spec`` and the env it plays in (single hands under the run's options)."""
-    from madiao_mao.training.cli_args import load_agent
-    from madiao_mao.training.game_spec import env_kwargs
     from madiao_mao.training.madiao.matches import make_env
 
     env = make_env(**{**env_kwargs(config), "episode": "hand"})

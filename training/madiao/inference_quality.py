@@ -33,6 +33,12 @@ from madiao_mao.agents.madiao.search import (
     unseen_cards,
 )
 from madiao_mao.agents.registry import make_agent
+from madiao_mao.training.cli_args import (
+    OneLineArgumentParser,
+    non_negative_int,
+    positive_int,
+    run_reporting_user_errors,
+)
 from madiao_mao.training.madiao.matches import make_env
 from madiao_mao.training.stats import MeanCI, markdown_table, mean_ci
 
@@ -181,12 +187,6 @@ def quality_markdown(quality: InferenceQuality, search: str, players: str) -> st
 def main(argv: list[str] | None = None) -> int:
     """``python -m madiao_mao.training.madiao.inference_quality --search OPTIONS --players P
     --hands N --seed S``: how well the search's inference places the unseen cards (module doc)."""
-    from madiao_mao.training.cli_args import (
-        OneLineArgumentParser,
-        non_negative_int,
-        positive_int,
-        run_reporting_user_errors,
-    )
 
     parser = OneLineArgumentParser(
         prog="python -m madiao_mao.training.madiao.inference_quality", description=main.__doc__

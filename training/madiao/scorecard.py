@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
+from madiao_mao.training.cli_args import load_agent
 from madiao_mao.training.madiao.evaluation import (
     Deal,
     PairResult,
@@ -24,6 +25,7 @@ from madiao_mao.training.madiao.evaluation import (
     make_deals,
     paired_by_deal,
 )
+from madiao_mao.training.madiao.matches import make_env
 from madiao_mao.training.scorecard_figures import Figure
 from madiao_mao.training.stats import openskill_ratings
 
@@ -121,11 +123,8 @@ SUITES = {
 def check_policy_spec(spec: str) -> None:
     """Build the agent of ``spec`` once, so that a bad one is refused before any game (the search
     player on an env of its own)."""
-    from madiao_mao.training.cli_args import load_agent
 
     if spec.split(":", 1)[0] == "search":
-        from madiao_mao.training.madiao.matches import make_env
-
         load_agent(spec, "madiao", seed=0, env=make_env())
     else:
         load_agent(spec, "madiao", seed=0)
@@ -134,7 +133,6 @@ def check_policy_spec(spec: str) -> None:
 def pin_table(seed: int):
     """The env the baselines' decisions are pinned on (``madiao_mao.training.scorecard.baseline_pins``),
     dealt from ``seed``: the suites' env."""
-    from madiao_mao.training.madiao.matches import make_env
 
     env = make_env()
     env.reset(seed=seed)
@@ -147,7 +145,6 @@ def play_suite(
     """The policy's and the reference's games against each of ``baselines``; the figures and
     ratings. A baseline's games are the same whichever others are played (its seed is its place
     in ``BASELINES``)."""
-    from madiao_mao.training.madiao.matches import make_env
 
     deals = suite.deals()
     env = make_env()  # read only by agents that need the game they play in (search)
@@ -174,7 +171,6 @@ def _play_pairing(
     """The duplicate games of the policy (``side`` "policy") or the reference in one seat against
     ``baseline`` (the ``index``-th) in three, as ``PairResult`` fields. Seeds come from the
     suite's: the policy's is the same in every pairing, each baseline's its own."""
-    from madiao_mao.training.cli_args import load_agent
 
     if side == "policy":
         agent = under_test.make("madiao", seed=seed, env=env)

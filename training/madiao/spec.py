@@ -11,9 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from madiao_env.layout import SUMMARY_SLICES
+from madiao_mao.agents.learned import LearnedPolicyAgent
+from madiao_mao.agents.registry import make_agent
 from madiao_mao.training.game_spec import SCRIPTED_ONLY, GameSpec, PolicyFeatures, env_kwargs, unshaped
 from madiao_mao.training.madiao.expert_iteration import EXPERT_ITERATION
 from madiao_mao.training.madiao.exploit import EXPLOIT
+from madiao_mao.training.stats import plot_curves
 
 if TYPE_CHECKING:  # typing only: the config imports the games' specs to fill in its defaults
     from madiao_mao.training.config import TrainConfig
@@ -39,7 +43,6 @@ def _vector_env(config: TrainConfig, n_envs: int, seed: int | None):
 
 
 def _learner_role(observation: np.ndarray) -> str:
-    from madiao_env.layout import SUMMARY_SLICES
 
     # The banker's relative seat is one-hot; relative seat 0 is the learner itself.
     return "banker" if observation[SUMMARY_SLICES["OBS_BANKER"].start] > 0.5 else "player"
@@ -48,8 +51,6 @@ def _learner_role(observation: np.ndarray) -> str:
 def _evaluate(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, dict]:
     """Duplicate results of the greedy learned policy against each baseline: stakes/hand overall,
     as banker and as player, with 95% intervals."""
-    from madiao_mao.agents.learned import LearnedPolicyAgent
-    from madiao_mao.agents.registry import make_agent
     from madiao_mao.training.madiao.evaluation import duplicate_match, make_deals
 
     learner = LearnedPolicyAgent(model=model, name="learned")
@@ -75,9 +76,7 @@ def _describe_result(name: str, result: dict) -> str:
 def _report(learner, config: TrainConfig, run_dir: Path, n_deals: int, state: dict) -> list[str]:
     """A duplicate tournament of the learned policy and the baselines (its ratings plotted), and
     the learning curves of the periodic evaluations."""
-    from madiao_mao.agents.registry import make_agent
     from madiao_mao.training.madiao.evaluation import run_tournament, write_report
-    from madiao_mao.training.stats import plot_curves
 
     agents = {
         "learned": learner,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import tyro
 
+from madiao_mao.agents.learned import policy_agent
 from madiao_mao.training.config import ConfigError, check_finite_number
 from madiao_mao.training.game_spec import GameSpec, PolicyFeatures, env_kwargs
 from madiao_mao.training.mao.exploit import EXPLOIT
@@ -118,7 +119,6 @@ def _hand_size_reward(venv, config: TrainConfig):
 def _evaluate(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, dict]:
     """The Mao metrics of the learned policy at a table of each baseline, facing the rules held
     out of its training one at a time (``n_deals`` own turns per rule)."""
-    from madiao_mao.agents.learned import policy_agent
     from madiao_mao.training.mao.evaluation import held_out_experiment
 
     learner = policy_agent(model=model, name="learned")

@@ -12,6 +12,7 @@ from typing import Any
 import torch
 from sb3_contrib import MaskablePPO
 
+from madiao_mao.agents.learned import load_model
 from madiao_mao.training.config import TrainConfig, rollout_size, steps_at_end
 from madiao_mao.training.game_spec import POLICY_FEATURES
 
@@ -78,7 +79,6 @@ def load_initial_weights(model: MaskablePPO, path: str | Path) -> None:
     """Copy the policy and value weights of the saved model at ``path`` into ``model`` (a config's
     ``init_model``); its optimizer stays fresh. A model that cannot be read, or whose spaces or
     network differ from ``model``'s, is a ValueError naming the file."""
-    from madiao_mao.agents.learned import load_model
 
     try:
         saved = load_model(path)
