@@ -92,6 +92,21 @@ def _batch_call(agent: Any) -> BatchOpponent:
     )
 
 
+class StepArrays(NamedTuple):
+    """The arrays of a batched step that :func:`_credit_learners` reads (``VectorStep``'s fields).
+
+    The kernel takes this module's own named tuple rather than the step object itself: Numba's
+    disk cache records every argument type it compiled for, and a batched env's own step class
+    (a test's, a user's) would be imported again by every process that loads that cache."""
+
+    rewards: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    to_act: np.ndarray
+    final_observation: np.ndarray
+    final_payoffs: np.ndarray
+
+
 class LearnerBooks(NamedTuple):
     """Per game, the learner view's running accounts, which :func:`_credit_learners` updates in
     place (``[N]`` arrays of :class:`LearnerGames`)."""
@@ -135,7 +150,7 @@ class EndedRows(NamedTuple):
 @njit
 def _credit_learners(
     moved: np.ndarray,
-    step: VectorStep,
+    step: StepArrays,
     rotate: bool,
     books: LearnerBooks,
     ended: EndedRows,
@@ -374,7 +389,15 @@ class LearnerGames:
         lists = 0
         while True:
             opponent_games = self._game_lists[lists]
-            arguments = (moved, step, rotate, books, ended, opponent_games)
+            step_arrays = StepArrays(
+                rewards=step.rewards,
+                terminated=step.terminated,
+                truncated=step.truncated,
+                to_act=step.to_act,
+                final_observation=step.final_observation,
+                final_payoffs=step.final_payoffs,
+            )
+            arguments = (moved, step_arrays, rotate, books, ended, opponent_games)
             if self._credit is None:
                 # A VectorCardEnv hands out the same buffers (or copies of them) at every step, so
                 # its argument types never change: the entry point compiled for them skips Numba's
