@@ -38,6 +38,7 @@ def is_policy_program(data: bytes) -> bool:
 def load_policy(data: bytes) -> tuple[Callable[..., Any], dict[str, Any]]:
     """``net(observations, masks) -> logits`` and the metadata of an exported policy in either
     format (a program, or the TorchScript of older runs); anything else is a ValueError."""
+    # Imported here: keeps torch off this module's import path.
     import torch
 
     extra = {"meta.json": ""}
@@ -56,6 +57,7 @@ class ExportedPolicy:
     and ``predict(observations, action_masks, deterministic)``."""
 
     def __init__(self, path: str | Path, seed: int | None = None) -> None:
+        # Imported here: keeps Gymnasium off this module's import path.
         import gymnasium as gym
 
         path = Path(path)
@@ -74,6 +76,7 @@ class ExportedPolicy:
         self.policy = None
 
     def logits(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        # Imported here: keeps torch off this module's import path.
         import torch
 
         with torch.no_grad():

@@ -138,6 +138,7 @@ class MaoHumanAgent(HumanAgent):
         self.n_rules = n_rules
 
     def describe(self, action: int) -> str:
+        # Imported here: the game's own modules load only when it is used.
         from mao_env import cards as mao_cards
         from mao_env import rules as mao_rules
 
@@ -147,6 +148,7 @@ class MaoHumanAgent(HumanAgent):
         return text
 
     def parse(self, line: str, legal: list[int]) -> int | str:
+        # Imported here: the game's own modules load only when it is used.
         from mao_env import cards as mao_cards
 
         text = line.strip()

@@ -108,6 +108,7 @@ class LearnedPolicyAgent(Agent):
         """The actor's action logits (float64 ``[N, n_actions]``), computed directly from the
         actor-critic's modules: a fraction of ``model.predict``'s per-call cost, which dominates
         for the small batches an opponent gets."""
+        # Imported here: keeps torch off this module's import path.
         import torch
 
         policy = self.model.policy

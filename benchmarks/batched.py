@@ -119,6 +119,7 @@ def raw_learner_body(env_class, n_envs: int) -> Callable[[], int]:
 def gymnasium_learner_body(gymnasium_id: str, n_envs: int) -> Callable[[], int]:
     """One ``step`` of a game's Gymnasium ``VectorEnv`` (``gymnasium_id``: its subjects'
     reference; seat 0 learns, see the module docstring); returns the moves of every seat."""
+    # Imported here: keeps Gymnasium off this module's import path.
     import gymnasium
 
     env_id = load(gymnasium_id)  # importing its module registers the id

@@ -43,6 +43,7 @@ CEILING_BATCH = 8192
 def default_model(seed: int = 0, device: str = "cpu"):
     """The default training run's model on torch ``device``, on its batched env with heuristic
     opponents."""
+    # Imported here: keeps torch and stable-baselines3 off this module's import path.
     from madiao_mao.training.config import TrainConfig
     from madiao_mao.training.opponents import scripted_agents
     from madiao_mao.training.sb3.adapter import LearnerVecEnv
@@ -58,6 +59,7 @@ def default_model(seed: int = 0, device: str = "cpu"):
 
 def linear_shapes(policy) -> list[tuple[int, int]]:
     """(inputs, outputs) of every ``nn.Linear`` in ``policy``, the matrix multiplies of a forward pass."""
+    # Imported here: keeps torch off this module's import path.
     import torch
 
     return [(m.in_features, m.out_features) for m in policy.modules() if isinstance(m, torch.nn.Linear)]
@@ -75,6 +77,7 @@ def matmul_gflops(
 ) -> float:
     """GFLOP/s of torch multiplying ``batch`` rows through each layer shape in turn (float32), on
     torch ``device``."""
+    # Imported here: keeps torch off this module's import path.
     import torch
 
     generator = torch.Generator().manual_seed(0)
@@ -99,6 +102,7 @@ def matmul_gflops(
 def synchronize(device: str) -> None:
     """Wait for the work queued on a CUDA ``device`` (nothing to wait for on the CPU)."""
     if device != "cpu":
+        # Imported here: keeps torch off this module's import path.
         import torch
 
         torch.cuda.synchronize(device)
@@ -108,6 +112,7 @@ class _Continue:
     """The smallest SB3 callback ``collect_rollouts`` accepts (it only asks to go on)."""
 
     def __init__(self, model) -> None:
+        # Imported here: keeps stable-baselines3 off this module's import path.
         from stable_baselines3.common.callbacks import BaseCallback
 
         class Nothing(BaseCallback):
@@ -131,6 +136,7 @@ def _time_until(body, seconds: float) -> float:
 
 def run(seconds: float, device: str = "cpu") -> list[Result]:
     """The suite's rows (module doc), measured on torch ``device`` (``resolve_device``'s)."""
+    # Imported here: keeps torch off this module's import path.
     import torch
 
     model, config = default_model(device=device)
@@ -223,6 +229,7 @@ def fast_engine_seconds(model, config, seconds: float) -> tuple[float, float]:
     """Seconds per PPO update and per rollout collection of the fast engine
     (``madiao_mao.training.fast``) on ``model``'s policy and env (the same network, games and
     opponents as the SB3 rows), after one rollout and update of warm-up."""
+    # Imported here: keeps torch and stable-baselines3 off this module's import path.
     from stable_baselines3.common.logger import Logger
 
     from madiao_mao.training.fast.train import FastLoop
@@ -240,6 +247,7 @@ def training_run_speed(config, engine: str) -> dict[str, float]:
     """The speed of a whole training run of ``config`` (its ``runs_dir`` receives the run folder)
     with ``engine`` ("sb3" or "fast"), as the run reports it in ``state.json``: learner steps/s
     over training and the shares of the env, the opponents and the updates."""
+    # Imported here: keeps tyro and numpy off this module's import path.
     from madiao_mao.training.fast import train as fast_train
     from madiao_mao.training.run_folder import read_state
     from madiao_mao.training.sb3 import train as sb3_train

@@ -87,6 +87,7 @@ def probe_body() -> Callable[[], int]:
 
 def playout_body() -> Callable[[], int]:
     """A body of ``PLAYOUTS_PER_CALL`` full-rules play-outs from one fresh deal; returns the hands."""
+    # Imported here: keeps PettingZoo off this module's import path.
     from madiao_env.rollout import new_hand_snapshot, random_playouts
 
     snapshot = new_hand_snapshot(seed=0)

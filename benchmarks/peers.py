@@ -30,6 +30,7 @@ def _installed(module: str) -> bool:
 
 
 def rlcard_random_play(game: str, seconds: float) -> tuple[float, float]:
+    # Imported here: an optional peer library, needed only by this benchmark.
     import rlcard
 
     env = rlcard.make(game, config={"seed": 0})
@@ -48,6 +49,7 @@ def rlcard_random_play(game: str, seconds: float) -> tuple[float, float]:
 
 
 def openspiel_random_play(game_name: str, seconds: float, with_observation: bool) -> tuple[float, float]:
+    # Imported here: an optional peer library, needed only by this benchmark.
     import pyspiel
 
     game = pyspiel.load_game(game_name)

@@ -35,6 +35,7 @@ N_STEPS = 32
 
 
 def _config():
+    # Imported here: keeps tyro and numpy off this module's import path.
     from madiao_mao.training.config import TrainConfig
 
     return TrainConfig(
@@ -55,6 +56,7 @@ def _config():
 
 def _sb3(seconds: float, device: str) -> tuple[float, float]:
     """SB3 rollout-collection and learner throughput (learner steps/s), the policy on ``device``."""
+    # Imported here: keeps torch and stable-baselines3 off this module's import path.
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -101,6 +103,7 @@ def _sb3(seconds: float, device: str) -> tuple[float, float]:
 def _rllib_local_sampling(seconds: float, *, bulk: bool = True) -> float:
     """One ``CardGameEnvRunner`` in this process: learner steps/s of ``sample``, with the
     runner's bulk sampler or (``bulk=False``) RLlib's generic loop."""
+    # Imported here: keeps torch and stable-baselines3 off this module's import path.
     from madiao_mao.training.rllib.config import ppo_config
     from madiao_mao.training.rllib.runner import CardGameEnvRunner
 
@@ -139,6 +142,7 @@ def _rllib_learners(seconds: float, learners: int, device: str) -> float:
     holds ``(CPUs - 1) / learners`` CPUs (at most one, one torch thread), so that all fit beside
     the runner: on a small machine the rows measure the actors' overhead (the episodes sent to
     them, DDP's all-reduce over gloo), not scaling. On a GPU each actor holds one."""
+    # Imported here: keeps torch and stable-baselines3 off this module's import path.
     from madiao_mao.training.rllib.config import ppo_config
 
     config = _config()
@@ -162,6 +166,7 @@ def _rllib_cluster(seconds: float, runners: int, *, learner: bool, device: str) 
     """``runners`` env-runner actors sampling in parallel (aggregate learner steps/s), and (if
     ``learner``) the steps/s of the learner in the driver (``num_learners=0``, on ``device``) over
     training iterations."""
+    # Imported here: keeps torch and stable-baselines3 off this module's import path.
     from madiao_mao.training.rllib.config import ppo_config
 
     config = _config()
@@ -191,6 +196,7 @@ def _rllib_cluster(seconds: float, runners: int, *, learner: bool, device: str) 
 def _gpus_short(device: str, learners: int) -> str:
     """Why ``learners`` learner actors on ``device`` cannot be measured here ("" if they can):
     ``EngineOptions.check_device``'s reason."""
+    # Imported here: keeps tyro and numpy off this module's import path.
     from madiao_mao.training.config import ConfigError
     from madiao_mao.training.rllib.options import EngineOptions
 
@@ -204,6 +210,7 @@ def _gpus_short(device: str, learners: int) -> str:
 def run(seconds: float, device: str = "cpu") -> list[Result]:
     """The suite's rows (see the module doc), the learners on torch ``device``."""
     try:
+        # Imported here: keeps Ray off this module's import path.
         import ray
     except ImportError:
         return [

@@ -134,6 +134,7 @@ def summary(returns: np.ndarray) -> str:
 
 def main(args: Args) -> dict[str, float]:
     run_name = f"madiao__{args.exp_name}__{args.seed}__{int(time.time())}"
+    # Imported here: keeps torch off this module's import path.
     from torch.utils.tensorboard import SummaryWriter
 
     writer = SummaryWriter(f"{args.log_dir}/{run_name}")

@@ -23,6 +23,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not 1 <= args.port <= 65535:
         parser.error(f"--port must be 1..65535, got {args.port}")
+    # Imported here: keeps FastAPI off this module's import path.
     from madiao_mao_web.app import serve
 
     print(f"madiao-mao web app on http://{args.host}:{args.port}/ (Ctrl-C stops it)")

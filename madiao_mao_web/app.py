@@ -362,6 +362,7 @@ def one_of(names: list[str]) -> str:
 def serve(host: str = "127.0.0.1", port: int = 8000, allow_hosts: Iterable[str] = ()) -> None:
     """Run the app with uvicorn until interrupted (``madiao-mao serve``); it answers requests for
     the localhost names, ``host`` and the names in ``allow_hosts``."""
+    # Imported here: keeps uvicorn off this module's import path.
     import uvicorn
 
     uvicorn.run(create_app(hosts=allowed_hosts(host, allow_hosts)), host=host, port=port, log_level="info")

@@ -39,6 +39,7 @@ def parse_dataclass(
     """``tyro.cli(target)`` on ``argv`` (``default``: the instance whose values the flags start
     from), under the one-line contract: ``--help`` prints and exits with status 0 as argparse's
     does, and a usage error, which tyro draws as a box, is one ValueError line naming it."""
+    # Imported here: keeps tyro off this module's import path.
     import tyro
 
     captured = io.StringIO()
@@ -166,6 +167,7 @@ def _check_creatable(folder: Path, option: str, path: str) -> None:
 def check_model(spec: str, game: str) -> None:
     """Load a ``model:PATH`` spec once (nothing for other specs), so that a missing or corrupt
     model is reported before any game is played by code that loads its agents later."""
+    # Imported here: keeps numpy off this module's import path.
     from madiao_mao.agents.registry import MODEL_PREFIX
 
     if spec.startswith(MODEL_PREFIX):
@@ -175,6 +177,7 @@ def check_model(spec: str, game: str) -> None:
 def load_agent(spec: str, game: str, *, seed: int | None = None, env=None):
     """``madiao_mao.agents.registry.make_agent`` with a model that cannot be loaded reported as one
     ValueError naming the file (SB3 raises many kinds of errors for a corrupt zip)."""
+    # Imported here: keeps numpy off this module's import path.
     from madiao_mao.agents.registry import MODEL_PREFIX, make_agent
 
     if not spec.startswith(MODEL_PREFIX):

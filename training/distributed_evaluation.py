@@ -16,6 +16,7 @@ from madiao_mao.training.game_spec import game_spec, games_with
 def require_ray():
     """``ray``, or an ImportError saying how to install it."""
     try:
+        # Imported here: keeps Ray off this module's import path.
         import ray
     except ImportError:
         raise ImportError(

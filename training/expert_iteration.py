@@ -364,6 +364,7 @@ def run_iteration(run: Run, number: int, say: Callable[..., None]) -> dict[str, 
     """Iteration ``number`` (module doc); returns its figures. Its folder is made afresh (an
     interrupted attempt's files are removed first)."""
 
+    # Imported here: keeps torch and stable-baselines3 off this module's import path.
     from madiao_mao.training.logging_utils import atomic_save_model
     from madiao_mao.training.sb3.imitation import fit_policy, teacher_agreement
     from madiao_mao.training.sb3.train import FINAL_MODEL_FILE, train

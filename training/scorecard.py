@@ -538,9 +538,11 @@ def scorecard_markdown(record: dict[str, Any]) -> str:
 
 def plot_scorecard(record: dict[str, Any], path: Path) -> Path:
     """The headline measure against each table, with its interval, as PNG."""
+    # Imported here: keeps matplotlib off this module's import path.
     import matplotlib
 
     matplotlib.use("Agg")
+    # Imported here: keeps matplotlib off this module's import path.
     import matplotlib.pyplot as plt
 
     module = game_module(record["game"])

@@ -202,9 +202,11 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> s
 
 def plot_ratings(ratings: dict[str, tuple[float, float, float]], path: Path) -> Path:
     """Bar chart of openskill mu with +-3 sigma error bars, written as PNG."""
+    # Imported here: keeps matplotlib off this module's import path.
     import matplotlib
 
     matplotlib.use("Agg")
+    # Imported here: keeps matplotlib off this module's import path.
     import matplotlib.pyplot as plt
 
     names = sorted(ratings, key=lambda n: ratings[n][0], reverse=True)
@@ -230,9 +232,11 @@ def plot_curves(
 ) -> Path:
     """Line plot of named (x, y) curves, optional shaded (low, high) bands; PNG. ``whole_x``: ticks
     on whole numbers only (an x that counts iterations)."""
+    # Imported here: keeps matplotlib off this module's import path.
     import matplotlib
 
     matplotlib.use("Agg")
+    # Imported here: keeps matplotlib off this module's import path.
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -246,6 +250,7 @@ def plot_curves(
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     if whole_x:
+        # Imported here: keeps matplotlib off this module's import path.
         from matplotlib.ticker import MaxNLocator
 
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))

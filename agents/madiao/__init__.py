@@ -20,18 +20,21 @@ policy_agent = None
 
 
 def _greedy(seed: int | None, env, options: str | None) -> Agent:
+    # Imported here: madiao_mao.agents.madiao.heuristic imports this module (a cycle at the top).
     from madiao_mao.agents.madiao.heuristic import GreedyHeuristicAgent
 
     return GreedyHeuristicAgent()
 
 
 def _heuristic(seed: int | None, env, options: str | None) -> Agent:
+    # Imported here: madiao_mao.agents.madiao.heuristic imports this module (a cycle at the top).
     from madiao_mao.agents.madiao.heuristic import RoleAwareHeuristicAgent
 
     return RoleAwareHeuristicAgent()
 
 
 def _search(seed: int | None, env, options: str | None) -> Agent:
+    # Imported here: madiao_mao.agents.madiao.search imports this module (a cycle at the top).
     from madiao_mao.agents.madiao.search import MadiaoSearchAgent, parse_search_options
 
     # Options are checked before the env is: a bad budget is named whatever else is wrong.

@@ -20,12 +20,14 @@ PRETRAINED_MODEL = Path(__file__).resolve().parent.parent / "pretrained" / "mao_
 
 
 def _base(seed: int | None, env, options: str | None) -> Agent:
+    # Imported here: madiao_mao.agents.mao.players imports this module (a cycle at the top).
     from madiao_mao.agents.mao.players import BaseRulesAgent, table_variants
 
     return BaseRulesAgent(seed=seed, **(table_variants(env) if env is not None else {}))
 
 
 def _bayes(seed: int | None, env, options: str | None) -> Agent:
+    # Imported here: madiao_mao.agents.mao.players imports this module (a cycle at the top).
     from madiao_mao.agents.mao.players import BayesianRuleAgent, table_variants
 
     variants = table_variants(env, posterior=True) if env is not None else {}
@@ -33,6 +35,7 @@ def _bayes(seed: int | None, env, options: str | None) -> Agent:
 
 
 def _caller(seed: int | None, env, options: str | None) -> Agent:
+    # Imported here: madiao_mao.agents.mao.caller imports this module (a cycle at the top).
     from madiao_mao.agents.mao.caller import CallerModel, LearnedCallerAgent
     from madiao_mao.agents.mao.players import table_variants
 
@@ -44,6 +47,7 @@ def _caller(seed: int | None, env, options: str | None) -> Agent:
 
 def _oracle(seed: int | None, env, options: str | None) -> Agent:
     require_env(env, "oracle", "it reads the active rules")
+    # Imported here: madiao_mao.agents.mao.players imports this module (a cycle at the top).
     from madiao_mao.agents.mao.players import OracleAgent
 
     return OracleAgent(env, seed=seed)
@@ -74,10 +78,12 @@ def policy_agent(model, *, table=None, name: str | None = None, **kwargs) -> Age
     any other policy."""
     if not getattr(model.policy, "reads_belief", False):
         return None
+    # Imported here: madiao_mao.agents.mao.policy imports this module (a cycle at the top).
     from madiao_mao.agents.mao.policy import BeliefPolicyAgent
 
     posterior = None
     if table is not None:
+        # Imported here: madiao_mao.agents.mao.players imports this module (a cycle at the top).
         from madiao_mao.agents.mao.players import posterior_options
 
         posterior = posterior_options(getattr(table, "unwrapped", table).options)

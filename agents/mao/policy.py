@@ -33,6 +33,7 @@ class BeliefPolicyAgent(LearnedPolicyAgent):
     decides_from_observation = False  # its posterior remembers the game
 
     def __init__(self, path: str | Path | None = None, *, posterior: dict | None = None, **kwargs) -> None:
+        # Imported here: keeps Numba and Gymnasium off this module's import path.
         from madiao_mao.agents.mao.belief_inputs import BELIEF_WIDTH, BeliefTracker
 
         super().__init__(path, **kwargs)
@@ -57,6 +58,7 @@ class BeliefPolicyAgent(LearnedPolicyAgent):
         return self._act_rows(observations, masks, self.beliefs.seat_posteriors(masks.shape[0], rows))
 
     def _act_rows(self, observations: np.ndarray, masks: np.ndarray, posteriors: list) -> np.ndarray:
+        # Imported here: keeps Numba and Gymnasium off this module's import path.
         from madiao_mao.agents.mao.players import rules_to_propose
         from mao_env.cards import CHOOSE_RULE_0
 

@@ -145,6 +145,7 @@ def command_train(argv: list[str]) -> int:
     check_output_folder(command.settings.runs_dir, "--runs-dir")
     # Each engine's run module imports torch and its engine: only the one the run uses.
     if rllib_cli.uses_rllib(command.engine, command.rllib, command.resume):
+        # Imported here: keeps torch and stable-baselines3 off this module's import path.
         from madiao_mao.training.rllib.run import final_report
 
         run_dir = rllib_cli.train(
@@ -155,10 +156,12 @@ def command_train(argv: list[str]) -> int:
             quiet=quiet,
         )
     else:
+        # Imported here: madiao_mao.training.fast.train imports this module (a cycle at the top).
         from madiao_mao.training.fast.train import is_fast_run
         from madiao_mao.training.sb3.train import final_report, train
 
         if command.engine == "fast" or (command.resume is not None and is_fast_run(command.resume)):
+            # Imported here: madiao_mao.training.fast.train imports this module (a cycle at the top).
             from madiao_mao.training.fast.train import train
 
         run_dir = train(

@@ -158,6 +158,7 @@ class MadiaoGame(LiveGame):
     def __init__(
         self, *, seat: Any = None, agents: Any = None, seed: Any = None, match: Any = None, watch: Any = None
     ) -> None:
+        # Imported here: keeps Numba and PettingZoo off this module's import path.
         from madiao_env import madiao_v0
         from madiao_env.records import EventRecorder
 
@@ -353,6 +354,7 @@ class MadiaoGame(LiveGame):
 
     def _record(self) -> dict[str, Any]:
         """``madiao_env.records``' format, as ``match --record`` writes."""
+        # Imported here: keeps Numba and PettingZoo off this module's import path.
         from madiao_env.records import make_record
 
         result = _EpisodeResult(self.totals, self._recorder.events, self.seat_names)

@@ -29,6 +29,7 @@ from madiao_mao_web.security import echo
 
 def read_record(record: dict[str, Any]) -> dict[str, Any]:
     """``record`` checked by ``madiao_env.records.read_record``, the one checker of the format."""
+    # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_env.records import read_record as read_record_file
 
     # read_record reads from a path.

@@ -80,6 +80,7 @@ def prepare(args: argparse.Namespace) -> None:
     (checked before any game is played)."""
     if args.search_budget is None:
         return
+    # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_mao.agents.madiao.search import parse_search_options
 
     parse_search_options(args.search_budget)
@@ -109,6 +110,7 @@ def tournament_agents(args: argparse.Namespace) -> list[str]:
 def evaluate(args: argparse.Namespace) -> int:
     """``madiao-mao evaluate``: a duplicate-deal round robin between agents, printed (``--out``: markdown
     and plots; ``--record``: the first hands as a game record)."""
+    # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_env.records import make_record, write_record
     from madiao_mao.training.madiao.evaluation import run_tournament, write_report
 
@@ -117,6 +119,7 @@ def evaluate(args: argparse.Namespace) -> int:
     names = tournament_agents(args)
     env_for_search = None
     if any(name.split(":", 1)[0] == "search" for name in names):
+        # Imported here: keeps Numba and PettingZoo off this module's import path.
         from madiao_mao.training.madiao.matches import make_env
 
         env_for_search = make_env()
@@ -149,6 +152,7 @@ def evaluate(args: argparse.Namespace) -> int:
 
 def _table_view(env, seat: int, write) -> None:
     """What one seat can see: own hand, upcard, the trick (others' face-down cards hidden), tricks."""
+    # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_env import cards
     from madiao_env.records import format_hand, role_name
 
@@ -179,6 +183,7 @@ def _table_view(env, seat: int, write) -> None:
 
 def play(args: argparse.Namespace) -> int:
     """``madiao-mao play``: the person in ``--seat``, agents in the other three seats."""
+    # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_env.records import EventPrinter, make_record, write_record
     from madiao_mao.agents.human import HumanAgent, HumanQuit
     from madiao_mao.training.madiao.matches import make_env, play_episode
@@ -233,6 +238,7 @@ def play(args: argparse.Namespace) -> int:
 
 def match(args: argparse.Namespace) -> int:
     """``madiao-mao match``: one full match between four agents, printed and optionally recorded."""
+    # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_env.records import EventPrinter, make_record, write_record
     from madiao_mao.training.madiao.matches import make_env, play_episode
 
@@ -262,6 +268,7 @@ def match(args: argparse.Namespace) -> int:
 
 def replay(args: argparse.Namespace) -> int:
     """``madiao-mao replay``: a Madiao record printed move by move."""
+    # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_env.records import print_record, read_record
 
     print_record(read_record(args.record))

@@ -339,6 +339,7 @@ def run_tournament(
     pairs = []
     iterator = pairings
     if progress:
+        # Imported here: keeps tqdm off this module's import path.
         from tqdm import tqdm
 
         iterator = tqdm(pairings, desc="pairings", unit="pair")

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # typing only: the trainer's modules import torch
 
 def seat_expert(spec: str, config: TrainConfig, seed: int) -> tuple[Agent, Any]:
     """The expert of ``spec`` and the env it plays in (single hands under the run's options)."""
+    # Imported here: madiao_mao.training.madiao.matches imports this module (a cycle at the top).
     from madiao_mao.training.madiao.matches import make_env
 
     env = make_env(**{**env_kwargs(config), "episode": "hand"})
@@ -64,6 +65,7 @@ def collect(expert: Agent, env: Any, n_decisions: int, seed: int, gamma: float) 
     """``n_decisions`` decisions of ``expert`` in every seat of whole hands on ``env`` (hands
     seeded from ``seed``; see the module doc). A decision's return is its seat's payoff of the
     hand, discounted by ``gamma`` per later decision of that seat."""
+    # Imported here: keeps torch off this module's import path.
     from madiao_mao.training.madiao.matches import play_episode
     from madiao_mao.training.sb3.imitation import TeacherData
 
@@ -97,6 +99,7 @@ def collect(expert: Agent, env: Any, n_decisions: int, seed: int, gamma: float) 
 def score_expert(expert: Agent, env: Any, opponent: Agent, n_deals: int, seed: int) -> dict[str, Any]:
     """The expert in one seat against ``opponent`` in three on ``n_deals`` duplicate deals (seats
     rotated): stakes/hand with 95% intervals, overall and by role."""
+    # Imported here: madiao_mao.training.madiao.evaluation imports this module (a cycle at the top).
     from madiao_mao.training.madiao.evaluation import duplicate_match, make_deals
 
     return duplicate_match(expert, opponent, make_deals(n_deals, seed), env=env).figures()

@@ -27,6 +27,7 @@ def make_env(**env_kwargs: Any):
     """The raw PettingZoo Madiao env, which raises on an illegal action: an agent's illegal move
     is a bug to stop at, never a lost hand to count (``env()`` would end the hand with a penalty).
     Imported lazily: the env module compiles on first use."""
+    # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_env import madiao_v0
 
     return madiao_v0.raw_env(**env_kwargs)

@@ -151,6 +151,7 @@ def play_suite(
     played: dict[str, dict[str, PairResult]] = {"policy": {}, "reference": {}}
     iterator = [(index, baseline) for index, baseline in enumerate(BASELINES) if baseline in baselines]
     if progress:
+        # Imported here: keeps tqdm off this module's import path.
         from tqdm import tqdm
 
         iterator = tqdm(iterator, desc="madiao baselines", unit="baseline")

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # typing only: the config imports the games' specs to fill in
 
 
 def _cards_policy() -> tuple[Any, dict[str, Any]]:
+    # Imported here: keeps torch and stable-baselines3 off this module's import path.
     from madiao_mao.agents.madiao.features import MadiaoCardFeatures, summary_layout
 
     return "MlpPolicy", {
@@ -37,6 +38,7 @@ POLICY_FEATURES = MappingProxyType({"cards": PolicyFeatures("cards", ("summary",
 
 
 def _vector_env(config: TrainConfig, n_envs: int, seed: int | None):
+    # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_env.vector import MadiaoVectorEnv
 
     return MadiaoVectorEnv(n_envs, seed=seed, **env_kwargs(config))
@@ -51,6 +53,7 @@ def _learner_role(observation: np.ndarray) -> str:
 def _evaluate(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, dict]:
     """Duplicate results of the greedy learned policy against each baseline: stakes/hand overall,
     as banker and as player, with 95% intervals."""
+    # Imported here: madiao_mao.training.madiao.evaluation imports this module (a cycle at the top).
     from madiao_mao.training.madiao.evaluation import duplicate_match, make_deals
 
     learner = LearnedPolicyAgent(model=model, name="learned")
@@ -76,6 +79,7 @@ def _describe_result(name: str, result: dict) -> str:
 def _report(learner, config: TrainConfig, run_dir: Path, n_deals: int, state: dict) -> list[str]:
     """A duplicate tournament of the learned policy and the baselines (its ratings plotted), and
     the learning curves of the periodic evaluations."""
+    # Imported here: madiao_mao.training.madiao.evaluation imports this module (a cycle at the top).
     from madiao_mao.training.madiao.evaluation import run_tournament, write_report
 
     agents = {
@@ -110,6 +114,7 @@ def _report(learner, config: TrainConfig, run_dir: Path, n_deals: int, state: di
 
 def _table_envs() -> tuple[Any, type]:
     """The bare AEC env class and the batched env class (imported when an env is made)."""
+    # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_env.env import raw_env
     from madiao_env.vector import MadiaoVectorEnv
 
@@ -131,6 +136,7 @@ def _scorecard() -> ModuleType:
 
 
 def _evaluate_on_ray(args: Any) -> int:
+    # Imported here: madiao_mao.training.madiao.distributed_evaluation imports this module (import cycle).
     from madiao_mao.training.madiao.distributed_evaluation import evaluate_command
 
     return evaluate_command(args)

@@ -39,6 +39,14 @@ from madiao_mao.agents.mao.players import (
     RulePosterior,
     table_variants,
 )
+from madiao_mao.training.cli_args import (
+    OneLineArgumentParser,
+    check_output_file,
+    check_output_folder,
+    non_negative_int,
+    positive_int,
+    run_reporting_user_errors,
+)
 from madiao_mao.training.mao.evaluation import (
     calls_episodes,
     calls_markdown,
@@ -111,6 +119,7 @@ def collect_call_data(
 ) -> CallData:
     """Self-play of Bayesian players at ``calls="players"`` tables (``calls_episodes`` of ``rules``;
     odd episodes with a base-rules player in seat 0), recorded as :class:`CallData`."""
+    # Imported here: keeps PettingZoo off this module's import path.
     from mao_env.env import raw_env
 
     env = raw_env(n_players, calls="players", max_steps=max_steps)
@@ -121,6 +130,7 @@ def collect_call_data(
     plans = calls_episodes(episodes, seed, n_players=n_players, rules=rules)
     iterator = enumerate(plans)
     if progress:
+        # Imported here: keeps tqdm off this module's import path.
         from tqdm import tqdm
 
         iterator = tqdm(iterator, total=len(plans), desc="episodes", unit="episode")
@@ -299,12 +309,6 @@ def evaluate_caller(model: str | Path | None, episodes: int, seed: int) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Fit the learned Mao caller on the training rules, or evaluate one on the held-out rules.
     A bad argument ends it before any game, with one line on stderr and status 2."""
-    from madiao_mao.training.cli_args import (
-        OneLineArgumentParser,
-        non_negative_int,
-        positive_int,
-        run_reporting_user_errors,
-    )
 
     prog = "python -m madiao_mao.training.mao.caller"
     parser = OneLineArgumentParser(prog=prog, description=main.__doc__)
@@ -326,7 +330,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, command: str) -> int:
-    from madiao_mao.training.cli_args import check_output_file, check_output_folder
 
     if args.command == "fit":
         check_output_file(args.out, "--out")

@@ -44,6 +44,7 @@ def prepare(args: argparse.Namespace) -> None:
 
 def evaluate(args: argparse.Namespace) -> int:
     """``madiao-mao evaluate --game mao``: see ``madiao_mao.training.mao.evaluation.command_evaluate_mao``."""
+    # Imported here: keeps Numba and Gymnasium off this module's import path.
     from madiao_mao.training.mao.evaluation import command_evaluate_mao
 
     return command_evaluate_mao(args)
@@ -51,6 +52,7 @@ def evaluate(args: argparse.Namespace) -> int:
 
 def play(args: argparse.Namespace) -> int:
     """``play --game mao``: the person in ``--seat``, agents in the other seats."""
+    # Imported here: keeps Gymnasium off this module's import path.
     from madiao_mao.agents.human import HumanQuit, MaoHumanAgent
     from madiao_mao.training.mao.play import (
         DEFAULT_MAO_OPPONENT,
@@ -93,6 +95,7 @@ def play(args: argparse.Namespace) -> int:
         return 0
     finally:  # the moves made so far are kept, also when the person leaves early
         if args.record and log.actions:
+            # Imported here: keeps Numba and PettingZoo off this module's import path.
             from mao_env.records import write_record
 
             write_record(args.record, log.record(env, names))
@@ -109,6 +112,7 @@ def _mao_rewards_text(env, names: list[str], returns) -> str:
 def match(args: argparse.Namespace) -> int:
     """``match --game mao``: one game of ``--rounds`` rounds between agents, printed for a
     spectator (every hand at each deal, every move, call and new rule) and recorded."""
+    # Imported here: keeps Gymnasium off this module's import path.
     from madiao_mao.training.mao.play import MaoGameLog, make_mao_env, play_mao_game
 
     players = 4 if args.players is None else args.players
@@ -139,6 +143,7 @@ def match(args: argparse.Namespace) -> int:
     returns = play_mao_game(env, seat_agents, None, log=log, names=names)
     print("Game over. Rewards: " + _mao_rewards_text(env, names, returns))
     if args.record:
+        # Imported here: keeps Numba and PettingZoo off this module's import path.
         from mao_env.records import write_record
 
         write_record(args.record, log.record(env, names))
@@ -148,6 +153,7 @@ def match(args: argparse.Namespace) -> int:
 
 def replay(args: argparse.Namespace) -> int:
     """``madiao-mao replay`` of a Mao record: printed move by move."""
+    # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_mao.training.mao.play import print_mao_record
     from mao_env.records import read_record
 

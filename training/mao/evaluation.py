@@ -48,11 +48,22 @@ import numpy as np
 
 from madiao_mao.agents.base import Agent
 from madiao_mao.agents.mao.beliefs import (
+    event_layout,
     first_suit_said,
     hypotheses_from_sets,
     own_turn_judgement,
     parse_observation,
     predicted_calls,
+)
+from madiao_mao.agents.registry import MODEL_PREFIX, agent_names, make_agent
+from madiao_mao.training.cli_args import (
+    OneLineArgumentParser,
+    check_model,
+    check_output_file,
+    check_output_folder,
+    non_negative_int,
+    positive_int,
+    run_reporting_user_errors,
 )
 from madiao_mao.training.mao.play import MaoGameLog
 from madiao_mao.training.stats import (
@@ -270,6 +281,7 @@ def play_mao_episode(
 
 
 def _make_env(n_players: int, env_kwargs: Mapping | None, **overrides: Any):
+    # Imported here: keeps PettingZoo off this module's import path.
     from mao_env.env import raw_env
 
     kwargs = dict(env_kwargs or {})
@@ -278,7 +290,6 @@ def _make_env(n_players: int, env_kwargs: Mapping | None, **overrides: Any):
 
 
 def _agent(spec: Agent | str, env, seed: int) -> Agent:
-    from madiao_mao.agents.registry import make_agent
 
     if isinstance(spec, Agent):
         return spec
@@ -291,7 +302,6 @@ def event_window_kwargs(agent: Agent | None, env_kwargs: Mapping | None) -> dict
     the env's default. An explicit ``n_events``, a summary observation, an agent without
     ``obs_dim`` or one whose length is no Mao observation leave ``env_kwargs`` as they are (the
     agent then names any mismatch itself)."""
-    from madiao_mao.agents.mao.beliefs import event_layout
 
     kwargs = dict(env_kwargs or {})
     # A policy that appends its own belief inputs is handed the table's observation without them.
@@ -311,7 +321,6 @@ def _seated(
 ) -> tuple[Agent, Any]:
     """The agent under test and the env of its table, whose event window fits a learned policy
     (:func:`event_window_kwargs`). A saved model is loaded first (it needs no env)."""
-    from madiao_mao.agents.registry import MODEL_PREFIX, make_agent
 
     agent = spec if isinstance(spec, Agent) else None
     if agent is None and spec.startswith(MODEL_PREFIX):
@@ -385,6 +394,7 @@ def evaluate_mao(
     names = list(agents)
     iterator = names
     if progress:
+        # Imported here: keeps tqdm off this module's import path.
         from tqdm import tqdm
 
         iterator = tqdm(names, desc="agents", unit="agent")
@@ -441,6 +451,7 @@ def rule_discovery_experiment(
     stats = {}
     iterator = list(agents)
     if progress:
+        # Imported here: keeps tqdm off this module's import path.
         from tqdm import tqdm
 
         iterator = tqdm(iterator, desc="agents", unit="agent")
@@ -792,9 +803,11 @@ def penalty_ratio_target(
 
 def write_mao_report(report: MaoReport, folder: Path, stem: str = "mao_evaluation") -> list[Path]:
     """The markdown report, the discovery-curve PNG and the penalty-curve PNG in ``folder``."""
+    # Imported here: keeps matplotlib off this module's import path.
     import matplotlib
 
     matplotlib.use("Agg")
+    # Imported here: keeps matplotlib off this module's import path.
     import matplotlib.pyplot as plt
 
     folder = Path(folder)
@@ -890,8 +903,6 @@ def command_evaluate_mao(args: argparse.Namespace) -> int:
     time against base players, about ``--deals`` rounds each; ``--out`` writes markdown + PNG;
     ``--record`` the first game played (the first agent's) as a Mao record: a Mao record is one
     game replayed from its seed, so one game is kept."""
-    from madiao_mao.agents.registry import agent_names
-    from madiao_mao.training.cli_args import check_model, check_output_file, check_output_folder
 
     if args.record_hands is not None:
         raise ValueError("--record-hands is a Madiao option; a Mao --record holds the first game")
@@ -924,6 +935,7 @@ def command_evaluate_mao(args: argparse.Namespace) -> int:
         paths = write_mao_report(report, Path(args.out))
         print("wrote " + ", ".join(str(p) for p in paths))
     if args.record:
+        # Imported here: keeps PettingZoo off this module's import path.
         from mao_env.records import write_record
 
         write_record(args.record, records[0])
@@ -936,12 +948,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     with --model, a learned policy against base and bayes on the rules held out of training; with
     --calls, the players' calls: call accuracy and where the penalty cards go).
     A bad argument or model ends it before any game, with one line on stderr and status 2."""
-    from madiao_mao.training.cli_args import (
-        OneLineArgumentParser,
-        non_negative_int,
-        positive_int,
-        run_reporting_user_errors,
-    )
 
     prog = "python -m madiao_mao.training.mao.evaluation"
     parser = OneLineArgumentParser(prog=prog, description=main.__doc__)
@@ -969,7 +975,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_main(args: argparse.Namespace) -> int:
-    from madiao_mao.training.cli_args import check_model, check_output_folder
 
     check_output_folder(args.out, "--out")
     if args.calls:

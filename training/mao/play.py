@@ -45,6 +45,7 @@ def make_mao_env(n_players: int, num_rounds: int):
     while a round can also reach a table where no seat holds a card it may play and the stack is
     empty, which never ends: the cap ends that game.
     """
+    # Imported here: keeps Numba and PettingZoo off this module's import path.
     from mao_env import mao_v0
     from mao_env.options import MAX_COUNT_OPTION, MaoOptions
 
@@ -81,6 +82,7 @@ class MaoGameLog:
 
     def record(self, env, seats: Sequence[str]) -> dict[str, Any]:
         """The game's record (:func:`mao_env.records.make_record`)."""
+        # Imported here: keeps Numba and PettingZoo off this module's import path.
         from mao_env.records import make_record
 
         unwrapped = env.unwrapped
@@ -152,6 +154,7 @@ def write_step(
             who = "you" if caller == me else caller
             write(f'  {who} to {whom}: "{call["call"]}." ({call["cards"]} penalty card(s))')
     if unwrapped.game_view.round_blocked:
+        # Imported here: keeps Numba and PettingZoo off this module's import path.
         from mao_env.records import BLOCKED_ROUND_TEXT
 
         write(f"  {BLOCKED_ROUND_TEXT}")
@@ -240,6 +243,7 @@ def print_mao_record(record: dict[str, Any], write: Callable[[str], None] = prin
     action, the Mao Master's calls, the rounds' winners and the returns (the ``replay`` command).
     The whole record is replayed before anything is printed, so a record that does not replay
     prints nothing but its error."""
+    # Imported here: keeps Numba and PettingZoo off this module's import path.
     from mao_env.records import replay
 
     lines: list[str] = []

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
+from madiao_mao.training.cli_args import load_agent
 from madiao_mao.training.mao.evaluation import (
     HELD_OUT_RULES,
     CallStats,
@@ -118,7 +119,6 @@ SUITES = {
 def check_policy_spec(spec: str) -> None:
     """Build the agent of ``spec`` once, so that a bad one is refused before any game (not the
     oracle, which is built at its table)."""
-    from madiao_mao.training.cli_args import load_agent
 
     if spec != "oracle":
         load_agent(spec, "mao", seed=0)
@@ -127,6 +127,7 @@ def check_policy_spec(spec: str) -> None:
 def pin_table(seed: int):
     """The env the baselines' decisions are pinned on (``madiao_mao.training.scorecard.baseline_pins``),
     dealt from ``seed``: a table of the suites' kind, one held-out rule active from the start."""
+    # Imported here: keeps PettingZoo off this module's import path.
     from mao_env.env import raw_env
 
     env = raw_env()
@@ -142,6 +143,7 @@ def play_suite(
     played: dict[str, dict[str, MaoSeatStats]] = {"policy": {}, "reference": {}}
     iterator = baselines
     if progress:
+        # Imported here: keeps tqdm off this module's import path.
         from tqdm import tqdm
 
         iterator = tqdm(baselines, desc="mao tables", unit="table")

@@ -29,6 +29,7 @@ def _rules_policy() -> tuple[Any, dict[str, Any]]:
 
 
 def _belief_policy() -> tuple[Any, dict[str, Any]]:
+    # Imported here: keeps torch and stable-baselines3 off this module's import path.
     from madiao_mao.agents.mao.features import MaoBeliefPolicy
 
     return MaoBeliefPolicy, {}
@@ -95,6 +96,7 @@ class MaoTrainSettings:
 
 
 def _vector_env(config: TrainConfig, n_envs: int, seed: int | None):
+    # Imported here: keeps Numba and PettingZoo off this module's import path.
     from mao_env import rules as rule_library
     from mao_env.vector import MaoVectorEnv
 
@@ -109,6 +111,7 @@ def _hand_size_reward(venv, config: TrainConfig):
     reward = config.game_settings.hand_card_reward
     if not reward:
         return venv
+    # Imported here: keeps Gymnasium off this module's import path.
     from madiao_mao.training.mao.wrappers import HandSizeReward
     from mao_env import cards, core
 
@@ -119,6 +122,7 @@ def _hand_size_reward(venv, config: TrainConfig):
 def _evaluate(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, dict]:
     """The Mao metrics of the learned policy at a table of each baseline, facing the rules held
     out of its training one at a time (``n_deals`` own turns per rule)."""
+    # Imported here: madiao_mao.training.mao.evaluation imports this module (a cycle at the top).
     from madiao_mao.training.mao.evaluation import held_out_experiment
 
     learner = policy_agent(model=model, name="learned")
@@ -137,6 +141,7 @@ def _describe_result(name: str, result: dict) -> str:
 
 def _report(learner, config: TrainConfig, run_dir: Path, n_deals: int, state: dict) -> list[str]:
     """The learned policy (beside the base-rules and Bayesian players) on the held-out rules."""
+    # Imported here: madiao_mao.training.mao.evaluation imports this module (a cycle at the top).
     from madiao_mao.training.mao.evaluation import mao_report
 
     # n_deals = own turns of each agent per held-out rule, in games of 100 turns.
@@ -146,6 +151,7 @@ def _report(learner, config: TrainConfig, run_dir: Path, n_deals: int, state: di
 
 def _table_envs() -> tuple[Any, type]:
     """The bare AEC env class and the batched env class (imported when an env is made)."""
+    # Imported here: keeps Numba and PettingZoo off this module's import path.
     from mao_env.env import raw_env
     from mao_env.vector import MaoVectorEnv
 

@@ -44,6 +44,7 @@ class EngineOptions:
         wait for ever for more, so more learner actors than that are a ConfigError."""
         if device == "cpu" or self.address is not None or self.num_learners <= 1:
             return
+        # Imported here: keeps torch off this module's import path.
         import torch
 
         visible = torch.cuda.device_count()

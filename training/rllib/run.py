@@ -76,6 +76,7 @@ class _RayConnection:
 
     # Ray is imported by a run that starts it, not with this module (the CLI reads is_rllib_run).
     def __init__(self, address: str | None) -> None:
+        # Imported here: keeps Ray off this module's import path.
         import ray
 
         self.owned = not ray.is_initialized()
@@ -86,6 +87,7 @@ class _RayConnection:
                 ray.init(address=address, log_to_driver=False, configure_logging=False)
 
     def close(self) -> None:
+        # Imported here: keeps Ray off this module's import path.
         import ray
 
         if self.owned:
