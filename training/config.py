@@ -108,9 +108,8 @@ def auto_torch_threads() -> int:
 
 @dataclass
 class TrainConfig:
-    """Every knob of a training run; the defaults are the README's main job (Madiao: league
-    self-play, about 16 minutes of training on 2 cores, after which the policy beats the strongest
-    scripted player)."""
+    """Every knob of a training run; None takes the game's default (its spec's ``defaults``),
+    and the default game's defaults are the README's main job."""
 
     game: Annotated[str, _flag(choices=game_names())] = default_game()
     """Which game to train on (a game of the registry, ``madiao_mao.games``)."""
@@ -150,16 +149,12 @@ class TrainConfig:
     net_arch: tuple[int, ...] = (256, 256)
     """Hidden layer sizes of the policy and value MLPs."""
     features: Annotated[str | None, _flag(choices=tuple(POLICY_FEATURES), by_game="features")] = None
-    """What the MLPs read: "flat" (the observation); Madiao summary observations only, "cards"
-    (plus unseen/boss card planes, ``madiao_mao.agents.madiao.features``); Mao only, "rules" (plus base-rule
-    and recent-call card planes, which also reach the action layer directly: the policy
-    ``madiao_mao.agents.mao.features.MaoRulePolicy``), "memory" (attention over a longer event window,
-    ``madiao_mao.agents.mao.memory``) or "belief" (the rule planes and the seat's posterior over the secret
-    rules, a memory of the whole game: ``madiao_mao.agents.mao.belief_inputs``, the policy
-    ``madiao_mao.agents.mao.features.MaoBeliefPolicy``); None: the game's default."""
+    """What the MLPs read: "flat" (the observation) or one of the feature sets the game's spec
+    offers for its observation type (``GameSpec.policy_features``, each naming its policy class);
+    None: the game's default."""
     obs_type: Annotated[str, _flag(by_game="obs_type")] = ""
-    """Observation variant; "" picks the game's default (``GameSpec.obs_type``: Mao's secret rules,
-    for example, can only be inferred from a history of public events)."""
+    """Observation variant; "" picks the game's default (``GameSpec.obs_type``: a game whose hidden
+    state shows only through its public events defaults to a history of them)."""
     env_kwargs: Annotated[dict[str, Any], _json_object()] = field(default_factory=dict)
     """Extra options for the game env (rule variants), as keyword arguments of its vector env; on
     the command line one JSON object."""
@@ -172,8 +167,8 @@ class TrainConfig:
     ``madiao_mao.agents.registry``) plays
     the learner's seat of the training env for ``imitation_decisions`` decisions and the fresh
     policy is fitted to its moves (and its value head to the returns) before PPO starts; "none":
-    PPO from a random policy. None: the game's default (Mao's is its Bayesian rule-inference
-    player, since PPO from scratch learns to draw instead of playing)."""
+    PPO from a random policy. None: the game's default (a game where PPO from scratch settles on
+    a degenerate strategy names a teacher)."""
     imitation_decisions: int = 200_000
     """Teacher decisions recorded for the warm start (not counted in ``total_timesteps``)."""
     imitation_epochs: int = 4
@@ -213,21 +208,20 @@ class TrainConfig:
     ``league/rating/<member>`` (openskill mu) and ``league/probability/<member>`` (its PFSP draw
     probability), and the final report prints the payoff table and plots the payoffs and ratings
     over training. ``scripted_opponents`` and ``opponent_weights`` are not used.
-    Roles: as in the pool mode, the learner's seat rotates through every seat game by game, so in
-    Madiao it is the banker in a quarter of its games and one of the three players in the rest.
-    The other three seats are copies of the one member drawn for the game, so the learner has no
-    teammate of its own: as banker it faces three copies of the member, and as a player its two
-    partners are copies of the same member that holds the bank (the live policy or a snapshot of
-    it when the member is the main agent or a snapshot, a scripted player when it is an anchor).
-    Only the learner's seat is trained.
+    Roles: as in the pool mode, the learner's seat rotates through every seat game by game, so it
+    holds each seat's role equally often. The other seats are copies of the one member drawn for
+    the game, so the learner has no teammate of its own: in a game with partnerships its partners
+    are copies of the same member as its opponents (the live policy or a snapshot of it when the
+    member is the main agent or a snapshot, a scripted player when it is an anchor). Only the
+    learner's seat is trained.
     """
     league_anchors: Annotated[tuple[str, ...] | None, _flag(by_game="league_anchors")] = None
     """League mode: the fixed members, by ``madiao_mao.agents.registry`` name or ``model:PATH`` (a frozen
     policy: a model from another run, or an exploiter of this one trained by ``madiao-mao
     exploit``, which then stays in the league so the main agent keeps answering it); None: the
-    game's default (Madiao's leaves out the search player, which plays about 220 decisions per
-    CPU-second where a training table needs thousands, docs/results.md), or else the distinct
-    names of ``scripted_opponents``."""
+    game's default (which may leave out a scripted player too slow for a training table, one that
+    plays hundreds of decisions per CPU-second where the table needs thousands), or else the
+    distinct names of ``scripted_opponents``."""
     pfsp_weighting: Annotated[str, _flag(choices=PFSP_WEIGHTINGS)] = "hard"
     """League mode: the PFSP weighting of a member the learner scores ``x`` against (x in [0, 1]:
     the share of games its return was > 0, ties counting half, with a prior of one game at 0.5):
@@ -246,15 +240,14 @@ class TrainConfig:
     rollout, so that even a short run draws a curve (``evaluation_interval``). Evaluations happen
     between rollouts, and once more at the end of the run."""
     eval_deals: int = 25
-    """Duplicate deals per baseline in periodic evaluations (4 hands each); Mao: own turns of the
-    learner per held-out rule."""
+    """Size of each periodic evaluation per baseline, in the game's own unit of evaluation (a
+    duplicate deal, the learner's own turns per held-out rule, ...)."""
     eval_opponents: Annotated[tuple[str, ...] | None, _flag(by_game="eval_opponents")] = None
-    """Baselines the learner is evaluated against (Mao: the players at its table); None: the
-    game's default."""
+    """Baselines the learner is evaluated against (or the players at its table, in a game that
+    evaluates a whole table); None: the game's default."""
     final_eval_deals: Annotated[int | None, _flag(by_game="final_eval_deals")] = None
-    """Final evaluation report: Madiao, duplicate deals per pairing; Mao, own turns of each agent
-    per held-out rule, in games of 100 turns (1,000: 10 games per rule, 80 in all, so the paired
-    interval of learned minus base is a few hundredths wide); None: the game's default."""
+    """Final evaluation report's size per pairing, in the game's own unit of evaluation (a
+    duplicate deal, each agent's own turns per held-out rule, ...); None: the game's default."""
     runs_dir: str = "runs"
     """Folder holding one sub-folder per run."""
     torch_threads: Annotated[int | None, _flag(default=f"the usable cores, at most {MAX_AUTO_THREADS}")] = (
@@ -504,9 +497,9 @@ def _game_settings(spec: GameSpec, given: Any) -> Any:
 
 
 def _nest_flat_game_settings(data: dict[str, Any]) -> dict[str, Any]:
-    """A saved config with its game's settings as flat fields (run folders written before the
-    settings moved to the game's spec) as one ``game_settings`` mapping: a run folder's saved
-    config keeps resuming. Another game's flat fields, which such a config saved unused, go."""
+    """A saved config with its game's settings as flat fields (how older run folders saved them)
+    as one ``game_settings`` mapping, so that every run folder's saved config keeps resuming.
+    Another game's flat fields, which such a config saved unused, go."""
     old_names = {
         name: (game, field)
         for game, spec in GAME_SPECS.items()
@@ -550,6 +543,7 @@ def resolve_device(request: str, *, resuming: bool = False) -> str:
     check_device_name(request)
     if request == "cpu":
         return "cpu"  # without importing torch
+    # Imported here: keeps torch off this module's import path.
     import torch
 
     visible = torch.cuda.device_count() if torch.cuda.is_available() else 0

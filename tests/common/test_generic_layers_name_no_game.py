@@ -5,6 +5,7 @@ through its benchmarks module alone."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 import sys
@@ -153,3 +154,48 @@ def test_a_web_module_missing_a_protocol_name_is_refused_by_name(tmp_path, monke
         assert "half" not in games()
     finally:
         sys.modules.pop("half_web", None)
+
+
+def _option_help_texts(path: Path, classes: set[str] | None = None) -> list[tuple[int, str]]:
+    """The docstrings of the classes of ``path`` (those named in ``classes``, else all) and of
+    their fields: the help text tyro shows for an options dataclass."""
+    texts = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ClassDef) or (classes is not None and node.name not in classes):
+            continue
+        body = node.body
+        for index, statement in enumerate(body):
+            documented = index == 0 or isinstance(body[index - 1], ast.AnnAssign)
+            if (
+                documented
+                and isinstance(statement, ast.Expr)
+                and isinstance(statement.value, ast.Constant)
+                and isinstance(statement.value.value, str)
+            ):
+                texts.append((statement.lineno, statement.value.value))
+    return texts
+
+
+def test_the_generic_command_line_help_names_no_game():
+    """Every command's options and one-line summary are shared by all games: their help says what
+    is true of each (a game's own facts come from its spec or its own option group)."""
+    from madiao_mao.cli.main import COMMANDS
+
+    names = "|".join(re.escape(name) for name in games())
+    titles = "|".join(re.escape(game.title) for game in games().values())
+    game_name = re.compile(rf"\b({names}|{titles})\b", re.IGNORECASE)
+    named = [
+        f"madiao-mao --help, {command}: {summary}"
+        for command, (summary, _) in COMMANDS.items()
+        if game_name.search(PROJECT_NAME.sub("", summary))
+    ]
+    option_files = [(path, None) for path in sorted((REPO / "madiao_mao" / "cli").glob("*.py"))]
+    assert len(option_files) >= 4
+    option_files.append((REPO / "training" / "config.py", {"TrainConfig"}))  # madiao-mao train
+    for path, classes in option_files:
+        texts = _option_help_texts(path, classes)
+        assert texts or classes is None, path
+        for line, text in texts:
+            if game_name.search(PROJECT_NAME.sub("", text)):
+                named.append(f"{path.relative_to(REPO)}:{line}: {text.strip()[:100]}")
+    assert named == [], "generic command-line help that names a game:\n" + "\n".join(named)
