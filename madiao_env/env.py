@@ -169,13 +169,7 @@ Once the episode is over, each agent is stepped with ``None`` (PettingZoo's dead
 ``agents`` is empty; stepping after that raises ``RuntimeError`` ("the episode is over; call
 reset()"), as stepping before the first ``reset()`` does ("call reset() first").
 
-Version history
----------------
-- v0: first release; then, still v0: ``env()`` ends the episode on an illegal action (penalty and
-  reason above) instead of raising, as PettingZoo's classic games do (``raw_env()`` still raises);
-  ``infos`` keep fixed keys at every step (the settlement's lines moved from
-  ``infos[agent]["settlement"]`` to ``env.unwrapped.last_settlement``; ``hand_number`` is -1
-  before the first settlement); snapshots are version 2 (``last_settlement`` added).
+Its version history is in ``docs/environments.md``.
 """
 
 from __future__ import annotations

@@ -169,18 +169,7 @@ Text helpers: ``env.action_from_text("play 9D" | "draw" | "say last-card" | "end
 "call bad-card" | "call failure last-card" | "no call" | "point of order" | "rule 12")``,
 ``env.describe_action(id)``; ``allowed_actions(env.get_state()["arrays"])`` is the rules mask.
 
-Version history: v0 — first release; then, still v0: players' calls (``calls``), the phrase
-"pass", a forgotten "Mao" costs three cards (``forgotten_mao_cards``); actions 115 -> 137 and the
-observation grew (a policy trained before does not load). Then, still v0: the rule choice as at a
-real table — the winner's mask offered only the rules not yet in force, so the missing ones told
-it the other seats' secret rules; now it offers every library rule the seat does not know to be in
-force, a proposal already in force is refused to the proposer alone and it proposes again, and the
-observation's "authored" block became "known" (its own rules and those refused to it; same size,
-so a policy trained before still loads). Then ``env()`` ends the episode on an illegal action
-(penalty and reason above) instead of raising, as PettingZoo's classic games do (``raw_env()``
-still raises), and ``infos`` keep fixed keys at every step (the calls moved from
-``infos[agent]["calls"]`` to ``env.unwrapped.last_calls`` alone). Snapshots: version 2 (eight
-``S_REFUSED_0`` columns; no calls in the infos).
+Its version history is in ``docs/environments.md``.
 """
 
 from __future__ import annotations
