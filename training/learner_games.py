@@ -159,7 +159,7 @@ def _credit_learners(
     """One batched step's bookkeeping of the learner view for the games it ``moved`` (ascending
     game numbers): credit the learner seat's reward (to this learner step, or, in a game that
     already ended in it, to the learner's first decision of the new game), record the learner's
-    episode of a game that ended (``ended_kind``, the ``ended_*`` rows) and move a rotating
+    episode of a game that ended (``ended.kind`` and the other ``ended`` rows) and move a rotating
     learner seat on. Writes the games that ended to ``ended.games`` and those where an opponent is
     to act to ``opponent_games`` (ascending); returns (games ended, of which without the learner,
     opponents to act). Named tuples keep the call readable by name: a swapped pair of arrays is a
