@@ -1,0 +1,60 @@
+"""Helpers shared by test files of more than one folder: command-line refusals, subprocesses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: The repository root: the working folder of every subprocess the tests start.
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def run_python(
+    args: list[str], *, env: dict[str, str], timeout: float, stdin: str | None = None
+) -> subprocess.CompletedProcess:
+    """This interpreter run on ``args`` (``["-c", program]`` or ``["-m", module, ...]``) in the
+    repository root, with ``env`` as its whole environment; stdout and stderr captured as text."""
+    return subprocess.run(
+        [sys.executable, *args],
+        input=stdin,
+        cwd=REPOSITORY,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def run_cli(*args: str, stdin: str = "", timeout: float = 240) -> subprocess.CompletedProcess:
+    """The ``madiao-mao`` command run as a user would: a subprocess, its output unbuffered."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return run_python(["-m", "madiao_mao.cli.main", *args], env=env, timeout=timeout, stdin=stdin)
+
+
+def fill_placeholders(word: str, paths: dict[str, str]) -> str:
+    """``word`` with the placeholders of ``paths`` (FILE, CORRUPT, ...) replaced, longest first."""
+    for key in sorted(paths, key=len, reverse=True):
+        word = word.replace(key, paths[key])
+    return word
+
+
+def refusal(entry: Callable[[list[str]], Any], argv: list[str], capsys: pytest.CaptureFixture[str]) -> Any:
+    """Run a command-line entry point that must refuse ``argv`` as a user error: exit status 2 and
+    one line on stderr, with no traceback and no exception class name. Returns what was captured
+    (the line is ``captured.err.strip()``)."""
+    try:
+        status = entry(argv)
+    except SystemExit as exit_:
+        status = exit_.code
+    captured = capsys.readouterr()
+    assert status == 2, captured
+    assert len(captured.err.strip().splitlines()) == 1, captured.err
+    assert "Traceback" not in captured.err, captured.err
+    assert "error: Error" not in captured.err and "Error: Error" not in captured.err, captured.err
+    return captured
