@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 #: The repository root: the working folder of every subprocess the tests start.
@@ -58,3 +59,29 @@ def refusal(entry: Callable[[list[str]], Any], argv: list[str], capsys: pytest.C
     assert "Traceback" not in captured.err, captured.err
     assert "error: Error" not in captured.err and "Error: Error" not in captured.err, captured.err
     return captured
+
+
+def maskable_ppo_returns(venv: Any) -> list[float]:
+    """A tiny MaskablePPO run on an SB3 vec env of 8 games: it trains for its whole budget, its
+    deterministic actions after a reset are legal. Returns the episode returns of SB3's Monitor
+    statistics (the adapter's finished games)."""
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    model = sb3_contrib.MaskablePPO(
+        "MlpPolicy",
+        venv,
+        n_steps=128,
+        batch_size=256,
+        n_epochs=2,
+        policy_kwargs={"net_arch": [32]},
+        seed=0,
+        device="cpu",
+    )
+    model.learn(total_timesteps=3072)
+    assert model.num_timesteps >= 3072
+    observations = venv.reset()
+    masks = venv.action_masks()
+    actions, _ = model.predict(observations, action_masks=masks, deterministic=True)
+    assert masks[np.arange(8), actions].all()
+    returns = [episode["r"] for episode in model.ep_info_buffer]
+    assert np.isfinite(returns).all()
+    return returns
