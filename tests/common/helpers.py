@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 #: The repository root: the working folder of every subprocess the tests start.
-REPOSITORY = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_python(
@@ -21,14 +21,9 @@ def run_python(
 ) -> subprocess.CompletedProcess:
     """This interpreter run on ``args`` (``["-c", program]`` or ``["-m", module, ...]``) in the
     repository root, with ``env`` as its whole environment; stdout and stderr captured as text."""
+    command = [sys.executable, *args]
     return subprocess.run(
-        [sys.executable, *args],
-        input=stdin,
-        cwd=REPOSITORY,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
+        command, input=stdin, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
     )
 
 
