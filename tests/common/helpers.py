@@ -33,6 +33,23 @@ def run_cli(*args: str, stdin: str = "", timeout: float = 240) -> subprocess.Com
     return run_python(["-m", "madiao_mao.cli.main", *args], env=env, timeout=timeout, stdin=stdin)
 
 
+#: The smallest PPO run a training test needs: one update of 8 short games, a tiny net, a
+#: checkpoint and a league snapshot at its end, no periodic evaluation and nothing printed.
+TINY_RUN: dict[str, Any] = {
+    "total_timesteps": 128,
+    "n_envs": 8,
+    "n_steps": 16,
+    "batch_size": 64,
+    "n_epochs": 1,
+    "net_arch": (16,),
+    "checkpoint_every": 128,
+    "snapshot_every": 128,
+    "eval_every": 0,
+    "progress_bar": False,
+    "verbose": False,
+}
+
+
 def fill_placeholders(word: str, paths: dict[str, str]) -> str:
     """``word`` with the placeholders of ``paths`` (FILE, CORRUPT, ...) replaced, longest first."""
     for key in sorted(paths, key=len, reverse=True):
