@@ -244,24 +244,28 @@ def test_training_checkpoint_and_resume(tmp_path, monkeypatch):
     assert saved["n_envs"] == 8 and saved["total_timesteps"] == 384  # the run keeps its own config
 
 
-def test_config_rejects_bad_values():
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: TrainConfig(game="chess"), "game must be one of"),
+        (lambda: TrainConfig(n_envs=0), "n_envs must be a positive integer"),
+        (lambda: TrainConfig.from_json({"colour": "red"}), "unknown config fields: colour"),
+        (lambda: TrainConfig(game="mao", features="cards"), 'features="cards" needs game="madiao"'),
+        (lambda: TrainConfig(lr_schedule="cosine"), "lr_schedule must be one of"),
+        (lambda: TrainConfig(features="rules"), 'features="rules" needs game="mao"'),
+    ],
+    ids=["game", "n_envs", "unknown_field", "cards_on_mao", "lr_schedule", "rules_on_madiao"],
+)
+def test_config_rejects_bad_values(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
 
-    with pytest.raises(ValueError, match="game must be one of"):
-        TrainConfig(game="chess")
-    with pytest.raises(ValueError, match="n_envs must be a positive integer"):
-        TrainConfig(n_envs=0)
-    with pytest.raises(ValueError, match="unknown config fields: colour"):
-        TrainConfig.from_json({"colour": "red"})
+
+def test_config_fields_left_unset_take_their_games_defaults():
     assert TrainConfig(game="mao").obs_type == "history"
     assert TrainConfig().obs_type == "summary"
-    with pytest.raises(ValueError, match='features="cards" needs game="madiao"'):
-        TrainConfig(game="mao", features="cards")
-    with pytest.raises(ValueError, match="lr_schedule must be one of"):
-        TrainConfig(lr_schedule="cosine")
     # Fields left at None take their game's defaults; explicit values are kept.
     assert TrainConfig().features == "cards" and TrainConfig(game="mao").features == "belief"
-    with pytest.raises(ValueError, match='features="rules" needs game="mao"'):
-        TrainConfig(features="rules")
     assert TrainConfig(game="mao").scripted_opponents == ("base",)
     assert (TrainConfig().gamma, TrainConfig(game="mao").gamma) == (1.0, 0.99)
     assert TrainConfig(total_timesteps=5).total_timesteps == 5

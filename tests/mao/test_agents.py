@@ -189,17 +189,20 @@ def test_posterior_branches_on_new_rules_and_keeps_its_own_authored_rules():
     assert np.allclose(np.delete(marginals, 7), 2 / 44)
 
 
-def test_agent_options_are_checked():
-    with pytest.raises(ValueError, match="seven_phrase must be one of"):
-        BaseRulesAgent(seven_phrase="cheers")
-    with pytest.raises(ValueError, match="play_threshold must be a probability"):
-        BayesianRuleAgent(play_threshold=1.5)
-    with pytest.raises(ValueError, match="eps must be in"):
-        RulePosterior(eps=0.0)
-    with pytest.raises(TypeError, match="needs a Mao env"):
-        OracleAgent(object())
-    with pytest.raises(ValueError, match="needs the env"):
-        make_agent("oracle", "mao")
+@pytest.mark.parametrize(
+    ("make", "error", "match"),
+    [
+        (lambda: BaseRulesAgent(seven_phrase="cheers"), ValueError, "seven_phrase must be one of"),
+        (lambda: BayesianRuleAgent(play_threshold=1.5), ValueError, "play_threshold must be a probability"),
+        (lambda: RulePosterior(eps=0.0), ValueError, "eps must be in"),
+        (lambda: OracleAgent(object()), TypeError, "needs a Mao env"),
+        (lambda: make_agent("oracle", "mao"), ValueError, "needs the env"),
+    ],
+    ids=["seven_phrase", "play_threshold", "eps", "oracle_without_env", "oracle_spec_without_env"],
+)
+def test_agent_options_are_checked(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
 
 
 def test_registry_passes_the_table_variants_to_the_rule_players():
