@@ -1,4 +1,5 @@
-"""Helpers shared by test files of more than one folder: command-line refusals, subprocesses."""
+"""Helpers shared by test files of more than one folder: subprocess runs of this interpreter and of
+the command line, refused command lines, the tiny training budget and the tiny MaskablePPO check."""
 
 from __future__ import annotations
 
