@@ -8,6 +8,8 @@ with a cheap vectorized policy (random, a neural network) override it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 
@@ -89,3 +91,21 @@ class RandomAgent(Agent):
         actions = keys.argmax(axis=1).astype(np.int64)
         actions[~masks.any(axis=1)] = -1
         return actions
+
+
+def act_as_batch_of_one(agent: Agent, observation: np.ndarray, action_mask: np.ndarray) -> int:
+    """``act`` of an agent whose policy is its ``act_batch``: one decision as a batch of one row."""
+    return int(agent.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+
+
+def act_on_rows_with_a_move(
+    masks: np.ndarray, choose: Callable[[np.ndarray, np.ndarray], np.ndarray]
+) -> np.ndarray:
+    """One action per row of a batch: ``choose(rows, masks[rows])`` for the rows that have a legal
+    action, -1 for the others (nothing to do there)."""
+    masks = np.asarray(masks, dtype=bool)
+    actions = np.full(masks.shape[0], -1, dtype=np.int64)
+    rows = np.flatnonzero(masks.any(axis=1))
+    if rows.size:
+        actions[rows] = choose(rows, masks[rows])
+    return actions

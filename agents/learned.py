@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from madiao_mao.agents.base import Agent, legal_actions
+from madiao_mao.agents.base import Agent, act_as_batch_of_one, act_on_rows_with_a_move, legal_actions
 from madiao_mao.games import games, get_game
 
 #: Batches below this many rows are evaluated on one torch thread.
@@ -67,15 +67,13 @@ class LearnedPolicyAgent(Agent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal_actions(action_mask)
-        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+        return act_as_batch_of_one(self, observation, action_mask)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        masks = np.asarray(masks, dtype=bool)
-        actions = np.full(masks.shape[0], -1, dtype=np.int64)
-        rows = np.flatnonzero(masks.any(axis=1))
-        if rows.size:
-            actions[rows] = self._choose(self._check_obs(np.asarray(observations)[rows]), masks[rows])
-        return actions
+        observations = np.asarray(observations)
+        return act_on_rows_with_a_move(
+            masks, lambda rows, legal: self._choose(self._check_obs(observations[rows]), legal)
+        )
 
     def _choose(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Masked greedy or sampled actions (the policy's logits: :meth:`_logits`)."""

@@ -148,30 +148,15 @@ def workloads(
     found = []
     for game, subjects in _chosen(games):
         try:
-            env_class = load(subjects.vector_env)
+            env_class, missing = load(subjects.vector_env), ""
         except (ImportError, AttributeError) as error:
-            for n_envs in batch_sizes:
-                found.append(
-                    Workload(
-                        "batched",
-                        vector_system(game, n_envs),
-                        "env-steps/s",
-                        None,
-                        missing=unavailable(error),
-                    )
-                )
-            continue
+            env_class, missing = None, unavailable(error)
         for n_envs in batch_sizes:
-            found.append(
-                Workload(
-                    "batched",
-                    vector_system(game, n_envs),
-                    "env-steps/s",
-                    vector_step_body(env_class, n_envs),
-                    _obs_and_masks,
-                )
-            )
-        if subjects.gymnasium_id is None:
+            # A game whose env cannot load still has its rows, saying why there is no figure.
+            body = None if env_class is None else vector_step_body(env_class, n_envs)
+            system = vector_system(game, n_envs)
+            found.append(Workload("batched", system, "env-steps/s", body, _obs_and_masks, missing=missing))
+        if env_class is None or subjects.gymnasium_id is None:
             continue
         for n_envs in (n for n in batch_sizes if n in LEARNER_BATCH_SIZES):
             for api, body in (

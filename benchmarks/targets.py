@@ -40,16 +40,17 @@ def _batched_check(system: str, minimum: float, share_of_pgx: float | None):
 def game_targets(game: str, goals: Goals) -> list[Target]:
     """The targets of one game, from its goals."""
     title = game.capitalize()
+
+    def share_target(what: str, share: float, system: str, baseline: str, group: str) -> Target:
+        # At least ``share`` times the baseline's rate.
+        return Target(
+            f"{title} {what}", f"≥ {share:.2f}×", lambda v: ratio_check(v, system, baseline, share), group
+        )
+
     found = []
     if goals.aec_share is not None:
-        aec_share = goals.aec_share
         found.append(
-            Target(
-                f"{title} AEC vs empty wrapped AEC",
-                f"≥ {aec_share:.2f}×",
-                lambda v: ratio_check(v, aec_system(game), EMPTY_WRAPPED, aec_share),
-                "aec",
-            )
+            share_target("AEC vs empty wrapped AEC", goals.aec_share, aec_system(game), EMPTY_WRAPPED, "aec")
         )
     if goals.batched_steps is not None:
         goal = f"≥ {goals.batched_steps / 1e6:g}M env-steps/s"
@@ -59,17 +60,12 @@ def game_targets(game: str, goals: Goals) -> list[Target]:
         check = _batched_check(system, goals.batched_steps, goals.batched_share_of_pgx)
         found.append(Target(f"{title} batched N={TARGET_BATCH}, obs + masks", goal, check, "batched"))
     if goals.gymnasium_share is not None:
-        gymnasium_share = goals.gymnasium_share
         found.append(
-            Target(
-                f"{title} Gymnasium VectorEnv vs raw API, learner seat, N={TARGET_BATCH}",
-                f"≥ {gymnasium_share:.2f}×",
-                lambda v: ratio_check(
-                    v,
-                    learner_system(game, "gymnasium", TARGET_BATCH),
-                    learner_system(game, "raw", TARGET_BATCH),
-                    gymnasium_share,
-                ),
+            share_target(
+                f"Gymnasium VectorEnv vs raw API, learner seat, N={TARGET_BATCH}",
+                goals.gymnasium_share,
+                learner_system(game, "gymnasium", TARGET_BATCH),
+                learner_system(game, "raw", TARGET_BATCH),
                 "gymnasium",
             )
         )

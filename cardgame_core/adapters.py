@@ -41,16 +41,21 @@ SingleOpponent = Callable[[np.ndarray, np.ndarray], int]
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
 
 
-def _single_call(agent: Any) -> SingleOpponent:
-    """An agent object (with ``act``) or a plain callable, as ``f(observation, mask) -> int``."""
-    act = getattr(agent, "act", None)
-    if callable(act):
-        return act
+def opponent_call(agent: Any, method: str, parameters: str) -> Callable[..., Any]:
+    """An opponent as a plain function: the agent object's ``method`` (``act``, ``act_batch``), or
+    the agent itself where it is a callable without one; a TypeError naming
+    ``method(parameters)`` otherwise."""
+    bound = getattr(agent, method, None)
+    if callable(bound):
+        return bound
     if callable(agent):
         return agent
-    raise TypeError(
-        f"an opponent must have an act(observation, action_mask) method or be callable, got {agent!r}"
-    )
+    raise TypeError(f"an opponent must have an {method}({parameters}) method or be callable, got {agent!r}")
+
+
+def _single_call(agent: Any) -> SingleOpponent:
+    """An agent object (with ``act``) or a plain callable, as ``f(observation, mask) -> int``."""
+    return opponent_call(agent, "act", "observation, action_mask")
 
 
 def _action_describer(aec_env: Any) -> Callable[[int], str]:

@@ -59,6 +59,37 @@ def options_from_parameters(
     return make_options(**{**specification, **parameters})
 
 
+def card_game_type(
+    short_name: str,
+    long_name: str,
+    *,
+    utility: Any,
+    reward_model: Any,
+    players: tuple[int, int],
+    information_state: bool,
+    parameters: dict[str, Any],
+) -> pyspiel.GameType:
+    """The ``GameType`` of one of the card games here: sequential, dealt at explicit chance nodes,
+    of imperfect information, with observation strings and tensors (information-state ones too
+    where ``information_state``); ``players`` is (fewest, most)."""
+    return pyspiel.GameType(
+        short_name=short_name,
+        long_name=long_name,
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+        utility=utility,
+        reward_model=reward_model,
+        max_num_players=players[1],
+        min_num_players=players[0],
+        provides_information_state_string=information_state,
+        provides_information_state_tensor=information_state,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification=parameters,
+    )
+
+
 def register(game_type: pyspiel.GameType, game_class: type) -> None:
     """Register a game with OpenSpiel once per process (a reloaded module does not register twice)."""
     if game_type.short_name not in pyspiel.registered_names():

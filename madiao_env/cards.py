@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from cardgame_core.bits import mask_from_ids
+
 N_CARDS = 40
 N_SEATS = 4
 HAND_SIZE = 8
@@ -113,10 +115,7 @@ def card_name(card: int) -> str:
 
 def mask_of(names) -> int:
     """The card set (Python int) of an iterable of short names."""
-    value = 0
-    for name in names:
-        value |= 1 << card_id(name)
-    return value
+    return mask_from_ids(card_id(name) for name in names)
 
 
 def names_of(mask: int) -> list[str]:

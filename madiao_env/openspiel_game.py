@@ -86,21 +86,14 @@ _MAX_REDEALS_PARAMETER = (2**31 - 1 - _PLAYS) // _OFFERS_PER_DEAL
 #: beyond the buffer).
 _MAX_HAND_STAKES = core.MAX_PENDING * payments.MAX_LINE_STAKES
 
-_GAME_TYPE = pyspiel.GameType(
-    short_name=SHORT_NAME,
-    long_name="Madiao (one hand)",
-    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+_GAME_TYPE = spiel_glue.card_game_type(
+    SHORT_NAME,
+    "Madiao (one hand)",
     utility=pyspiel.GameType.Utility.ZERO_SUM,
     reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-    max_num_players=_N_SEATS,
-    min_num_players=_N_SEATS,
-    provides_information_state_string=True,
-    provides_information_state_tensor=True,
-    provides_observation_string=True,
-    provides_observation_tensor=True,
-    parameter_specification=_PARAMETERS,
+    players=(_N_SEATS, _N_SEATS),
+    information_state=True,
+    parameters=_PARAMETERS,
 )
 
 _REDEALS_PIECE = ("REDEALS", (1,))

@@ -134,6 +134,21 @@ def config_entries(row: np.ndarray) -> ConfigEntries:
     return ConfigEntries(*(int(row[column]) for column in _CONFIG_COLUMNS))
 
 
+class _IntsEntry:
+    """A read-only attribute of a ``GameView``: one entry of its game's ``ints`` row, as a Python
+    int (or as ``kind`` of it)."""
+
+    def __init__(self, column: int, doc: str, kind: type = int) -> None:
+        self.column = column
+        self.kind = kind
+        self.__doc__ = doc
+
+    def __get__(self, view: GameView | None, owner: type | None = None) -> Any:
+        if view is None:
+            return self
+        return self.kind(view._ints[self.column])
+
+
 class GameView:
     """Named reads of game ``game`` of a :class:`MadiaoState`, and the one write code outside the
     core makes (the random stream): a live view, every read sees the arrays as they are now.
@@ -153,57 +168,21 @@ class GameView:
         self._history = game_state.history[game]
         self._settled = game_state.settled[game]
 
-    @property
-    def to_act(self) -> int:
-        """The seat to act, -1 once the episode is over."""
-        return self._ints[core.I_TO_ACT].item()
-
-    @property
-    def banker(self) -> int:
-        return self._ints[core.I_BANKER].item()
-
-    @property
-    def first(self) -> int:
-        """The seat dealt first (it leads the first trick and is asked first about a redeal)."""
-        return self._ints[core.I_FIRST].item()
-
-    @property
-    def phase(self) -> int:
-        """``core.PHASE_REDEAL``, ``PHASE_PLAY`` or ``PHASE_OVER``."""
-        return self._ints[core.I_PHASE].item()
-
-    @property
-    def tricks_completed(self) -> int:
-        return self._ints[core.I_TRICK].item()
-
-    @property
-    def redeals(self) -> int:
-        """Redeals declared in this hand."""
-        return self._ints[core.I_REDEALS].item()
-
-    @property
-    def hand_number(self) -> int:
-        """The current hand's index in the episode (0-based)."""
-        return self._ints[core.I_HAND_NUMBER].item()
-
-    @property
-    def episode_over(self) -> bool:
-        return bool(self._ints[core.I_EPISODE_OVER])
-
-    @property
-    def overflowed(self) -> bool:
-        """A settlement line buffer filled up (the game cannot go on: the envs raise)."""
-        return bool(self._ints[core.I_OVERFLOW])
-
-    @property
-    def hands_settled(self) -> int:
-        """Hands settled by the last kernel call."""
-        return self._ints[core.I_HANDS_SETTLED].item()
-
-    @property
-    def last_settled_hand(self) -> int:
-        """The hand number of the last hand settled."""
-        return self._ints[core.I_LAST_SETTLED_HAND].item()
+    to_act = _IntsEntry(core.I_TO_ACT, "The seat to act, -1 once the episode is over.")
+    banker = _IntsEntry(core.I_BANKER, "The banker's seat.")
+    first = _IntsEntry(
+        core.I_FIRST, "The seat dealt first (it leads the first trick and is asked first about a redeal)."
+    )
+    phase = _IntsEntry(core.I_PHASE, "``core.PHASE_REDEAL``, ``PHASE_PLAY`` or ``PHASE_OVER``.")
+    tricks_completed = _IntsEntry(core.I_TRICK, "Tricks completed in this hand.")
+    redeals = _IntsEntry(core.I_REDEALS, "Redeals declared in this hand.")
+    hand_number = _IntsEntry(core.I_HAND_NUMBER, "The current hand's index in the episode (0-based).")
+    episode_over = _IntsEntry(core.I_EPISODE_OVER, "Whether the episode is over.", bool)
+    overflowed = _IntsEntry(
+        core.I_OVERFLOW, "A settlement line buffer filled up (the game cannot go on: the envs raise).", bool
+    )
+    hands_settled = _IntsEntry(core.I_HANDS_SETTLED, "Hands settled by the last kernel call.")
+    last_settled_hand = _IntsEntry(core.I_LAST_SETTLED_HAND, "The hand number of the last hand settled.")
 
     def redeal_passed(self) -> list[int]:
         """The seats that passed a redeal offer on the current deal (public: every seat holding five

@@ -76,21 +76,14 @@ _PARAMETERS = spiel_glue.parameter_specification(MaoOptions, _RENAMED)
 _N_ACTIONS = cards.n_actions(rule_library.N_RULES)
 _CARD_NAMES = np.array(cards.CARD_NAMES)
 
-_GAME_TYPE = pyspiel.GameType(
-    short_name=SHORT_NAME,
-    long_name="Mao (the environment as Mao Master)",
-    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+_GAME_TYPE = spiel_glue.card_game_type(
+    SHORT_NAME,
+    "Mao (the environment as Mao Master)",
     utility=pyspiel.GameType.Utility.GENERAL_SUM,
     reward_model=pyspiel.GameType.RewardModel.REWARDS,
-    max_num_players=cards.MAX_PLAYERS,
-    min_num_players=2,
-    provides_information_state_string=False,
-    provides_information_state_tensor=False,
-    provides_observation_string=True,
-    provides_observation_tensor=True,
-    parameter_specification=_PARAMETERS,
+    players=(2, cards.MAX_PLAYERS),
+    information_state=False,
+    parameters=_PARAMETERS,
 )
 
 

@@ -43,8 +43,10 @@ Adding a game is adding one ``madiao_mao.games.Game`` whose training module hold
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
@@ -151,6 +153,27 @@ def game_part(game: str, part: Callable[[GameSpec], Part | None]) -> Part:
 def env_kwargs(config: TrainConfig) -> dict[str, Any]:
     """The options of the env a run plays: its observation variant and ``env_kwargs``."""
     return {"obs_type": config.obs_type, **config.env_kwargs}
+
+
+def module_when_called(name: str) -> Callable[[], ModuleType]:
+    """A spec part (``commands``, ``scorecard``) that imports the module ``name`` when called: such
+    modules import the game's evaluation, which reading the spec must not."""
+    return partial(importlib.import_module, name)
+
+
+def table_envs_when_called(raw_env: str, vector_env: str) -> Callable[[], tuple[Any, type]]:
+    """``table_envs`` for the bare AEC env class and the batched env class named
+    ``"module:attribute"``, imported when an env is made."""
+
+    def table_envs() -> tuple[Any, type]:
+        return _attribute(raw_env), _attribute(vector_env)
+
+    return table_envs
+
+
+def _attribute(path: str) -> Any:
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def unshaped(venv, config: TrainConfig):

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from cardgame_core.adapters import check_learner_seat
+from cardgame_core.adapters import check_learner_seat, opponent_call
 from cardgame_core.jit import compiled_for, njit
 from cardgame_core.vector import NO_ACTION, VectorCardEnv, VectorStep
 from madiao_mao.agents.base import Agent
@@ -82,14 +82,7 @@ def _act_batch_takes_rows(agent_class: type) -> bool:
 
 def _batch_call(agent: Any) -> BatchOpponent:
     """An agent object (with ``act_batch``) or a plain callable, as ``f(observations, masks) -> actions``."""
-    act_batch = getattr(agent, "act_batch", None)
-    if callable(act_batch):
-        return act_batch
-    if callable(agent):
-        return agent
-    raise TypeError(
-        f"an opponent must have an act_batch(observations, masks) method or be callable, got {agent!r}"
-    )
+    return opponent_call(agent, "act_batch", "observations, masks")
 
 
 class StepArrays(NamedTuple):

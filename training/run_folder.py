@@ -287,17 +287,23 @@ def say_interrupted(run_dir: Path, steps: int) -> None:
 
 
 def write_final_report(
-    run_dir: Path, learner, speed_line: str | None, *, n_deals: int | None = None, verbose: bool = True
+    run_dir: Path,
+    learner,
+    speed_line: Callable[[dict[str, Any]], str] | None,
+    *,
+    n_deals: int | None = None,
+    verbose: bool = True,
 ) -> str:
-    """``report.md`` of a finished run of either engine: its title, ``speed_line``, the league
-    (league mode) and the game's sections played by ``learner`` (the final policy)."""
+    """``report.md`` of a finished run of either engine: its title, the engine's ``speed_line(state)``
+    of a run whose state has its ``final_speed``, the league (league mode) and the game's sections
+    played by ``learner`` (the final policy)."""
     run_dir = Path(run_dir)
     config = read_config(run_dir)
     state = read_state(run_dir)
     n_deals = n_deals or config.final_eval_deals
     sections = [f"# Training report: {run_dir.name}\n"]
-    if speed_line:
-        sections.append(speed_line)
+    if speed_line is not None and "final_speed" in state:
+        sections.append(speed_line(state))
     if "device" in state:
         sections.append(f"Learner device: {state['device']} (the torch device of the last training call).\n")
     league_section = league_report(run_dir)

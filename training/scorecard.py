@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from cardgame_core.files import atomic_write_text
-from madiao_mao.agents.base import Agent
+from madiao_mao.agents.base import Agent, act_as_batch_of_one
 from madiao_mao.agents.registry import MODEL_PREFIX, agent_names, game_agents, parse_game_agent
 from madiao_mao.games import default_game, get_game
 from madiao_mao.training.cli_args import (
@@ -177,7 +177,7 @@ class CallablePolicy(Agent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         if self.batched:
-            return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+            return act_as_batch_of_one(self, observation, action_mask)
         return int(self.function(observation, action_mask))
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:

@@ -31,7 +31,7 @@ import numpy as np
 from cardgame_core.jit import njit
 from madiao_env import cards
 from madiao_env.layout import SUMMARY_SIZE
-from madiao_mao.agents.base import Agent, legal_actions
+from madiao_mao.agents.base import Agent, act_as_batch_of_one, legal_actions
 from madiao_mao.agents.madiao import obs_layout as layout
 from madiao_mao.agents.madiao.view import MadiaoView
 
@@ -393,7 +393,7 @@ class _ScriptedAgent(Agent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal_actions(action_mask)
-        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+        return act_as_batch_of_one(self, observation, action_mask)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         observations = np.asarray(observations)

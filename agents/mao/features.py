@@ -156,18 +156,34 @@ class SkipMlpExtractor(nn.Module):
         return self.inner.forward_critic(features)
 
 
-class MaoRulePolicy(MaskableActorCriticPolicy):
-    """MaskablePPO's MLP policy over ``MaoRuleFeatures`` with the derived planes skipping to the
-    action layer (module doc)."""
+class SkipPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO's MLP policy over the features extractor ``features_class`` (the default of
+    ``features_extractor_class``), whose last ``skip_width()`` features skip past the actor MLP to
+    the action layer (:class:`SkipMlpExtractor`)."""
+
+    features_class: type[BaseFeaturesExtractor]
 
     def __init__(self, *args, **kwargs) -> None:
-        kwargs.setdefault("features_extractor_class", MaoRuleFeatures)
+        kwargs.setdefault("features_extractor_class", self.features_class)
         super().__init__(*args, **kwargs)
+
+    def skip_width(self) -> int:
+        raise NotImplementedError
 
     def _build_mlp_extractor(self) -> None:
         self.mlp_extractor = SkipMlpExtractor(
-            self.features_dim, self.net_arch, self.activation_fn, self.device, n_skip=N_DERIVED
+            self.features_dim, self.net_arch, self.activation_fn, self.device, n_skip=self.skip_width()
         )
+
+
+class MaoRulePolicy(SkipPolicy):
+    """MaskablePPO's MLP policy over ``MaoRuleFeatures`` with the derived planes skipping to the
+    action layer (module doc)."""
+
+    features_class = MaoRuleFeatures
+
+    def skip_width(self) -> int:
+        return N_DERIVED
 
 
 class MaoBeliefFeatures(MaoRuleFeatures):
@@ -271,15 +287,11 @@ class MaoBeliefPolicy(MaoRulePolicy):
     #: The observation this policy reads ends with the belief inputs (the agent's loader reads it).
     reads_belief = True
 
-    def __init__(self, *args, **kwargs) -> None:
-        kwargs.setdefault("features_extractor_class", MaoBeliefFeatures)
-        super().__init__(*args, **kwargs)
+    features_class = MaoBeliefFeatures
 
-    def _build_mlp_extractor(self) -> None:
+    def skip_width(self) -> int:
         # The belief inputs (the last features) reach the action head beside the actor's latent.
-        self.mlp_extractor = SkipMlpExtractor(
-            self.features_dim, self.net_arch, self.activation_fn, self.device, n_skip=BELIEF_WIDTH
-        )
+        return BELIEF_WIDTH
 
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)

@@ -51,12 +51,11 @@ import math
 import numpy as np
 import torch
 from gymnasium import spaces
-from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
 from madiao_mao.agents.mao.beliefs import event_layout
-from madiao_mao.agents.mao.features import N_DERIVED, MaoRuleFeatures, SkipMlpExtractor, card_tables
+from madiao_mao.agents.mao.features import N_DERIVED, MaoRuleFeatures, SkipPolicy, card_tables
 from mao_env import cards, core, layout
 from mao_env.layout import EVENT_SLICES
 
@@ -221,19 +220,14 @@ class MaoMemoryFeatures(BaseFeaturesExtractor):
         return torch.cat([table, summary, rule_planes, memory_planes], dim=1)
 
 
-class MaoMemoryPolicy(MaskableActorCriticPolicy):
+class MaoMemoryPolicy(SkipPolicy):
     """MaskablePPO's MLP policy over :class:`MaoMemoryFeatures`, with the rule and memory planes
     skipping to the action layer (module doc)."""
 
-    def __init__(self, *args, **kwargs) -> None:
-        kwargs.setdefault("features_extractor_class", MaoMemoryFeatures)
-        super().__init__(*args, **kwargs)
+    features_class = MaoMemoryFeatures
 
-    def _build_mlp_extractor(self) -> None:
-        n_skip = getattr(self.features_extractor, "n_skip", N_DERIVED + CARD_READOUTS * N_TYPES)
-        self.mlp_extractor = SkipMlpExtractor(
-            self.features_dim, self.net_arch, self.activation_fn, self.device, n_skip=n_skip
-        )
+    def skip_width(self) -> int:
+        return getattr(self.features_extractor, "n_skip", N_DERIVED + CARD_READOUTS * N_TYPES)
 
 
 #: The event window memory runs train with: the core's whole ring.

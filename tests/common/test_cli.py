@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,20 +11,9 @@ import pytest
 
 pytest.importorskip("madiao_env.madiao_v0")
 
+from tests.common.helpers import run_cli
+
 REPO = Path(__file__).resolve().parents[2]
-
-
-def run_cli(*args: str, stdin: str = "", timeout: float = 240) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "madiao_mao.cli.main", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=REPO,
-        env=env,
-    )
 
 
 def test_match_prints_a_whole_match_with_settlements_and_totals(tmp_path):

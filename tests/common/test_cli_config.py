@@ -20,6 +20,7 @@ from madiao_mao.cli.main import main
 from madiao_mao.cli.train import flag_name, parse_train_command
 from madiao_mao.training.config import ConfigError, TrainConfig
 from madiao_mao.training.game_spec import GAME_DEFAULTS, GAME_SPECS
+from tests.common.helpers import refusal
 
 #: Fields whose flag is not ``--field-name`` (a bool's pair reads better shorter).
 RENAMED_FLAGS = {"progress_bar": "--progress"}
@@ -53,16 +54,7 @@ def _stdout_of(argv: list[str], capsys) -> str:
 
 
 def _one_line_error(argv: list[str], capsys) -> str:
-    try:
-        status = main(argv)
-    except SystemExit as exit_:
-        status = exit_.code
-    captured = capsys.readouterr()
-    assert status == 2, captured
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1, captured.err
-    assert "Traceback" not in captured.err and "error: Error" not in captured.err
-    return lines[0]
+    return refusal(main, argv, capsys).err.strip()
 
 
 def test_every_config_field_is_a_train_flag_with_its_docstring_as_help(capsys):

@@ -15,6 +15,7 @@ from madiao_env import records
 from madiao_mao.agents.base import RandomAgent
 from madiao_mao.cli.main import main
 from madiao_mao.training.madiao import matches as madiao_games
+from tests.common.helpers import fill_placeholders, refusal
 
 NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 
@@ -138,13 +139,6 @@ def test_evaluate_record_numbers_its_hands_and_names_each_rotation(tmp_path, cap
 # ----------------------------------------------------------------------------- bad invocations
 
 
-def _fill(word: str, paths: dict[str, str]) -> str:
-    """``word`` with the placeholders of ``paths`` (FILE, CORRUPT, ...) replaced, longest first."""
-    for key in sorted(paths, key=len, reverse=True):
-        word = word.replace(key, paths[key])
-    return word
-
-
 def _cli_main(argv):
     return main(argv)
 
@@ -243,19 +237,8 @@ BAD_INVOCATIONS = [
 def test_a_bad_invocation_is_one_line_and_status_2(entry, argv, named, paths, capsys, monkeypatch):
     # Nothing may start: a game or a training run would read stdin or take minutes.
     monkeypatch.setattr("builtins.input", lambda prompt="": pytest.fail("the game started"))
-    argv = [_fill(word, paths) for word in argv]
-    named = _fill(named, paths)
-    try:
-        status = entry(argv)
-    except SystemExit as exit_:
-        status = exit_.code
-    captured = capsys.readouterr()
-    assert status == 2, captured
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1, captured.err
-    assert named in lines[0]
-    assert "Traceback" not in captured.err and "Error: Error" not in captured.err
-    assert "error: Error" not in captured.err
+    argv = [fill_placeholders(word, paths) for word in argv]
+    assert fill_placeholders(named, paths) in refusal(entry, argv, capsys).err
 
 
 def test_bench_passes_the_benchmarks_exit_status_through():

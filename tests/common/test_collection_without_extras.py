@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.common.helpers import run_python
 from tests.distributed.conftest import DISTRIBUTED_EXTRA_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,14 +27,7 @@ sys.exit(pytest.main(["--collect-only", "-q", "-rs", "-p", "no:cacheprovider", "
 @pytest.mark.slow
 def test_the_suite_collects_without_ray():
     env = {key: value for key, value in os.environ.items() if key != "CI"}  # CI would make it fail
-    result = subprocess.run(
-        [sys.executable, "-c", COLLECT_WITHOUT_RAY],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = run_python(["-c", COLLECT_WITHOUT_RAY], env=env, timeout=300)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert not re.search(r"^ERROR|\d+ errors?\b", output, flags=re.MULTILINE), output

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.common.helpers import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -105,13 +105,6 @@ def test_the_documents_have_python_blocks_and_every_fence_names_its_language():
 def test_python_block_runs(name, program):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    result = subprocess.run(
-        [sys.executable, "-c", program],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=BLOCK_TIMEOUT,
-    )
+    result = run_python(["-c", program], env=env, timeout=BLOCK_TIMEOUT)
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"{name} failed:\n{program}\n--- output ---\n{output}"

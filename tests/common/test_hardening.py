@@ -11,7 +11,6 @@ import os
 import pathlib
 import pickle
 import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -29,6 +28,7 @@ from madiao_mao.agents.base import RandomAgent
 from mao_env import core as mao_core
 from mao_env import mao_v0
 from mao_env.vector import MaoVectorEnv
+from tests.common.helpers import run_python
 
 _spec = importlib.util.spec_from_file_location("toy_game", pathlib.Path(__file__).with_name("toy_game.py"))
 toy = importlib.util.module_from_spec(_spec)
@@ -388,14 +388,7 @@ FIRST_USE = textwrap.dedent(
 def run_child(cache_dir: pathlib.Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     env["NUMBA_CACHE_DIR"] = str(cache_dir)
-    return subprocess.run(
-        [sys.executable, "-c", FIRST_USE],
-        cwd=REPOSITORY,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_python(["-c", FIRST_USE], env=env, timeout=600)
 
 
 def test_the_first_compile_is_announced_once_and_a_cached_start_is_silent(tmp_path) -> None:

@@ -15,6 +15,7 @@ pytest.importorskip("mao_env.mao_v0")
 
 from madiao_mao.cli.main import main
 from mao_env.records import BLOCKED_ROUND_TEXT, read_record, replay
+from tests.common.helpers import fill_placeholders, refusal
 
 NUMBER = r"[-+]?\d+(?:\.\d+)?"
 CALL_LINE = re.compile(r'^  Mao Master to \S+: "[^"]+\." \(\d+ penalty card\(s\)\)$', re.MULTILINE)
@@ -279,16 +280,8 @@ BAD_INVOCATIONS = [
 @pytest.mark.parametrize(("argv", "named"), BAD_INVOCATIONS, ids=[" ".join(a) for a, _ in BAD_INVOCATIONS])
 def test_a_bad_mao_record_invocation_is_one_line_and_status_2(argv, named, paths, capsys, monkeypatch):
     monkeypatch.setattr("builtins.input", lambda prompt="": pytest.fail("the game started"))
-    for key in sorted(paths, key=len, reverse=True):
-        argv = [word.replace(key, paths[key]) for word in argv]
-    try:
-        status = main(argv)
-    except SystemExit as exit_:
-        status = exit_.code
-    captured = capsys.readouterr()
-    assert status == 2, captured
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1 and named in lines[0], captured.err
+    captured = refusal(main, [fill_placeholders(word, paths) for word in argv], capsys)
+    assert named in captured.err, captured.err
     assert "Mao" not in captured.out and "Madiao match" not in captured.out  # no game started
 
 

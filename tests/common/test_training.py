@@ -8,31 +8,21 @@ rewards, terminal ones included when an opponent made the last move.
 from __future__ import annotations
 
 import json
-from typing import NamedTuple
 
 import numpy as np
 import pytest
 
+from cardgame_core.vector import VectorStep
 from madiao_mao.agents.base import Agent, RandomAgent
 from madiao_mao.training.config import TrainConfig
 from madiao_mao.training.learner_games import TimedVectorEnv
 from madiao_mao.training.opponents import OpponentPool, share_slots
 from madiao_mao.training.sb3.adapter import LearnerVecEnv
+from tests.common.helpers import TINY_RUN
 
 N_PLAYERS = 4
 N_ACTIONS = 3
 GAME_LENGTH = 7  # moves per game: the last move is made by seat 2, so often not the learner's
-
-
-class ToyStep(NamedTuple):
-    observation: np.ndarray
-    action_mask: np.ndarray
-    to_act: np.ndarray
-    rewards: np.ndarray
-    terminated: np.ndarray
-    truncated: np.ndarray
-    final_payoffs: np.ndarray
-    final_observation: np.ndarray
 
 
 class ToyVectorEnv:
@@ -70,7 +60,7 @@ class ToyVectorEnv:
         mask[self.move % 2 == 0, 2] = False  # action 2 is illegal on even moves
         return mask
 
-    def _step(self, rewards, terminated) -> ToyStep:
+    def _step(self, rewards, terminated) -> VectorStep:
         final_payoffs = np.zeros((self.n_envs, N_PLAYERS), dtype=np.float32)
         final_obs = np.zeros((self.n_envs, N_PLAYERS, self.obs_dim), dtype=np.float32)
         for seat in range(N_PLAYERS):
@@ -82,7 +72,7 @@ class ToyVectorEnv:
             self.move[game] = 0
             self.action_sum[game] = 0
             self.first[game] = self.rng.integers(N_PLAYERS)
-        return ToyStep(
+        return VectorStep(
             self.observe(self._to_act()),
             self._mask(),
             self._to_act(),
@@ -93,7 +83,7 @@ class ToyVectorEnv:
             final_obs,
         )
 
-    def reset(self, seed: int | None = None) -> ToyStep:
+    def reset(self, seed: int | None = None) -> VectorStep:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
         self.move[:] = 0
@@ -102,7 +92,7 @@ class ToyVectorEnv:
         self.episode_ledger[:] = 0
         return self._step(np.zeros((self.n_envs, N_PLAYERS)), np.zeros(self.n_envs, dtype=bool))
 
-    def step(self, actions: np.ndarray) -> ToyStep:
+    def step(self, actions: np.ndarray) -> VectorStep:
         rewards = np.zeros((self.n_envs, N_PLAYERS))
         mask = self._mask()
         for game, action in enumerate(actions):
@@ -217,19 +207,9 @@ def _toy_training_config(train_module, tmp_path, monkeypatch, **overrides):
         "game": "mao",
         "features": "flat",  # the toy game's observations are not Mao's
         "game_settings": {"rule_pool": "none"},
-        "total_timesteps": 128,
-        "n_envs": 8,
-        "n_steps": 16,
-        "batch_size": 64,
-        "n_epochs": 1,
-        "net_arch": (16,),
+        **TINY_RUN,
         "scripted_opponents": ("random",),
-        "checkpoint_every": 128,
-        "snapshot_every": 128,
-        "eval_every": 0,
         "runs_dir": str(tmp_path),
-        "progress_bar": False,
-        "verbose": False,
     }
     if overrides.get("game", "mao") != "mao":
         del options["game_settings"]  # Mao's own settings: another game has none of them
@@ -264,24 +244,28 @@ def test_training_checkpoint_and_resume(tmp_path, monkeypatch):
     assert saved["n_envs"] == 8 and saved["total_timesteps"] == 384  # the run keeps its own config
 
 
-def test_config_rejects_bad_values():
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: TrainConfig(game="chess"), "game must be one of"),
+        (lambda: TrainConfig(n_envs=0), "n_envs must be a positive integer"),
+        (lambda: TrainConfig.from_json({"colour": "red"}), "unknown config fields: colour"),
+        (lambda: TrainConfig(game="mao", features="cards"), 'features="cards" needs game="madiao"'),
+        (lambda: TrainConfig(lr_schedule="cosine"), "lr_schedule must be one of"),
+        (lambda: TrainConfig(features="rules"), 'features="rules" needs game="mao"'),
+    ],
+    ids=["game", "n_envs", "unknown_field", "cards_on_mao", "lr_schedule", "rules_on_madiao"],
+)
+def test_config_rejects_bad_values(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
 
-    with pytest.raises(ValueError, match="game must be one of"):
-        TrainConfig(game="chess")
-    with pytest.raises(ValueError, match="n_envs must be a positive integer"):
-        TrainConfig(n_envs=0)
-    with pytest.raises(ValueError, match="unknown config fields: colour"):
-        TrainConfig.from_json({"colour": "red"})
+
+def test_config_fields_left_unset_take_their_games_defaults():
     assert TrainConfig(game="mao").obs_type == "history"
     assert TrainConfig().obs_type == "summary"
-    with pytest.raises(ValueError, match='features="cards" needs game="madiao"'):
-        TrainConfig(game="mao", features="cards")
-    with pytest.raises(ValueError, match="lr_schedule must be one of"):
-        TrainConfig(lr_schedule="cosine")
     # Fields left at None take their game's defaults; explicit values are kept.
     assert TrainConfig().features == "cards" and TrainConfig(game="mao").features == "belief"
-    with pytest.raises(ValueError, match='features="rules" needs game="mao"'):
-        TrainConfig(features="rules")
     assert TrainConfig(game="mao").scripted_opponents == ("base",)
     assert (TrainConfig().gamma, TrainConfig(game="mao").gamma) == (1.0, 0.99)
     assert TrainConfig(total_timesteps=5).total_timesteps == 5

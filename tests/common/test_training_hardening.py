@@ -29,6 +29,13 @@ from madiao_mao.training.sb3 import train as train_module
 ROLLOUT = 8 * 16  # the toy config's n_envs * n_steps
 
 
+@pytest.fixture()
+def toy_config(tmp_path, monkeypatch):
+    """``toy_config(**overrides)``: the config of a tiny training run on the toy game, in
+    ``tmp_path`` (``tests.common.test_training._toy_training_config``)."""
+    return functools.partial(_toy_training_config, train_module, tmp_path, monkeypatch)
+
+
 def _csv_rows(path: Path) -> list[dict[str, str]]:
     with path.open(newline="") as file:
         return list(csv.DictReader(file))
@@ -52,8 +59,8 @@ def _fake_evaluation(calls: list[int] | None = None):
 # ---- item 6: resume appends to progress.csv
 
 
-def test_resume_appends_to_progress_csv(tmp_path, monkeypatch):
-    config = _toy_training_config(train_module, tmp_path, monkeypatch, imitate="none", total_timesteps=256)
+def test_resume_appends_to_progress_csv(toy_config):
+    config = toy_config(imitate="none", total_timesteps=256)
     run_dir = train_module.train(config)
     before = _csv_rows(run_dir / "progress.csv")
     assert len(before) == 2  # one row per rollout
@@ -90,8 +97,8 @@ def test_resume_drops_csv_rows_logged_after_the_checkpoint(tmp_path):
 # ---- item 7: --resume without checkpoint.zip
 
 
-def test_resume_without_checkpoint_is_refused_and_changes_nothing(tmp_path, monkeypatch, capsys):
-    config = _toy_training_config(train_module, tmp_path, monkeypatch, imitate="none", total_timesteps=128)
+def test_resume_without_checkpoint_is_refused_and_changes_nothing(capsys, toy_config):
+    config = toy_config(imitate="none", total_timesteps=128)
     run_dir = train_module.train(config)
     (run_dir / "checkpoint.zip").unlink()
     contents = _folder_contents(run_dir)
@@ -116,10 +123,10 @@ def test_resume_of_a_folder_that_is_not_a_run_is_refused(tmp_path):
 # ---- item 8: unique run folders
 
 
-def test_two_runs_started_in_the_same_second_get_their_own_folders(tmp_path, monkeypatch):
+def test_two_runs_started_in_the_same_second_get_their_own_folders(tmp_path, monkeypatch, toy_config):
     frozen_clock = SimpleNamespace(time=lambda: 1_700_000_000.0, perf_counter=time.perf_counter)
     monkeypatch.setattr(run_folder, "time", frozen_clock)
-    config = _toy_training_config(train_module, tmp_path, monkeypatch, imitate="none", total_timesteps=128)
+    config = toy_config(imitate="none", total_timesteps=128)
     first = train_module.train(config)
     second = train_module.train(config)
     assert first != second and first.parent == second.parent == tmp_path
@@ -148,8 +155,8 @@ def _damage_cases():
     }
 
 
-def test_damaged_run_files_are_named_and_nothing_changes(tmp_path, monkeypatch):
-    config = _toy_training_config(train_module, tmp_path, monkeypatch, imitate="none", total_timesteps=128)
+def test_damaged_run_files_are_named_and_nothing_changes(toy_config):
+    config = toy_config(imitate="none", total_timesteps=128)
     run_dir = train_module.train(config)
     originals = {name: (run_dir / name).read_bytes() for name in _damage_cases()}
     for name, damages in _damage_cases().items():
@@ -169,14 +176,11 @@ def test_damaged_run_files_are_named_and_nothing_changes(tmp_path, monkeypatch):
 # ---- item 13: the training display
 
 
-def test_progress_csv_columns_are_the_tensorboard_tags(tmp_path, monkeypatch):
+def test_progress_csv_columns_are_the_tensorboard_tags(monkeypatch, toy_config):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     monkeypatch.setattr(train_module, "evaluate_against_baselines", _fake_evaluation())
-    config = _toy_training_config(
-        train_module,
-        tmp_path,
-        monkeypatch,
+    config = toy_config(
         imitate="random",
         imitation_decisions=64,
         imitation_epochs=1,
@@ -192,14 +196,14 @@ def test_progress_csv_columns_are_the_tensorboard_tags(tmp_path, monkeypatch):
     assert all(tag.split("/")[0] in ("charts", "losses", "eval", "imitation") for tag in header)
 
 
-def test_every_evaluation_is_logged_at_the_step_of_eval_json_the_final_one_included(tmp_path, monkeypatch):
+def test_every_evaluation_is_logged_at_the_step_of_eval_json_the_final_one_included(monkeypatch, toy_config):
     """TensorBoard, progress.csv and eval.json give each evaluation the same step: the step the
     policy had learned from. The final evaluation, made after the last update, is logged too."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     monkeypatch.setattr(train_module, "evaluate_against_baselines", _fake_evaluation())
     overrides = {"imitate": "none", "total_timesteps": 3 * ROLLOUT, "eval_every": ROLLOUT}
-    run_dir = train_module.train(_toy_training_config(train_module, tmp_path, monkeypatch, **overrides))
+    run_dir = train_module.train(toy_config(**overrides))
     evaluated = [point["timesteps"] for point in json.loads((run_dir / "eval.json").read_text())]
     assert evaluated == [ROLLOUT, 2 * ROLLOUT, 3 * ROLLOUT]
     events = EventAccumulator(str(run_dir))
@@ -210,7 +214,7 @@ def test_every_evaluation_is_logged_at_the_step_of_eval_json_the_final_one_inclu
     assert [int(row["charts/total_timesteps"]) for row in rows if row[tag]] == evaluated
 
 
-def test_every_update_learns_at_a_linearly_decaying_positive_rate(tmp_path, monkeypatch):
+def test_every_update_learns_at_a_linearly_decaying_positive_rate(monkeypatch, toy_config):
     """A budget that is not a whole number of rollouts (200 steps: two rollouts of 128): the
     linear schedule runs over the 256 steps trained, one step of it per update, and the last
     update learns at half the rate instead of 0."""
@@ -225,16 +229,13 @@ def test_every_update_learns_at_a_linearly_decaying_positive_rate(tmp_path, monk
 
     monkeypatch.setattr(MaskablePPO, "train", update_and_note_its_rate)
     overrides = {"imitate": "none", "total_timesteps": 200, "learning_rate": 1e-3}
-    train_module.train(_toy_training_config(train_module, tmp_path, monkeypatch, **overrides))
+    train_module.train(toy_config(**overrides))
     assert rates == pytest.approx([1e-3, 5e-4])
 
 
-def test_progress_bar_ends_at_its_total_and_the_summary_tells_the_true_count(tmp_path, monkeypatch, capsys):
+def test_progress_bar_ends_at_its_total_and_the_summary_tells_the_true_count(capsys, toy_config):
     # A budget that is not a whole number of rollouts: PPO finishes the rollout it started.
-    config = _toy_training_config(
-        train_module,
-        tmp_path,
-        monkeypatch,
+    config = toy_config(
         imitate="none",
         total_timesteps=200,
         progress_bar=True,
@@ -253,11 +254,11 @@ def test_progress_bar_ends_at_its_total_and_the_summary_tells_the_true_count(tmp
     assert "rounded up to whole rollouts" in captured.out + captured.err
 
 
-def test_a_short_run_draws_a_learning_curve_by_default(tmp_path, monkeypatch):
+def test_a_short_run_draws_a_learning_curve_by_default(monkeypatch, toy_config):
     calls: list[int] = []
     monkeypatch.setattr(train_module, "evaluate_against_baselines", _fake_evaluation(calls))
     overrides = {"imitate": "none", "total_timesteps": 8 * ROLLOUT, "eval_every": None}
-    config = _toy_training_config(train_module, tmp_path, monkeypatch, **overrides)
+    config = toy_config(**overrides)
     assert config.eval_every is None
     run_dir = train_module.train(config)
     history = json.loads((run_dir / "eval.json").read_text())
@@ -272,8 +273,8 @@ def test_a_short_run_draws_a_learning_curve_by_default(tmp_path, monkeypatch):
         TrainConfig(eval_every=-1)
 
 
-def test_resume_without_progress_bar_says_that_it_resumed_and_where(tmp_path, monkeypatch, capsys):
-    config = _toy_training_config(train_module, tmp_path, monkeypatch, imitate="none", total_timesteps=128)
+def test_resume_without_progress_bar_says_that_it_resumed_and_where(capsys, toy_config):
+    config = toy_config(imitate="none", total_timesteps=128)
     run_dir = train_module.train(config)
     capsys.readouterr()
     train_module.train(resume=run_dir, total_timesteps=256, quiet=True)
@@ -296,11 +297,10 @@ class _InterruptedToyEnv(ToyVectorEnv):
         return super().step(actions)
 
 
-def test_ctrl_c_leaves_a_resumable_checkpoint_and_prints_how_to_resume(tmp_path, monkeypatch, capsys):
-    config = _toy_training_config(
-        train_module,
-        tmp_path,
-        monkeypatch,
+def test_ctrl_c_leaves_a_resumable_checkpoint_and_prints_how_to_resume(
+    tmp_path, monkeypatch, capsys, toy_config
+):
+    config = toy_config(
         imitate="none",
         total_timesteps=4 * ROLLOUT,
         checkpoint_every=10**6,

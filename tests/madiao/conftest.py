@@ -136,6 +136,40 @@ def payoffs(env) -> list[float]:
     return list(env.infos["player_0"]["payoffs"])
 
 
+def env_after_random_actions(n_actions: int, seed: int = 0, **env_kwargs):
+    """A raw env reset with ``seed`` that then took ``n_actions`` random legal actions (drawn
+    with the same seed)."""
+    env = madiao_v0.raw_env(**env_kwargs)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(n_actions):
+        mask = env.observe(env.agent_selection)["action_mask"]
+        env.step(int(rng.choice(np.flatnonzero(mask))))
+    return env
+
+
+def searched_decisions(env, agent, seat: str, others, seed: int) -> list[tuple[object, int]]:
+    """One hand of the wrapped env from ``reset(seed)``: ``agent`` plays ``seat``, ``others`` (one
+    agent) every other seat. Returns ``(agent.last_decision, action)`` for each action the agent
+    chose by a search; every action it took was legal."""
+    decisions = []
+    env.reset(seed=seed)
+    for name in env.agent_iter():
+        seen, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        if name == seat:
+            action = agent.act(seen["observation"], seen["action_mask"])
+            assert seen["action_mask"][action]
+            if agent.last_decision is not None:
+                decisions.append((agent.last_decision, action))
+        else:
+            action = others.act(seen["observation"], seen["action_mask"])
+        env.step(action)
+    return decisions
+
+
 def finish_randomly(env, seed: int = 0) -> None:
     """Play random legal actions until the episode is over (raw env)."""
     rng = np.random.default_rng(seed)

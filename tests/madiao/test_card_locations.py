@@ -28,6 +28,7 @@ from madiao_mao.training.madiao.card_locations import (
     held_out_decisions,
     held_out_loss,
 )
+from tests.madiao.conftest import searched_decisions
 
 
 @pytest.fixture(scope="module")
@@ -104,21 +105,7 @@ def test_the_search_draws_consistent_deals_from_the_learned_sampler():
     env = madiao_v0.env(episode="hand")
     agent = make_agent("search:samples=6,sampler=learned", env=env, seed=3)
     heuristic = make_agent("heuristic")
-    decisions = 0
-    env.reset(seed=12)
-    for name in env.agent_iter():
-        seen, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        if name == "player_2":
-            action = agent.act(seen["observation"], seen["action_mask"])
-            decisions += agent.last_decision is not None
-            assert seen["action_mask"][action]
-        else:
-            action = heuristic.act(seen["observation"], seen["action_mask"])
-        env.step(action)
-    assert decisions >= 4
+    assert len(searched_decisions(env, agent, "player_2", heuristic, seed=12)) >= 4
     with pytest.raises(FileNotFoundError, match="search option sampler: no card-location model"):
         make_agent("search:sampler=missing.npz", env=env)
 

@@ -292,6 +292,14 @@ _STOCK = list(cards.CARD_NAMES[32:])
         ({"banker": True}, TypeError, "banker"),
         ({"stock": _STOCK}, ValueError, "hands"),
         ("hands", TypeError, "options"),
+        # Absurd values: out of range, of the wrong type, not a number.
+        ({"banker": 10**30}, ValueError, "banker"),
+        ({"banker": np.int64(-1)}, ValueError, "banker"),
+        ({"banker": 1.0}, TypeError, "banker"),
+        ({"banker": float("nan")}, TypeError, "banker"),
+        ({"hands": "x", "stock": ["1C"] * 8}, ValueError, "hands"),
+        ({"deck": [10**30] * 40}, (ValueError, TypeError), "card"),
+        ({"deck": [float("nan")] * 40}, (ValueError, TypeError), "card"),
     ],
 )
 def test_bad_reset_options(options, error, match):

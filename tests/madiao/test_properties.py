@@ -57,6 +57,13 @@ def make_env(config: dict, wrapped: bool = False):
     return madiao_v0.env(**config) if wrapped else madiao_v0.raw_env(**config)
 
 
+def dealt(config: dict, seed: int, data) -> tuple:
+    """A raw env of ``config`` reset with ``seed``, and a chooser of actions drawing from ``data``."""
+    env = make_env(config)
+    env.reset(seed=seed)
+    return env, ActionChooser(data)
+
+
 def all_played_and_held(table: dict) -> list[str]:
     return (
         [name for hand in table["hands"] for name in hand]
@@ -71,9 +78,7 @@ def all_played_and_held(table: dict) -> list[str]:
 @PROPERTY_SETTINGS
 @given(config=env_configs(), seed=seeds, data=st.data())
 def test_rewards_are_zero_sum_and_add_up_to_the_settlement_lines(config, seed, data):
-    env = make_env(config)
-    env.reset(seed=seed)
-    choose = ActionChooser(data)
+    env, choose = dealt(config, seed, data)
     stake = config["stake"]
     returns = np.zeros(4)
     settled_total = np.zeros(4)
@@ -123,9 +128,7 @@ def test_rewards_are_zero_sum_and_add_up_to_the_settlement_lines(config, seed, d
 @PROPERTY_SETTINGS
 @given(config=env_configs(), seed=seeds, data=st.data())
 def test_the_forty_cards_are_conserved_at_every_step(config, seed, data):
-    env = make_env(config)
-    env.reset(seed=seed)
-    choose = ActionChooser(data)
+    env, choose = dealt(config, seed, data)
     while True:
         table = env.table()
         assert sorted(all_played_and_held(table), key=cards.card_id) == list(cards.CARD_NAMES), table
@@ -165,9 +168,7 @@ def settled_by_rule_and_pair(lines, unit: float) -> Counter:
 @PROPERTY_SETTINGS
 @given(config=env_configs(), seed=seeds, data=st.data())
 def test_mask_is_the_reference_legal_set_and_settlement_holds_its_lines(config, seed, data):
-    env = make_env(config)
-    env.reset(seed=seed)
-    choose = ActionChooser(data)
+    env, choose = dealt(config, seed, data)
     ref = reference_for_deal(env.table(), config)
     while not episode_over(env):
         table = env.table()

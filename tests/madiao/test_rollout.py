@@ -9,19 +9,14 @@ from cardgame_core.rng import next_u64_py
 from madiao_env import core, madiao_v0
 from madiao_env.rollout import new_hand_snapshot, random_playouts
 from madiao_env.vector import MadiaoVectorEnv
+from tests.madiao.conftest import env_after_random_actions
 
 AGENTS = [f"player_{seat}" for seat in range(4)]
 
 
 def advanced_snapshot(plays: int, seed: int = 0, **env_kwargs) -> dict:
     """A snapshot after ``plays`` random legal actions from a fresh deal."""
-    env = madiao_v0.raw_env(**env_kwargs)
-    env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    for _ in range(plays):
-        mask = env.observe(env.agent_selection)["action_mask"]
-        env.step(int(rng.choice(np.flatnonzero(mask))))
-    return env.get_state()
+    return env_after_random_actions(plays, seed, **env_kwargs).get_state()
 
 
 def aec_random_payoffs(snapshot: dict, n: int, seed: int) -> np.ndarray:

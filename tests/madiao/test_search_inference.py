@@ -25,6 +25,7 @@ from madiao_mao.agents.madiao.search import (
     systematic_resample,
 )
 from madiao_mao.agents.registry import make_agent
+from tests.madiao.conftest import searched_decisions
 
 log_weight_lists = st.lists(st.floats(min_value=-1e6, max_value=50.0), min_size=1, max_size=60)
 
@@ -211,27 +212,15 @@ def test_a_searched_decision_reports_what_it_weighed():
     heuristic = RoleAwareHeuristicAgent()
     env = madiao_v0.env(episode="hand")
     agent = make_agent("search:samples=4,inference=heuristic,pool=3", env=env, seed=2)
-    decisions = []
-    env.reset(seed=6)
-    for name in env.agent_iter():
-        seen, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        if name == "player_1":
-            action = agent.act(seen["observation"], seen["action_mask"])
-            if agent.last_decision is not None:
-                decision = agent.last_decision
-                decisions.append(decision)
-                assert decision.action == action and seen["action_mask"][action]
-                assert len(decision.values) == len(decision.candidates) >= 2
-                assert decision.deals_weighed == 12
-                assert 1.0 - 1e-9 <= decision.effective_samples <= 12 + 1e-9
-                assert 1 <= decision.distinct_deals <= 4
-        else:
-            action = heuristic.act(seen["observation"], seen["action_mask"])
-        env.step(action)
-    assert decisions
+    searched = searched_decisions(env, agent, "player_1", heuristic, seed=6)
+    assert searched
+    decisions = [decision for decision, _ in searched]
+    for decision, action in searched:
+        assert decision.action == action
+        assert len(decision.values) == len(decision.candidates) >= 2
+        assert decision.deals_weighed == 12
+        assert 1.0 - 1e-9 <= decision.effective_samples <= 12 + 1e-9
+        assert 1 <= decision.distinct_deals <= 4
     summary = agent.inference_summary()
     assert summary["decisions"] == len(decisions)
     assert summary["effective_samples"] == pytest.approx(np.mean([d.effective_samples for d in decisions]))

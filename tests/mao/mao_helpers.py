@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from mao_env import cards, core
@@ -148,6 +151,63 @@ def total_cards(env: raw_env) -> int:
 
 def random_legal(rng: np.random.Generator, mask: np.ndarray) -> int:
     return int(rng.choice(np.flatnonzero(mask)))
+
+
+def play_randomly_to_the_end(env: raw_env, rng: np.random.Generator, max_iter: int) -> None:
+    """Random legal actions through ``agent_iter`` (``None`` for a done agent) until the episode
+    is over or ``max_iter`` agents were asked."""
+    for agent in env.agent_iter(max_iter=max_iter):
+        _, _, terminated, truncated, _ = env.last()
+        env.step(None if terminated or truncated else random_legal(rng, env.observe(agent)["action_mask"]))
+
+
+def random_play_states(env: raw_env, seed: int, options: dict | None = None) -> list[dict]:
+    """``get_state()`` after the reset and after every random legal action until the game ends."""
+    env.reset(seed=seed, options=options)
+    rng = np.random.default_rng(seed)
+    states = [env.get_state()]
+    while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
+        env.step(random_legal(rng, env._mask))
+        states.append(env.get_state())
+    return states
+
+
+def play_with_agents(
+    env: raw_env,
+    agents: list,
+    *,
+    max_steps: int,
+    before_step: Callable[[int, int], None] | None = None,
+    after_step: Callable[[int, int], None] | None = None,
+) -> None:
+    """Each seat's agent acts (its action must be mask-legal) until the game ends or ``max_steps``
+    actions were taken; ``before_step(seat, action)`` and ``after_step(seat, action)`` run around
+    every step."""
+    for _ in range(max_steps):
+        observation, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            return
+        seat = env.current_seat
+        action = agents[seat].act(observation["observation"], observation["action_mask"])
+        assert observation["action_mask"][action] == 1, f"seat {seat} took masked action {action}"
+        if before_step is not None:
+            before_step(seat, action)
+        env.step(action)
+        if after_step is not None:
+            after_step(seat, action)
+
+
+def actions_to_the_end_of_turn(env: raw_env, agent: Any, max_actions: int) -> list[str]:
+    """What ``agent`` does at the table, as text, until it ends its turn (``max_actions`` at most)."""
+    texts = []
+    for _ in range(max_actions):
+        observation, *_ = env.last()
+        action = agent.act(observation["observation"], observation["action_mask"])
+        texts.append(env.describe_action(action))
+        env.step(action)
+        if action == cards.END_TURN:
+            break
+    return texts
 
 
 def scenario(

@@ -19,7 +19,7 @@ from madiao_mao.agents.registry import make_agent
 from mao_env import cards
 from mao_env import rules as rule_library
 from mao_env.env import raw_env
-from tests.mao.mao_helpers import scenario, won_round_table
+from tests.mao.mao_helpers import actions_to_the_end_of_turn, play_with_agents, scenario, won_round_table
 
 
 def rule_id(description: str) -> int:
@@ -32,19 +32,13 @@ def play_game(env, agents, *, seed, options=None, check=None, max_steps=6000):
     env.reset(seed=seed, options=options)
     calls = np.zeros(env.n_players, dtype=int)
     turns = np.zeros(env.n_players, dtype=int)
-    for _ in range(max_steps):
-        observation, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            break
-        seat = env.current_seat
-        action = agents[seat].act(observation["observation"], observation["action_mask"])
-        assert observation["action_mask"][action] == 1, f"seat {seat} took masked action {action}"
-        if check is not None:
-            check(seat, action)
-        env.step(action)
+
+    def count(seat: int, action: int) -> None:
         if action == cards.END_TURN:
             turns[seat] += 1
             calls[seat] += len(env.last_calls)
+
+    play_with_agents(env, agents, max_steps=max_steps, before_step=check, after_step=count)
     return calls, turns
 
 
@@ -115,15 +109,7 @@ def test_base_player_plays_the_only_good_card_and_says_every_base_phrase():
     # Seat 0 holds 7S and 9C on 7H: the seven is good; it needs "Have a nice day" and its name.
     env = scenario(4, hands={0: ["9C", "7S"], 1: ["2D"] * 2, 2: ["3D"] * 2, 3: ["4D"] * 2}, pile=["7H"],
                    stack=["KC", "QC", "KD", "QD"], pending_seven=0)  # fmt: skip
-    agent = BaseRulesAgent(seed=0)
-    actions = []
-    for _ in range(6):
-        observation, *_ = env.last()
-        action = agent.act(observation["observation"], observation["action_mask"])
-        actions.append(env.describe_action(action))
-        env.step(action)
-        if action == cards.END_TURN:
-            break
+    actions = actions_to_the_end_of_turn(env, BaseRulesAgent(seed=0), max_actions=6)
     assert actions[0] == "play 7S"
     assert sorted(actions[1:-1]) == ["say card-name", "say last-card", "say nice-day"]
     assert actions[-1] == "end" and env.last_calls == []
@@ -136,14 +122,7 @@ def test_base_player_names_its_longest_suit_with_a_jack_and_says_mao_last():
     first, *_ = env.last()
     assert env.describe_action(agent.act(first["observation"], first["action_mask"])) == "play JD"
     env.step(env.action_from_text("play JD"))
-    texts = []
-    for _ in range(4):
-        observation, *_ = env.last()
-        action = agent.act(observation["observation"], observation["action_mask"])
-        texts.append(env.describe_action(action))
-        env.step(action)
-        if action == cards.END_TURN:
-            break
+    texts = actions_to_the_end_of_turn(env, agent, max_actions=4)
     # No card left: any suit is "most held"; the suit comes first, Mao last, and the round is won.
     assert texts[0].startswith("say ") and texts[0][4:] in cards.PHRASE_KEYS[7:11]
     assert texts[-2:] == ["say mao", "end"]
@@ -153,15 +132,7 @@ def test_base_player_names_its_longest_suit_with_a_jack_and_says_mao_last():
 def test_base_player_takes_the_seven_chain_and_says_penalty_card():
     env = scenario(4, hands={0: ["9C", "2D"], 1: ["2H"] * 2, 2: ["3H"] * 2, 3: ["4H"] * 2}, pile=["7C"],
                    stack=["KD", "QD", "10H"], pending_seven=2)  # fmt: skip
-    agent = BaseRulesAgent(seed=0)
-    texts = []
-    for _ in range(8):
-        observation, *_ = env.last()
-        action = agent.act(observation["observation"], observation["action_mask"])
-        texts.append(env.describe_action(action))
-        env.step(action)
-        if action == cards.END_TURN:
-            break
+    texts = actions_to_the_end_of_turn(env, BaseRulesAgent(seed=0), max_actions=8)
     # Draw takes the two chain cards; then 9C follows clubs; "Penalty card" is due.
     assert texts[:2] == ["draw", "play 9C"]
     assert "say penalty-card" in texts and texts[-1] == "end"
@@ -218,17 +189,20 @@ def test_posterior_branches_on_new_rules_and_keeps_its_own_authored_rules():
     assert np.allclose(np.delete(marginals, 7), 2 / 44)
 
 
-def test_agent_options_are_checked():
-    with pytest.raises(ValueError, match="seven_phrase must be one of"):
-        BaseRulesAgent(seven_phrase="cheers")
-    with pytest.raises(ValueError, match="play_threshold must be a probability"):
-        BayesianRuleAgent(play_threshold=1.5)
-    with pytest.raises(ValueError, match="eps must be in"):
-        RulePosterior(eps=0.0)
-    with pytest.raises(TypeError, match="needs a Mao env"):
-        OracleAgent(object())
-    with pytest.raises(ValueError, match="needs the env"):
-        make_agent("oracle", "mao")
+@pytest.mark.parametrize(
+    ("make", "error", "match"),
+    [
+        (lambda: BaseRulesAgent(seven_phrase="cheers"), ValueError, "seven_phrase must be one of"),
+        (lambda: BayesianRuleAgent(play_threshold=1.5), ValueError, "play_threshold must be a probability"),
+        (lambda: RulePosterior(eps=0.0), ValueError, "eps must be in"),
+        (lambda: OracleAgent(object()), TypeError, "needs a Mao env"),
+        (lambda: make_agent("oracle", "mao"), ValueError, "needs the env"),
+    ],
+    ids=["seven_phrase", "play_threshold", "eps", "oracle_without_env", "oracle_spec_without_env"],
+)
+def test_agent_options_are_checked(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
 
 
 def test_registry_passes_the_table_variants_to_the_rule_players():

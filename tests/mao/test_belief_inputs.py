@@ -17,6 +17,7 @@ from madiao_mao.agents.mao.players import BaseRulesAgent, RulePosterior, posteri
 from mao_env import cards
 from mao_env import rules as library
 from mao_env.env import raw_env
+from tests.common.helpers import TINY_RUN
 
 VALIDITY_RULES = [
     r for r in range(library.N_RULES) if library.RULE_TABLE[r, library.R_FAMILY] == library.VALIDITY
@@ -153,24 +154,14 @@ def belief_run(tmp_path_factory):
     from madiao_mao.training.sb3.train import train
 
     config = TrainConfig(
+        **{**TINY_RUN, "total_timesteps": 256},
         game="mao",
         features="belief",
-        total_timesteps=256,
-        n_envs=8,
-        n_steps=16,
-        batch_size=64,
-        n_epochs=1,
-        net_arch=(16,),
         imitation_decisions=64,
         imitation_epochs=1,
-        snapshot_every=128,
-        checkpoint_every=128,
-        eval_every=0,
         final_eval_deals=1,
         torch_threads=1,
         runs_dir=str(tmp_path_factory.mktemp("runs")),
-        progress_bar=False,
-        verbose=False,
     )
     return train(config)
 

@@ -14,7 +14,7 @@ from pettingzoo.test import api_test, seed_test
 from cardgame_core.aec import IllegalActionError
 from mao_env import cards, core, mao_v0
 from mao_env import rules as rule_library
-from tests.mao.mao_helpers import make, random_legal, scenario, turn
+from tests.mao.mao_helpers import make, play_randomly_to_the_end, random_legal, scenario, turn
 
 HANDS = {1: ["2D", "3D", "4D", "5D"], 2: ["2H", "3H", "4H", "6H"], 3: ["2C", "3C", "4C", "6C"]}
 
@@ -100,10 +100,7 @@ def test_penalty_rewards_are_configurable():
 def test_step_cap_truncates():
     env = make(4, max_steps=25)
     env.reset(seed=1)
-    rng = np.random.default_rng(0)
-    for agent in env.agent_iter(max_iter=200):
-        _, _, terminated, truncated, _ = env.last()
-        env.step(None if terminated or truncated else random_legal(rng, env.observe(agent)["action_mask"]))
+    play_randomly_to_the_end(env, np.random.default_rng(0), max_iter=200)
     assert not env.agents
 
 

@@ -20,7 +20,13 @@ from mao_env import cards, core, state
 from mao_env import rules as rule_library
 from mao_env.env import raw_env
 from mao_env.vector import MaoVectorEnv
-from tests.mao.mao_helpers import random_legal, scenario, total_cards
+from tests.mao.mao_helpers import (
+    play_randomly_to_the_end,
+    random_legal,
+    random_play_states,
+    scenario,
+    total_cards,
+)
 
 
 def states_equal(a: dict, b: dict) -> bool:
@@ -44,14 +50,7 @@ def play_randomly(env: raw_env, rng: np.random.Generator, n_steps: int) -> None:
 
 def positions(n_players: int, seed: int, **kwargs) -> list[dict]:
     """Snapshots of random play from its start to its end (every phase, several rounds)."""
-    env = raw_env(n_players, **kwargs)
-    env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    snapshots = [env.get_state()]
-    while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
-        env.step(random_legal(rng, env._mask))
-        snapshots.append(env.get_state())
-    return snapshots
+    return random_play_states(raw_env(n_players, **kwargs), seed)
 
 
 # ---- item 1: snapshots --------------------------------------------------------------------------
@@ -455,11 +454,7 @@ def test_rules_and_a_rule_pool_together_draw_from_the_pool_every_episode():
 def test_stepping_after_every_agent_is_done_is_a_clear_error():
     env = raw_env(3, max_steps=5)
     env.reset(seed=0)
-    rng = np.random.default_rng(0)
-    for agent in env.agent_iter(max_iter=100):
-        _, _, termination, truncation, _ = env.last()
-        env.step(None if termination or truncation else random_legal(rng, env._mask))
-        del agent
+    play_randomly_to_the_end(env, np.random.default_rng(0), max_iter=100)
     assert env.agents == []
     before = env.get_state()
     with pytest.raises(RuntimeError, match=r"the episode is over: call reset\(\)"):

@@ -19,6 +19,7 @@ from madiao_mao.training.sb3.adapter import LearnerVecEnv  # noqa: E402
 from mao_env import cards, core, layout  # noqa: E402
 from mao_env.layout import KIND_BAD_CARD, KIND_PLAY  # noqa: E402
 from mao_env.vector import MaoVectorEnv  # noqa: E402
+from tests.common.helpers import TINY_RUN  # noqa: E402
 
 N_EVENTS = core.EVENT_SLOTS
 N_ACTIONS = MaoVectorEnv.n_actions
@@ -279,22 +280,12 @@ def _tiny_memory_config(tmp_path, **overrides):
         "env_kwargs": {"n_events": N_EVENTS},
         "opponents": "league",
         "league_anchors": ("base",),
-        "total_timesteps": 128,
-        "n_envs": 8,
-        "n_steps": 16,
-        "batch_size": 64,
-        "n_epochs": 1,
-        "net_arch": (16,),
+        **TINY_RUN,
         "imitation_decisions": 64,
         "imitation_epochs": 1,
-        "snapshot_every": 128,
-        "checkpoint_every": 128,
-        "eval_every": 0,
         "final_eval_deals": 1,
         "torch_threads": 1,
         "runs_dir": str(tmp_path),
-        "progress_bar": False,
-        "verbose": False,
     }
     return TrainConfig(**{**options, **overrides})
 

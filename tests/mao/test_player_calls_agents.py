@@ -13,7 +13,7 @@ from madiao_mao.training.mao.evaluation import calls_markdown, evaluate_calls
 from mao_env import cards
 from mao_env import rules as rule_library
 from mao_env.env import raw_env
-from tests.mao.mao_helpers import play, scenario
+from tests.mao.mao_helpers import play, play_with_agents, scenario
 
 
 def rule_id(description: str) -> int:
@@ -25,18 +25,15 @@ def play_calls_game(env, agents, *, seed, options=None, max_steps=4000):
     env.reset(seed=seed, options=options)
     made = []
     faults: dict[int, int] = {}
-    for _ in range(max_steps):
-        observation, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            break
-        seat = env.current_seat
-        action = agents[seat].act(observation["observation"], observation["action_mask"])
-        assert observation["action_mask"][action] == 1, f"seat {seat} took masked action {action}"
-        env.step(action)
+
+    def record(seat: int, action: int) -> None:
+        nonlocal faults
         if action == cards.END_TURN:
             faults = env.window_faults()
         elif cards.CALL_0 <= action < cards.NO_CALL:
             made.append((seat, action - cards.CALL_0, action - cards.CALL_0 in faults))
+
+    play_with_agents(env, agents, max_steps=max_steps, after_step=record)
     return made
 
 

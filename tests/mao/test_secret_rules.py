@@ -162,29 +162,24 @@ def test_dynamics_reverse_cancels_with_an_eight_like_rule():
 # ----------------------------------------------------------------------------- speech
 
 
-def test_speech_rules_require_their_phrase():
-    rabbit = rule_id("when playing fours, say 'That's the rabbit'")
-    env = table(["4H", "9H", "QS"], "5H", [rabbit])
-    assert turn(env, "play 4H", "end") == [("Failure to say 'That's the rabbit'", 1)]
-    env = table(["4H", "9H", "QS"], "5H", [rabbit])
-    assert turn(env, "play 4H", "say rabbit", "end") == []
-    # Without the rule the phrase is talking.
+@pytest.mark.parametrize(
+    ("phrase", "when", "hand", "top", "move"),
+    [
+        ("That's the rabbit", "when playing fours", ["4H", "9H", "QS"], "5H", "play 4H"),
+        ("All hail the chairman", "when drawing a card", ["4C", "9C", "QS"], "5H", "draw"),
+        ("That's the fox", "when playing onto kings", ["4H", "9C", "QS"], "KH", "play 4H"),
+    ],
+)
+def test_a_speech_rule_requires_its_phrase(phrase, when, hand, top, move):
+    rule = rule_id(f"{when}, say '{phrase}'")
+    key = phrase.split()[-1].lower()  # the phrase's action: "say rabbit"
+    assert turn(table(hand, top, [rule]), move, "end") == [(f"Failure to say '{phrase}'", 1)]
+    assert turn(table(hand, top, [rule]), move, f"say {key}", "end") == []
+
+
+def test_a_speech_rule_phrase_without_the_rule_is_talking():
     env = table(["4H", "9H", "QS"], "5H", [])
     assert turn(env, "play 4H", "say rabbit", "end") == [("Talking", 1)]
-
-
-def test_speech_on_draw_and_on_top():
-    on_draw = rule_id("when drawing a card, say 'All hail the chairman'")
-    env = table(["4C", "9C", "QS"], "5H", [on_draw])
-    assert turn(env, "draw", "end") == [("Failure to say 'All hail the chairman'", 1)]
-    env = table(["4C", "9C", "QS"], "5H", [on_draw])
-    assert turn(env, "draw", "say chairman", "end") == []
-
-    on_top = rule_id("when playing onto kings, say 'That's the fox'")
-    env = table(["4H", "9C", "QS"], "KH", [on_top])
-    assert turn(env, "play 4H", "end") == [("Failure to say 'That's the fox'", 1)]
-    env = table(["4H", "9C", "QS"], "KH", [on_top])
-    assert turn(env, "play 4H", "say fox", "end") == []
 
 
 def test_a_bad_card_excuses_the_phrases_of_the_attempted_play():

@@ -14,6 +14,7 @@ from mao_env import cards, core
 from mao_env import rules as rule_library
 from mao_env.env import raw_env
 from mao_env.vector import MaoVectorEnv
+from tests.common.helpers import maskable_ppo_returns
 from tests.mao.mao_helpers import scenario
 
 
@@ -261,28 +262,10 @@ def test_rule_pool_draws_rules_per_episode_and_keeps_the_aec_game():
 
 
 def test_maskable_ppo_trains_on_the_learner_vec_env():
-    sb3_contrib = pytest.importorskip("sb3_contrib")
     venv = LearnerVecEnv(
         MaoVectorEnv(8, seed=0, obs_type="summary", max_steps=200), RandomAgent(seed=1), seed=0
     )
-    model = sb3_contrib.MaskablePPO(
-        "MlpPolicy",
-        venv,
-        n_steps=128,
-        batch_size=256,
-        n_epochs=2,
-        policy_kwargs={"net_arch": [32]},
-        seed=0,
-        device="cpu",
-    )
-    model.learn(total_timesteps=3072)
-    assert model.num_timesteps >= 3072
-    observations = venv.reset()
-    masks = venv.action_masks()
-    actions, _ = model.predict(observations, action_masks=masks, deterministic=True)
-    assert masks[np.arange(8), actions].all()
-    returns = [episode["r"] for episode in model.ep_info_buffer]
-    assert returns and np.isfinite(returns).all()
+    assert maskable_ppo_returns(venv)
 
 
 def test_copy_false_rows_equal_a_full_observation_at_every_step():

@@ -6,7 +6,7 @@ sections of the final report."""
 from __future__ import annotations
 
 from pathlib import Path
-from types import MappingProxyType, ModuleType
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,7 +14,15 @@ import numpy as np
 from madiao_env.layout import SUMMARY_SLICES
 from madiao_mao.agents.learned import LearnedPolicyAgent
 from madiao_mao.agents.registry import make_agent
-from madiao_mao.training.game_spec import SCRIPTED_ONLY, GameSpec, PolicyFeatures, env_kwargs, unshaped
+from madiao_mao.training.game_spec import (
+    SCRIPTED_ONLY,
+    GameSpec,
+    PolicyFeatures,
+    env_kwargs,
+    module_when_called,
+    table_envs_when_called,
+    unshaped,
+)
 from madiao_mao.training.madiao.expert_iteration import EXPERT_ITERATION
 from madiao_mao.training.madiao.exploit import EXPLOIT
 from madiao_mao.training.stats import plot_curves
@@ -112,29 +120,6 @@ def _report(learner, config: TrainConfig, run_dir: Path, n_deals: int, state: di
     return sections
 
 
-def _table_envs() -> tuple[Any, type]:
-    """The bare AEC env class and the batched env class (imported when an env is made)."""
-    # Imported here: keeps Numba and PettingZoo off this module's import path.
-    from madiao_env.env import raw_env
-    from madiao_env.vector import MadiaoVectorEnv
-
-    return raw_env, MadiaoVectorEnv
-
-
-def _commands() -> ModuleType:
-    # The commands and the scorecard import the game's evaluation: only when a command runs.
-    from madiao_mao.training.madiao import commands
-
-    return commands
-
-
-def _scorecard() -> ModuleType:
-    # See _commands.
-    from madiao_mao.training.madiao import scorecard
-
-    return scorecard
-
-
 def _evaluate_on_ray(args: Any) -> int:
     # Imported here: madiao_mao.training.madiao.distributed_evaluation imports this module (import cycle).
     from madiao_mao.training.madiao.distributed_evaluation import evaluate_command
@@ -188,10 +173,10 @@ GAME_SPEC = GameSpec(
     evaluate=_evaluate,
     describe_result=_describe_result,
     report=_report,
-    table_envs=_table_envs,
+    table_envs=table_envs_when_called("madiao_env.env:raw_env", "madiao_env.vector:MadiaoVectorEnv"),
     exploit=EXPLOIT,
     expert_iteration=EXPERT_ITERATION,
-    commands=_commands,
-    scorecard=_scorecard,
+    commands=module_when_called("madiao_mao.training.madiao.commands"),
+    scorecard=module_when_called("madiao_mao.training.madiao.scorecard"),
     evaluate_on_ray=_evaluate_on_ray,
 )

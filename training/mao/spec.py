@@ -7,14 +7,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType, ModuleType
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import tyro
 
 from madiao_mao.agents.learned import policy_agent
 from madiao_mao.training.config import ConfigError, check_finite_number
-from madiao_mao.training.game_spec import GameSpec, PolicyFeatures, env_kwargs
+from madiao_mao.training.game_spec import (
+    GameSpec,
+    PolicyFeatures,
+    env_kwargs,
+    module_when_called,
+    table_envs_when_called,
+)
 from madiao_mao.training.mao.exploit import EXPLOIT
 
 if TYPE_CHECKING:  # typing only: the config imports the games' specs to fill in its defaults
@@ -149,29 +155,6 @@ def _report(learner, config: TrainConfig, run_dir: Path, n_deals: int, state: di
     return [mao_report({"learned": learner}, config, run_dir, turns=turns, replicates=replicates)]
 
 
-def _table_envs() -> tuple[Any, type]:
-    """The bare AEC env class and the batched env class (imported when an env is made)."""
-    # Imported here: keeps Numba and PettingZoo off this module's import path.
-    from mao_env.env import raw_env
-    from mao_env.vector import MaoVectorEnv
-
-    return raw_env, MaoVectorEnv
-
-
-def _commands() -> ModuleType:
-    # The commands and the scorecard import the game's evaluation: only when a command runs.
-    from madiao_mao.training.mao import commands
-
-    return commands
-
-
-def _scorecard() -> ModuleType:
-    # See _commands.
-    from madiao_mao.training.mao import scorecard
-
-    return scorecard
-
-
 GAME_SPEC = GameSpec(
     name="mao",
     defaults=MappingProxyType(
@@ -217,9 +200,9 @@ GAME_SPEC = GameSpec(
     evaluate=_evaluate,
     describe_result=_describe_result,
     report=_report,
-    table_envs=_table_envs,
+    table_envs=table_envs_when_called("mao_env.env:raw_env", "mao_env.vector:MaoVectorEnv"),
     exploit=EXPLOIT,
-    commands=_commands,
+    commands=module_when_called("madiao_mao.training.mao.commands"),
     settings=MaoTrainSettings,
     old_config_names=MappingProxyType(
         {
@@ -228,5 +211,5 @@ GAME_SPEC = GameSpec(
             "mao_rule_pool": "rule_pool",
         }
     ),
-    scorecard=_scorecard,
+    scorecard=module_when_called("madiao_mao.training.mao.scorecard"),
 )

@@ -6,7 +6,7 @@ that the command line reads it without importing the trainer."""
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from madiao_mao.training.config import ConfigError
 
@@ -57,30 +57,10 @@ class EngineOptions:
 
     def check(self) -> None:
         """Every option's value, checked; a bad one is a ConfigError naming it."""
-        if (
-            isinstance(self.num_env_runners, bool)
-            or not isinstance(self.num_env_runners, int)
-            or self.num_env_runners < 0
-        ):
-            raise ConfigError(
-                "num_env_runners", f"num_env_runners must be an integer >= 0, got {self.num_env_runners!r}"
-            )
-        if self.envs_per_runner is not None and (
-            isinstance(self.envs_per_runner, bool)
-            or not isinstance(self.envs_per_runner, int)
-            or self.envs_per_runner < 1
-        ):
-            raise ConfigError(
-                "envs_per_runner", f"envs_per_runner must be a positive integer, got {self.envs_per_runner!r}"
-            )
-        if (
-            isinstance(self.num_learners, bool)
-            or not isinstance(self.num_learners, int)
-            or self.num_learners < 0
-        ):
-            raise ConfigError(
-                "num_learners", f"num_learners must be an integer >= 0, got {self.num_learners!r}"
-            )
+        _check_int_at_least("num_env_runners", self.num_env_runners, 0)
+        if self.envs_per_runner is not None:
+            _check_int_at_least("envs_per_runner", self.envs_per_runner, 1)
+        _check_int_at_least("num_learners", self.num_learners, 0)
         if (
             isinstance(self.cpus_per_learner, bool)
             or not isinstance(self.cpus_per_learner, (int, float))
@@ -89,3 +69,10 @@ class EngineOptions:
             raise ConfigError(
                 "cpus_per_learner", f"cpus_per_learner must be a number > 0, got {self.cpus_per_learner!r}"
             )
+
+
+def _check_int_at_least(name: str, value: Any, minimum: int) -> None:
+    """A ConfigError naming ``name`` unless ``value`` is an integer (not a bool) >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        wanted = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise ConfigError(name, f"{name} must be {wanted}, got {value!r}")

@@ -32,6 +32,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -49,7 +50,6 @@ from madiao_mao.training.run_folder import (
     make_run_dir,
     new_league,
     newest_snapshots,
-    read_state,
     reopen_run,
     say_interrupted,
     snapshot_path,
@@ -412,17 +412,15 @@ def _learners_text(num_learners: int) -> str:
 def final_report(run_dir: str | Path, *, n_deals: int | None = None, verbose: bool = True) -> str:
     """The end-of-training report of an RLlib run: the SB3 engine's (``madiao_mao.training.sb3.train.
     final_report``) with the exported policy as the learner."""
-    run_dir = Path(run_dir)
-    state = read_state(run_dir)
-    speed_line = None
-    if "final_speed" in state:
-        speed = state["final_speed"]
-        rllib = state.get("rllib", {})
-        speed_line = (
-            f"Engine: RLlib PPO, {rllib.get('num_env_runners')} env runner(s) x "
-            f"{rllib.get('envs_per_runner')} games, {_learners_text(rllib.get('num_learners', 0))}. "
-            f"Throughput: {speed['sps']:,.0f} learner steps/s "
-            f"({speed.get('seconds', float('nan')):.0f} s).\n"
-        )
-    learner = exported_policy_agent(run_dir / FINAL_MODEL, name="learned")
-    return write_final_report(run_dir, learner, speed_line, n_deals=n_deals, verbose=verbose)
+    learner = exported_policy_agent(Path(run_dir) / FINAL_MODEL, name="learned")
+    return write_final_report(run_dir, learner, _speed_line, n_deals=n_deals, verbose=verbose)
+
+
+def _speed_line(state: dict[str, Any]) -> str:
+    speed, rllib = state["final_speed"], state.get("rllib", {})
+    return (
+        f"Engine: RLlib PPO, {rllib.get('num_env_runners')} env runner(s) x "
+        f"{rllib.get('envs_per_runner')} games, {_learners_text(rllib.get('num_learners', 0))}. "
+        f"Throughput: {speed['sps']:,.0f} learner steps/s "
+        f"({speed.get('seconds', float('nan')):.0f} s).\n"
+    )

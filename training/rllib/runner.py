@@ -43,7 +43,7 @@ from ray.rllib.env.env_runner import ENV_STEP_FAILURE
 from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
 from ray.rllib.utils.metrics import MODULE_TO_ENV_CONNECTOR, RLMODULE_INFERENCE_TIMER
 
-from madiao_mao.agents.base import Agent
+from madiao_mao.agents.base import Agent, act_as_batch_of_one, act_on_rows_with_a_move
 from madiao_mao.agents.exported_policy import load_policy
 from madiao_mao.training.config import TrainConfig
 from madiao_mao.training.game_spec import game_spec
@@ -66,18 +66,17 @@ class ModuleAgent(Agent):
         self.rng = np.random.default_rng(seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+        return act_as_batch_of_one(self, observation, action_mask)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        masks = np.asarray(masks, dtype=bool)
-        actions = np.full(masks.shape[0], -1, dtype=np.int64)
-        rows = np.flatnonzero(masks.any(axis=1))
-        if rows.size:
-            logits = np.asarray(self._logits(np.asarray(observations)[rows], masks[rows]), dtype=np.float64)
-            logits = logits - np.log(-np.log(self.rng.random(logits.shape)))
-            logits[~masks[rows]] = -np.inf
-            actions[rows] = logits.argmax(axis=1)
-        return actions
+        observations = np.asarray(observations)
+        return act_on_rows_with_a_move(masks, lambda rows, legal: self._sample(observations[rows], legal))
+
+    def _sample(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        logits = np.asarray(self._logits(observations, masks), dtype=np.float64)
+        logits = logits - np.log(-np.log(self.rng.random(logits.shape)))
+        logits[~masks] = -np.inf
+        return logits.argmax(axis=1)
 
 
 def module_logits(module):

@@ -13,7 +13,7 @@ Gymnasium ``VectorEnv`` share; ``action_masks()`` serves sb3-contrib's MaskableP
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -42,25 +42,9 @@ class LearnerVecEnv(LearnerGames, VecEnv):
     Observations are float32 (what SB3's policies take).
     """
 
-    def __init__(
-        self,
-        vector_env: VectorCardEnv,
-        opponents: Any | Sequence[Any],
-        *,
-        learner_seat: int | str = "rotate",
-        seed: int | None = None,
-        opponent_draw: str = "per_seat",
-        opponent_sampler: Callable[[np.random.Generator, int], Any] | None = None,
-    ) -> None:
-        LearnerGames.__init__(
-            self,
-            vector_env,
-            opponents,
-            learner_seat=learner_seat,
-            seed=seed,
-            opponent_draw=opponent_draw,
-            opponent_sampler=opponent_sampler,
-        )
+    def __init__(self, vector_env: VectorCardEnv, opponents: Any | Sequence[Any], **options: Any) -> None:
+        # ``options`` are the keyword-only arguments of LearnerGames, documented and checked there.
+        LearnerGames.__init__(self, vector_env, opponents, **options)
         n_envs = int(vector_env.n_envs)
         observation_space = gym.spaces.Box(-np.inf, np.inf, (int(vector_env.obs_dim),), np.float32)
         action_space = gym.spaces.Discrete(int(vector_env.n_actions))

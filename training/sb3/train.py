@@ -68,7 +68,6 @@ from madiao_mao.training.run_folder import (
     device_text,
     make_run_dir,
     new_league,
-    read_state,
     reopen_run,
     say_interrupted,
     snapshot_step,
@@ -418,20 +417,19 @@ def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = T
     """The end-of-training evaluation: the run's speed, its league (league mode) and the game's
     sections (``GameSpec.report``: Madiao, a tournament of the final model and the baselines with
     learning curves and ratings as PNGs; Mao, the held-out rules), written to ``report.md``."""
-    run_dir = Path(run_dir)
-    state = read_state(run_dir)
-    speed_line = None
-    if "final_speed" in state:
-        speed = state["final_speed"]
-        speed_line = (
-            f"Throughput: {speed['sps']:,.0f} learner steps/s; "
-            f"game env {100 * speed['env_time_fraction']:.0f}%, "
-            f"opponent policies {100 * speed['opponent_time_fraction']:.0f}% and PPO updates "
-            f"{100 * speed.get('update_time_fraction', float('nan')):.0f}% of training time "
-            f"({speed.get('seconds', float('nan')):.0f} s).\n"
-        )
-    learner = policy_agent(run_dir / FINAL_MODEL_FILE, name="learned")
-    return write_final_report(run_dir, learner, speed_line, n_deals=n_deals, verbose=verbose)
+    learner = policy_agent(Path(run_dir) / FINAL_MODEL_FILE, name="learned")
+    return write_final_report(run_dir, learner, _speed_line, n_deals=n_deals, verbose=verbose)
+
+
+def _speed_line(state: dict[str, Any]) -> str:
+    speed = state["final_speed"]
+    return (
+        f"Throughput: {speed['sps']:,.0f} learner steps/s; "
+        f"game env {100 * speed['env_time_fraction']:.0f}%, "
+        f"opponent policies {100 * speed['opponent_time_fraction']:.0f}% and PPO updates "
+        f"{100 * speed.get('update_time_fraction', float('nan')):.0f}% of training time "
+        f"({speed.get('seconds', float('nan')):.0f} s).\n"
+    )
 
 
 if __name__ == "__main__":
