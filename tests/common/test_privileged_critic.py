@@ -108,6 +108,38 @@ def test_config_refuses_what_a_privileged_critic_cannot_do():
     assert default.privileged_critic is False and default.oracle_guiding_steps == 0
 
 
+def test_the_learner_view_appends_its_seats_privileged_vector_of_the_same_step():
+    from madiao_env.vector import MadiaoVectorEnv
+    from madiao_mao.agents.base import RandomAgent
+    from madiao_mao.training.sb3.adapter import LearnerVecEnv
+    from madiao_mao.training.sb3.privileged import PrivilegedObservations
+
+    vector_env = MadiaoVectorEnv(6, seed=3, obs_type="summary")
+    inner = LearnerVecEnv(vector_env, RandomAgent(seed=3), seed=3)
+    venv = PrivilegedObservations(inner, vector_env)
+    seat_dim = inner.observation_space.shape[0]
+    assert venv.observation_space.shape == (seat_dim + vector_env.privileged_dim,)
+    assert venv.table_obs_dim == seat_dim
+    observations = venv.reset()
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(60):
+        np.testing.assert_array_equal(observations[:, :seat_dim], inner.current.observation)
+        np.testing.assert_array_equal(
+            observations[:, seat_dim:], vector_env.privileged_observation(inner.learner_seat)
+        )
+        masks = venv.action_masks()
+        actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in masks])
+        before = observations[:, seat_dim:].copy()
+        observations, _, dones, infos = venv.step(actions)
+        for game in np.flatnonzero(dones):
+            terminal = infos[game]["terminal_observation"]
+            assert terminal.shape == (seat_dim + vector_env.privileged_dim,)
+            np.testing.assert_array_equal(terminal[seat_dim:], before[game])
+            ended += 1
+    assert ended, "no game ended: the terminal observation was not checked"
+
+
 def _tiny_madiao(tmp_path, **overrides) -> TrainConfig:
     options = {
         "total_timesteps": 256,
