@@ -210,6 +210,21 @@ def test_a_privileged_critic_run_trains_and_saves_an_actor_that_reads_its_seat_a
     assert state["num_timesteps"] >= 384
 
 
+def test_a_seeded_privileged_run_with_oracle_guiding_repeats_its_weights(tmp_path):
+    from madiao_mao.training.fast import train as fast_train
+
+    weights = []
+    for folder in ("one", "two"):
+        config = _tiny_madiao(
+            tmp_path / folder, total_timesteps=256, oracle_guiding_steps=256, snapshot_every=10**6
+        )
+        run_dir = fast_train.train(config, quiet=True)
+        weights.append(MaskablePPO.load(str(run_dir / "checkpoint.zip"), device="cpu").policy.state_dict())
+    assert weights[0].keys() == weights[1].keys()
+    for name in weights[0]:
+        torch.testing.assert_close(weights[0][name], weights[1][name], rtol=0, atol=0)
+
+
 def test_an_actor_still_guided_by_the_oracle_is_not_saved_for_play(tmp_path):
     from madiao_mao.training.sb3 import train as sb3_train
     from madiao_mao.training.sb3.model import export_policy

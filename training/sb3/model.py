@@ -73,7 +73,7 @@ def make_model(config: TrainConfig, venv, *, device: str) -> MaskablePPO:
     """A fresh MaskablePPO model of ``config`` on ``venv``, its policy on torch ``device`` (the
     run's ``resolve_device``; what a run trains, and the learner benchmark builds the same model)."""
     policy, options = model_policy(config, venv)
-    return MaskablePPO(
+    model = MaskablePPO(
         policy,
         venv,
         learning_rate=learning_rate_schedule(config),
@@ -90,6 +90,10 @@ def make_model(config: TrainConfig, venv, *, device: str) -> MaskablePPO:
         device=device,
         verbose=0,
     )
+    if config.privileged_critic:
+        # The oracle's weight at step 0, for a warm start before the first rollout sets it.
+        model.policy.set_oracle_factor_at(0)
+    return model
 
 
 def load_initial_weights(model: MaskablePPO, path: str | Path) -> None:
