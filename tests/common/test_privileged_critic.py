@@ -225,6 +225,26 @@ def test_a_seeded_privileged_run_with_oracle_guiding_repeats_its_weights(tmp_pat
         torch.testing.assert_close(weights[0][name], weights[1][name], rtol=0, atol=0)
 
 
+def test_mao_trains_a_privileged_critic_with_flat_features(tmp_path):
+    from madiao_mao.training.sb3 import train as sb3_train
+
+    config = _tiny_madiao(
+        tmp_path,
+        game="mao",
+        features="flat",
+        imitate="none",
+        game_settings={"rule_pool": "none"},
+        oracle_guiding_steps=128,
+        snapshot_every=10**6,
+    )
+    run_dir = sb3_train.train(config, quiet=True)
+    checkpoint = MaskablePPO.load(str(run_dir / "checkpoint.zip"), device="cpu")
+    final = MaskablePPO.load(str(run_dir / "final_model.zip"), device="cpu")
+    seat_dim = checkpoint.policy.table_obs_dim
+    assert checkpoint.observation_space.shape[0] > seat_dim
+    assert final.observation_space.shape == (seat_dim,)
+
+
 def test_an_actor_still_guided_by_the_oracle_is_not_saved_for_play(tmp_path):
     from madiao_mao.training.sb3 import train as sb3_train
     from madiao_mao.training.sb3.model import export_policy
