@@ -48,8 +48,9 @@ class LearnedPolicyAgent(Agent):
         self.deterministic = deterministic
         self.name = name or (Path(path).stem if path is not None else "learned")
         self.obs_dim = int(np.prod(model.observation_space.shape))
-        #: The length of the observations it is handed (a belief policy appends inputs of its own).
-        self.table_obs_dim = self.obs_dim
+        #: The length of the observations it is handed (a belief policy appends inputs of its own;
+        #: a policy whose critic read the hidden cards in training is handed its seat's alone).
+        self.table_obs_dim = int(getattr(model.policy, "table_obs_dim", self.obs_dim))
         self.rng = np.random.default_rng(seed)
 
     def seed(self, seed: int | None) -> None:

@@ -180,6 +180,18 @@ class TrainConfig:
     policy gets no warm start (``imitate``). SB3 engine only; expert iteration
     (``madiao_mao.training.expert_iteration``) trains each iteration's policy this way. None: a
     fresh network."""
+    privileged_critic: bool = False
+    """Train with what the table hides, play with what the seat sees: the critic reads the seat's
+    observation and the game's hidden state (every hand: the batched env's
+    ``privileged_observation``), the actor only the seat's observation (PerfectDou; a critic of
+    history and state, Baisero & Amato 2022). The model saved for play (``final_model.zip``) is
+    the actor alone. Policies whose features are the MLP policy's ("flat", Madiao's "cards")
+    only (``madiao_mao.training.sb3.privileged``)."""
+    oracle_guiding_steps: int = 0
+    """With ``privileged_critic``: the actor also reads the hidden state, weighted by a factor
+    that fades linearly from 1 at step 0 to 0 at this many learner steps (Suphx's oracle
+    guiding); at most ``total_timesteps``, so that the final actor reads the seat's observation
+    alone. 0: no oracle."""
     scripted_opponents: Annotated[tuple[str, ...] | None, _flag(by_game="scripted_opponents")] = None
     """Scripted agents in the opponent pool (names as in ``madiao_mao.agents.registry``; a name listed twice
     fills twice the scripted slots); None: the game's default."""
@@ -382,7 +394,44 @@ class TrainConfig:
         mismatch = features_error(self.features, self.game, self.obs_type)
         if mismatch:
             raise ConfigError("features", mismatch)
+        self._check_privileged_options()
         check_device_name(self.device)
+
+    def _check_privileged_options(self) -> None:
+        if not isinstance(self.privileged_critic, bool):
+            raise ConfigError(
+                "privileged_critic",
+                f"privileged_critic must be true or false, got {self.privileged_critic!r}",
+            )
+        steps = self.oracle_guiding_steps
+        if not _is_int(steps) or steps < 0:
+            raise ConfigError(
+                "oracle_guiding_steps", f"oracle_guiding_steps must be an integer >= 0, got {steps!r}"
+            )
+        if steps and not self.privileged_critic:
+            raise ConfigError(
+                "oracle_guiding_steps",
+                "oracle_guiding_steps needs privileged_critic (the oracle inputs are its)",
+            )
+        if steps > self.total_timesteps:
+            raise ConfigError(
+                "oracle_guiding_steps",
+                f"oracle_guiding_steps ({steps}) must be at most total_timesteps ({self.total_timesteps}): "
+                "the actor saved for play must read the seat's observation alone",
+            )
+        if self.privileged_critic:
+            features = POLICY_FEATURES[self.features]
+            policy, _ = features.policy()
+            if features.learner_env is not None or policy != "MlpPolicy":
+                raise ConfigError(
+                    "privileged_critic",
+                    f'privileged_critic works with the MLP policy\'s features ("flat", Madiao\'s "cards"), '
+                    f'not with features="{self.features}"',
+                )
+            if self.init_model is not None:
+                raise ConfigError(
+                    "privileged_critic", "privileged_critic trains a fresh network: init_model cannot be used"
+                )
 
     def _check_number(self, name: str) -> None:
         check_finite_number(name, getattr(self, name))

@@ -121,6 +121,11 @@ def train_rllib(
             f"the rllib engine cannot start from a saved model (init_model={config.init_model!r}): "
             "that is an SB3-engine feature"
         )
+    if config.privileged_critic:
+        raise ValueError(
+            "the rllib engine has no privileged critic (privileged_critic, oracle_guiding_steps): "
+            "use --engine sb3 or --engine fast"
+        )
     # (No progress bar here: ``quiet`` changes nothing; a verbose run prints a line per iteration.)
     say = print if config.verbose else (lambda *a, **k: None)
     # With num_learners=0 the learner runs in this process, on the config's threads as in SB3

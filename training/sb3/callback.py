@@ -169,6 +169,12 @@ class TrainingCallback(BaseCallback):
         self._count_update_time()
         self.learned_steps = self.model.num_timesteps
         self._between_rollouts()
+        set_oracle_factor = getattr(self.model.policy, "set_oracle_factor_at", None)
+        if set_oracle_factor is not None:
+            # Oracle guiding's fade, by rollout: a rollout and its update see the same actor.
+            factor = set_oracle_factor(self.model.num_timesteps)
+            if self.model.policy.oracle_guiding_steps:
+                self.model.logger.record("charts/oracle_factor", factor)
         self.collecting = True
 
     def _on_rollout_end(self) -> None:

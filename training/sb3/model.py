@@ -53,11 +53,29 @@ def policy_class(config: TrainConfig):
     return policy
 
 
+def model_policy(config: TrainConfig, venv) -> tuple[Any, dict[str, Any]]:
+    """The policy class and options of a run on ``venv``: those of its features, or with
+    ``privileged_critic`` the policy whose critic also reads the privileged columns ``venv``
+    appends (``madiao_mao.training.sb3.privileged``)."""
+    if not config.privileged_critic:
+        return policy_class(config), policy_kwargs(config)
+    from madiao_mao.training.sb3.privileged import privileged_policy
+
+    return privileged_policy(
+        policy_class(config),
+        policy_kwargs(config),
+        table_obs_dim=int(venv.table_obs_dim),
+        privileged_dim=int(venv.privileged_dim),
+        oracle_guiding_steps=config.oracle_guiding_steps,
+    )
+
+
 def make_model(config: TrainConfig, venv, *, device: str) -> MaskablePPO:
     """A fresh MaskablePPO model of ``config`` on ``venv``, its policy on torch ``device`` (the
     run's ``resolve_device``; what a run trains, and the learner benchmark builds the same model)."""
-    return MaskablePPO(
-        policy_class(config),
+    policy, options = model_policy(config, venv)
+    model = MaskablePPO(
+        policy,
         venv,
         learning_rate=learning_rate_schedule(config),
         n_steps=config.n_steps,
@@ -68,11 +86,15 @@ def make_model(config: TrainConfig, venv, *, device: str) -> MaskablePPO:
         clip_range=config.clip_range,
         ent_coef=config.ent_coef,
         vf_coef=config.vf_coef,
-        policy_kwargs=policy_kwargs(config),
+        policy_kwargs=options,
         seed=config.seed,
         device=device,
         verbose=0,
     )
+    if config.privileged_critic:
+        # The oracle's weight at step 0, for a warm start before the first rollout sets it.
+        model.policy.set_oracle_factor_at(0)
+    return model
 
 
 def load_initial_weights(model: MaskablePPO, path: str | Path) -> None:
@@ -101,11 +123,28 @@ def load_initial_weights(model: MaskablePPO, path: str | Path) -> None:
         ) from None
 
 
+def for_play(model: MaskablePPO) -> MaskablePPO:
+    """``model`` as agents play it: itself, or for a privileged-critic model its actor alone, a
+    plain model of the seat's observation (a ValueError while oracle guiding has not faded out)."""
+    from madiao_mao.training.sb3.privileged import actor_only, is_privileged
+
+    return actor_only(model) if is_privileged(model) else model
+
+
+def save_for_play(model: MaskablePPO, path: Path) -> None:
+    """Save ``model`` as agents load it (``model:PATH``): :func:`for_play`, written atomically."""
+    from madiao_mao.training.logging_utils import atomic_save_model
+
+    atomic_save_model(for_play(model), path)
+
+
 def export_policy(model_path: str | Path, destination: str | Path) -> Path:
     """Save an inference-only copy of a trained model (the optimizer's moment estimates, two
     thirds of a checkpoint, are dropped; it still loads with ``MaskablePPO.load``). This is how
-    ``agents/pretrained/madiao_selfplay.zip`` is made from a run's ``final_model.zip``."""
-    model = MaskablePPO.load(str(model_path), device="cpu")
+    ``agents/pretrained/madiao_selfplay.zip`` is made from a run's ``final_model.zip``. A model
+    with a privileged critic (a run's checkpoint) is exported as its actor alone, which reads the
+    seat's observation only (``madiao_mao.training.sb3.privileged.actor_only``)."""
+    model = for_play(MaskablePPO.load(str(model_path), device="cpu"))
     # A fresh optimizer holds no moment estimates (its rate is the schedule's starting rate).
     model.policy.optimizer = torch.optim.Adam(model.policy.parameters(), lr=model.lr_schedule(1.0))
     destination = Path(destination)

@@ -79,7 +79,13 @@ from madiao_mao.training.run_folder import (
 from madiao_mao.training.sb3.adapter import LearnerVecEnv
 from madiao_mao.training.sb3.callback import TrainingCallback
 from madiao_mao.training.sb3.imitation import warm_start
-from madiao_mao.training.sb3.model import learning_rate_schedule, load_initial_weights, make_model
+from madiao_mao.training.sb3.model import (
+    learning_rate_schedule,
+    load_initial_weights,
+    make_model,
+    save_for_play,
+)
+from madiao_mao.training.sb3.privileged import PrivilegedObservations
 
 #: The SB3 engine's checkpoint in the run folder.
 CHECKPOINT_FILE = "checkpoint.zip"
@@ -261,7 +267,8 @@ def build_opponents(run: Run):
 def build_env(run: Run, pool) -> tuple[Any, Any]:
     """The timed batched env of the training games and the learner's SB3 view of it (the learner
     seat rotates per finished game, so it plays every seat: both Madiao roles), with the game's
-    reward shaping (``GameSpec.shape_reward``)."""
+    reward shaping (``GameSpec.shape_reward``) and, for a privileged critic, the learner seat's
+    privileged vector after its observation."""
     config, seed = run.config, run.call_seed
     vector_env = TimedVectorEnv(make_vector_env(config, config.n_envs, seed=seed))
     if run.league is not None:
@@ -279,7 +286,11 @@ def build_env(run: Run, pool) -> tuple[Any, Any]:
         venv = LearnerVecEnv(vector_env, pool.slots, learner_seat="rotate", seed=seed)
     venv = game_spec(config.game).shape_reward(venv, config)
     wrap_for_policy = POLICY_FEATURES[config.features].learner_env
-    return vector_env, (venv if wrap_for_policy is None else wrap_for_policy(venv, vector_env))
+    if wrap_for_policy is not None:
+        venv = wrap_for_policy(venv, vector_env)
+    if config.privileged_critic:
+        venv = PrivilegedObservations(venv, vector_env)
+    return vector_env, venv
 
 
 def new_model(run: Run, venv):
@@ -386,7 +397,8 @@ def say_speed(speed: dict[str, float], steps: int, say: Callable[..., None]) -> 
 def finish(model, run: Run) -> None:
     """The run's last checkpoint, its final model and its learning curve (``eval.json``)."""
     run.save_checkpoint(model)
-    atomic_save_model(model, run.run_dir / FINAL_MODEL_FILE)
+    # What agents load: the actor alone when the critic read the hidden cards.
+    save_for_play(model, run.run_dir / FINAL_MODEL_FILE)
     write_learning_curve(run.run_dir, run.state)
 
 
