@@ -15,6 +15,8 @@ from sb3_contrib import MaskablePPO
 from madiao_mao.agents.learned import load_model
 from madiao_mao.training.config import TrainConfig, rollout_size, steps_at_end
 from madiao_mao.training.game_spec import POLICY_FEATURES
+from madiao_mao.training.logging_utils import atomic_save_model
+from madiao_mao.training.sb3.privileged import actor_only, is_privileged, privileged_policy
 
 #: Adam as SB3 sets it up for PPO (eps 1e-5), with torch's fused CPU kernel: one kernel over all
 #: parameters instead of a Python loop over them; the same update rule, and the update is
@@ -59,8 +61,6 @@ def model_policy(config: TrainConfig, venv) -> tuple[Any, dict[str, Any]]:
     appends (``madiao_mao.training.sb3.privileged``)."""
     if not config.privileged_critic:
         return policy_class(config), policy_kwargs(config)
-    from madiao_mao.training.sb3.privileged import privileged_policy
-
     return privileged_policy(
         policy_class(config),
         policy_kwargs(config),
@@ -126,15 +126,11 @@ def load_initial_weights(model: MaskablePPO, path: str | Path) -> None:
 def for_play(model: MaskablePPO) -> MaskablePPO:
     """``model`` as agents play it: itself, or for a privileged-critic model its actor alone, a
     plain model of the seat's observation (a ValueError while oracle guiding has not faded out)."""
-    from madiao_mao.training.sb3.privileged import actor_only, is_privileged
-
     return actor_only(model) if is_privileged(model) else model
 
 
 def save_for_play(model: MaskablePPO, path: Path) -> None:
     """Save ``model`` as agents load it (``model:PATH``): :func:`for_play`, written atomically."""
-    from madiao_mao.training.logging_utils import atomic_save_model
-
     atomic_save_model(for_play(model), path)
 
 
