@@ -60,8 +60,9 @@ def _sb3(seconds: float, device: str) -> tuple[float, float]:
     import torch
     from sb3_contrib import MaskablePPO
 
+    from madiao_mao.training.opponents import build_opponents
     from madiao_mao.training.sb3.model import learning_rate_schedule
-    from madiao_mao.training.sb3.train import Run, build_env, build_opponents
+    from madiao_mao.training.sb3.train import Run, build_env
 
     config = _config()
     torch.set_num_threads(config.torch_threads)

@@ -21,14 +21,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from madiao_mao.agents.base import Agent
+from madiao_mao.agents.learned import policy_agent
 from madiao_mao.agents.registry import make_agent
 from madiao_mao.training.config import TrainConfig
 from madiao_mao.training.league import MAIN, League
 from madiao_mao.training.learner_games import keeps_game_memory, refuse_memory_without_keys, takes_row_keys
+from madiao_mao.training.run_folder import LEAGUE_FILE, new_league, snapshot_step
+
+if TYPE_CHECKING:  # typing only: the SB3 engine's run imports this module
+    from madiao_mao.training.sb3.train import Run
 
 KINDS = ("scripted", "snapshot", "current")
 
@@ -274,3 +281,44 @@ class LeagueOpponents:
 
     def names(self) -> list[str]:
         return [slot.name for slot in self.slots]
+
+
+def build_opponents(run: Run) -> OpponentPool | LeagueOpponents:
+    """The opponents of the training games: the weighted pool of scripted agents, snapshots and the
+    live policy, or in league mode the league's members (``run.league``, made here for a new run),
+    with the snapshots a resumed run had."""
+    config = run.config
+    if config.opponents != "league":
+        pool = OpponentPool(
+            scripted_agents(config, config.scripted_opponents, "scripted opponent"),
+            weights=config.opponent_weights,
+            max_snapshots=config.max_snapshots,
+        )
+        for path in run.state.get("snapshots", []):
+            if Path(path).is_file():
+                pool.add_snapshot(snapshot_agent(Path(path), config.seed))
+        return pool
+    league = run.league = run.league or new_league(config)
+    anchors = league.names("anchor")
+    scripted = scripted_agents(config, tuple(league.members[name].agent for name in anchors), "league anchor")
+    pool = LeagueOpponents(
+        league, dict(zip(anchors, scripted, strict=True)), max_snapshots=config.max_snapshots
+    )
+    for name in league.names("snapshot"):
+        path = run.run_dir / league.members[name].path
+        try:
+            agent = snapshot_agent(path, config.seed)
+        except Exception as error:  # a damaged zip fails in zipfile, torch or pickle, each its own way
+            raise ValueError(
+                f"{path}, snapshot {name!r} of {LEAGUE_FILE}, is damaged ({type(error).__name__}: {error})"
+            ) from None
+        pool.bind_snapshot(name, agent)
+    return pool
+
+
+def snapshot_agent(path: Path, seed: int) -> Agent:
+    """A frozen snapshot of the learner as a sampling opponent, seeded by the run's seed and the
+    snapshot's step (``snapshot_000250112.zip``)."""
+    return policy_agent(
+        path, deterministic=False, name=path.stem, seed=seed * 1_000_003 + snapshot_step(path)
+    )

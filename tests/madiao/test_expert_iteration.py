@@ -194,8 +194,9 @@ def test_init_model_starts_a_run_from_the_saved_weights_and_refuses_another_netw
     import torch
 
     from madiao_mao.agents.learned import load_model
+    from madiao_mao.training.opponents import build_opponents
     from madiao_mao.training.sb3.model import load_initial_weights, make_model
-    from madiao_mao.training.sb3.train import build_env, build_opponents, open_run
+    from madiao_mao.training.sb3.train import build_env, open_run
 
     with pytest.raises(ConfigError, match=r"init_model: no saved model at 'missing\.zip'"):
         TrainConfig(init_model="missing.zip")

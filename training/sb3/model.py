@@ -7,7 +7,7 @@ import io
 import os
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from sb3_contrib import MaskablePPO
@@ -16,7 +16,14 @@ from madiao_mao.agents.learned import load_model
 from madiao_mao.training.config import TrainConfig, rollout_size, steps_at_end
 from madiao_mao.training.game_spec import POLICY_FEATURES
 from madiao_mao.training.logging_utils import atomic_save_model
+from madiao_mao.training.run_folder import device_text, make_run_dir
 from madiao_mao.training.sb3.privileged import actor_only, is_privileged, privileged_policy
+
+if TYPE_CHECKING:  # typing only: the SB3 engine's run imports this module
+    from madiao_mao.training.sb3.train import Run
+
+#: The SB3 engine's checkpoint in the run folder (the whole model, optimizer included).
+CHECKPOINT_FILE = "checkpoint.zip"
 
 #: Adam as SB3 sets it up for PPO (eps 1e-5), with torch's fused CPU kernel: one kernel over all
 #: parameters instead of a Python loop over them; the same update rule, and the update is
@@ -121,6 +128,40 @@ def load_initial_weights(model: MaskablePPO, path: str | Path) -> None:
         raise ValueError(
             f"init_model {path} is another network than this config's (features, net_arch): {first}"
         ) from None
+
+
+def new_model(run: Run, venv) -> MaskablePPO:
+    """A fresh MaskablePPO model of the run's config, with the weights of its ``init_model`` if it
+    names one; the run's folder is made now that it can start (a bad option leaves no empty
+    folder)."""
+    model = make_model(run.config, venv, device=run.device)
+    if run.config.init_model is not None:
+        try:
+            load_initial_weights(model, run.config.init_model)
+        except (OSError, ValueError):
+            venv.close()
+            raise
+    run.run_dir = make_run_dir(run.config)
+    return model
+
+
+def load_checkpoint(run: Run, venv) -> MaskablePPO:
+    """The model of a resumed run's checkpoint; a checkpoint that does not load is a ValueError
+    naming it (the env is closed first)."""
+    checkpoint = run.run_dir / CHECKPOINT_FILE
+    try:
+        # The schedule of the run's config (a resume may raise the budget), not the saved one.
+        model = MaskablePPO.load(
+            str(checkpoint), env=venv, device=run.device, learning_rate=learning_rate_schedule(run.config)
+        )
+    except Exception as error:  # a damaged zip fails in zipfile, torch or pickle, each its own way
+        venv.close()
+        raise ValueError(
+            f"{checkpoint} is damaged or does not fit this run ({type(error).__name__}: {error})"
+        ) from None
+    budget, device = run.config.total_timesteps, device_text(run.config.device, run.device)
+    print(f"resumed {run.run_dir} at step {model.num_timesteps} on {device} (budget {budget} learner steps)")
+    return model
 
 
 def for_play(model: MaskablePPO) -> MaskablePPO:

@@ -53,7 +53,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from sb3_contrib import MaskablePPO
 
 from madiao_mao.agents.learned import policy_agent
 from madiao_mao.training.config import TrainConfig, resolve_device, rollout_size, steps_at_end
@@ -61,16 +60,11 @@ from madiao_mao.training.game_spec import POLICY_FEATURES, game_spec
 from madiao_mao.training.league import League
 from madiao_mao.training.learner_games import TimedVectorEnv
 from madiao_mao.training.logging_utils import atomic_save_model, make_logger
-from madiao_mao.training.opponents import LeagueOpponents, OpponentPool, scripted_agents
+from madiao_mao.training.opponents import build_opponents, snapshot_agent
 from madiao_mao.training.run_folder import (
-    LEAGUE_FILE,
     commit_checkpoint,
-    device_text,
-    make_run_dir,
-    new_league,
     reopen_run,
     say_interrupted,
-    snapshot_step,
     start_training,
     write_config,
     write_final_report,
@@ -80,15 +74,13 @@ from madiao_mao.training.sb3.adapter import LearnerVecEnv
 from madiao_mao.training.sb3.callback import TrainingCallback
 from madiao_mao.training.sb3.imitation import warm_start
 from madiao_mao.training.sb3.model import (
-    learning_rate_schedule,
-    load_initial_weights,
-    make_model,
+    CHECKPOINT_FILE,
+    load_checkpoint,
+    new_model,
     save_for_play,
 )
 from madiao_mao.training.sb3.privileged import PrivilegedObservations
 
-#: The SB3 engine's checkpoint in the run folder.
-CHECKPOINT_FILE = "checkpoint.zip"
 FINAL_MODEL_FILE = "final_model.zip"
 
 
@@ -162,7 +154,7 @@ def train(
     say = print if config.verbose else _say_nothing
     pool = build_opponents(run)
     vector_env, venv = build_env(run, pool)
-    model = load_model(run, venv) if resume is not None else new_model(run, venv)
+    model = load_checkpoint(run, venv) if resume is not None else new_model(run, venv)
     if engine is not None:
         run.state["engine"] = engine
     write_config(run.run_dir, run.saved_config)
@@ -231,39 +223,6 @@ def open_run(
     return Run(config, saved_config, state, device=device, run_dir=run_dir, league=league, resumed=True)
 
 
-def build_opponents(run: Run):
-    """The opponents of the training games: the weighted pool of scripted agents, snapshots and the
-    live policy, or in league mode the league's members (``run.league``, made here for a new run),
-    with the snapshots a resumed run had."""
-    config = run.config
-    if config.opponents != "league":
-        pool = OpponentPool(
-            scripted_agents(config, config.scripted_opponents, "scripted opponent"),
-            weights=config.opponent_weights,
-            max_snapshots=config.max_snapshots,
-        )
-        for path in run.state.get("snapshots", []):
-            if Path(path).is_file():
-                pool.add_snapshot(snapshot_agent(Path(path), config.seed))
-        return pool
-    league = run.league = run.league or new_league(config)
-    anchors = league.names("anchor")
-    scripted = scripted_agents(config, tuple(league.members[name].agent for name in anchors), "league anchor")
-    pool = LeagueOpponents(
-        league, dict(zip(anchors, scripted, strict=True)), max_snapshots=config.max_snapshots
-    )
-    for name in league.names("snapshot"):
-        path = run.run_dir / league.members[name].path
-        try:
-            agent = snapshot_agent(path, config.seed)
-        except Exception as error:  # a damaged zip fails in zipfile, torch or pickle, each its own way
-            raise ValueError(
-                f"{path}, snapshot {name!r} of {LEAGUE_FILE}, is damaged ({type(error).__name__}: {error})"
-            ) from None
-        pool.bind_snapshot(name, agent)
-    return pool
-
-
 def build_env(run: Run, pool) -> tuple[Any, Any]:
     """The timed batched env of the training games and the learner's SB3 view of it (the learner
     seat rotates per finished game, so it plays every seat: both Madiao roles), with the game's
@@ -291,40 +250,6 @@ def build_env(run: Run, pool) -> tuple[Any, Any]:
     if config.privileged_critic:
         venv = PrivilegedObservations(venv, vector_env)
     return vector_env, venv
-
-
-def new_model(run: Run, venv):
-    """A fresh MaskablePPO model of the run's config, with the weights of its ``init_model`` if it
-    names one; the run's folder is made now that it can start (a bad option leaves no empty
-    folder)."""
-    model = make_model(run.config, venv, device=run.device)
-    if run.config.init_model is not None:
-        try:
-            load_initial_weights(model, run.config.init_model)
-        except (OSError, ValueError):
-            venv.close()
-            raise
-    run.run_dir = make_run_dir(run.config)
-    return model
-
-
-def load_model(run: Run, venv):
-    """The model of a resumed run's checkpoint; a checkpoint that does not load is a ValueError
-    naming it (the env is closed first)."""
-    checkpoint = run.run_dir / CHECKPOINT_FILE
-    try:
-        # The schedule of the run's config (a resume may raise the budget), not the saved one.
-        model = MaskablePPO.load(
-            str(checkpoint), env=venv, device=run.device, learning_rate=learning_rate_schedule(run.config)
-        )
-    except Exception as error:  # a damaged zip fails in zipfile, torch or pickle, each its own way
-        venv.close()
-        raise ValueError(
-            f"{checkpoint} is damaged or does not fit this run ({type(error).__name__}: {error})"
-        ) from None
-    budget, device = run.config.total_timesteps, device_text(run.config.device, run.device)
-    print(f"resumed {run.run_dir} at step {model.num_timesteps} on {device} (budget {budget} learner steps)")
-    return model
 
 
 def warm_start_once(model, venv, run: Run, say: Callable[..., None]) -> None:
@@ -415,14 +340,6 @@ def save_interrupted(model, run: Run, callback) -> None:
 
 
 # ---- the policy as an opponent, and the final report
-
-
-def snapshot_agent(path: Path, seed: int):
-    """A frozen snapshot of the learner as a sampling opponent, seeded by the run's seed and the
-    snapshot's step (``snapshot_000250112.zip``)."""
-    return policy_agent(
-        path, deterministic=False, name=path.stem, seed=seed * 1_000_003 + snapshot_step(path)
-    )
 
 
 def final_report(run_dir: Path, *, n_deals: int | None = None, verbose: bool = True) -> str:
