@@ -24,13 +24,19 @@ import abc
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import numba
 import numpy as np
 
 from cardgame_core.aec import IllegalActionError, seed_sequence
-from cardgame_core.jit import njit
+from cardgame_core.jit import njit, parallel
 
 #: ``actions[i] == NO_ACTION`` leaves game ``i`` untouched in this step.
 NO_ACTION = -1
+
+#: A batch of at least this many games steps on Numba's threads (when more than one thread is
+#: set, see ``VectorCardEnv``'s ``threads``); a smaller one stays serial, where starting and
+#: joining the threads would cost more than they save (benchmarks/README.md has the figures).
+PARALLEL_MIN_GAMES = 256
 
 
 @njit
@@ -86,12 +92,19 @@ class VectorCardEnv(abc.ABC):
     #: Length of ``privileged_observation``'s vectors (None: the game offers none).
     privileged_dim: int | None = None
 
-    def __init__(self, n_envs: int, seed: int | None = None, *, copy: bool = True) -> None:
+    def __init__(
+        self, n_envs: int, seed: int | None = None, *, copy: bool = True, threads: int | None = None
+    ) -> None:
         """Args:
         n_envs: number of games.
         seed: seeds the first ``reset()`` (``None``: OS entropy).
         copy: ``True`` (default) returns fresh arrays from every call; ``False`` returns the env's
             own buffers, overwritten by the next call (the fast path).
+        threads: Numba threads that step the games of a batch of at least
+            ``PARALLEL_MIN_GAMES`` games (a smaller batch is always stepped serially). ``None``
+            (default): Numba's thread count of the calling thread (``NUMBA_NUM_THREADS``, all
+            cores unless set, or ``numba.set_num_threads``); ``1``: serial; at most
+            ``NUMBA_NUM_THREADS``. Every thread count gives the same results, bit for bit.
         """
         if isinstance(n_envs, bool) or not isinstance(n_envs, (int, np.integer)) or n_envs < 1:
             raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}")
@@ -99,6 +112,7 @@ class VectorCardEnv(abc.ABC):
             raise TypeError(f"copy must be a bool, got {type(copy).__name__} {copy!r}")
         self.n_envs = int(n_envs)
         self.copy = copy
+        self.threads = _checked_threads(threads)
         self._rng = seed_sequence(seed)
         self._has_reset = False
         n, p = self.n_envs, self.n_players
@@ -123,6 +137,25 @@ class VectorCardEnv(abc.ABC):
         if "render_mode" in env_kwargs:
             raise TypeError(f"{cls.__name__} has no render_mode: render a game through the AEC env")
         return options_class(**env_kwargs)
+
+    @property
+    def parallel(self) -> bool:
+        """Whether the batch kernels run on Numba's threads now (see ``threads``)."""
+        if self.n_envs < PARALLEL_MIN_GAMES or self.threads == 1:
+            return False
+        return (self.threads or numba.get_num_threads()) > 1
+
+    def _run_parallel(self, kernel: Callable, *arguments: Any) -> Any:
+        """``kernel``'s parallel variant (``cardgame_core.jit.parallel``) on ``arguments``, on
+        ``threads`` threads; the calling thread's own Numba thread count is left as it was."""
+        if self.threads is None:
+            return parallel(kernel)(*arguments)
+        before = numba.get_num_threads()
+        numba.set_num_threads(self.threads)
+        try:
+            return parallel(kernel)(*arguments)
+        finally:
+            numba.set_num_threads(before)
 
     def _check_game(self, game: Any, caller: str) -> int:
         """``game`` as an int index after the checks every per-game method makes."""
@@ -309,3 +342,15 @@ class VectorCardEnv(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n_envs={self.n_envs})"
+
+
+def _checked_threads(threads: Any) -> int | None:
+    if threads is None:
+        return None
+    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
+        raise TypeError(f"threads must be a positive int or None, got {type(threads).__name__} {threads!r}")
+    if not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
+        raise ValueError(
+            f"threads must be in 1..{numba.config.NUMBA_NUM_THREADS} (NUMBA_NUM_THREADS), got {threads}"
+        )
+    return int(threads)
