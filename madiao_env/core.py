@@ -844,7 +844,7 @@ def step_games(state, config, actions, obs, masks):
     """
     card_sets, ints, history = state.card_sets, state.ints, state.history
     pending, settled = state.pending, state.settled
-    for g in prange(ints.shape[0]):
+    for g in range(ints.shape[0]):
         action = actions[g]
         if action < 0:
             continue
@@ -901,31 +901,48 @@ def vector_step_games(
     act. Skipped games keep their state and buffers; their rewards and flags are cleared.
     Returns the first game whose line buffer overflowed, or -1 (the env raises).
 
-    The loop over games is a ``prange`` (``cardgame_core.jit.parallel``): each iteration writes
-    only game ``g``'s rows (``net``, the scratch of the stakes, has one row per game).
+    The loop over games is a ``prange`` (``cardgame_core.jit.parallel``) whose body is one call of
+    a function that writes only game ``g``'s rows (``net``, the scratch of the stakes, has one row
+    per game); statements written inline in a parallel loop can go wrong in Numba 0.68 (Mao's step
+    wrote stale values into its outputs so).
     """
-    card_sets, ints, history = state.card_sets, state.ints, state.history
-    pending, settled = state.pending, state.settled
-    n_games = ints.shape[0]
+    n_games = state.ints.shape[0]
     net = np.zeros((n_games, 4), dtype=np.int64)
     # Every seat's final view as rows g * 4 + seat of a 2-D view (see the encoder's note).
     final_rows = final_obs.reshape(final_obs.shape[0] * 4, final_obs.shape[2])
     no_deck = np.full(N_CARDS, -1, dtype=np.int8)
     for g in prange(n_games):
-        for seat in range(4):
-            rewards[g, seat] = 0.0
-        terminated[g] = False
-        action = actions[g]
-        if action < 0:
-            continue
+        _vector_step_game(
+            state, config, g, actions[g], episode_stakes, obs, masks, to_act, rewards, terminated,
+            final_payoffs, final_rows, net[g], no_deck,
+        )  # fmt: skip
+    for g in range(n_games):
+        if actions[g] >= 0 and state.ints[g, I_OVERFLOW] == 1:
+            return g
+    return -1
+
+
+@njit
+def _vector_step_game(
+    state, config, g, action, episode_stakes, obs, masks, to_act, rewards, terminated, final_payoffs,
+    final_rows, net, no_deck,
+):  # fmt: skip
+    """:func:`vector_step_games` of game ``g`` (``net``: int64 scratch ``[4]``)."""
+    card_sets, ints, history = state.card_sets, state.ints, state.history
+    pending, settled = state.pending, state.settled
+    for seat in range(4):
+        rewards[g, seat] = 0.0
+    terminated[g] = False
+    if action >= 0:
         ints[g, I_N_SETTLED] = 0
         ints[g, I_HANDS_SETTLED] = 0
         _apply(card_sets, ints, history, pending, settled, config, g, action)
         if ints[g, I_HANDS_SETTLED] > 0:
-            _net_settled(ints, settled, g, net[g])
+            net[:] = 0
+            _net_settled(ints, settled, g, net)
             for seat in range(4):
-                rewards[g, seat] = net[g, seat]
-                episode_stakes[g, seat] += net[g, seat]
+                rewards[g, seat] = net[seat]
+                episode_stakes[g, seat] += net[seat]
         if ints[g, I_EPISODE_OVER] == 1:
             for seat in range(4):
                 _encode_out_of_line(state, config, g, np.int64(seat), final_rows, 4 * g + seat)
@@ -938,10 +955,6 @@ def vector_step_games(
         seat = ints[g, I_TO_ACT]
         to_act[g] = seat
         _observe_out_of_line(state, config, g, np.int64(seat), obs, masks, g)
-    for g in range(n_games):
-        if actions[g] >= 0 and ints[g, I_OVERFLOW] == 1:
-            return g
-    return -1
 
 
 # ----------------------------------------------------------------------------- play-outs
