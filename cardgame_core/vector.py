@@ -21,6 +21,8 @@ meaningful for games with ``terminated | truncated`` set in that step.
 from __future__ import annotations
 
 import abc
+import functools
+import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -143,11 +145,13 @@ class VectorCardEnv(abc.ABC):
         """Whether the batch kernels run on Numba's threads now (see ``threads``)."""
         if self.n_envs < PARALLEL_MIN_GAMES or self.threads == 1:
             return False
+        _launch_threads()
         return (self.threads or numba.get_num_threads()) > 1
 
     def _run_parallel(self, kernel: Callable, *arguments: Any) -> Any:
         """``kernel``'s parallel variant (``cardgame_core.jit.parallel``) on ``arguments``, on
         ``threads`` threads; the calling thread's own Numba thread count is left as it was."""
+        _launch_threads()
         if self.threads is None:
             return parallel(kernel)(*arguments)
         before = numba.get_num_threads()
@@ -354,3 +358,24 @@ def _checked_threads(threads: Any) -> int | None:
             f"threads must be in 1..{numba.config.NUMBA_NUM_THREADS} (NUMBA_NUM_THREADS), got {threads}"
         )
     return int(threads)
+
+
+@functools.cache
+def _launch_threads() -> None:
+    """Start Numba's threads, with OpenMP's passive wait policy unless ``OMP_WAIT_POLICY`` is set.
+
+    With OpenMP's default policy an idle worker spins, waiting for the next parallel loop: on a
+    machine whose cores are busy with other processes the spinning threads take the cores the
+    working ones need, and a batched step became 10 to 40 times slower than the serial one
+    (benchmarks/README.md); passive workers sleep instead. OpenMP reads the policy once, when its
+    library loads (here, with Numba's threading layer), so the variable is set only for that moment:
+    another OpenMP library loaded later (torch's) keeps its own default.
+    """
+    if "OMP_WAIT_POLICY" in os.environ:
+        numba.get_num_threads()
+        return
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        numba.get_num_threads()  # loads the threading layer and starts its threads
+    finally:
+        del os.environ["OMP_WAIT_POLICY"]

@@ -5,6 +5,7 @@ and each iteration of the parallel loop writes only its own game's rows)."""
 from __future__ import annotations
 
 import hashlib
+import os
 
 import numba
 import numpy as np
@@ -106,3 +107,10 @@ def test_parallel_variant_is_a_parallel_dispatcher_of_the_same_kernel():
             assert variant.py_func is kernel.py_func
             assert variant.targetoptions.get("parallel") is True
             assert not kernel.targetoptions.get("parallel")
+
+
+def test_starting_the_threads_leaves_the_environment_as_it_was():
+    had_policy = "OMP_WAIT_POLICY" in os.environ
+    env = MadiaoVectorEnv(N_GAMES, seed=0, threads=THREADS)
+    env.reset()
+    assert ("OMP_WAIT_POLICY" in os.environ) == had_policy
