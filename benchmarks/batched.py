@@ -20,10 +20,12 @@ all-seats rows above.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 
 import numpy as np
 
+from cardgame_core.vector import PARALLEL_MIN_GAMES
 from madiao_mao.benchmarks.kernels import random_legal_actions
 from madiao_mao.benchmarks.subjects import GameSubjects, game_subjects, load
 from madiao_mao.benchmarks.timing import Result, Workload, measure, unavailable, warm_up
@@ -38,9 +40,20 @@ def vector_system(game: str, n_envs: int) -> str:
     return f"{game} vector N={n_envs}"
 
 
-def vector_step_body(env_class, n_envs: int) -> Callable[[], int]:
-    """A body making one batched step of ``n_envs`` games (random legal actions); returns N."""
-    env = env_class(n_envs, seed=0, copy=False)
+def serial_vector_system(game: str, n_envs: int) -> str:
+    """The row name of ``game``'s vector env at ``n_envs`` games stepped on one thread."""
+    return f"{game} vector N={n_envs}, serial (threads=1)"
+
+
+def takes_threads(env_class) -> bool:
+    """Whether a vector env class takes the ``threads`` option (a game's own may not)."""
+    return "threads" in inspect.signature(env_class).parameters
+
+
+def vector_step_body(env_class, n_envs: int, **options) -> Callable[[], int]:
+    """A body making one batched step of ``n_envs`` games (random legal actions); returns N.
+    ``options``: more keyword arguments of the env (``threads``)."""
+    env = env_class(n_envs, seed=0, copy=False, **options)
     step = env.reset()
     actions = np.empty(n_envs, dtype=np.int64)
     calls = 0
@@ -156,6 +169,11 @@ def workloads(
             body = None if env_class is None else vector_step_body(env_class, n_envs)
             system = vector_system(game, n_envs)
             found.append(Workload("batched", system, "env-steps/s", body, _obs_and_masks, missing=missing))
+            # Beside a batch that steps on Numba's threads, the same batch on one thread.
+            if env_class is not None and n_envs >= PARALLEL_MIN_GAMES and takes_threads(env_class):
+                serial = vector_step_body(env_class, n_envs, threads=1)
+                system = serial_vector_system(game, n_envs)
+                found.append(Workload("batched", system, "env-steps/s", serial, _obs_and_masks))
         if env_class is None or subjects.gymnasium_id is None:
             continue
         for n_envs in (n for n in batch_sizes if n in LEARNER_BATCH_SIZES):

@@ -55,8 +55,33 @@ def _dispatcher(function: Callable, options: dict[str, Any]):
     if options.get("cache") and isinstance(dispatcher, Dispatcher):
         # What ``Dispatcher.enable_caching`` does (Numba's cache=True), with the stamped cache;
         # without the JIT (NUMBA_DISABLE_JIT=1) ``dispatcher`` is the plain function.
-        dispatcher._cache = _DependencyStampedCache(dispatcher.py_func)
+        cache_class = _ParallelStampedCache if numba_options.get("parallel") else _DependencyStampedCache
+        dispatcher._cache = cache_class(dispatcher.py_func)
     return dispatcher
+
+
+_parallel_variants: dict[Callable, Callable] = {}
+
+
+def parallel(kernel: Callable) -> Callable:
+    """``kernel`` compiled again with ``parallel=True``: its ``numba.prange`` loops (a batch
+    kernel's loop over games) run on Numba's threads.
+
+    ``kernel`` itself keeps those loops serial (``prange`` is ``range`` there), so the AEC envs
+    and small batches pay neither the threads' start-up nor the parallel compile, which happens
+    only when a caller first asks for this variant. Every iteration of such a loop must write only
+    its own game's rows. The number of threads is Numba's (``NUMBA_NUM_THREADS``,
+    ``numba.set_num_threads``). The variant is made once per kernel and has its own disk cache
+    files. Without the JIT (``NUMBA_DISABLE_JIT=1``): ``kernel``.
+    """
+    py_func = getattr(kernel, "py_func", None)
+    if py_func is None:
+        return kernel
+    variant = _parallel_variants.get(kernel)
+    if variant is None:
+        variant = _dispatcher(py_func, {**JIT_OPTIONS, "parallel": True})
+        _parallel_variants[kernel] = variant
+    return variant
 
 
 def compiled_for(kernel: Callable, *args: Any) -> Callable:
@@ -210,3 +235,18 @@ class _DependencyStampedCache(FunctionCache):
     """Numba's function cache with :class:`_DependencyStampedLocator`'s stamp."""
 
     _impl_class = _DependencyStampedCacheImpl
+
+
+class _ParallelStampedCacheImpl(_DependencyStampedCacheImpl):
+    # Numba names a kernel's cache files after the function and keys their entries on its
+    # argument types, not on its flags: the parallel variant of a kernel (:func:`parallel`) gets
+    # files of its own, or one would load the other's machine code.
+    def __init__(self, py_func: Callable) -> None:
+        super().__init__(py_func)
+        self._filename_base = "parallel-" + self._filename_base
+
+
+class _ParallelStampedCache(FunctionCache):
+    """:class:`_DependencyStampedCache` in files of their own, for :func:`parallel` variants."""
+
+    _impl_class = _ParallelStampedCacheImpl

@@ -21,16 +21,24 @@ meaningful for games with ``terminated | truncated`` set in that step.
 from __future__ import annotations
 
 import abc
+import functools
+import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import numba
 import numpy as np
 
 from cardgame_core.aec import IllegalActionError, seed_sequence
-from cardgame_core.jit import njit
+from cardgame_core.jit import njit, parallel
 
 #: ``actions[i] == NO_ACTION`` leaves game ``i`` untouched in this step.
 NO_ACTION = -1
+
+#: A batch of at least this many games steps on Numba's threads (when more than one thread is
+#: set, see ``VectorCardEnv``'s ``threads``); a smaller one stays serial, where starting and
+#: joining the threads would cost more than they save (benchmarks/README.md has the figures).
+PARALLEL_MIN_GAMES = 256
 
 
 @njit
@@ -86,12 +94,19 @@ class VectorCardEnv(abc.ABC):
     #: Length of ``privileged_observation``'s vectors (None: the game offers none).
     privileged_dim: int | None = None
 
-    def __init__(self, n_envs: int, seed: int | None = None, *, copy: bool = True) -> None:
+    def __init__(
+        self, n_envs: int, seed: int | None = None, *, copy: bool = True, threads: int | None = None
+    ) -> None:
         """Args:
         n_envs: number of games.
         seed: seeds the first ``reset()`` (``None``: OS entropy).
         copy: ``True`` (default) returns fresh arrays from every call; ``False`` returns the env's
             own buffers, overwritten by the next call (the fast path).
+        threads: Numba threads that step the games of a batch of at least
+            ``PARALLEL_MIN_GAMES`` games (a smaller batch is always stepped serially). ``None``
+            (default): Numba's thread count of the calling thread (``NUMBA_NUM_THREADS``, all
+            cores unless set, or ``numba.set_num_threads``); ``1``: serial; at most
+            ``NUMBA_NUM_THREADS``. Every thread count gives the same results, bit for bit.
         """
         if isinstance(n_envs, bool) or not isinstance(n_envs, (int, np.integer)) or n_envs < 1:
             raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}")
@@ -99,6 +114,7 @@ class VectorCardEnv(abc.ABC):
             raise TypeError(f"copy must be a bool, got {type(copy).__name__} {copy!r}")
         self.n_envs = int(n_envs)
         self.copy = copy
+        self.threads = _checked_threads(threads)
         self._rng = seed_sequence(seed)
         self._has_reset = False
         n, p = self.n_envs, self.n_players
@@ -123,6 +139,27 @@ class VectorCardEnv(abc.ABC):
         if "render_mode" in env_kwargs:
             raise TypeError(f"{cls.__name__} has no render_mode: render a game through the AEC env")
         return options_class(**env_kwargs)
+
+    @property
+    def parallel(self) -> bool:
+        """Whether the batch kernels run on Numba's threads now (see ``threads``)."""
+        if self.n_envs < PARALLEL_MIN_GAMES or self.threads == 1:
+            return False
+        _launch_threads()
+        return (self.threads or numba.get_num_threads()) > 1
+
+    def _run_parallel(self, kernel: Callable, *arguments: Any) -> Any:
+        """``kernel``'s parallel variant (``cardgame_core.jit.parallel``) on ``arguments``, on
+        ``threads`` threads; the calling thread's own Numba thread count is left as it was."""
+        _launch_threads()
+        if self.threads is None:
+            return parallel(kernel)(*arguments)
+        before = numba.get_num_threads()
+        numba.set_num_threads(self.threads)
+        try:
+            return parallel(kernel)(*arguments)
+        finally:
+            numba.set_num_threads(before)
 
     def _check_game(self, game: Any, caller: str) -> int:
         """``game`` as an int index after the checks every per-game method makes."""
@@ -309,3 +346,36 @@ class VectorCardEnv(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n_envs={self.n_envs})"
+
+
+def _checked_threads(threads: Any) -> int | None:
+    if threads is None:
+        return None
+    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
+        raise TypeError(f"threads must be a positive int or None, got {type(threads).__name__} {threads!r}")
+    if not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
+        raise ValueError(
+            f"threads must be in 1..{numba.config.NUMBA_NUM_THREADS} (NUMBA_NUM_THREADS), got {threads}"
+        )
+    return int(threads)
+
+
+@functools.cache
+def _launch_threads() -> None:
+    """Start Numba's threads, with OpenMP's passive wait policy unless ``OMP_WAIT_POLICY`` is set.
+
+    With OpenMP's default policy an idle worker spins, waiting for the next parallel loop: on a
+    machine whose cores are busy with other processes the spinning threads take the cores the
+    working ones need, and a batched step became 10 to 40 times slower than the serial one
+    (benchmarks/README.md); passive workers sleep instead. OpenMP reads the policy once, when its
+    library loads (here, with Numba's threading layer), so the variable is set only for that moment:
+    another OpenMP library loaded later (torch's) keeps its own default.
+    """
+    if "OMP_WAIT_POLICY" in os.environ:
+        numba.get_num_threads()
+        return
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        numba.get_num_threads()  # loads the threading layer and starts its threads
+    finally:
+        del os.environ["OMP_WAIT_POLICY"]

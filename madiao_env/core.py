@@ -30,6 +30,7 @@ same rule functions and the same observation encoder (``_encode``).
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
 from cardgame_core.bits import bit, bits_above, nth_set_bit, popcount
 from cardgame_core.jit import njit
@@ -829,7 +830,7 @@ def reset_games(state, config, rng_seeds, bankers, decks, firsts, obs, masks):
     Writes the observation and mask of the seat to act into ``obs[g]``/``masks[g]``.
     """
     ints = state.ints
-    for g in range(ints.shape[0]):
+    for g in prange(ints.shape[0]):
         _reset_game(state, config, g, rng_seeds[g], bankers[g], decks[g], firsts[g])
         seat = ints[g, I_TO_ACT]
         _observe_out_of_line(state, config, g, np.int64(max(seat, 0)), obs, masks, g)
@@ -857,7 +858,7 @@ def step_games(state, config, actions, obs, masks):
 @njit
 def observe_games(state, config, seats, obs, masks):
     """Observation and legal mask of ``seats[g]`` in every game."""
-    for g in range(state.ints.shape[0]):
+    for g in prange(state.ints.shape[0]):
         _observe_out_of_line(state, config, g, np.int64(seats[g]), obs, masks, g)
 
 
@@ -899,21 +900,40 @@ def vector_step_games(
     first settlement, never in this call. Then ``obs[g]``/``masks[g]`` = the view of the seat to
     act. Skipped games keep their state and buffers; their rewards and flags are cleared.
     Returns the first game whose line buffer overflowed, or -1 (the env raises).
+
+    The loop over games is a ``prange`` (``cardgame_core.jit.parallel``) whose body is one call of
+    a function that writes only game ``g``'s rows (``net``, the scratch of the stakes, has one row
+    per game); statements written inline in a parallel loop can go wrong in Numba 0.68 (Mao's step
+    wrote stale values into its outputs so).
     """
-    card_sets, ints, history = state.card_sets, state.ints, state.history
-    pending, settled = state.pending, state.settled
-    net = np.zeros(4, dtype=np.int64)
-    overflowed = -1
+    n_games = state.ints.shape[0]
+    net = np.zeros((n_games, 4), dtype=np.int64)
     # Every seat's final view as rows g * 4 + seat of a 2-D view (see the encoder's note).
     final_rows = final_obs.reshape(final_obs.shape[0] * 4, final_obs.shape[2])
     no_deck = np.full(N_CARDS, -1, dtype=np.int8)
-    for g in range(ints.shape[0]):
-        for seat in range(4):
-            rewards[g, seat] = 0.0
-        terminated[g] = False
-        action = actions[g]
-        if action < 0:
-            continue
+    for g in prange(n_games):
+        _vector_step_game(
+            state, config, g, actions[g], episode_stakes, obs, masks, to_act, rewards, terminated,
+            final_payoffs, final_rows, net[g], no_deck,
+        )  # fmt: skip
+    for g in range(n_games):
+        if actions[g] >= 0 and state.ints[g, I_OVERFLOW] == 1:
+            return g
+    return -1
+
+
+@njit
+def _vector_step_game(
+    state, config, g, action, episode_stakes, obs, masks, to_act, rewards, terminated, final_payoffs,
+    final_rows, net, no_deck,
+):  # fmt: skip
+    """:func:`vector_step_games` of game ``g`` (``net``: int64 scratch ``[4]``)."""
+    card_sets, ints, history = state.card_sets, state.ints, state.history
+    pending, settled = state.pending, state.settled
+    for seat in range(4):
+        rewards[g, seat] = 0.0
+    terminated[g] = False
+    if action >= 0:
         ints[g, I_N_SETTLED] = 0
         ints[g, I_HANDS_SETTLED] = 0
         _apply(card_sets, ints, history, pending, settled, config, g, action)
@@ -935,9 +955,6 @@ def vector_step_games(
         seat = ints[g, I_TO_ACT]
         to_act[g] = seat
         _observe_out_of_line(state, config, g, np.int64(seat), obs, masks, g)
-        if ints[g, I_OVERFLOW] == 1 and overflowed < 0:
-            overflowed = g
-    return overflowed
 
 
 # ----------------------------------------------------------------------------- play-outs

@@ -1,6 +1,6 @@
 """Madiao as a batched env: N independent games stepped by one Numba call.
 
-``MadiaoVectorEnv(n_envs, seed=None, *, copy=True, **env_kwargs)`` obeys the contract of
+``MadiaoVectorEnv(n_envs, seed=None, *, copy=True, threads=None, **env_kwargs)`` obeys the contract of
 :class:`cardgame_core.vector.VectorCardEnv` (``reset``, ``step(actions)`` with ``-1`` to skip a
 game, ``observe(seats)``, auto-reset with ``final_payoffs``/``final_observation``). The rule and
 observation options are the AEC env's (``obs_type``, ``episode``, ``stake``, ``max_redeals``,
@@ -42,7 +42,7 @@ _vector_step_games = None
 class MadiaoVectorEnv(VectorCardEnv):
     """N Madiao games behind the batched contract (documentation: the module docstring).
 
-    Args (``n_envs``, ``seed``, ``copy``: as :class:`cardgame_core.vector.VectorCardEnv`):
+    Args (``n_envs``, ``seed``, ``copy``, ``threads``: as :class:`cardgame_core.vector.VectorCardEnv`):
         **env_kwargs: the AEC env's options ``obs_type``, ``episode``, ``stake``, ``max_redeals``,
             ``face_up_discard`` (same defaults, same checks and error messages).
     """
@@ -52,7 +52,15 @@ class MadiaoVectorEnv(VectorCardEnv):
     observation_dtype = np.dtype(np.int8)
     privileged_dim = privileged.PRIVILEGED_SIZE
 
-    def __init__(self, n_envs: int, seed: int | None = None, *, copy: bool = True, **env_kwargs: Any) -> None:
+    def __init__(
+        self,
+        n_envs: int,
+        seed: int | None = None,
+        *,
+        copy: bool = True,
+        threads: int | None = None,
+        **env_kwargs: Any,
+    ) -> None:
         # The same options object as the AEC env's: same checks, same kernel config row.
         #: The validated rule and observation options (``madiao_env.options``).
         self.options = self._make_options(MadiaoOptions, env_kwargs)
@@ -62,7 +70,7 @@ class MadiaoVectorEnv(VectorCardEnv):
         self.stake = self.options.stake
         self._config = self.options.config_row()
         self.obs_dim = self.options.obs_size
-        super().__init__(n_envs, seed, copy=copy)
+        super().__init__(n_envs, seed, copy=copy, threads=threads)
         #: The games' arrays (``madiao_env.state.MadiaoState``), written in place by the kernels.
         self._state = state.new_state(self.n_envs)
         # Settled stakes of the running episode by seat (integer units; final_payoffs = this x stake).
@@ -78,7 +86,7 @@ class MadiaoVectorEnv(VectorCardEnv):
         self._deal(rng_seeds, bankers, self._no_decks)
 
     def _deal(self, rng_seeds: np.ndarray, bankers: np.ndarray, decks: np.ndarray) -> None:
-        core.reset_games(
+        arguments = (
             self._state,
             self._config,
             rng_seeds,
@@ -88,6 +96,10 @@ class MadiaoVectorEnv(VectorCardEnv):
             self._observation,
             self._mask_bytes,
         )
+        if self.parallel:
+            self._run_parallel(core.reset_games, *arguments)
+        else:
+            core.reset_games(*arguments)
         self._check_overflow()
         self._to_act[:] = state.seats_to_act(self._state)
         self._episode_stakes[:] = 0
@@ -107,9 +119,12 @@ class MadiaoVectorEnv(VectorCardEnv):
             self._final_payoffs,
             self._final_observation,
         )
-        if _vector_step_games is None:
-            _vector_step_games = compiled_for(core.vector_step_games, *arguments)
-        overflowed = _vector_step_games(*arguments)
+        if self.parallel:
+            overflowed = self._run_parallel(core.vector_step_games, *arguments)
+        else:
+            if _vector_step_games is None:
+                _vector_step_games = compiled_for(core.vector_step_games, *arguments)
+            overflowed = _vector_step_games(*arguments)
         if overflowed >= 0:
             self._check_overflow()
         # The kernel counts whole stakes; the option is applied here (times 1 changes nothing).
@@ -123,7 +138,11 @@ class MadiaoVectorEnv(VectorCardEnv):
 
     def _observe_games(self, seats: np.ndarray, out: np.ndarray) -> None:
         masks = np.empty((self.n_envs, self.n_actions), dtype=np.int8)
-        core.observe_games(self._state, self._config, seats, out, masks)
+        arguments = (self._state, self._config, seats, out, masks)
+        if self.parallel:
+            self._run_parallel(core.observe_games, *arguments)
+        else:
+            core.observe_games(*arguments)
 
     # -- extras --------------------------------------------------------------------------------
     def reset_deals(self, decks: np.ndarray, bankers: np.ndarray, seeds: np.ndarray) -> VectorStep:

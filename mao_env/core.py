@@ -30,6 +30,7 @@ a kernel. Naming across both games' cores: ``docs/architecture.md``.
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
 from cardgame_core.bits import popcount
 from cardgame_core.jit import njit
@@ -1223,15 +1224,19 @@ def vector_reset(state, library, seeds, settings, out):
     """Start an episode in every game ``g`` from ``seeds[g]`` (the options, CFG_* and S_N_PLAYERS,
     must already be written) and fill the acting seat's observation and mask and ``to_act``.
     ``settings`` and ``out`` are ``mao_env.vector.VectorSettings`` / ``VectorBuffers``."""
-    scalars = state.scalars
-    for g in range(seeds.shape[0]):
-        _start_episode(state, g, seeds[g], settings.start_rules, settings.rule_pool, settings.pool_draws)
-        seat = scalars[g, S_CURRENT]
-        out.to_act[g] = seat
-        action_mask(state, library, g, settings.by_rules, out.mask[g])
-        out.events_key[g] = -1
-        _observe_cached(state, library, g, seat, settings.n_events, settings.reasons, out.observation[g],
-                        out.events_key)  # fmt: skip
+    for g in prange(seeds.shape[0]):
+        _vector_reset_game(state, library, g, seeds[g], settings, out)
+
+
+@njit
+def _vector_reset_game(state, library, g, seed, settings, out):
+    _start_episode(state, g, seed, settings.start_rules, settings.rule_pool, settings.pool_draws)
+    seat = state.scalars[g, S_CURRENT]
+    out.to_act[g] = seat
+    action_mask(state, library, g, settings.by_rules, out.mask[g])
+    out.events_key[g] = -1
+    _observe_cached(state, library, g, seat, settings.n_events, settings.reasons, out.observation[g],
+                    out.events_key)  # fmt: skip
 
 
 @njit
@@ -1241,47 +1246,60 @@ def vector_step(state, library, actions, settings, out):
     truncation (``max_steps`` sub-actions), and then the next acting seat's observation and mask.
     A game that ended keeps its payoffs and every seat's last observation in ``final_payoffs`` /
     ``final_observation`` and starts a new episode from its own random stream. ``settings`` and
-    ``out`` are ``mao_env.vector.VectorSettings`` / ``VectorBuffers``."""
+    ``out`` are ``mao_env.vector.VectorSettings`` / ``VectorBuffers``.
+
+    The loop over games is a ``prange`` (``cardgame_core.jit.parallel``) whose body is one call:
+    each game's step is a function of its own, which writes only game ``g``'s rows (``step_reward``,
+    the scratch of the rewards, has one row per game). With the step's statements written inline
+    in the loop, Numba 0.68's parallel loop wrote stale values into ``to_act`` and ``terminated``.
+    """
+    n_games = actions.shape[0]
+    step_reward = np.empty((n_games, cards.MAX_PLAYERS), dtype=np.float64)
+    for g in prange(n_games):
+        _vector_step_game(state, library, g, actions[g], settings, out, step_reward[g])
+
+
+@njit
+def _vector_step_game(state, library, g, action, settings, out, step_reward):
+    """:func:`vector_step` of game ``g`` (``step_reward``: float64 scratch ``[MAX_PLAYERS]``)."""
     scalars = state.scalars
     n_events = settings.n_events
     reasons = settings.reasons
     rewards = out.rewards
     episode_payoffs = out.episode_payoffs
-    step_reward = np.zeros(cards.MAX_PLAYERS, dtype=np.float64)
-    for g in range(actions.shape[0]):
-        n_players = scalars[g, S_N_PLAYERS]
-        out.terminated[g] = False
-        out.truncated[g] = False
+    n_players = scalars[g, S_N_PLAYERS]
+    out.terminated[g] = False
+    out.truncated[g] = False
+    for seat in range(n_players):
+        rewards[g, seat] = 0.0
+    if action < 0:
+        return
+    flags = step_game(state, library, g, action, settings.by_rules, settings.max_steps, out.mask[g])
+    if flags & STEP_REWARDS:
+        step_rewards(state, g, settings.win_reward, settings.penalty_card_reward, step_reward)
         for seat in range(n_players):
-            rewards[g, seat] = 0.0
-        if actions[g] < 0:
-            continue
-        flags = step_game(state, library, g, actions[g], settings.by_rules, settings.max_steps, out.mask[g])
-        if flags & STEP_REWARDS:
-            step_rewards(state, g, settings.win_reward, settings.penalty_card_reward, step_reward)
-            for seat in range(n_players):
-                rewards[g, seat] = step_reward[seat]
-                episode_payoffs[g, seat] += step_reward[seat]
-        if flags & (STEP_DONE | STEP_TRUNCATED):
-            out.terminated[g] = (flags & STEP_DONE) != 0
-            out.truncated[g] = (flags & STEP_TRUNCATED) != 0
-            for seat in range(n_players):
-                out.final_payoffs[g, seat] = episode_payoffs[g, seat]
-                episode_payoffs[g, seat] = 0.0
-                observe(state, library, g, seat, n_events, reasons, out.final_observation[g, seat])
-            # The next episode's seed comes from the game's own stream: a game's future depends
-            # only on its own state and actions, whatever the other games do.
-            seed = next_u64(state.rng, g)
-            _start_episode(state, g, seed, settings.start_rules, settings.rule_pool, settings.pool_draws)
-            action_mask(state, library, g, settings.by_rules, out.mask[g])
-            out.events_key[g] = -1  # a new episode: its first events block is written whole
-        seat = scalars[g, S_CURRENT]
-        out.to_act[g] = seat
-        _observe_cached(state, library, g, seat, n_events, reasons, out.observation[g], out.events_key)
+            rewards[g, seat] = step_reward[seat]
+            episode_payoffs[g, seat] += step_reward[seat]
+    if flags & (STEP_DONE | STEP_TRUNCATED):
+        out.terminated[g] = (flags & STEP_DONE) != 0
+        out.truncated[g] = (flags & STEP_TRUNCATED) != 0
+        for seat in range(n_players):
+            out.final_payoffs[g, seat] = episode_payoffs[g, seat]
+            episode_payoffs[g, seat] = 0.0
+            observe(state, library, g, seat, n_events, reasons, out.final_observation[g, seat])
+        # The next episode's seed comes from the game's own stream: a game's future depends
+        # only on its own state and actions, whatever the other games do.
+        seed = next_u64(state.rng, g)
+        _start_episode(state, g, seed, settings.start_rules, settings.rule_pool, settings.pool_draws)
+        action_mask(state, library, g, settings.by_rules, out.mask[g])
+        out.events_key[g] = -1  # a new episode: its first events block is written whole
+    seat = scalars[g, S_CURRENT]
+    out.to_act[g] = seat
+    _observe_cached(state, library, g, seat, n_events, reasons, out.observation[g], out.events_key)
 
 
 @njit
 def observe_games(state, library, seats, n_events, reasons, out):
     """``out[g]`` = game ``g``'s observation from ``seats[g]``'s point of view, for every game."""
-    for g in range(seats.shape[0]):
+    for g in prange(seats.shape[0]):
         observe(state, library, g, seats[g], n_events, reasons, out[g])

@@ -1,7 +1,7 @@
 """Mao as a batched env: N independent games stepped by one Numba call.
 
-``MaoVectorEnv(n_envs, seed=None, *, copy=True, rules=(), fixed_rules=(), rule_pool=(), pool_draws=1,
-**env_kwargs)`` obeys the
+``MaoVectorEnv(n_envs, seed=None, *, copy=True, threads=None, rules=(), fixed_rules=(), rule_pool=(),
+pool_draws=1, **env_kwargs)`` obeys the
 contract of :class:`cardgame_core.vector.VectorCardEnv` (``reset``, ``step(actions)`` with ``-1``
 to skip a game, ``observe(seats)``, auto-reset with ``final_payoffs``/``final_observation``).
 ``env_kwargs`` are the AEC env's options (``n_players``, ``num_rounds``, ``max_steps``, ``mask``,
@@ -101,7 +101,7 @@ class VectorBuffers(NamedTuple):
 class MaoVectorEnv(VectorCardEnv):
     """N Mao games behind the batched contract (documentation: the module docstring).
 
-    Args (``n_envs``, ``seed``, ``copy``: as :class:`cardgame_core.vector.VectorCardEnv`):
+    Args (``n_envs``, ``seed``, ``copy``, ``threads``: as :class:`cardgame_core.vector.VectorCardEnv`):
         rules: secret rules active at the start of every episode (library ids or ``(id, author)``).
         fixed_rules: the rule queue of ``rule_choice="fixed"``.
         rule_pool: library ids; each episode starts with ``pool_draws`` of them active (drawn).
@@ -119,6 +119,7 @@ class MaoVectorEnv(VectorCardEnv):
         seed: int | None = None,
         *,
         copy: bool = True,
+        threads: int | None = None,
         rules: Sequence[int | tuple[int, int]] = (),
         fixed_rules: Sequence[int] = (),
         rule_pool: Sequence[int] = (),
@@ -155,7 +156,7 @@ class MaoVectorEnv(VectorCardEnv):
             win_reward=float(self.win_reward),
             penalty_card_reward=float(self.penalty_card_reward),
         )
-        super().__init__(n_envs, seed, copy=copy)
+        super().__init__(n_envs, seed, copy=copy, threads=threads)
         #: The games' arrays (``mao_env.state.MaoState``), written in place by the kernels.
         self._state = snapshots.new_state(self.n_envs)
         options.write_config(self._state.scalars)
@@ -174,17 +175,28 @@ class MaoVectorEnv(VectorCardEnv):
         )
         self.options.write_config(self._state.scalars)
         self._episode_payoffs[:] = 0
-        core.vector_reset(self._state, rule_library.LIBRARY, deal_seeds, self._settings, self._buffers)
+        arguments = (self._state, rule_library.LIBRARY, deal_seeds, self._settings, self._buffers)
+        if self.parallel:
+            self._run_parallel(core.vector_reset, *arguments)
+        else:
+            core.vector_reset(*arguments)
 
     def _step_games(self, actions: np.ndarray) -> None:
         global _vector_step
         arguments = (self._state, rule_library.LIBRARY, actions, self._settings, self._buffers)
+        if self.parallel:
+            self._run_parallel(core.vector_step, *arguments)
+            return
         if _vector_step is None:
             _vector_step = compiled_for(core.vector_step, *arguments)
         _vector_step(*arguments)
 
     def _observe_games(self, seats: np.ndarray, out: np.ndarray) -> None:
-        core.observe_games(self._state, rule_library.LIBRARY, seats, self.n_events, self._reasons, out)
+        arguments = (self._state, rule_library.LIBRARY, seats, self.n_events, self._reasons, out)
+        if self.parallel:
+            self._run_parallel(core.observe_games, *arguments)
+        else:
+            core.observe_games(*arguments)
 
     def __getstate__(self) -> dict:
         state = super().__getstate__()

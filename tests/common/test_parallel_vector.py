@@ -1,0 +1,116 @@
+"""The batched envs step their games on Numba's threads from ``PARALLEL_MIN_GAMES`` games on:
+every output must be bit for bit what the serial kernels give (each game's randomness is its own,
+and each iteration of the parallel loop writes only its own game's rows)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import numba
+import numpy as np
+import pytest
+
+from cardgame_core import vector
+from cardgame_core.jit import parallel
+from madiao_env import core as madiao_core
+from madiao_env.vector import MadiaoVectorEnv
+from mao_env import core as mao_core
+from mao_env.vector import MaoVectorEnv
+
+#: Large enough to take the parallel kernels, small enough for a quick test.
+N_GAMES = max(vector.PARALLEL_MIN_GAMES, 300)
+#: Two threads where Numba may use two (on one core the parallel kernels still run, on one thread).
+THREADS = min(2, numba.config.NUMBA_NUM_THREADS)
+GAMES = [
+    pytest.param(MadiaoVectorEnv, {}, id="madiao"),
+    pytest.param(MaoVectorEnv, {}, id="mao"),
+    pytest.param(MaoVectorEnv, {"rule_pool": (0, 1, 2, 3, 4), "pool_draws": 2}, id="mao-rule-pool"),
+]
+
+
+def _digest(step: vector.VectorStep, digest) -> None:
+    for array in step:
+        digest.update(np.ascontiguousarray(array).tobytes())
+
+
+def _play(env: vector.VectorCardEnv, n_steps: int, seed: int) -> str:
+    """A hash of every output of ``n_steps`` random legal steps (some games skipped at times), of
+    ``observe`` from other seats and of a reseeded ``reset``."""
+    rng = np.random.default_rng(seed)
+    digest = hashlib.sha256()
+    step = env.reset(seed=seed)
+    _digest(step, digest)
+    for call in range(n_steps):
+        scores = np.where(step.action_mask, rng.random(step.action_mask.shape), -1.0)
+        actions = scores.argmax(axis=1).astype(np.int64)
+        if call % 5 == 2:
+            actions[rng.random(env.n_envs) < 0.3] = vector.NO_ACTION
+        step = env.step(actions)
+        _digest(step, digest)
+    seats = rng.integers(0, env.n_players, size=env.n_envs)
+    digest.update(env.observe(seats).tobytes())
+    _digest(env.reset(seed=seed + 1), digest)
+    return digest.hexdigest()
+
+
+@pytest.mark.parametrize(("env_class", "options"), GAMES)
+def test_parallel_steps_are_bit_identical_to_serial(env_class, options):
+    serial = env_class(N_GAMES, seed=1, threads=1, **options)
+    threaded = env_class(N_GAMES, seed=1, threads=THREADS, **options)
+    assert not serial.parallel
+    assert threaded.parallel == (THREADS >= 2)
+    # Long enough for many episodes to end and auto-reset in every game.
+    assert _play(serial, 300, seed=7) == _play(threaded, 300, seed=7)
+
+
+@pytest.mark.parametrize(("env_class", "options"), GAMES)
+def test_parallel_steps_match_serial_call_by_call(env_class, options):
+    """The same comparison array by array: a difference names the output and the call."""
+    serial = env_class(N_GAMES, seed=3, threads=1, **options)
+    threaded = env_class(N_GAMES, seed=3, threads=THREADS, **options)
+    rng = np.random.default_rng(11)
+    expected, got = serial.reset(), threaded.reset()
+    for call in range(60):
+        for name, a, b in zip(vector.VectorStep._fields, expected, got, strict=True):
+            np.testing.assert_array_equal(a, b, err_msg=f"{name} after {call} calls")
+        scores = np.where(expected.action_mask, rng.random(expected.action_mask.shape), -1.0)
+        actions = scores.argmax(axis=1).astype(np.int64)
+        expected, got = serial.step(actions), threaded.step(actions)
+
+
+def test_small_batches_and_threads_1_stay_serial():
+    assert not MadiaoVectorEnv(vector.PARALLEL_MIN_GAMES - 1, seed=0).parallel
+    assert not MaoVectorEnv(vector.PARALLEL_MIN_GAMES, seed=0, threads=1).parallel
+    assert MaoVectorEnv(vector.PARALLEL_MIN_GAMES, seed=0).parallel == (numba.get_num_threads() >= 2)
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1.5, True, numba.config.NUMBA_NUM_THREADS + 1])
+def test_bad_thread_counts_are_refused(threads):
+    with pytest.raises((TypeError, ValueError), match="threads"):
+        MadiaoVectorEnv(4, seed=0, threads=threads)
+
+
+def test_threads_setting_leaves_the_callers_thread_count_alone():
+    before = numba.get_num_threads()
+    env = MaoVectorEnv(N_GAMES, seed=0, threads=1 if before > 1 else None)
+    env.reset()
+    env.step(np.full(N_GAMES, vector.NO_ACTION, dtype=np.int64))
+    assert numba.get_num_threads() == before
+
+
+def test_parallel_variant_is_a_parallel_dispatcher_of_the_same_kernel():
+    for kernel in (madiao_core.vector_step_games, mao_core.vector_step):
+        variant = parallel(kernel)
+        assert variant is parallel(kernel)
+        if hasattr(kernel, "py_func"):  # the JIT is on
+            assert variant.py_func is kernel.py_func
+            assert variant.targetoptions.get("parallel") is True
+            assert not kernel.targetoptions.get("parallel")
+
+
+def test_starting_the_threads_leaves_the_environment_as_it_was():
+    had_policy = "OMP_WAIT_POLICY" in os.environ
+    env = MadiaoVectorEnv(N_GAMES, seed=0, threads=THREADS)
+    env.reset()
+    assert ("OMP_WAIT_POLICY" in os.environ) == had_policy
