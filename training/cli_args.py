@@ -15,9 +15,9 @@ import io
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 Parsed = TypeVar("Parsed")
 
@@ -42,15 +42,30 @@ def parse_dataclass(
     # Imported here: keeps tyro off this module's import path.
     import tyro
 
+    return _one_line_errors(
+        lambda: tyro.cli(
+            target, args=list(argv), prog=prog, default=tyro.MISSING_NONPROP if default is None else default
+        ),
+        prog,
+    )
+
+
+def parse_subcommands(commands: Mapping[str, type], argv: Sequence[str], *, prog: str) -> Any:
+    """The options dataclass of the subcommand ``argv`` names (``commands``: each subcommand's
+    dataclass, by name), parsed by tyro under ``parse_dataclass``'s one-line contract."""
+    # Imported here: keeps tyro off this module's import path.
+    import tyro
+
+    return _one_line_errors(
+        lambda: tyro.extras.subcommand_cli_from_dict(dict(commands), args=list(argv), prog=prog), prog
+    )
+
+
+def _one_line_errors(parse: Callable[[], Parsed], prog: str) -> Parsed:
     captured = io.StringIO()
     try:
         with contextlib.redirect_stderr(captured):
-            parsed = tyro.cli(
-                target,
-                args=list(argv),
-                prog=prog,
-                default=tyro.MISSING_NONPROP if default is None else default,
-            )
+            parsed = parse()
     except SystemExit as exit_:
         if exit_.code:
             raise ValueError(f"{boxed_message(captured.getvalue())} (see {prog} --help)") from None
