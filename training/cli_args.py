@@ -1,5 +1,5 @@
-"""The command line's shared pieces: argparse types, the tyro parse of a dataclass command
-(``parse_dataclass``), output-path checks, agent loading and the one-line user-error contract
+"""The command line's shared pieces: the tyro parse of a dataclass command (``parse_dataclass``,
+``parse_subcommands``), output-path checks, agent loading and the one-line user-error contract
 (``run_reporting_user_errors``).
 
 Every entry point (``madiao-mao``, ``python -m madiao_mao.training.mao.evaluation``, ``python -m
@@ -119,28 +119,6 @@ def run_reporting_user_errors(prog: str, body: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-
-
-def integer_type(what: str, minimum: int, maximum: int | None = None) -> Callable[[str], int]:
-    """An argparse type: an integer in ``minimum..maximum`` (no upper bound when None), called
-    ``what`` in its error message."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if value < minimum or (maximum is not None and value > maximum):
-            raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
-        return value
-
-    return parse
-
-
-#: argparse type: an integer >= 1.
-positive_int = integer_type("a positive integer", 1)
-#: argparse type: an integer >= 0 (seeds: numpy refuses negative ones).
-non_negative_int = integer_type("an integer >= 0", 0)
 
 
 def check_at_least(flag: str, value: int | None, minimum: int) -> None:
