@@ -51,6 +51,7 @@ from madiao_mao.training.mao.evaluation import (
     calls_markdown,
     evaluate_calls,
     paired_calls_markdown,
+    print_report,
 )
 from mao_env import cards
 from mao_env.rules import DISCOVERABLE_RULES, HELD_OUT_RULES, TRAINING_RULES
@@ -378,13 +379,7 @@ def _fit(options: FitOptions, command: str) -> int:
 
 
 def _evaluate(options: EvaluateOptions) -> int:
-    text = evaluate_caller(options.model, options.episodes, options.seed)
-    print(text)
-    if options.out:
-        path = Path(options.out) / "mao_caller.md"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        print(f"wrote {path}")
+    print_report(evaluate_caller(options.model, options.episodes, options.seed), options.out, "mao_caller.md")
     return 0
 
 

@@ -944,6 +944,17 @@ def command_evaluate_mao(args: argparse.Namespace) -> int:
     return 0
 
 
+def print_report(text: str, folder: str | None, file_name: str) -> None:
+    """Print a markdown report and, given a folder (created if need be), write it there as
+    ``file_name``."""
+    print(text)
+    if folder:
+        path = Path(folder) / file_name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        print(f"wrote {path}")
+
+
 @dataclass
 class RuleDiscoveryOptions:
     """The rule-discovery measurement: base, bayes and oracle on every violable library rule (or,
@@ -1009,13 +1020,7 @@ def _run_main(args: RuleDiscoveryOptions) -> int:
                     "starting with 2 validity or speech rules authored by random seats.",
                 )
             )
-        text = "\n".join(sections)
-        print(text)
-        if args.out:
-            path = Path(args.out) / "mao_calls.md"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-            print(f"wrote {path}")
+        print_report("\n".join(sections), args.out, "mao_calls.md")
         return 0
     if args.model:
         # One policy is "learned"; several are learned1, learned2, ... in the order given.
