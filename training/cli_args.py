@@ -2,14 +2,13 @@
 ``parse_subcommands``), output-path checks, agent loading and the one-line user-error contract
 (``run_reporting_user_errors``).
 
-Every entry point (``madiao-mao``, ``python -m madiao_mao.training.mao.evaluation``, ``python -m
-madiao_mao.benchmarks``)
-uses these, so they live apart from ``madiao_mao.cli``, which imports the trainer and the games.
+Every entry point (``madiao-mao``, ``python -m madiao_mao.training.mao.evaluation`` and the other
+training modules' own, ``python -m madiao_mao.benchmarks``) uses these, so they live apart from
+``madiao_mao.cli``, which imports the trainer and the games.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import os
@@ -17,20 +16,13 @@ import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 Parsed = TypeVar("Parsed")
 
 #: What a user can get wrong (bad values, paths, a missing extra); anything else is a bug and
 #: keeps its traceback.
 USER_ERRORS = (ValueError, OSError, ImportError)
-
-
-class OneLineArgumentParser(argparse.ArgumentParser):
-    """argparse with its usage errors on one line (the problem, then where to read more)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def parse_dataclass(
