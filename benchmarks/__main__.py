@@ -23,6 +23,7 @@ on stderr and status 2.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import math
 import os
@@ -30,12 +31,16 @@ import pathlib
 import platform
 import sys
 import time
+from dataclasses import dataclass
+from typing import Annotated
+
+import tyro
 
 from madiao_mao.benchmarks import aec, batched, learner, memory, peers, rollout, startup, timing
 from madiao_mao.benchmarks import rllib as rllib_suite
 from madiao_mao.benchmarks.targets import evaluate
 from madiao_mao.benchmarks.timing import Result
-from madiao_mao.training.cli_args import OneLineArgumentParser, check_output_file, run_reporting_user_errors
+from madiao_mao.training.cli_args import check_output_file, parse_dataclass, run_reporting_user_errors
 from madiao_mao.training.config import ConfigError, check_device_name, resolve_device
 
 SUITES = ("aec", "batched", "rollout", "memory", "startup", "peers", "learner", "rllib")
@@ -44,39 +49,37 @@ ON_REQUEST = ("rllib",)
 #: Suites that train a policy, on the torch device of --device.
 DEVICE_SUITES = ("learner", "rllib")
 DEFAULT_OUTPUT = pathlib.Path(__file__).with_name("results") / "latest.md"
+PROG = "python -m madiao_mao.benchmarks"
+
+
+@dataclass
+class BenchOptions:
+    """Time every game's envs, play-outs and learner against their goals; print the table (a full
+    run also writes benchmarks/results/latest.md)."""
+
+    seconds: float = 3.0
+    """Time budget of each measurement."""
+    quick: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False
+    """Smoke test: 0.1 s budgets, N = 1 and 64; no startup, peers or learner suite unless --only
+    names them."""
+    only: Annotated[str | None, tyro.conf.arg(metavar="SUITES")] = None
+    """Comma-separated suites to run, from: aec, batched, rollout, memory, startup, peers, learner,
+    rllib."""
+    output: Annotated[pathlib.Path | None, tyro.conf.arg(metavar="FILE")] = None
+    """Markdown file to write (default: results/latest.md for a full run, none for --quick or
+    --only)."""
+    device: str = "auto"
+    """Torch device of the learner and rllib suites: auto (a CUDA GPU when torch sees one, else the
+    CPU), cpu, cuda or cuda:N."""
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = OneLineArgumentParser(
-        prog="python -m madiao_mao.benchmarks", description=__doc__.split("\n\n")[1]
-    )
-    parser.add_argument(
-        "--seconds", type=float, default=3.0, help="time budget of each measurement (default 3)"
-    )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="smoke test: 0.1 s budgets, N = 1 and 64; no startup, peers or learner suite unless "
-        "--only names them",
-    )
-    parser.add_argument(
-        "--only", default=None, help=f"comma-separated suites to run, from: {', '.join(SUITES)}"
-    )
-    parser.add_argument(
-        "--output",
-        type=pathlib.Path,
-        default=None,
-        help="markdown file to write (default: results/latest.md for a full run, none for --quick or --only)",
-    )
-    parser.add_argument(
-        "--device",
-        default="auto",
-        help="torch device of the learner and rllib suites: auto (a CUDA GPU when torch sees one, "
-        "else the CPU), cpu, cuda or cuda:N (default auto)",
-    )
-    arguments = parser.parse_args(argv)
+    """The options (``BenchOptions``) checked, with the suites to run (``suites``) and the learner's
+    torch device (``torch_device``, None when no suite trains); a bad one is a ValueError."""
+    options = parse_dataclass(BenchOptions, sys.argv[1:] if argv is None else argv, prog=PROG)
+    arguments = argparse.Namespace(**dataclasses.asdict(options))
     if not math.isfinite(arguments.seconds) or arguments.seconds <= 0:
-        parser.error(f"--seconds must be a number > 0, got {arguments.seconds}")
+        raise ValueError(f"--seconds must be a number > 0, got {arguments.seconds}")
     if arguments.only is None:
         # The quick smoke test leaves out the slow child-process suites (compiles, JAX).
         arguments.suites = [
@@ -88,23 +91,20 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         arguments.suites = [s.strip() for s in arguments.only.split(",") if s.strip()]
         unknown = [s for s in arguments.suites if s not in SUITES]
         if unknown:
-            parser.error(f"unknown suite(s) {', '.join(unknown)}; suites are {', '.join(SUITES)}")
+            raise ValueError(f"unknown suite(s) {', '.join(unknown)}; suites are {', '.join(SUITES)}")
     try:
         check_device_name(arguments.device)
         # torch only for the suites that train (the memory suite measures this process).
         trains = set(arguments.suites) & set(DEVICE_SUITES)
         arguments.torch_device = resolve_device(arguments.device) if trains else None
     except ConfigError as error:
-        parser.error(f"--device: {error}")
+        raise ValueError(f"--device: {error}") from None
     if arguments.quick:
         arguments.seconds = min(arguments.seconds, 0.1)
     if arguments.output is None and not arguments.quick and arguments.only is None:
         # Only a full run may replace the committed results; smoke and partial runs print only.
         arguments.output = DEFAULT_OUTPUT
-    try:
-        check_output_file(None if arguments.output is None else str(arguments.output), "--output")
-    except ValueError as error:
-        parser.error(str(error))
+    check_output_file(None if arguments.output is None else str(arguments.output), "--output")
     return arguments
 
 
@@ -170,8 +170,7 @@ def timed_workloads(suite: str, arguments: argparse.Namespace, batch_sizes: tupl
 
 
 def main(argv: list[str] | None = None) -> int:
-    arguments = parse_arguments(argv)
-    return run_reporting_user_errors("python -m madiao_mao.benchmarks", lambda: _run(arguments, argv))
+    return run_reporting_user_errors(PROG, lambda: _run(parse_arguments(argv), argv))
 
 
 def _run(arguments: argparse.Namespace, argv: list[str] | None) -> int:

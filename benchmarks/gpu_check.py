@@ -23,15 +23,18 @@ the tests run, as CI has no GPU).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
+
+import tyro
 
 from madiao_mao.benchmarks import learner
-from madiao_mao.training.cli_args import OneLineArgumentParser, run_reporting_user_errors
+from madiao_mao.training.cli_args import parse_dataclass, run_reporting_user_errors
 from madiao_mao.training.config import TrainConfig, resolve_device
 from madiao_mao.training.game_spec import GAME_SPECS
 
@@ -60,19 +63,20 @@ class Row:
         return self.gpu / self.cpu if self.cpu else float("nan")
 
 
-def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = OneLineArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    parser.add_argument("--device", default="cuda", help="the GPU to measure (default cuda; cpu: a dry run)")
-    parser.add_argument(
-        "--seconds", type=float, default=2.0, help="time budget of each learner-suite measurement (default 2)"
-    )
-    parser.add_argument(
-        "--quick", action="store_true", help="smoke test: tiny training runs (16 games), no learner suite"
-    )
-    arguments = parser.parse_args(argv)
-    if not arguments.seconds > 0:
-        parser.error(f"--seconds must be > 0, got {arguments.seconds}")
-    return arguments
+@dataclass
+class GpuCheckOptions:
+    """The learner on a CUDA GPU against the same runs on the CPU."""
+
+    device: str = "cuda"
+    """The GPU to measure (cpu: a dry run)."""
+    seconds: float = 2.0
+    """Time budget of each learner-suite measurement."""
+    quick: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False
+    """Smoke test: tiny training runs (16 games), no learner suite."""
+
+    def check(self) -> None:
+        if not self.seconds > 0:
+            raise ValueError(f"--seconds must be > 0, got {self.seconds}")
 
 
 def training_configs(quick: bool, runs_dir: Path) -> list[tuple[str, str, TrainConfig]]:
@@ -139,11 +143,15 @@ def render(rows: list[Row], device: str, seconds: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    arguments = parse_arguments(argv)
-    return run_reporting_user_errors(PROG, lambda: _run(arguments))
+    def body() -> int:
+        options = parse_dataclass(GpuCheckOptions, sys.argv[1:] if argv is None else argv, prog=PROG)
+        options.check()
+        return _run(options)
+
+    return run_reporting_user_errors(PROG, body)
 
 
-def _run(arguments: argparse.Namespace) -> int:
+def _run(arguments: GpuCheckOptions) -> int:
     device = resolve_device(arguments.device)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="gpu_check_") as folder:

@@ -37,19 +37,6 @@ from madiao_env.cards import (
     N_CARDS,
     card_id,
 )
-from madiao_env.payments import (
-    RULE_BOSS_CARD,
-    RULE_FACE_UP_DISCARD,
-    RULE_FOUR_LOWEST,
-    RULE_HONOURS,
-    RULE_HUNDRED_MYRIAD,
-    RULE_MELD,
-    RULE_NAMES,
-    RULE_SLAM,
-    RULE_STOCK_CHECK,
-    RULE_TRICK_COUNT,
-    RULE_TWO_TRICKS_HUNDRED_MYRIAD,
-)
 
 N_SEATS = 4
 HAND_SIZE = 8
@@ -68,7 +55,7 @@ SUIT_CARDS: tuple[tuple[int, ...], ...] = (
 
 def _rule(code: int) -> str:
     """The settlement name of a rule id (``madiao_env.payments`` holds both)."""
-    return RULE_NAMES[code]
+    return payments.RULE_NAMES[code]
 
 
 def _ids(*names: str) -> frozenset[int]:
@@ -246,7 +233,7 @@ def meld_payments(hands: Sequence[set[int]], holder: int, stakes: int) -> list[P
     """ "Each other player pays the holder, except the player who holds the Hundred Myriad (if
     that is not the holder) pays nothing." A banker holding a meld is paid like anyone else."""
     return [
-        Payment(_rule(RULE_MELD), seat, holder, float(stakes))
+        Payment(_rule(payments.RULE_MELD), seat, holder, float(stakes))
         for seat in range(N_SEATS)
         if seat != holder and HUNDRED_MYRIAD not in hands[seat]
     ]
@@ -263,7 +250,7 @@ def four_lowest_holder(hands: Sequence[set[int]]) -> int | None:
 def four_lowest_payments(holder: int) -> list[Payment]:
     """ "The holder wins 1 stake from each other player" (no Hundred Myriad exemption)."""
     return [
-        Payment(_rule(RULE_FOUR_LOWEST), seat, holder, float(payments.FOUR_LOWEST))
+        Payment(_rule(payments.RULE_FOUR_LOWEST), seat, holder, float(payments.FOUR_LOWEST))
         for seat in range(N_SEATS)
         if seat != holder
     ]
@@ -347,17 +334,17 @@ def trick_count_and_slam_lines(record: HandRecord) -> list[Payment]:
     banker = record.banker
     won = tricks_won(record)
     if won[banker] == N_TRICKS:
-        return banker_line(_rule(RULE_SLAM), record, banker, float(payments.SLAM))
+        return banker_line(_rule(payments.RULE_SLAM), record, banker, float(payments.SLAM))
     lines: list[Payment] = []
     for seat in range(N_SEATS):
         if seat == banker:
             continue
         if won[seat] == N_TRICKS:
-            lines.append(Payment(_rule(RULE_SLAM), banker, seat, float(payments.SLAM)))
+            lines.append(Payment(_rule(payments.RULE_SLAM), banker, seat, float(payments.SLAM)))
         elif won[seat] < MINIMUM_TRICKS:
-            lines.append(Payment(_rule(RULE_TRICK_COUNT), seat, banker, float(payments.TRICK_COUNT)))
+            lines.append(Payment(_rule(payments.RULE_TRICK_COUNT), seat, banker, float(payments.TRICK_COUNT)))
         elif won[seat] > MINIMUM_TRICKS:
-            lines.append(Payment(_rule(RULE_TRICK_COUNT), banker, seat, float(payments.TRICK_COUNT)))
+            lines.append(Payment(_rule(payments.RULE_TRICK_COUNT), banker, seat, float(payments.TRICK_COUNT)))
     return lines
 
 
@@ -382,7 +369,9 @@ def boss_card_lines(record: HandRecord) -> list[Payment]:
             continue
         for card in winning_cards(record, seat):
             if card in tops:
-                lines += banker_line(_rule(RULE_BOSS_CARD), record, seat, float(payments.BOSS_CARD_PER_TRICK))
+                lines += banker_line(
+                    _rule(payments.RULE_BOSS_CARD), record, seat, float(payments.BOSS_CARD_PER_TRICK)
+                )
     return lines
 
 
@@ -407,7 +396,7 @@ def hundred_myriad_lines(record: HandRecord) -> list[Payment]:
         stakes = payments.HUNDRED_MYRIAD_WON_WITH_IT
     else:
         stakes = payments.HUNDRED_MYRIAD_MINIMUM
-    return banker_line(_rule(RULE_HUNDRED_MYRIAD), record, holder, float(stakes))
+    return banker_line(_rule(payments.RULE_HUNDRED_MYRIAD), record, holder, float(stakes))
 
 
 def honours_lines(record: HandRecord) -> list[Payment]:
@@ -418,7 +407,7 @@ def honours_lines(record: HandRecord) -> list[Payment]:
         cards = set(winning_cards(record, seat))
         if {MYRIAD_MYRIAD, THOUSAND_MYRIAD, HUNDRED_MYRIAD} <= cards:
             stakes = payments.HONOURS_FOUR if ZERO_CASH in cards else payments.HONOURS_THREE
-            lines += banker_line(_rule(RULE_HONOURS), record, seat, float(stakes))
+            lines += banker_line(_rule(payments.RULE_HONOURS), record, seat, float(stakes))
     return lines
 
 
@@ -437,7 +426,7 @@ def two_tricks_hundred_myriad_lines(record: HandRecord) -> list[Payment]:
         if seat != banker and won_two_with_hundred_myriad(record, seat):
             lines += [
                 Payment(
-                    _rule(RULE_TWO_TRICKS_HUNDRED_MYRIAD),
+                    _rule(payments.RULE_TWO_TRICKS_HUNDRED_MYRIAD),
                     other,
                     seat,
                     float(payments.TWO_TRICKS_HUNDRED_MYRIAD),
@@ -461,7 +450,7 @@ def stock_check_lines(record: HandRecord) -> list[Payment]:
         for play in trick:
             if play.card == second_highest and play.face_up:
                 return [
-                    Payment(_rule(RULE_STOCK_CHECK), play.seat, other, float(payments.STOCK_CHECK))
+                    Payment(_rule(payments.RULE_STOCK_CHECK), play.seat, other, float(payments.STOCK_CHECK))
                     for other in range(N_SEATS)
                     if other != play.seat
                 ]
@@ -475,13 +464,15 @@ def face_up_discard_lines(record: HandRecord) -> list[Payment]:
     for seat in record.face_up_discards:
         if seat == record.banker:
             lines += [
-                Payment(_rule(RULE_FACE_UP_DISCARD), seat, other, float(payments.FACE_UP_DISCARD))
+                Payment(_rule(payments.RULE_FACE_UP_DISCARD), seat, other, float(payments.FACE_UP_DISCARD))
                 for other in range(N_SEATS)
                 if other != seat
             ]
         else:
             lines.append(
-                Payment(_rule(RULE_FACE_UP_DISCARD), seat, record.banker, float(payments.FACE_UP_DISCARD))
+                Payment(
+                    _rule(payments.RULE_FACE_UP_DISCARD), seat, record.banker, float(payments.FACE_UP_DISCARD)
+                )
             )
     return lines
 

@@ -363,6 +363,10 @@ class WebGame(Protocol):
     PAGE_TITLE: str
 
 
+#: The names a game's web module must define (``WebGame``'s), the start of its ``__all__``.
+WEB_GAME_NAMES: tuple[str, ...] = tuple(WebGame.__annotations__)
+
+
 def web_module(name: str) -> ModuleType:
     """The web module of the registered game ``name`` (a TypeError if it lacks a ``WebGame`` name)."""
     module = get_game(name).layer("web")

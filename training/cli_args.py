@@ -1,36 +1,28 @@
-"""The command line's shared pieces: argparse types, the tyro parse of a dataclass command
-(``parse_dataclass``), output-path checks, agent loading and the one-line user-error contract
+"""The command line's shared pieces: the tyro parse of a dataclass command (``parse_dataclass``,
+``parse_subcommands``), output-path checks, agent loading and the one-line user-error contract
 (``run_reporting_user_errors``).
 
-Every entry point (``madiao-mao``, ``python -m madiao_mao.training.mao.evaluation``, ``python -m
-madiao_mao.benchmarks``)
-uses these, so they live apart from ``madiao_mao.cli``, which imports the trainer and the games.
+Every entry point (``madiao-mao``, ``python -m madiao_mao.training.mao.evaluation`` and the other
+training modules' own, ``python -m madiao_mao.benchmarks``) uses these, so they live apart from
+``madiao_mao.cli``, which imports the trainer and the games.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import Any, TypeVar
 
 Parsed = TypeVar("Parsed")
 
 #: What a user can get wrong (bad values, paths, a missing extra); anything else is a bug and
 #: keeps its traceback.
 USER_ERRORS = (ValueError, OSError, ImportError)
-
-
-class OneLineArgumentParser(argparse.ArgumentParser):
-    """argparse with its usage errors on one line (the problem, then where to read more)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def parse_dataclass(
@@ -42,15 +34,30 @@ def parse_dataclass(
     # Imported here: keeps tyro off this module's import path.
     import tyro
 
+    return _one_line_errors(
+        lambda: tyro.cli(
+            target, args=list(argv), prog=prog, default=tyro.MISSING_NONPROP if default is None else default
+        ),
+        prog,
+    )
+
+
+def parse_subcommands(commands: Mapping[str, type], argv: Sequence[str], *, prog: str) -> Any:
+    """The options dataclass of the subcommand ``argv`` names (``commands``: each subcommand's
+    dataclass, by name), parsed by tyro under ``parse_dataclass``'s one-line contract."""
+    # Imported here: keeps tyro off this module's import path.
+    import tyro
+
+    return _one_line_errors(
+        lambda: tyro.extras.subcommand_cli_from_dict(dict(commands), args=list(argv), prog=prog), prog
+    )
+
+
+def _one_line_errors(parse: Callable[[], Parsed], prog: str) -> Parsed:
     captured = io.StringIO()
     try:
         with contextlib.redirect_stderr(captured):
-            parsed = tyro.cli(
-                target,
-                args=list(argv),
-                prog=prog,
-                default=tyro.MISSING_NONPROP if default is None else default,
-            )
+            parsed = parse()
     except SystemExit as exit_:
         if exit_.code:
             raise ValueError(f"{boxed_message(captured.getvalue())} (see {prog} --help)") from None
@@ -104,28 +111,6 @@ def run_reporting_user_errors(prog: str, body: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-
-
-def integer_type(what: str, minimum: int, maximum: int | None = None) -> Callable[[str], int]:
-    """An argparse type: an integer in ``minimum..maximum`` (no upper bound when None), called
-    ``what`` in its error message."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if value < minimum or (maximum is not None and value > maximum):
-            raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
-        return value
-
-    return parse
-
-
-#: argparse type: an integer >= 1.
-positive_int = integer_type("a positive integer", 1)
-#: argparse type: an integer >= 0 (seeds: numpy refuses negative ones).
-non_negative_int = integer_type("an integer >= 0", 0)
 
 
 def check_at_least(flag: str, value: int | None, minimum: int) -> None:

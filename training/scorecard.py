@@ -33,24 +33,26 @@ import importlib
 import json
 import os
 import re
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
+import tyro
 
 from cardgame_core.files import atomic_write_text
 from madiao_mao.agents.base import Agent, act_as_batch_of_one
 from madiao_mao.agents.registry import MODEL_PREFIX, agent_names, game_agents, parse_game_agent
 from madiao_mao.games import default_game, get_game
 from madiao_mao.training.cli_args import (
-    OneLineArgumentParser,
     check_output_folder,
     load_agent,
+    parse_dataclass,
     run_reporting_user_errors,
 )
 from madiao_mao.training.exploit import ExploitSettings, check_target, exploit
@@ -716,18 +718,26 @@ def check_baseline_pin(game: str, baseline: str) -> None:
         )
 
 
+@dataclass
+class DerivedFileOptions:
+    """``leaderboard`` writes docs/leaderboard.md from the shipped scorecards; ``pins`` the
+    baselines' pins (``PINS``), after a protocol bump."""
+
+    command: tyro.conf.Positional[Literal["leaderboard", "pins"]]
+    """The file to make."""
+    check: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False
+    """Only say whether the file is up to date (status 1 if not)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m madiao_mao.training.scorecard leaderboard [--check]``: write docs/leaderboard.md from the
     shipped scorecards (``--check``: only say whether the file is up to date, status 1 if not).
     ``pins [--check]``: the same for the baselines' pins (``PINS``), after a protocol bump."""
 
     prog = "python -m madiao_mao.training.scorecard"
-    parser = OneLineArgumentParser(prog=prog, description=main.__doc__)
-    parser.add_argument("command", choices=("leaderboard", "pins"))
-    parser.add_argument("--check", action="store_true")
-    args = parser.parse_args(argv)
 
     def run() -> int:
+        args = parse_dataclass(DerivedFileOptions, sys.argv[1:] if argv is None else argv, prog=prog)
         if args.command == "pins":
             target, text = PINS, json.dumps(baseline_pins(), indent=1, sort_keys=True) + "\n"
         else:

@@ -41,12 +41,6 @@ import numpy as np
 from madiao_mao.agents.base import Agent, legal_actions
 from madiao_mao.agents.mao.beliefs import (
     HAND_SIZE_PHRASES,
-    KIND_BAD_CARD,
-    KIND_CALL,
-    KIND_DRAW,
-    KIND_PLAY,
-    KIND_POINT_OF_ORDER,
-    KIND_RULE_ADDED,
     N_RULES,
     PHASE_CHOOSE,
     RANK,
@@ -66,7 +60,7 @@ from madiao_mao.agents.mao.beliefs import (
     plays_validity,
     turn_faults,
 )
-from mao_env import cards
+from mao_env import cards, layout
 
 SEVEN_PHRASES = ("penalty card", "thank you")
 #: The scripted players' default ``call_threshold``: the least belief in a fault for calling it.
@@ -413,16 +407,16 @@ class RulePosterior:
             newly_known = set()
         newly_authored = newly_known  # anywhere else, a rule it now knows is one it added
         deficit = view.n_active - len(view.known) - self.n_unknown
-        introduced_by_others = sum(1 for e in events if e.kind == KIND_RULE_ADDED and e.seat != 0)
+        introduced_by_others = sum(1 for e in events if e.kind == layout.KIND_RULE_ADDED and e.seat != 0)
         for _ in range(max(0, deficit - introduced_by_others)):
             self._branch()
         still_to_branch = min(max(deficit, 0), introduced_by_others)
-        if newly_authored and not any(e.kind == KIND_RULE_ADDED and e.seat == 0 for e in events):
+        if newly_authored and not any(e.kind == layout.KIND_RULE_ADDED and e.seat == 0 for e in events):
             self._add_known(newly_authored)
             newly_authored = set()
         top, suit = self.context
         for event in events:
-            if event.kind == KIND_RULE_ADDED:
+            if event.kind == layout.KIND_RULE_ADDED:
                 if event.seat == 0 and newly_authored:
                     self._add_known(newly_authored)
                     newly_authored = set()
@@ -527,13 +521,13 @@ class RulePosterior:
         (top card, suit to follow) after the event."""
         hypotheses = self.hypotheses
         consistent = None
-        if event.kind in (KIND_CALL, KIND_POINT_OF_ORDER):
+        if event.kind in (layout.KIND_CALL, layout.KIND_POINT_OF_ORDER):
             return top, suit  # weighed with the event of the turn they judged, which follows them
         if self.players_call:
             consistent = self._calls_consistent(event, top, suit)
-        elif event.kind in (KIND_PLAY, KIND_BAD_CARD) and top >= 0 and event.card >= 0:
+        elif event.kind in (layout.KIND_PLAY, layout.KIND_BAD_CARD) and top >= 0 and event.card >= 0:
             card = event.card
-            good = event.kind == KIND_PLAY
+            good = event.kind == layout.KIND_PLAY
             consistent = np.ones(hypotheses.shape[0], dtype=bool)
             # A seven chain was pending if chain cards were taken; a non-seven judged bad then may
             # have failed the chain itself (base rules), so its verdict says nothing of secret rules.
@@ -557,7 +551,7 @@ class RulePosterior:
             consistent &= self._speech_consistent(judgement, event, bad_card=not good)
             if good:
                 consistent &= np.isclose(forced_cards(hypotheses, card), event.forced_draw)
-        elif event.kind == KIND_DRAW:
+        elif event.kind == layout.KIND_DRAW:
             judgement = judge_turn(
                 hypotheses,
                 top=max(top, 0),
@@ -574,7 +568,7 @@ class RulePosterior:
         if consistent is not None:
             self.weights = self.weights * np.where(consistent, 1.0, self.eps)
             self.weights = self.weights / self.weights.sum()
-        if event.kind == KIND_PLAY and event.card >= 0:
+        if event.kind == layout.KIND_PLAY and event.card >= 0:
             top = event.card
             suit = event.named_suit if event.named_suit >= 0 else int(SUIT[event.card])
         if event.won and self.plain_rounds:
@@ -586,7 +580,7 @@ class RulePosterior:
         says its fault happened, a bad call that it did not; a fault nobody called says nothing.
         (Whether "Last card" or "Mao" was due depends on a hand size the seat did not follow.)"""
         hypotheses = self.hypotheses
-        if event.kind in (KIND_PLAY, KIND_BAD_CARD) and top >= 0 and event.card >= 0:
+        if event.kind in (layout.KIND_PLAY, layout.KIND_BAD_CARD) and top >= 0 and event.card >= 0:
             card = event.card
             # Chain cards taken after a non-seven: the chain was pending when it was played.
             pending = 1 if event.chain_cards > 0 and RANK[card] != cards.SEVEN else 0
@@ -597,13 +591,13 @@ class RulePosterior:
                 thank_you=self.thank_you,
             )  # fmt: skip
             consistent = np.ones(hypotheses.shape[0], dtype=bool)
-            if event.kind == KIND_BAD_CARD:
+            if event.kind == layout.KIND_BAD_CARD:
                 consistent &= ~judgement.valid
             elif (event.bad_call_bits >> cards.CALL_REASON_BAD_CARD) & 1:
                 consistent &= judgement.valid
-            if event.kind == KIND_PLAY:
+            if event.kind == layout.KIND_PLAY:
                 consistent &= np.isclose(forced_cards(hypotheses, card), event.forced_draw)
-        elif event.kind == KIND_DRAW:
+        elif event.kind == layout.KIND_DRAW:
             judgement = judge_turn(
                 hypotheses, top=max(top, 0), suit_to_follow=max(suit, 0), pending_seven=0, played=-1,
                 drew=not (self.seven_turn_ends and event.chain_cards > 0), took_seven=event.chain_cards,

@@ -94,19 +94,12 @@ def command_exploit(argv: list[str]) -> int:
 
     options = parse_dataclass(ExploitOptions, argv, prog="madiao-mao exploit")
     options.check()
-    target = options.model
+    # The other options are ExploitSettings fields of the same names.
+    fields = dataclasses.asdict(options)
+    target = fields.pop("model")
     if target.endswith(".zip") and not target.startswith("model:"):
         target = f"model:{target}"
-    settings = ExploitSettings(
-        target,
-        game=options.game,
-        steps=options.steps,
-        deals=options.deals,
-        seed=options.seed,
-        out=options.out,
-        run=options.run,
-    )
-    report = exploit(settings)
+    report = exploit(ExploitSettings(target, **fields))
     print(report["markdown"])
     print(f"report written to {Path(report['run_dir']) / 'exploit.md'} (and exploit.json)")
     return 0

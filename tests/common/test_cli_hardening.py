@@ -241,6 +241,30 @@ def test_a_bad_invocation_is_one_line_and_status_2(entry, argv, named, paths, ca
     assert fill_placeholders(named, paths) in refusal(entry, argv, capsys).err
 
 
+#: The ``python -m`` entry points of the training modules, each with a bad option and a bad value.
+MODULE_ENTRY_POINTS = {
+    "madiao_mao.training.mao.caller": (["fit", "--out", "c.json", "--bogus"], ["evaluate", "--seed", "-1"]),
+    "madiao_mao.training.mao.evaluation": (["--bogus"], ["--episodes", "x"]),
+    "madiao_mao.training.madiao.card_locations": (
+        ["fit", "--out", "m.npz", "--bogus"],
+        ["fit", "--out", "m.zip"],
+    ),
+    "madiao_mao.training.madiao.exploit": (["search-budgets", "samples=2", "--bogus"], ["search-budgets"]),
+    "madiao_mao.training.madiao.inference_quality": (["--bogus"], ["--hands", "0"]),
+    "madiao_mao.training.scorecard": (["pins", "--bogus"], ["table"]),
+}
+
+
+@pytest.mark.parametrize("module", MODULE_ENTRY_POINTS)
+def test_a_module_entry_point_refuses_a_bad_option_in_one_line(module, capsys):
+    import importlib  # each module is imported by its own case: a failing import fails only it
+
+    entry = importlib.import_module(module).main
+    bad_option, bad_value = MODULE_ENTRY_POINTS[module]
+    assert "--bogus" in refusal(entry, bad_option, capsys).err
+    refusal(entry, bad_value, capsys)
+
+
 def test_bench_passes_the_benchmarks_exit_status_through():
     import subprocess
     import sys

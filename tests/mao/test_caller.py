@@ -362,10 +362,10 @@ def test_the_fit_command_on_a_tiny_budget_writes_a_caller_that_plays(tmp_path):
         (["fit", "--episodes", "0", "--out", "x.json"], "expected a positive integer"),
         (["fit", "--episodes", "3", "--out", "x.json"], "--episodes: at least 4"),
         (["fit", "--episodes", "4", "--out", "caller.txt"], "a caller file ends in .json"),
-        (["fit", "--episodes", "4"], "the following arguments are required: --out"),
+        (["fit", "--episodes", "4"], "Missing from python -m madiao_mao.training.mao.caller fit: --out FILE"),
         (["evaluate", "--model", "missing.json"], "no caller model at missing.json"),
-        (["evaluate", "--episodes", "x"], "expected a positive integer"),
-        (["train"], "invalid choice: 'train'"),
+        (["evaluate", "--episodes", "x"], "--episodes: invalid literal for int()"),
+        (["train"], "Unrecognized options: train"),
     ],
 )
 def test_the_command_refuses_bad_input_in_one_line(args, message, tmp_path):

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 import pickle
 import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -140,6 +142,7 @@ _FUZZ_SCRIPT = textwrap.dedent(
     from mao_env import core, state
     from mao_env.env import raw_env
     from mao_env.vector import MaoVectorEnv
+    from tests.mao.mao_helpers import random_legal as legal, random_play_states
 
     KWARGS = [
         dict(n_players=4, num_rounds=2, max_steps=120),
@@ -147,19 +150,9 @@ _FUZZ_SCRIPT = textwrap.dedent(
         dict(n_players=7, rounds="cambridge", max_steps=100),
     ]
 
-    def legal(rng, mask):
-        return int(rng.choice(np.flatnonzero(mask)))
-
     def snapshots(kwargs, seed):
-        env = raw_env(**kwargs)
         options = {"fixed_rules": [3, 30]} if kwargs.get("rule_choice") == "fixed" else None
-        env.reset(seed=seed, options=options)
-        rng = np.random.default_rng(seed)
-        out = [env.get_state()]
-        while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
-            env.step(legal(rng, env._mask))
-            out.append(env.get_state())
-        return out
+        return random_play_states(raw_env(**kwargs), seed, options)
 
     BASES = [(k, snapshots(kwargs, k)) for k, kwargs in enumerate(KWARGS)]
 
@@ -276,9 +269,13 @@ _FUZZ_SCRIPT = textwrap.dedent(
 def test_hundreds_of_corrupted_snapshots_never_crash_and_rejections_change_nothing(tmp_path):
     script = tmp_path / "fuzz_snapshots.py"
     script.write_text(_FUZZ_SCRIPT)
+    repo = str(Path(__file__).resolve().parents[2])  # the script imports the tests' Mao helpers
+    python_path = os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")]))
     result = subprocess.run(
-        [sys.executable, str(script), "400"], capture_output=True, text=True, timeout=900, check=False
-    )
+        [sys.executable, str(script), "400"],
+        capture_output=True, text=True, timeout=900, check=False,
+        env={**os.environ, "PYTHONPATH": python_path},
+    )  # fmt: skip
     # A SIGSEGV in a kernel shows as a negative return code.
     assert result.returncode == 0, (
         f"return code {result.returncode}\n{result.stdout}\n{result.stderr[-5000:]}"

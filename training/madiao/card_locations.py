@@ -12,10 +12,13 @@ give before the plays are read). A seeded fit is reproducible on one machine.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
+import tyro
 
 from madiao_env import cards
 from madiao_env.layout import SUMMARY_SLICES
@@ -27,12 +30,7 @@ from madiao_mao.agents.madiao.card_locations import (
     capacity_prior,
 )
 from madiao_mao.agents.registry import make_agent
-from madiao_mao.training.cli_args import (
-    OneLineArgumentParser,
-    non_negative_int,
-    positive_int,
-    run_reporting_user_errors,
-)
+from madiao_mao.training.cli_args import check_at_least, parse_subcommands, run_reporting_user_errors
 
 #: Marks a card the seat has seen (own, upcard, played face up): no target.
 SEEN = -1
@@ -208,32 +206,45 @@ def held_out_loss(model: CardLocationModel, data: LocationData, rows: np.ndarray
     return float(np.concatenate(losses).mean())
 
 
+@dataclass
+class FitOptions:
+    """Fit a card-location model on self-play hands."""
+
+    out: Annotated[str, tyro.conf.arg(metavar="PATH.npz")]
+    """Where to save the model (.npz)."""
+    players: Annotated[tuple[str, ...], tyro.conf.arg(metavar="AGENT [AGENT ...]")] = ("heuristic", "model")
+    """Agents that play the hands."""
+    decisions: int = 200_000
+    """Decisions kept in all."""
+    epochs: int = 6
+    """Passes over the training decisions."""
+    seed: int = 0
+    """Seed of the hands and the fit."""
+
+    def check(self) -> None:
+        if not self.players:
+            raise ValueError("--players: expected at least one agent")
+        check_at_least("--decisions", self.decisions, 1)
+        check_at_least("--epochs", self.epochs, 1)
+        check_at_least("--seed", self.seed, 0)
+        out = Path(self.out)
+        if out.suffix != ".npz":
+            raise ValueError(f"--out must name a .npz file, got {self.out}")
+        if not out.parent.is_dir():
+            raise ValueError(f"--out: the folder {out.parent} does not exist")
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m madiao_mao.training.madiao.card_locations fit --players P [P ...] --decisions N
     --epochs E --seed S --out PATH.npz``: fit and save a card-location model (module doc)."""
 
-    parser = OneLineArgumentParser(
-        prog="python -m madiao_mao.training.madiao.card_locations", description=main.__doc__
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-    fitting = commands.add_parser("fit", help="fit a card-location model on self-play hands")
-    fitting.add_argument(
-        "--players", nargs="+", default=["heuristic", "model"], help="agents that play the hands"
-    )
-    fitting.add_argument("--decisions", type=positive_int, default=200_000, help="decisions kept in all")
-    fitting.add_argument("--epochs", type=positive_int, default=6, help="passes over the training decisions")
-    fitting.add_argument("--seed", type=non_negative_int, default=0, help="seed of the hands and the fit")
-    fitting.add_argument("--out", required=True, help="where to save the model (.npz)")
-    args = parser.parse_args(argv)
+    prog = "python -m madiao_mao.training.madiao.card_locations"
 
     def body() -> int:
-        out = Path(args.out)
-        if out.suffix != ".npz":
-            raise ValueError(f"--out must name a .npz file, got {args.out}")
-        if not out.parent.is_dir():
-            raise ValueError(f"--out: the folder {out.parent} does not exist")
-        share = args.decisions // len(args.players)
-        parts = [collect(players, share, args.seed + k) for k, players in enumerate(args.players)]
+        options = parse_subcommands({"fit": FitOptions}, sys.argv[1:] if argv is None else argv, prog=prog)
+        options.check()
+        share = options.decisions // len(options.players)
+        parts = [collect(players, share, options.seed + k) for k, players in enumerate(options.players)]
         offset = 0
         for part in parts:  # hands of different players never share an id
             part.hands = part.hands + offset
@@ -241,15 +252,14 @@ def main(argv: list[str] | None = None) -> int:
         data = LocationData(
             *(np.concatenate([getattr(p, name) for p in parts]) for name in LocationData.__annotations__)
         )
-        model, report = fit(data, epochs=args.epochs, seed=args.seed)
+        model, report = fit(data, epochs=options.epochs, seed=options.seed)
+        out = Path(options.out)
         model.save(out)
         print(f"saved {out}: " + ", ".join(f"{key} {value:.4g}" for key, value in report.items()))
         return 0
 
-    return run_reporting_user_errors(parser.prog, body)
+    return run_reporting_user_errors(prog, body)
 
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(main())

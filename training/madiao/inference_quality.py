@@ -20,9 +20,12 @@ probabilities (bins of predicted probability against how often the card was ther
 from __future__ import annotations
 
 import itertools
+import sys
 from dataclasses import dataclass, field
+from typing import Annotated
 
 import numpy as np
+import tyro
 
 from madiao_env import cards
 from madiao_mao.agents.madiao.search import (
@@ -33,12 +36,7 @@ from madiao_mao.agents.madiao.search import (
     unseen_cards,
 )
 from madiao_mao.agents.registry import make_agent
-from madiao_mao.training.cli_args import (
-    OneLineArgumentParser,
-    non_negative_int,
-    positive_int,
-    run_reporting_user_errors,
-)
+from madiao_mao.training.cli_args import check_at_least, parse_dataclass, run_reporting_user_errors
 from madiao_mao.training.madiao.matches import make_env
 from madiao_mao.training.stats import MeanCI, markdown_table, mean_ci
 
@@ -184,32 +182,39 @@ def quality_markdown(quality: InferenceQuality, search: str, players: str) -> st
     )
 
 
+@dataclass
+class InferenceQualityOptions:
+    """How well the search's inference places the unseen cards (the module's doc)."""
+
+    search: Annotated[str, tyro.conf.arg(metavar="OPTIONS")] = "inference=model"
+    """The search player's options, with an inference (e.g. samples=16,inference=model,sweeps=4)."""
+    players: Annotated[str, tyro.conf.arg(metavar="AGENT")] = "model"
+    """The agent in every seat (an agent spec)."""
+    hands: int = 100
+    """Hands played."""
+    seed: int = 0
+    """Seed of the hands and the sampler."""
+
+    def check(self) -> None:
+        check_at_least("--hands", self.hands, 1)
+        check_at_least("--seed", self.seed, 0)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m madiao_mao.training.madiao.inference_quality --search OPTIONS --players P
     --hands N --seed S``: how well the search's inference places the unseen cards (module doc)."""
 
-    parser = OneLineArgumentParser(
-        prog="python -m madiao_mao.training.madiao.inference_quality", description=main.__doc__
-    )
-    parser.add_argument(
-        "--search",
-        default="inference=model",
-        help="the search player's options, with an inference (e.g. samples=16,inference=model,sweeps=4)",
-    )
-    parser.add_argument("--players", default="model", help="the agent in every seat (an agent spec)")
-    parser.add_argument("--hands", type=positive_int, default=100, help="hands played")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the hands and the sampler")
-    args = parser.parse_args(argv)
+    prog = "python -m madiao_mao.training.madiao.inference_quality"
 
     def body() -> int:
-        quality = measure(args.search, args.players, hands=args.hands, seed=args.seed)
-        print(quality_markdown(quality, args.search, args.players))
+        options = parse_dataclass(InferenceQualityOptions, sys.argv[1:] if argv is None else argv, prog=prog)
+        options.check()
+        quality = measure(options.search, options.players, hands=options.hands, seed=options.seed)
+        print(quality_markdown(quality, options.search, options.players))
         return 0
 
-    return run_reporting_user_errors(parser.prog, body)
+    return run_reporting_user_errors(prog, body)
 
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(main())

@@ -14,15 +14,7 @@ import numpy as np
 from madiao_env.layout import SUMMARY_SLICES
 from madiao_mao.agents.learned import LearnedPolicyAgent
 from madiao_mao.agents.registry import make_agent
-from madiao_mao.training.game_spec import (
-    SCRIPTED_ONLY,
-    GameSpec,
-    PolicyFeatures,
-    env_kwargs,
-    module_when_called,
-    table_envs_when_called,
-    unshaped,
-)
+from madiao_mao.training import game_spec
 from madiao_mao.training.madiao.expert_iteration import EXPERT_ITERATION
 from madiao_mao.training.madiao.exploit import EXPLOIT
 from madiao_mao.training.stats import plot_curves
@@ -42,14 +34,14 @@ def _cards_policy() -> tuple[Any, dict[str, Any]]:
 
 
 #: Madiao's own policy features (besides the observation itself).
-POLICY_FEATURES = MappingProxyType({"cards": PolicyFeatures("cards", ("summary",), _cards_policy)})
+POLICY_FEATURES = MappingProxyType({"cards": game_spec.PolicyFeatures("cards", ("summary",), _cards_policy)})
 
 
 def _vector_env(config: TrainConfig, n_envs: int, seed: int | None):
     # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_env.vector import MadiaoVectorEnv
 
-    return MadiaoVectorEnv(n_envs, seed=seed, **env_kwargs(config))
+    return MadiaoVectorEnv(n_envs, seed=seed, **game_spec.env_kwargs(config))
 
 
 def _learner_role(observation: np.ndarray) -> str:
@@ -72,7 +64,7 @@ def _evaluate(model, config: TrainConfig, n_deals: int, seed: int) -> dict[str, 
             learner,
             make_agent(name, "madiao", seed=seed),
             deals,
-            env_kwargs=env_kwargs(config),
+            env_kwargs=game_spec.env_kwargs(config),
             agent_name="learned",
             opponent_name=name,
         )
@@ -96,7 +88,11 @@ def _report(learner, config: TrainConfig, run_dir: Path, n_deals: int, state: di
     }
     pairings = [(a, b) for a in agents for b in agents if a != b and "learned" in (a, b)]
     report = run_tournament(
-        agents, n_deals=n_deals, seed=config.seed + 99, env_kwargs=env_kwargs(config), pairings=pairings
+        agents,
+        n_deals=n_deals,
+        seed=config.seed + 99,
+        env_kwargs=game_spec.env_kwargs(config),
+        pairings=pairings,
     )
     write_report(report, run_dir, "final_evaluation")
     sections = [report.markdown()]
@@ -127,7 +123,7 @@ def _evaluate_on_ray(args: Any) -> int:
     return evaluate_command(args)
 
 
-GAME_SPEC = GameSpec(
+GAME_SPEC = game_spec.GameSpec(
     name="madiao",
     defaults=MappingProxyType(
         {
@@ -138,7 +134,7 @@ GAME_SPEC = GameSpec(
             "scripted_opponents": ("heuristic", "heuristic", "heuristic", "greedy"),
             # Pool mode: self-play shares did worse than scripted opponents only
             # (docs/results.md).
-            "opponent_weights": SCRIPTED_ONLY,
+            "opponent_weights": game_spec.SCRIPTED_ONLY,
             # League self-play (AlphaStar/PFSP): as strong against the heuristic as the
             # heuristic-only pool, and it also plays its own snapshots (docs/results.md).
             "opponents": "league",
@@ -167,16 +163,18 @@ GAME_SPEC = GameSpec(
     obs_type="summary",
     policy_features=POLICY_FEATURES,
     make_vector_env=_vector_env,
-    shape_reward=unshaped,
+    shape_reward=game_spec.unshaped,
     roles=("banker", "player"),
     learner_role=_learner_role,
     evaluate=_evaluate,
     describe_result=_describe_result,
     report=_report,
-    table_envs=table_envs_when_called("madiao_env.env:raw_env", "madiao_env.vector:MadiaoVectorEnv"),
+    table_envs=game_spec.table_envs_when_called(
+        "madiao_env.env:raw_env", "madiao_env.vector:MadiaoVectorEnv"
+    ),
     exploit=EXPLOIT,
     expert_iteration=EXPERT_ITERATION,
-    commands=module_when_called("madiao_mao.training.madiao.commands"),
-    scorecard=module_when_called("madiao_mao.training.madiao.scorecard"),
+    commands=game_spec.module_when_called("madiao_mao.training.madiao.commands"),
+    scorecard=game_spec.module_when_called("madiao_mao.training.madiao.scorecard"),
     evaluate_on_ray=_evaluate_on_ray,
 )

@@ -19,16 +19,16 @@ table of each kind and policing a base-rules player, with paired 95% intervals.
 
 from __future__ import annotations
 
-import argparse
 import math
 import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+import tyro
 
 from madiao_mao.agents.mao.beliefs import SeatView
 from madiao_mao.agents.mao.caller import CALL_FEATURES, CallCandidates, CallerModel, call_candidates
@@ -40,11 +40,10 @@ from madiao_mao.agents.mao.players import (
     table_variants,
 )
 from madiao_mao.training.cli_args import (
-    OneLineArgumentParser,
+    check_at_least,
     check_output_file,
     check_output_folder,
-    non_negative_int,
-    positive_int,
+    parse_subcommands,
     run_reporting_user_errors,
 )
 from madiao_mao.training.mao.evaluation import (
@@ -52,6 +51,7 @@ from madiao_mao.training.mao.evaluation import (
     calls_markdown,
     evaluate_calls,
     paired_calls_markdown,
+    print_report,
 )
 from mao_env import cards
 from mao_env.rules import DISCOVERABLE_RULES, HELD_OUT_RULES, TRAINING_RULES
@@ -306,58 +306,80 @@ def evaluate_caller(model: str | Path | None, episodes: int, seed: int) -> str:
     return "\n".join(sections)
 
 
+@dataclass
+class FitOptions:
+    """Record self-play on the training rules and fit a caller."""
+
+    out: Annotated[str, tyro.conf.arg(metavar="FILE")]
+    """The caller file to write (.json)."""
+    episodes: int = 400
+    """One-round episodes to record (>= 4)."""
+    seed: int = 0
+    """Seed of the episodes."""
+
+    def check(self) -> None:
+        check_at_least("--episodes", self.episodes, 1)
+        check_at_least("--seed", self.seed, 0)
+        check_output_file(self.out, "--out")
+        if not self.out.endswith(".json"):
+            raise ValueError(f"--out: a caller file ends in .json, got {self.out!r}")
+        if self.episodes < 4:
+            raise ValueError(f"--episodes: at least 4 (fit and validation episodes), got {self.episodes}")
+
+
+@dataclass
+class EvaluateOptions:
+    """A caller against the Bayesian callers on held-out rules."""
+
+    model: Annotated[str | None, tyro.conf.arg(metavar="FILE")] = None
+    """A caller file (default: the shipped one)."""
+    episodes: int = 100
+    """One-round episodes per table."""
+    seed: int = 1
+    """Seed of the episodes."""
+    out: Annotated[str | None, tyro.conf.arg(metavar="FOLDER")] = None
+    """Folder for the markdown report (mao_caller.md)."""
+
+    def check(self) -> None:
+        check_at_least("--episodes", self.episodes, 1)
+        check_at_least("--seed", self.seed, 0)
+        check_output_folder(self.out, "--out")
+        if self.model is not None:
+            CallerModel.load(self.model)  # a bad file is named before any game is played
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Fit the learned Mao caller on the training rules, or evaluate one on the held-out rules.
     A bad argument ends it before any game, with one line on stderr and status 2."""
 
     prog = "python -m madiao_mao.training.mao.caller"
-    parser = OneLineArgumentParser(prog=prog, description=main.__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    fit = commands.add_parser("fit", help="record self-play on the training rules and fit a caller")
-    fit.add_argument("--episodes", type=positive_int, default=400, help="one-round episodes to record (>= 4)")
-    fit.add_argument("--seed", type=non_negative_int, default=0)
-    fit.add_argument("--out", required=True, help="the caller file to write (.json)")
-    evaluate = commands.add_parser("evaluate", help="a caller against the Bayesian callers on held-out rules")
-    evaluate.add_argument("--model", help="a caller file (default: the shipped one)")
-    evaluate.add_argument("--episodes", type=positive_int, default=100, help="one-round episodes per table")
-    evaluate.add_argument("--seed", type=non_negative_int, default=1)
-    evaluate.add_argument("--out", help="folder for the markdown report (mao_caller.md)")
-    for sub in (fit, evaluate):  # usage errors of the subcommands on one line too
-        sub.error = parser.error  # type: ignore[method-assign]
-    args = parser.parse_args(argv)
-    command = f"{prog} {shlex.join(sys.argv[1:] if argv is None else argv)}"
-    return run_reporting_user_errors(prog, lambda: _run(args, command))
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = f"{prog} {shlex.join(argv)}"
+
+    def body() -> int:
+        options = parse_subcommands({"fit": FitOptions, "evaluate": EvaluateOptions}, argv, prog=prog)
+        options.check()
+        return _fit(options, command) if isinstance(options, FitOptions) else _evaluate(options)
+
+    return run_reporting_user_errors(prog, body)
 
 
-def _run(args: argparse.Namespace, command: str) -> int:
+def _fit(options: FitOptions, command: str) -> int:
+    model = fit_caller(options.episodes, options.seed, progress=True, command=command)
+    model.save(options.out)
+    figures = model.provenance
+    print(
+        f"fitted on {figures['fit rows']} candidate calls ({figures['fit correct']} correct) of "
+        f"{figures['fit episodes']} episodes; on the other {options.episodes - figures['fit episodes']} "
+        f"at threshold {model.threshold:.2f}: {figures['learned correct']}/{figures['learned calls']} "
+        f"calls correct, the Bayesian rule {figures['bayes correct']}/{figures['bayes calls']}, of "
+        f"{figures['faults']} faults; wrote {options.out}"
+    )
+    return 0
 
-    if args.command == "fit":
-        check_output_file(args.out, "--out")
-        if not args.out.endswith(".json"):
-            raise ValueError(f"--out: a caller file ends in .json, got {args.out!r}")
-        if args.episodes < 4:
-            raise ValueError(f"--episodes: at least 4 (fit and validation episodes), got {args.episodes}")
-        model = fit_caller(args.episodes, args.seed, progress=True, command=command)
-        model.save(args.out)
-        figures = model.provenance
-        print(
-            f"fitted on {figures['fit rows']} candidate calls ({figures['fit correct']} correct) of "
-            f"{figures['fit episodes']} episodes; on the other {args.episodes - figures['fit episodes']} "
-            f"at threshold {model.threshold:.2f}: {figures['learned correct']}/{figures['learned calls']} "
-            f"calls correct, the Bayesian rule {figures['bayes correct']}/{figures['bayes calls']}, of "
-            f"{figures['faults']} faults; wrote {args.out}"
-        )
-        return 0
-    check_output_folder(args.out, "--out")
-    if args.model is not None:
-        CallerModel.load(args.model)  # a bad file is named before any game is played
-    text = evaluate_caller(args.model, args.episodes, args.seed)
-    print(text)
-    if args.out:
-        path = Path(args.out) / "mao_caller.md"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        print(f"wrote {path}")
+
+def _evaluate(options: EvaluateOptions) -> int:
+    print_report(evaluate_caller(options.model, options.episodes, options.seed), options.out, "mao_caller.md")
     return 0
 
 

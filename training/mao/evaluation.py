@@ -39,12 +39,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+import tyro
 
 from madiao_mao.agents.base import Agent
 from madiao_mao.agents.mao.beliefs import (
@@ -57,12 +59,11 @@ from madiao_mao.agents.mao.beliefs import (
 )
 from madiao_mao.agents.registry import MODEL_PREFIX, agent_names, make_agent
 from madiao_mao.training.cli_args import (
-    OneLineArgumentParser,
+    check_at_least,
     check_model,
     check_output_file,
     check_output_folder,
-    non_negative_int,
-    positive_int,
+    parse_dataclass,
     run_reporting_user_errors,
 )
 from madiao_mao.training.mao.play import MaoGameLog
@@ -943,40 +944,67 @@ def command_evaluate_mao(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def print_report(text: str, folder: str | None, file_name: str) -> None:
+    """Print a markdown report and, given a folder (created if need be), write it there as
+    ``file_name``."""
+    print(text)
+    if folder:
+        path = Path(folder) / file_name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        print(f"wrote {path}")
+
+
+@dataclass
+class RuleDiscoveryOptions:
     """The rule-discovery measurement: base, bayes and oracle on every violable library rule (or,
     with --model, a learned policy against base and bayes on the rules held out of training; with
-    --calls, the players' calls: call accuracy and where the penalty cards go).
-    A bad argument or model ends it before any game, with one line on stderr and status 2."""
+    --calls, the players' calls: call accuracy and where the penalty cards go)."""
+
+    turns: int = 100
+    """Own turns per game of the agent under test."""
+    replicates: int = 1
+    """Games per rule."""
+    seed: int = 0
+    """Seed of the games."""
+    out: Annotated[str | None, tyro.conf.arg(metavar="FOLDER")] = None
+    """Folder for the markdown report and PNG plots."""
+    model: Annotated[tuple[str, ...] | None, tyro.conf.arg(metavar="PATH [PATH ...]")] = None
+    """Saved Mao policies: compare them with the base-rules and Bayesian players (and, when there
+    are several, with each other) on the rules held out of their training instead."""
+    calls: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False
+    """Players' calls instead: the call accuracy of base, bayes and oracle players, each at a table
+    of its own kind and policing a base-rules player."""
+    episodes: int = 20
+    """Episodes per table (--calls)."""
+
+    def check(self) -> None:
+        for flag, value in (
+            ("--turns", self.turns),
+            ("--replicates", self.replicates),
+            ("--episodes", self.episodes),
+        ):
+            check_at_least(flag, value, 1)
+        check_at_least("--seed", self.seed, 0)
+        check_output_folder(self.out, "--out")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The rule-discovery measurement (``RuleDiscoveryOptions``). A bad argument or model ends it
+    before any game, with one line on stderr and status 2."""
 
     prog = "python -m madiao_mao.training.mao.evaluation"
-    parser = OneLineArgumentParser(prog=prog, description=main.__doc__)
-    parser.add_argument(
-        "--turns", type=positive_int, default=100, help="own turns per game of the agent under test"
-    )
-    parser.add_argument("--replicates", type=positive_int, default=1, help="games per rule")
-    parser.add_argument("--seed", type=non_negative_int, default=0)
-    parser.add_argument("--out", help="folder for the markdown report and PNG plots")
-    parser.add_argument(
-        "--model",
-        nargs="+",
-        help="saved Mao policies: compare them with the base-rules and Bayesian players (and, when "
-        "there are several, with each other) on the rules held out of their training instead",
-    )
-    parser.add_argument(
-        "--calls",
-        action="store_true",
-        help="players' calls instead: the call accuracy of base, bayes and oracle players, each at a "
-        "table of its own kind and policing a base-rules player",
-    )
-    parser.add_argument("--episodes", type=positive_int, default=20, help="episodes per table (--calls)")
-    args = parser.parse_args(argv)
-    return run_reporting_user_errors(prog, lambda: _run_main(args))
+    argv = sys.argv[1:] if argv is None else list(argv)
+
+    def body() -> int:
+        options = parse_dataclass(RuleDiscoveryOptions, argv, prog=prog)
+        options.check()
+        return _run_main(options)
+
+    return run_reporting_user_errors(prog, body)
 
 
-def _run_main(args: argparse.Namespace) -> int:
-
-    check_output_folder(args.out, "--out")
+def _run_main(args: RuleDiscoveryOptions) -> int:
     if args.calls:
         kinds = {"base": "base", "bayes": "bayes", "oracle": "oracle"}
         sections = []
@@ -992,13 +1020,7 @@ def _run_main(args: argparse.Namespace) -> int:
                     "starting with 2 validity or speech rules authored by random seats.",
                 )
             )
-        text = "\n".join(sections)
-        print(text)
-        if args.out:
-            path = Path(args.out) / "mao_calls.md"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-            print(f"wrote {path}")
+        print_report("\n".join(sections), args.out, "mao_calls.md")
         return 0
     if args.model:
         # One policy is "learned"; several are learned1, learned2, ... in the order given.
