@@ -24,6 +24,7 @@ from madiao_mao.training.sb3.privileged import (
     actor_only,
     oracle_factor,
 )
+from tests.common.helpers import TINY_RUN
 
 SEAT_DIM, PRIVILEGED_DIM, N_ACTIONS = 12, 7, 5
 
@@ -142,18 +143,9 @@ def test_the_learner_view_appends_its_seats_privileged_vector_of_the_same_step()
 
 def _tiny_madiao(tmp_path, **overrides) -> TrainConfig:
     options = {
+        **TINY_RUN,
         "total_timesteps": 256,
-        "n_envs": 8,
-        "n_steps": 16,
-        "batch_size": 64,
-        "n_epochs": 1,
-        "net_arch": (16,),
-        "checkpoint_every": 128,
-        "snapshot_every": 128,
-        "eval_every": 0,
         "runs_dir": str(tmp_path),
-        "progress_bar": False,
-        "verbose": False,
         "torch_threads": 1,
         "privileged_critic": True,
     }

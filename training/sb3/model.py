@@ -31,6 +31,24 @@ CHECKPOINT_FILE = "checkpoint.zip"
 ADAM_OPTIONS = {"eps": 1e-5, "fused": True}
 
 
+#: The TrainConfig fields that SB3's PPO takes under the same names.
+PPO_SETTINGS = (
+    "n_steps",
+    "batch_size",
+    "n_epochs",
+    "gamma",
+    "gae_lambda",
+    "clip_range",
+    "ent_coef",
+    "vf_coef",
+)
+
+
+def ppo_settings(config: TrainConfig) -> dict[str, Any]:
+    """``config``'s PPO settings as keyword arguments of SB3's ``PPO``/``MaskablePPO``."""
+    return {name: getattr(config, name) for name in PPO_SETTINGS}
+
+
 def learning_rate_schedule(config: TrainConfig):
     """The learning rate for SB3: a constant, or a function of the remaining progress (1 -> 0).
 
@@ -85,18 +103,11 @@ def make_model(config: TrainConfig, venv, *, device: str) -> MaskablePPO:
         policy,
         venv,
         learning_rate=learning_rate_schedule(config),
-        n_steps=config.n_steps,
-        batch_size=config.batch_size,
-        n_epochs=config.n_epochs,
-        gamma=config.gamma,
-        gae_lambda=config.gae_lambda,
-        clip_range=config.clip_range,
-        ent_coef=config.ent_coef,
-        vf_coef=config.vf_coef,
         policy_kwargs=options,
         seed=config.seed,
         device=device,
         verbose=0,
+        **ppo_settings(config),
     )
     if config.privileged_critic:
         # The oracle's weight at step 0, for a warm start before the first rollout sets it.
