@@ -185,8 +185,8 @@ class TrainConfig:
     observation and the game's hidden state (every hand: the batched env's
     ``privileged_observation``), the actor only the seat's observation (PerfectDou; a critic of
     history and state, Baisero & Amato 2022). The model saved for play (``final_model.zip``) is
-    the actor alone. Policies whose features are the MLP policy's ("flat", Madiao's "cards")
-    only (``madiao_mao.training.sb3.privileged``)."""
+    the actor alone. Only for features that the MLP policy reads without an env wrapper of its
+    own ("flat", and a game's features of that kind; ``madiao_mao.training.sb3.privileged``)."""
     oracle_guiding_steps: int = 0
     """With ``privileged_critic``: the actor also reads the hidden state, weighted by a factor
     that fades linearly from 1 at step 0 to 0 at this many learner steps (Suphx's oracle
