@@ -311,6 +311,26 @@ class LearnerGames:
         self._game_lists = (np.zeros(n_envs, dtype=np.int64), np.zeros(n_envs, dtype=np.int64))
         self._opponent_actions = np.full(n_envs, NO_ACTION, dtype=np.int64)
         self._credit: Callable | None = None
+        # The kernel's named views of the arrays above, made once: every array is updated in
+        # place and never replaced, so the same tuples serve every step.
+        self._books = LearnerBooks(
+            seat=self.learner_seat,
+            dones=self.step_dones,
+            rewards=self.step_rewards,
+            episode_return=self._episode_return,
+            episode_length=self._episode_length,
+            pending_reward=self._pending_reward,
+        )
+        self._ended = EndedRows(
+            kind=self._ended_kind,
+            games=self._ended_games,
+            truncated=self.ended_truncated,
+            observation=self.ended_observation,
+            episode_return=self.ended_return,
+            length=self.ended_length,
+            seat=self.ended_seat,
+            payoffs=self.ended_payoffs,
+        )
 
     # -- the learner's calls -------------------------------------------------------------------
     def start_games(self, seed: int | None) -> None:
@@ -361,24 +381,7 @@ class LearnerGames:
         """Credit the learner's rewards and finish ended games, then step the opponents until
         every game waits for its learner (``current``); ``moved``: the games ``step`` moved."""
         rotate = self.learner_seat_option == "rotate"
-        books = LearnerBooks(
-            seat=self.learner_seat,
-            dones=self.step_dones,
-            rewards=self.step_rewards,
-            episode_return=self._episode_return,
-            episode_length=self._episode_length,
-            pending_reward=self._pending_reward,
-        )
-        ended = EndedRows(
-            kind=self._ended_kind,
-            games=self._ended_games,
-            truncated=self.ended_truncated,
-            observation=self.ended_observation,
-            episode_return=self.ended_return,
-            length=self.ended_length,
-            seat=self.ended_seat,
-            payoffs=self.ended_payoffs,
-        )
+        books, ended = self._books, self._ended
         lists = 0
         while True:
             opponent_games = self._game_lists[lists]
