@@ -23,6 +23,8 @@ from __future__ import annotations
 import abc
 import functools
 import os
+import sys
+import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -39,6 +41,8 @@ NO_ACTION = -1
 #: set, see ``VectorCardEnv``'s ``threads``); a smaller one stays serial, where starting and
 #: joining the threads would cost more than they save (benchmarks/README.md has the figures).
 PARALLEL_MIN_GAMES = 256
+
+_PARALLEL_LAUNCH = threading.Lock()
 
 
 @njit
@@ -152,14 +156,17 @@ class VectorCardEnv(abc.ABC):
         """``kernel``'s parallel variant (``cardgame_core.jit.parallel``) on ``arguments``, on
         ``threads`` threads; the calling thread's own Numba thread count is left as it was."""
         _launch_threads()
-        if self.threads is None:
-            return parallel(kernel)(*arguments)
-        before = numba.get_num_threads()
-        numba.set_num_threads(self.threads)
-        try:
-            return parallel(kernel)(*arguments)
-        finally:
-            numba.set_num_threads(before)
+        # The kernels release the GIL, and Numba's work-queue layer aborts the process when two
+        # threads enter it at once: one parallel launch at a time (each takes every thread anyway).
+        with _PARALLEL_LAUNCH:
+            if self.threads is None:
+                return parallel(kernel)(*arguments)
+            before = numba.get_num_threads()
+            numba.set_num_threads(self.threads)
+            try:
+                return parallel(kernel)(*arguments)
+            finally:
+                numba.set_num_threads(before)
 
     def _check_game(self, game: Any, caller: str) -> int:
         """``game`` as an int index after the checks every per-game method makes."""
@@ -360,18 +367,35 @@ def _checked_threads(threads: Any) -> int | None:
     return int(threads)
 
 
+def _openmp_already_loaded() -> bool:
+    """Whether this process has loaded an OpenMP runtime already (torch does, when imported)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            mapped = maps.read()
+    except OSError:  # not Linux: torch is the OpenMP user this project knows of
+        return "torch" in sys.modules
+    return any(runtime in mapped for runtime in ("libgomp", "libomp", "libiomp"))
+
+
 @functools.cache
 def _launch_threads() -> None:
-    """Start Numba's threads, with OpenMP's passive wait policy unless ``OMP_WAIT_POLICY`` is set.
+    """Start Numba's threads, on a threading layer that leaves other libraries' threads alone.
 
-    With OpenMP's default policy an idle worker spins, waiting for the next parallel loop: on a
-    machine whose cores are busy with other processes the spinning threads take the cores the
-    working ones need, and a batched step became 10 to 40 times slower than the serial one
-    (benchmarks/README.md); passive workers sleep instead. OpenMP reads the policy once, when its
-    library loads (here, with Numba's threading layer), so the variable is set only for that moment:
-    another OpenMP library loaded later (torch's) keeps its own default.
+    Numba prefers its OpenMP layer, which links ``libgomp.so.1`` by name: in a process that has
+    loaded an OpenMP runtime already (torch's, on import) it shares that runtime. Its first
+    parallel loop then set torch's thread count to Numba's (a run asking for one torch thread
+    trained on two), and the shared runtime's idle workers spin, since its wait policy was read
+    when it loaded; two training runs side by side on 2 cores fell to a quarter of their speed
+    (docs/training.md). Such a process gets Numba's own work-queue layer, whose idle workers
+    sleep and which keeps no state of torch's. Otherwise OpenMP starts with the passive wait
+    policy unless ``OMP_WAIT_POLICY`` is set: with the spinning default, on a machine whose cores
+    are busy with other processes a batched step became 10 to 40 times slower than the serial one
+    (benchmarks/README.md). OpenMP reads the policy once, when its library loads, so the variable
+    is set only for that moment. A layer the user chose (``NUMBA_THREADING_LAYER``) is kept.
     """
-    if "OMP_WAIT_POLICY" in os.environ:
+    if numba.config.THREADING_LAYER == "default" and _openmp_already_loaded():
+        numba.config.THREADING_LAYER = "workqueue"
+    if "OMP_WAIT_POLICY" in os.environ or numba.config.THREADING_LAYER == "workqueue":
         numba.get_num_threads()
         return
     os.environ["OMP_WAIT_POLICY"] = "PASSIVE"

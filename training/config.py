@@ -269,6 +269,11 @@ class TrainConfig:
     update and the rollout take turns, so the update can have every core; more threads than
     cores, or a machine busy with other work, make torch's threads wait on each other, then set
     1)."""
+    env_threads: int = 1
+    """Numba threads stepping the training games (the batched env's ``threads``, at most
+    ``NUMBA_NUM_THREADS``); 1: the calling thread. More pays only where stepping the games is a
+    large share of a run: in training the update holds every core and the games take a few
+    percent, and two env threads measured slower than one."""
     device: Annotated[str, _flag(choices=(*DEVICES, "cuda:N"))] = "auto"
     """Where the policy trains (a torch device): "auto" (a CUDA GPU when torch sees one, else the
     CPU), "cpu", "cuda" or "cuda:N" (GPU N; refused when torch sees no such device). Saved as
@@ -313,6 +318,7 @@ class TrainConfig:
             "snapshot_every",
             "max_snapshots",
             "torch_threads",
+            "env_threads",
             "imitation_decisions",
             "imitation_epochs",
         ):

@@ -155,6 +155,15 @@ def env_kwargs(config: TrainConfig) -> dict[str, Any]:
     return {"obs_type": config.obs_type, **config.env_kwargs}
 
 
+def vector_env_kwargs(config: TrainConfig) -> dict[str, Any]:
+    """The options of a run's batched env: ``env_kwargs`` and its ``threads``, the config's
+    ``env_threads`` up to the threads Numba has here (a run resumes on a smaller machine)."""
+    # Imported here: reading a game spec does not load Numba.
+    import numba
+
+    return {**env_kwargs(config), "threads": min(config.env_threads, numba.config.NUMBA_NUM_THREADS)}
+
+
 def module_when_called(name: str) -> Callable[[], ModuleType]:
     """A spec part (``commands``, ``scorecard``) that imports the module ``name`` when called: such
     modules import the game's evaluation, which reading the spec must not."""

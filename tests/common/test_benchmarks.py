@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from madiao_mao.benchmarks.__main__ import main, parse_arguments
+from madiao_mao.benchmarks.__main__ import SUITES, main, parse_arguments
 from madiao_mao.benchmarks.batched import learner_system
 from madiao_mao.benchmarks.kernels import random_legal_actions
 from madiao_mao.benchmarks.madiao import trick_loop_hands
@@ -174,3 +174,11 @@ def test_workloads_of_a_group_take_turns_and_others_are_timed_alone(monkeypatch)
     assert order == ["alone"] + ["raw", "gym", "gym", "raw"] * 2  # four turns each, alternating
     assert [r.value for r in results] == [100.0, 5.0, 90.0, None]
     assert results[0].note.endswith("timed in turns") and results[3].note == "not installed"
+
+
+def test_the_help_of_only_names_every_suite(capsys):
+    """The help is a docstring, so it can drift from ``SUITES``: it must name exactly those."""
+    with pytest.raises(SystemExit):
+        parse_arguments(["--help"])
+    text = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert f"suites to run, from: {', '.join(SUITES)}." in text

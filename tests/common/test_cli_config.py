@@ -136,6 +136,7 @@ def test_one_check_for_the_python_api_a_config_file_and_the_flags(tmp_path, caps
         (["train", "--no-such-flag"], "--no-such-flag"),
         (["train", "--env-kwargs", "[1]"], "expected a JSON object"),
         (["train", "--net-arch", "0"], "--net-arch"),
+        (["train", "--env-threads", "0"], "--env-threads"),
         (["train", "--gamma", "inf"], "--gamma"),
         (["train", "--game", "chess"], "--game"),
         (["train", "--lr-schedule", "cosine"], "--lr-schedule"),

@@ -15,8 +15,11 @@ from cardgame_core import vector
 from cardgame_core.jit import parallel
 from madiao_env import core as madiao_core
 from madiao_env.vector import MadiaoVectorEnv
+from madiao_mao.training.config import TrainConfig
+from madiao_mao.training.game_spec import game_spec
 from mao_env import core as mao_core
 from mao_env.vector import MaoVectorEnv
+from tests.common.helpers import TINY_RUN, run_python
 
 #: Large enough to take the parallel kernels, small enough for a quick test.
 N_GAMES = max(vector.PARALLEL_MIN_GAMES, 300)
@@ -114,3 +117,83 @@ def test_starting_the_threads_leaves_the_environment_as_it_was():
     env = MadiaoVectorEnv(N_GAMES, seed=0, threads=THREADS)
     env.reset()
     assert ("OMP_WAIT_POLICY" in os.environ) == had_policy
+
+
+def _numba_env(**variables: str) -> dict[str, str]:
+    """This process's environment for a subprocess with two Numba threads and Numba's own choice
+    of threading layer, plus ``variables``."""
+    env = {key: value for key, value in os.environ.items() if key != "NUMBA_THREADING_LAYER"}
+    return {**env, "NUMBA_NUM_THREADS": "2", **variables}
+
+
+#: torch first, as in training: then a parallel step must neither join torch's OpenMP runtime
+#: (whose thread count Numba's OpenMP layer would set to its own) nor leave workers spinning.
+TORCH_FIRST = """
+import numba, numpy as np, torch
+torch.set_num_threads(1)
+assert torch.get_num_threads() == 1  # a trainer reads its setting before the env's first step
+from cardgame_core.vector import NO_ACTION, PARALLEL_MIN_GAMES
+from mao_env.vector import MaoVectorEnv
+env = MaoVectorEnv(PARALLEL_MIN_GAMES, seed=0)
+env.reset()
+env.step(np.full(env.n_envs, NO_ACTION, dtype=np.int64))
+assert env.parallel
+print(numba.threading_layer(), torch.get_num_threads())
+"""
+
+
+@pytest.mark.slow
+def test_parallel_steps_leave_torchs_threads_alone():
+    result = run_python(["-c", TORCH_FIRST], env=_numba_env(), timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["workqueue", "1"]
+
+
+#: Two threads stepping two parallel envs at once (the kernels release the GIL), on the work-queue
+#: layer, which aborts the whole process when entered by two threads at the same time.
+CONCURRENT = """
+import threading
+import numba, numpy as np
+from cardgame_core.vector import PARALLEL_MIN_GAMES
+from madiao_env.vector import MadiaoVectorEnv
+
+def play(seed, digests):
+    env = MadiaoVectorEnv(PARALLEL_MIN_GAMES, seed=seed)
+    rng = np.random.default_rng(seed)
+    step = env.reset()
+    total = 0.0
+    for _ in range(300):
+        scores = np.where(step.action_mask, rng.random(step.action_mask.shape), -1.0)
+        step = env.step(scores.argmax(axis=1))
+        total += float(step.rewards.sum()) + float(step.observation.sum())
+    digests[seed] = total
+
+alone = {}
+for seed in (0, 1):
+    play(seed, alone)
+together = {}
+threads = [threading.Thread(target=play, args=(seed, together)) for seed in (0, 1)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+assert together == alone, (together, alone)
+print(numba.threading_layer())
+"""
+
+
+@pytest.mark.slow
+def test_parallel_envs_step_from_two_threads_at_once():
+    result = run_python(["-c", CONCURRENT], env=_numba_env(NUMBA_THREADING_LAYER="workqueue"), timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["workqueue"]
+
+
+@pytest.mark.parametrize("game", ["madiao", "mao"])
+def test_training_games_step_on_the_configs_env_threads(game):
+    spec = game_spec(game)
+    serial = spec.make_vector_env(TrainConfig(game=game, **TINY_RUN), N_GAMES, 0)
+    assert serial.threads == 1 and not serial.parallel
+    # A run saved on a machine with more threads resumes here with the threads Numba has.
+    wide = spec.make_vector_env(TrainConfig(game=game, env_threads=1_000, **TINY_RUN), N_GAMES, 0)
+    assert wide.threads == numba.config.NUMBA_NUM_THREADS

@@ -41,7 +41,7 @@ def _vector_env(config: TrainConfig, n_envs: int, seed: int | None):
     # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_env.vector import MadiaoVectorEnv
 
-    return MadiaoVectorEnv(n_envs, seed=seed, **game_spec.env_kwargs(config))
+    return MadiaoVectorEnv(n_envs, seed=seed, **game_spec.vector_env_kwargs(config))
 
 
 def _learner_role(observation: np.ndarray) -> str:

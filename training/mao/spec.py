@@ -20,6 +20,7 @@ from madiao_mao.training.game_spec import (
     env_kwargs,
     module_when_called,
     table_envs_when_called,
+    vector_env_kwargs,
 )
 from madiao_mao.training.mao.exploit import EXPLOIT
 
@@ -108,7 +109,7 @@ def _vector_env(config: TrainConfig, n_envs: int, seed: int | None):
 
     settings: MaoTrainSettings = config.game_settings
     pools = {"train": rule_library.TRAINING_RULES, "all": tuple(range(rule_library.N_RULES)), "none": ()}
-    kwargs = env_kwargs(config)
+    kwargs = vector_env_kwargs(config)
     kwargs.setdefault("penalty_card_reward", settings.penalty_card_reward)
     return MaoVectorEnv(n_envs, seed=seed, rule_pool=pools[settings.rule_pool], **kwargs)
 
