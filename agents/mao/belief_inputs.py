@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from madiao_mao.agents.mao.beliefs import SeatView, parse_observation
+from madiao_mao.agents.mao.beliefs import SeatView, parse_observations
 from madiao_mao.agents.mao.players import (
     KeyedPosteriors,
     RulePosterior,
@@ -143,9 +143,9 @@ class BeliefTracker:
         observations = np.asarray(observations, dtype=np.float32)
         masks = np.asarray(masks)
         out = np.zeros((masks.shape[0], BELIEF_WIDTH), dtype=np.float32)
-        for row in np.flatnonzero(masks.any(axis=1)):
+        acting = np.flatnonzero(masks.any(axis=1))
+        for row, view in zip(acting, parse_observations(observations, acting), strict=True):
             posterior = posteriors[row]
-            view = parse_observation(observations[row])
             posterior.observe(view)
             out[row] = belief_inputs(
                 view,

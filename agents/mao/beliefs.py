@@ -143,13 +143,11 @@ _WILD_F = WILD.astype(np.float32)
 _HAS_ORDER_F = ORDER.astype(np.float32)
 
 
-def plays_validity(
+def plays_validity_reference(
     hypotheses: np.ndarray, played: np.ndarray, top: int, suit_to_follow: int, pending_seven: int
 ) -> np.ndarray:
-    """Whether each card of ``played`` is a good play on ``top`` under each hypothesis (bool
-    ``[N, C]``): the suit to follow, or the rank clause (the top card's rank, or a rank-order
-    rule's order), or a wild rule, and no forbidding rule (an alternate-colour rule forbids a
-    same-colour card off the suit); with a seven chain pending, only a seven."""
+    """The readable reference of :func:`plays_validity` (the same booleans, bool ``[N, C]``), rule
+    family by rule family."""
     played = np.asarray(played, dtype=np.int64)
     suit_match = SUIT[played] == suit_to_follow  # [C]
     rank_match = RANK[played] == RANK[top]
@@ -163,6 +161,50 @@ def plays_validity(
     valid = (suit_match[None, :] | rank_clause | wild) & ~forbidden
     if pending_seven > 0:
         valid &= (RANK[played] == cards.SEVEN)[None, :]  # only a seven answers a pending chain
+    return valid
+
+
+@functools.lru_cache(maxsize=1024)  # a few hundred (top, suit) contexts exist
+def _validity_table(top: int, suit_to_follow: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For one (top card, suit to follow): the rule columns of :func:`plays_validity_reference` for
+    every card at once, ``[R, 3 * 53 + 1]`` float32 (wild, forbidding, rank-order failure per card,
+    then "has a rank order"), and per card whether it follows suit, matches the top's rank and is a
+    seven. Built once per context (a game sees few): the per-decision work is then one product."""
+    every = np.arange(cards.N_CARD_TYPES)
+    suit_match = SUIT[every] == suit_to_follow
+    same_colour_off_suit = ~suit_match & (IS_RED[every] == IS_RED[top])
+    forbidding = FORBID[:, every, top] | (ALTERNATE[:, None] & same_colour_off_suit[None, :])
+    order_fails = ORDER[:, None] & ~ORDER_OK[:, every, top]
+    columns = np.concatenate([WILD, forbidding, order_fails, ORDER[:, None]], axis=1).astype(np.float32)
+    columns.flags.writeable = False
+    return columns, suit_match, RANK[every] == RANK[top], RANK[every] == cards.SEVEN
+
+
+def plays_validity(
+    hypotheses: np.ndarray, played: np.ndarray, top: int, suit_to_follow: int, pending_seven: int
+) -> np.ndarray:
+    """Whether each card of ``played`` is a good play on ``top`` under each hypothesis (bool
+    ``[N, C]``): the suit to follow, or the rank clause (the top card's rank, or a rank-order
+    rule's order), or a wild rule, and no forbidding rule (an alternate-colour rule forbids a
+    same-colour card off the suit); with a seven chain pending, only a seven.
+
+    The same booleans as :func:`plays_validity_reference` (the test suite checks it) from one
+    product with a cached table: each column counts a hypothesis's rules (0/1 values, an exact
+    integer in float32 whatever the order of the sum), read only as "more than none"."""
+    played = np.asarray(played, dtype=np.int64)
+    n_cards = cards.N_CARD_TYPES
+    columns, suit_match, rank_match, seven = _validity_table(int(top), int(suit_to_follow))
+    picked = np.concatenate([played, played + n_cards, played + 2 * n_cards, [3 * n_cards]])
+    counts = hypotheses @ columns[:, picked] > 0  # [N, 3C + 1]
+    n_played = played.size
+    wild = counts[:, :n_played]
+    forbidden = counts[:, n_played : 2 * n_played]
+    order_fails = counts[:, 2 * n_played : 3 * n_played]
+    has_order = counts[:, 3 * n_played :]
+    rank_clause = np.where(has_order, ~order_fails, rank_match[played][None, :])
+    valid = (suit_match[played][None, :] | rank_clause | wild) & ~forbidden
+    if pending_seven > 0:
+        valid &= seven[played][None, :]  # only a seven answers a pending chain
     return valid
 
 
@@ -372,6 +414,37 @@ def parse_event(row: np.ndarray) -> PublicEvent:
     )
 
 
+def parse_events(rows: list[np.ndarray]) -> list[PublicEvent]:
+    """:func:`parse_event` of each of ``rows`` (event rows of one width), the pieces read for all
+    rows at once (the same events: the test suite checks it)."""
+    if not rows:
+        return []
+    block = np.stack(rows)
+
+    def piece(name: str) -> np.ndarray:
+        return block[:, _EVENT[name]]
+
+    columns = {
+        "seat": np.argmax(piece("seat"), axis=1),
+        "kind": np.argmax(piece("kind"), axis=1),
+        "card": _one_hots(piece("card")),
+        "phrases": _bit_sets(piece("phrases")),
+        "call_bits": _bit_sets(piece("calls")),
+        "bad_call_bits": _bit_sets(piece("bad_calls")),
+        "n_calls": _counts(piece("n_calls")),
+        "penalty_cards": _counts(piece("penalty_cards")),
+        "chain_cards": _counts(piece("chain_cards")),
+        "forced_draw": _counts(piece("forced_draw")),
+        "won": piece("won")[:, 0] > 0.5,
+        "named_suit": _one_hots(piece("named_suit")),
+    }
+    fields = list(columns)
+    return [
+        PublicEvent(**dict(zip(fields, values, strict=True)))
+        for values in zip(*(v.tolist() for v in columns.values()), strict=True)
+    ]
+
+
 def event_layout(obs_dim: int) -> tuple[int, int]:
     """(number of events K, features per event) of an observation of length ``obs_dim``."""
     rest = obs_dim - layout.OFF_EVENTS
@@ -443,6 +516,86 @@ def parse_observation(observation: np.ndarray) -> SeatView:
         known=frozenset(int(r) for r in np.flatnonzero(obs[_STATE["known"]] > 0.5)),
         event_rows=rows,
     )
+
+
+def _one_hots(values: np.ndarray) -> np.ndarray:
+    """:func:`_one_hot` of every row of ``values [M, width]``."""
+    return np.where(values.max(axis=1) > 0.5, np.argmax(values, axis=1), -1)
+
+
+def _counts(values: np.ndarray) -> np.ndarray:
+    """:func:`_count` of every row of ``values [M, width]``."""
+    return np.rint(values[:, 0]).astype(np.int64)
+
+
+def _bit_sets(values: np.ndarray) -> np.ndarray:
+    """:func:`_bits` of every row of ``values [M, width]`` (int64: widths stay below 63)."""
+    return (values > 0.5).astype(np.int64) @ (np.int64(1) << np.arange(values.shape[1], dtype=np.int64))
+
+
+def parse_observations(observations: np.ndarray, rows: np.ndarray) -> list[SeatView]:
+    """:func:`parse_observation` of each of ``rows`` of ``observations [M, obs_dim]`` (float32),
+    the pieces read for all rows at once. The views equal the one-row parser's (the test suite
+    checks it); their event rows are views of ``observations``, as that parser's are of its row."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if not rows.size:
+        return []
+    obs = observations[rows]
+    n_events, width = event_layout(observations.shape[1])
+
+    def piece(name: str) -> np.ndarray:
+        return obs[:, _STATE[name]]
+
+    phase = _one_hots(piece("phase"))
+    events = obs[:, layout.OFF_EVENTS : layout.OFF_EVENTS + n_events * width].reshape(-1, n_events, width)
+    # The one-row parser stops at the first event slot that is not present.
+    absent = events[:, :, layout.EV_PRESENT] < 0.5
+    n_present = np.where(absent.any(axis=1), np.argmax(absent, axis=1), n_events)
+    columns = {
+        "top": np.argmax(piece("top"), axis=1),
+        "suit_to_follow": np.argmax(piece("valid_suit"), axis=1),
+        "direction": np.where(piece("direction")[:, 0] > 0.5, 1, -1),
+        "pending_seven": _counts(piece("pending_seven")),
+        "phase": np.where(phase >= 0, phase, core.PH_OVER),
+        "played": _one_hots(piece("played")),
+        "drew": piece("drew")[:, 0] > 0.5,
+        "took_seven": _counts(piece("took_seven")),
+        "said": _bit_sets(piece("said")),
+        "mover": _one_hots(piece("mover")),
+        "rounds": _counts(piece("rounds")),
+        "n_active": _counts(piece("n_rules")),
+    }
+    scalars = {name: values.tolist() for name, values in columns.items()}
+    hands = np.rint(piece("hand")).astype(np.int64)
+    hand_sizes = np.rint(piece("hand_sizes")).astype(np.int64)
+    known_rows, known_rules = np.nonzero(piece("known") > 0.5)
+    known = [frozenset()] * rows.size
+    for index, rules in zip(*_split_by_row(known_rows, known_rules), strict=True):
+        known[index] = frozenset(rules)
+    views = []
+    for index, row in enumerate(rows.tolist()):
+        source = observations[row]
+        event_rows = [
+            source[layout.OFF_EVENTS + k * width : layout.OFF_EVENTS + (k + 1) * width]
+            for k in range(int(n_present[index]))
+        ]
+        views.append(
+            SeatView(
+                hand=hands[index],
+                hand_sizes=hand_sizes[index],
+                known=known[index],
+                event_rows=event_rows,
+                **{name: values[index] for name, values in scalars.items()},
+            )
+        )
+    return views
+
+
+def _split_by_row(row_of: np.ndarray, values: np.ndarray) -> tuple[list[int], list[list[int]]]:
+    """``values`` grouped by ``row_of`` (sorted, as ``np.nonzero`` gives them): (rows, values)."""
+    starts = np.flatnonzero(np.r_[True, row_of[1:] != row_of[:-1]]) if row_of.size else np.zeros(0, int)
+    groups = np.split(values, starts[1:]) if row_of.size else []
+    return row_of[starts].tolist(), [group.tolist() for group in groups]
 
 
 def first_suit_said(said: int, played: int) -> int:

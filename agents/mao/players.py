@@ -54,8 +54,9 @@ from madiao_mao.agents.mao.beliefs import (
     judge_turn,
     mao_due,
     own_turn_judgement,
-    parse_event,
+    parse_events,
     parse_observation,
+    parse_observations,
     play_validity,
     plays_validity,
     turn_faults,
@@ -396,7 +397,7 @@ class RulePosterior:
             # A proposal that is refused makes no event: the seat proposes again at once.
             expect_event = self.expect_event and not (choosing_again and self.proposed)
             new_rows = self._new_rows(view.event_rows, expect_event=expect_event)
-        events = [parse_event(row) for row in new_rows]
+        events = parse_events(new_rows)
         self.events_seen += len(events)
         newly_known = set(view.known) - self.known
         if choosing_again:
@@ -446,9 +447,12 @@ class RulePosterior:
         """The events since the last observation, oldest first: the smallest shift that lines the
         new window up with the previous one (at least one with ``expect_event``)."""
         previous = self.previous_rows or []
+        if rows and previous:
+            # same[i, j]: new row i equals old row j (np.array_equal of each pair, in one go).
+            same = (np.stack(rows)[:, None, :] == np.stack(previous)[None, :, :]).all(axis=2)
         for shift in range(1 if expect_event else 0, len(rows) + 1):
             overlap = min(len(rows) - shift, len(previous))
-            if all(np.array_equal(rows[shift + i], previous[i]) for i in range(overlap)):
+            if all(same[shift + i, i] for i in range(overlap)):
                 return list(reversed(rows[:shift]))
         return list(reversed(rows))
 
@@ -550,7 +554,8 @@ class RulePosterior:
             )
             consistent &= self._speech_consistent(judgement, event, bad_card=not good)
             if good:
-                consistent &= np.isclose(forced_cards(hypotheses, card), event.forced_draw)
+                # Whole numbers of cards, exact in float32: == answers as np.isclose did, faster.
+                consistent &= forced_cards(hypotheses, card) == event.forced_draw
         elif event.kind == layout.KIND_DRAW:
             judgement = judge_turn(
                 hypotheses,
@@ -596,7 +601,8 @@ class RulePosterior:
             elif (event.bad_call_bits >> cards.CALL_REASON_BAD_CARD) & 1:
                 consistent &= judgement.valid
             if event.kind == layout.KIND_PLAY:
-                consistent &= np.isclose(forced_cards(hypotheses, card), event.forced_draw)
+                # Whole numbers of cards, exact in float32: == answers as np.isclose did, faster.
+                consistent &= forced_cards(hypotheses, card) == event.forced_draw
         elif event.kind == layout.KIND_DRAW:
             judgement = judge_turn(
                 hypotheses, top=max(top, 0), suit_to_follow=max(suit, 0), pending_seven=0, played=-1,
@@ -786,6 +792,12 @@ class BayesianRuleAgent(RuleBeliefAgent):
         masks = np.asarray(masks)
         keys = KeyedPosteriors.keys(masks.shape[0], rows)
         actions = np.full(masks.shape[0], -1, dtype=np.int64)
-        for row in np.flatnonzero(masks.any(axis=1)):
-            actions[row] = self._act_with(self.posteriors[int(keys[row])], observations[row], masks[row])
+        acting = np.flatnonzero(masks.any(axis=1))
+        views = parse_observations(np.asarray(observations, dtype=np.float32), acting)
+        for row, view in zip(acting, views, strict=True):
+            posterior = self.posteriors[int(keys[row])]
+            posterior.observe(view)
+            mask = masks[row]
+            actions[row] = action = self.decide_from(posterior, view, mask, legal_actions(mask))
+            posterior.note_action(action)
         return actions
