@@ -6,45 +6,20 @@ several rules at once, the Mao Master's and the players' calls."""
 
 from __future__ import annotations
 
-import contextlib
 from collections import Counter
 
 import numpy as np
 import pytest
 
-from madiao_mao.agents.mao import belief_inputs as belief_module
 from madiao_mao.agents.mao import beliefs
-from madiao_mao.agents.mao import players as players_module
 from madiao_mao.agents.mao.belief_inputs import BeliefTracker
+from madiao_mao.agents.mao.belief_speed import one_row_path
 from madiao_mao.agents.mao.players import BayesianRuleAgent, posterior_options
 from mao_env import cards
 from mao_env import rules as library
 from mao_env.vector import MaoVectorEnv
 
 ALL_RULES = tuple(range(library.N_RULES))
-
-
-@contextlib.contextmanager
-def one_row_path():
-    """The readable one-row functions in place of the batched ones, wherever they are called."""
-    patches = [
-        (beliefs, "plays_validity", beliefs.plays_validity_reference),
-        (players_module, "plays_validity", beliefs.plays_validity_reference),
-        (players_module, "parse_events", lambda rows: [beliefs.parse_event(row) for row in rows]),
-        (
-            belief_module,
-            "parse_observations",
-            lambda observations, rows: [beliefs.parse_observation(observations[row]) for row in rows],
-        ),
-    ]
-    saved = [(module, name, getattr(module, name)) for module, name, _ in patches]
-    try:
-        for module, name, replacement in patches:
-            setattr(module, name, replacement)
-        yield
-    finally:
-        for module, name, original in saved:
-            setattr(module, name, original)
 
 
 def decision_kind(mask: np.ndarray) -> str:

@@ -1,0 +1,112 @@
+"""``python -m madiao_mao.agents.mao.belief_speed [--games G] [--steps S] [--rounds N]``: Mao's belief
+inputs per second, the batched path (``BeliefTracker.inputs`` as shipped) against the one-row
+functions (``parse_observation``, ``parse_event``, ``plays_validity_reference``) put in their
+place, on the same recorded decisions, in one process, rounds interleaved.
+
+The decisions are recorded once: ``G`` games of the training rule pool (one rule per game, the
+training default), Bayesian players at every seat, ``S`` steps. Each round replays them all
+through a fresh tracker (inputs, the actions noted, ended games forgotten), as the learner's
+wrapper does. The two paths' inputs are checked equal first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import time
+from collections.abc import Iterator
+
+import numpy as np
+
+from madiao_mao.agents.mao import belief_inputs as belief_module
+from madiao_mao.agents.mao import beliefs
+from madiao_mao.agents.mao import players as players_module
+from madiao_mao.agents.mao.belief_inputs import BeliefTracker
+from madiao_mao.agents.mao.players import BayesianRuleAgent
+from mao_env import rules as library
+from mao_env.vector import MaoVectorEnv
+
+
+@contextlib.contextmanager
+def one_row_path() -> Iterator[None]:
+    """The readable one-row functions in place of the batched ones, wherever they are called."""
+    patches = [
+        (beliefs, "plays_validity", beliefs.plays_validity_reference),
+        (players_module, "plays_validity", beliefs.plays_validity_reference),
+        (players_module, "parse_events", lambda rows: [beliefs.parse_event(row) for row in rows]),
+        (
+            belief_module,
+            "parse_observations",
+            lambda observations, rows: [beliefs.parse_observation(observations[row]) for row in rows],
+        ),
+    ]
+    saved = [(module, name, getattr(module, name)) for module, name, _ in patches]
+    try:
+        for module, name, replacement in patches:
+            setattr(module, name, replacement)
+        yield
+    finally:
+        for module, name, original in saved:
+            setattr(module, name, original)
+
+
+def record(n_games: int, steps: int, seed: int = 3) -> list[tuple[np.ndarray, ...]]:
+    """Batches of (observations, masks, row keys, actions, keys of ended games)."""
+    env = MaoVectorEnv(n_games, seed=seed, rule_pool=library.TRAINING_RULES)
+    agent = BayesianRuleAgent(seed=seed)
+    step = env.reset(seed=seed)
+    seats = env.n_players
+    batches = []
+    for _ in range(steps):
+        keys = np.arange(n_games) * seats + step.to_act
+        observations = np.array(step.observation, dtype=np.float32)
+        masks = np.array(step.action_mask, dtype=bool)
+        actions = agent.act_batch(observations, masks, rows=keys)
+        step = env.step(actions)
+        ended = np.flatnonzero(step.terminated | step.truncated)
+        forget = (ended[:, None] * seats + np.arange(seats)[None, :]).ravel()
+        agent.reset_rows(forget)
+        batches.append((observations, masks, keys, actions, forget))
+    return batches
+
+
+def replay(batches: list[tuple[np.ndarray, ...]]) -> tuple[int, list[np.ndarray]]:
+    """(decisions, each batch's inputs) through a fresh tracker."""
+    tracker = BeliefTracker()
+    decisions, out = 0, []
+    for observations, masks, keys, actions, forget in batches:
+        posteriors = tracker.seat_posteriors(masks.shape[0], keys)
+        out.append(tracker.inputs(observations, masks, posteriors))
+        tracker.note_actions(posteriors, actions)
+        tracker.forget(forget)
+        decisions += int(masks.any(axis=1).sum())
+    return decisions, out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=64)
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    batches = record(args.games, args.steps)
+    _, batched = replay(batches)
+    with one_row_path():
+        _, one_row = replay(batches)
+    for mine, theirs in zip(batched, one_row, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    rates: dict[str, list[float]] = {"one-row": [], "batched": []}
+    for _ in range(args.rounds):
+        for name in rates:
+            with one_row_path() if name == "one-row" else contextlib.nullcontext():
+                start = time.perf_counter()
+                decisions, _ = replay(batches)
+                rates[name].append(decisions / (time.perf_counter() - start))
+    for name, values in rates.items():
+        print(f"{name:8} {', '.join(f'{v:,.0f}' for v in values)} belief inputs/s")
+    ratio = np.median(rates["batched"]) / np.median(rates["one-row"])
+    print(f"batched / one-row (medians): {ratio:.2f}x over {decisions:,} decisions")
+
+
+if __name__ == "__main__":
+    main()
