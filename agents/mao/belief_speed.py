@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from madiao_mao.agents.mao import belief_inputs as belief_module
 from madiao_mao.agents.mao import beliefs
 from madiao_mao.agents.mao import players as players_module
 from madiao_mao.agents.mao.belief_inputs import BeliefTracker
-from madiao_mao.agents.mao.players import BayesianRuleAgent
+from madiao_mao.agents.mao.players import BayesianRuleAgent, posterior_options
 from mao_env import rules as library
 from mao_env.vector import MaoVectorEnv
 
@@ -50,10 +51,25 @@ def one_row_path() -> Iterator[None]:
             setattr(module, name, original)
 
 
-def record(n_games: int, steps: int, seed: int = 3) -> list[tuple[np.ndarray, ...]]:
-    """Batches of (observations, masks, row keys, actions, keys of ended games)."""
-    env = MaoVectorEnv(n_games, seed=seed, rule_pool=library.TRAINING_RULES)
-    agent = BayesianRuleAgent(seed=seed)
+def record(
+    n_games: int,
+    steps: int,
+    seed: int = 3,
+    rule_pool: tuple[int, ...] = library.TRAINING_RULES,
+    draws: int = 1,
+    **table: Any,
+) -> tuple[list[tuple[np.ndarray, ...]], dict[str, Any]]:
+    """Batches of (observations, masks, row keys, actions, keys of ended games) of Bayesian players
+    at every seat of ``n_games`` tables (``draws`` rules from ``rule_pool`` per game, ``table``
+    the env's options), and the table's posterior options (what a ``BeliefTracker`` of it takes)."""
+    env = MaoVectorEnv(n_games, seed=seed, rule_pool=rule_pool, pool_draws=draws, **table)
+    options = posterior_options(env.options)
+    agent_options = {
+        key: options[key] for key in ("rounds", "seven_turn_ends", "reasons", "calls", "talking")
+    }
+    agent = BayesianRuleAgent(
+        seed=seed, seven_phrase=table.get("seven_phrase", "penalty card"), **agent_options
+    )
     step = env.reset(seed=seed)
     seats = env.n_players
     batches = []
@@ -67,12 +83,12 @@ def record(n_games: int, steps: int, seed: int = 3) -> list[tuple[np.ndarray, ..
         forget = (ended[:, None] * seats + np.arange(seats)[None, :]).ravel()
         agent.reset_rows(forget)
         batches.append((observations, masks, keys, actions, forget))
-    return batches
+    return batches, options
 
 
-def replay(batches: list[tuple[np.ndarray, ...]]) -> tuple[int, list[np.ndarray]]:
-    """(decisions, each batch's inputs) through a fresh tracker."""
-    tracker = BeliefTracker()
+def replay(batches: list[tuple[np.ndarray, ...]], options: dict[str, Any]) -> tuple[int, list[np.ndarray]]:
+    """(decisions, each batch's inputs) through a fresh tracker of the table's posterior options."""
+    tracker = BeliefTracker(options)
     decisions, out = 0, []
     for observations, masks, keys, actions, forget in batches:
         posteriors = tracker.seat_posteriors(masks.shape[0], keys)
@@ -89,10 +105,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
-    batches = record(args.games, args.steps)
-    _, batched = replay(batches)
+    batches, options = record(args.games, args.steps)
+    _, batched = replay(batches, options)
     with one_row_path():
-        _, one_row = replay(batches)
+        _, one_row = replay(batches, options)
     for mine, theirs in zip(batched, one_row, strict=True):
         np.testing.assert_array_equal(mine, theirs)
     rates: dict[str, list[float]] = {"one-row": [], "batched": []}
@@ -100,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
         for name in rates:
             with one_row_path() if name == "one-row" else contextlib.nullcontext():
                 start = time.perf_counter()
-                decisions, _ = replay(batches)
+                decisions, _ = replay(batches, options)
                 rates[name].append(decisions / (time.perf_counter() - start))
     for name, values in rates.items():
         print(f"{name:8} {', '.join(f'{v:,.0f}' for v in values)} belief inputs/s")

@@ -13,11 +13,9 @@ import pytest
 
 from madiao_mao.agents.mao import beliefs
 from madiao_mao.agents.mao.belief_inputs import BeliefTracker
-from madiao_mao.agents.mao.belief_speed import one_row_path
-from madiao_mao.agents.mao.players import BayesianRuleAgent, posterior_options
+from madiao_mao.agents.mao.belief_speed import one_row_path, record
 from mao_env import cards
 from mao_env import rules as library
-from mao_env.vector import MaoVectorEnv
 
 ALL_RULES = tuple(range(library.N_RULES))
 
@@ -31,34 +29,6 @@ def decision_kind(mask: np.ndarray) -> str:
     if mask[cards.DRAW]:
         return "start"
     return "speak"
-
-
-def recorded_games(n_games: int, steps: int, seed: int, rule_pool: tuple[int, ...], draws: int, **table):
-    """Batches of (observations, masks, row keys, actions, keys of ended games) of Bayesian players
-    at every seat, and the table's posterior options."""
-    env = MaoVectorEnv(n_games, seed=seed, rule_pool=rule_pool, pool_draws=draws, **table)
-    options = posterior_options(env.options)
-    agent = BayesianRuleAgent(seed=seed, **options_for_agent(options, table))
-    step = env.reset(seed=seed)
-    seats = env.n_players
-    batches = []
-    for _ in range(steps):
-        keys = np.arange(n_games) * seats + step.to_act
-        observations = np.array(step.observation, dtype=np.float32)
-        masks = np.array(step.action_mask, dtype=bool)
-        actions = agent.act_batch(observations, masks, rows=keys)
-        step = env.step(actions)
-        ended = np.flatnonzero(step.terminated | step.truncated)
-        forget = (ended[:, None] * seats + np.arange(seats)[None, :]).ravel()
-        agent.reset_rows(forget)
-        batches.append((observations, masks, keys, actions, forget))
-    return batches, options
-
-
-def options_for_agent(options: dict, table: dict) -> dict:
-    agent_options = {k: options[k] for k in ("rounds", "seven_turn_ends", "reasons", "calls", "talking")}
-    agent_options["seven_phrase"] = table.get("seven_phrase", "penalty card")
-    return agent_options
 
 
 def replay(batches, options: dict) -> list[tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]]:
@@ -93,7 +63,7 @@ TABLES = [
 
 @pytest.mark.parametrize(("rule_pool", "draws", "table", "games", "steps", "least"), TABLES)
 def test_the_batched_belief_path_is_the_one_row_path(rule_pool, draws, table, games, steps, least):
-    batches, options = recorded_games(games, steps, seed=11, rule_pool=rule_pool, draws=draws, **table)
+    batches, options = record(games, steps, seed=11, rule_pool=rule_pool, draws=draws, **table)
     batched = replay(batches, options)
     with one_row_path():
         one_row = replay(batches, options)
@@ -118,7 +88,7 @@ def test_the_batched_belief_path_is_the_one_row_path(rule_pool, draws, table, ga
 
 
 def test_the_batched_parsers_and_validity_are_the_one_row_ones():
-    batches, _options = recorded_games(8, 250, seed=3, rule_pool=ALL_RULES, draws=1, num_rounds=2)
+    batches, _options = record(8, 250, seed=3, rule_pool=ALL_RULES, draws=1, num_rounds=2)
     round_wins = 0
     for observations, masks, *_rest in batches:
         rows = np.flatnonzero(masks.any(axis=1))
