@@ -271,7 +271,8 @@ class TrainConfig:
     1)."""
     env_threads: int = 1
     """Numba threads stepping the training games (the batched env's ``threads``, at most
-    ``NUMBA_NUM_THREADS``); 1: the calling thread. More pays only where stepping the games is a
+    ``NUMBA_NUM_THREADS``, which a run resumed on a smaller machine may need to set); 1: the
+    calling thread. More pays only where stepping the games is a
     large share of a run: in training the update holds every core and the games take a few
     percent, and two env threads measured slower than one."""
     device: Annotated[str, _flag(choices=(*DEVICES, "cuda:N"))] = "auto"
@@ -325,6 +326,15 @@ class TrainConfig:
             value = getattr(self, name)
             if not _is_int(value) or value < 1:
                 raise ConfigError(name, f"{name} must be a positive integer, got {value!r}")
+        # Imported here: the config module is read by every command, most of which never load Numba.
+        import numba
+
+        if self.env_threads > numba.config.NUMBA_NUM_THREADS:
+            raise ConfigError(
+                "env_threads",
+                f"env_threads is {self.env_threads}, more than the {numba.config.NUMBA_NUM_THREADS} "
+                f"threads Numba has here (set NUMBA_NUM_THREADS={self.env_threads} or use fewer)",
+            )
         if not _is_int(self.seed) or self.seed < 0:
             # numpy refuses negative seeds.
             raise ConfigError("seed", f"seed must be an integer >= 0, got {self.seed!r}")

@@ -156,12 +156,8 @@ def env_kwargs(config: TrainConfig) -> dict[str, Any]:
 
 
 def vector_env_kwargs(config: TrainConfig) -> dict[str, Any]:
-    """The options of a run's batched env: ``env_kwargs`` and its ``threads``, the config's
-    ``env_threads`` up to the threads Numba has here (a run resumes on a smaller machine)."""
-    # Imported here: reading a game spec does not load Numba.
-    import numba
-
-    return {**env_kwargs(config), "threads": min(config.env_threads, numba.config.NUMBA_NUM_THREADS)}
+    """The options of a run's batched env: ``env_kwargs`` and its ``threads`` (``env_threads``)."""
+    return {**env_kwargs(config), "threads": config.env_threads}
 
 
 def module_when_called(name: str) -> Callable[[], ModuleType]:

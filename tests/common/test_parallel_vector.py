@@ -15,7 +15,7 @@ from cardgame_core import vector
 from cardgame_core.jit import parallel
 from madiao_env import core as madiao_core
 from madiao_env.vector import MadiaoVectorEnv
-from madiao_mao.training.config import TrainConfig
+from madiao_mao.training.config import ConfigError, TrainConfig
 from madiao_mao.training.game_spec import game_spec
 from mao_env import core as mao_core
 from mao_env.vector import MaoVectorEnv
@@ -194,6 +194,6 @@ def test_training_games_step_on_the_configs_env_threads(game):
     spec = game_spec(game)
     serial = spec.make_vector_env(TrainConfig(game=game, **TINY_RUN), N_GAMES, 0)
     assert serial.threads == 1 and not serial.parallel
-    # A run saved on a machine with more threads resumes here with the threads Numba has.
-    wide = spec.make_vector_env(TrainConfig(game=game, env_threads=1_000, **TINY_RUN), N_GAMES, 0)
-    assert wide.threads == numba.config.NUMBA_NUM_THREADS
+    # More threads than Numba has is refused, naming the field and the way to get them.
+    with pytest.raises(ConfigError, match=r"env_threads is .* NUMBA_NUM_THREADS="):
+        TrainConfig(game=game, env_threads=numba.config.NUMBA_NUM_THREADS + 1, **TINY_RUN)
