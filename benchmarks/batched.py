@@ -3,6 +3,8 @@
 The loop a self-play trainer runs: read the masks, pick one random legal action per game (a Numba
 kernel, counted in the time, like Pgx's jitted random policy), step all games (auto-reset on).
 The env is built with ``copy=False`` so the figure is the env's own cost, not numpy copies.
+A game's rows at N=1024 and N=4096 take turns while they are timed (``COMPARED_BATCH_SIZES``),
+its ``threads=1`` rows at those sizes likewise: their ratio is a target.
 
 The learner's view of the same games, as a Gymnasium ``VectorEnv`` beside the raw API: seat 0 of
 every game is the learner, the other seats are played by a batched opponent handed its rows'
@@ -33,6 +35,10 @@ from madiao_mao.benchmarks.timing import Result, Workload, measure, unavailable,
 BATCH_SIZES = (1, 64, 1024, 4096)
 #: Batch sizes of the learner-view rows (those of ``BATCH_SIZES`` also in this list).
 LEARNER_BATCH_SIZES = (64, 1024)
+#: The batch sizes whose rows of one game are timed in turns (``timing.measure_all``): a larger
+#: batch should step each game no slower, and the ratio of these two rows is the target that says
+#: so; measured one after the other, the load's drift between them would be part of it.
+COMPARED_BATCH_SIZES = (1024, 4096)
 
 
 def vector_system(game: str, n_envs: int) -> str:
@@ -48,6 +54,12 @@ def serial_vector_system(game: str, n_envs: int) -> str:
 def takes_threads(env_class) -> bool:
     """Whether a vector env class takes the ``threads`` option (a game's own may not)."""
     return "threads" in inspect.signature(env_class).parameters
+
+
+def batch_size_group(game: str, serial: bool = False) -> str:
+    """The group of ``game``'s vector rows at ``COMPARED_BATCH_SIZES`` (its threaded rows, or its
+    ``threads=1`` rows), timed in turns."""
+    return f"{game} vector N={' vs '.join(map(str, COMPARED_BATCH_SIZES))}{', serial' if serial else ''}"
 
 
 def vector_step_body(env_class, n_envs: int, **options) -> Callable[[], int]:
@@ -168,12 +180,17 @@ def workloads(
             # A game whose env cannot load still has its rows, saying why there is no figure.
             body = None if env_class is None else vector_step_body(env_class, n_envs)
             system = vector_system(game, n_envs)
-            found.append(Workload("batched", system, "env-steps/s", body, _obs_and_masks, missing=missing))
+            compared = n_envs in COMPARED_BATCH_SIZES
+            group = batch_size_group(game) if compared else ""
+            found.append(
+                Workload("batched", system, "env-steps/s", body, _obs_and_masks, missing=missing, group=group)
+            )
             # Beside a batch that steps on Numba's threads, the same batch on one thread.
             if env_class is not None and n_envs >= PARALLEL_MIN_GAMES and takes_threads(env_class):
                 serial = vector_step_body(env_class, n_envs, threads=1)
                 system = serial_vector_system(game, n_envs)
-                found.append(Workload("batched", system, "env-steps/s", serial, _obs_and_masks))
+                group = batch_size_group(game, serial=True) if compared else ""
+                found.append(Workload("batched", system, "env-steps/s", serial, _obs_and_masks, group=group))
         if env_class is None or subjects.gymnasium_id is None:
             continue
         for n_envs in (n for n in batch_sizes if n in LEARNER_BATCH_SIZES):

@@ -11,6 +11,7 @@ SUBJECTS = GameSubjects(
     goals=Goals(
         aec_share=0.60,
         batched_steps=1e6,
+        large_batch_share=1.0,
         gymnasium_share=0.90,
         cold_start_seconds=20,
         warm_start_seconds=2,

@@ -57,6 +57,9 @@ class Goals:
     batched_steps: float | None = None
     #: ... and as a multiple of Pgx leduc_holdem at batch 1024 in the same run (≥), if measured.
     batched_share_of_pgx: float | None = None
+    #: The vector env's env-steps/s at N=4096 as a share of its rate at N=1024, the two timed in
+    #: turns in one run (≥): a larger batch should not step each game slower.
+    large_batch_share: float | None = None
     #: The Gymnasium ``VectorEnv``'s env-steps/s as a share of the raw API's, learner seat, N=1024.
     gymnasium_share: float | None = None
     #: Import + first AEC step + first vector step, in a fresh process, seconds (≤).

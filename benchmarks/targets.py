@@ -8,7 +8,7 @@ learner's target.
 from __future__ import annotations
 
 from madiao_mao.benchmarks.aec import EMPTY_WRAPPED, aec_system
-from madiao_mao.benchmarks.batched import learner_system, vector_system
+from madiao_mao.benchmarks.batched import COMPARED_BATCH_SIZES, learner_system, vector_system
 from madiao_mao.benchmarks.goals import Target, at_least_check, at_most_check, ratio_check
 from madiao_mao.benchmarks.peers import PGX_SYSTEM
 from madiao_mao.benchmarks.startup import startup_system
@@ -17,7 +17,7 @@ from madiao_mao.benchmarks.timing import Result
 
 #: The order of the targets' kinds in the table ("more": a game's own targets).
 KINDS = ("aec", "batched", "gymnasium", "more", "startup")
-TARGET_BATCH = 1024
+TARGET_BATCH, LARGE_BATCH = COMPARED_BATCH_SIZES
 
 
 def _batched_check(system: str, minimum: float, share_of_pgx: float | None):
@@ -59,6 +59,16 @@ def game_targets(game: str, goals: Goals) -> list[Target]:
         system = vector_system(game, TARGET_BATCH)
         check = _batched_check(system, goals.batched_steps, goals.batched_share_of_pgx)
         found.append(Target(f"{title} batched N={TARGET_BATCH}, obs + masks", goal, check, "batched"))
+    if goals.large_batch_share is not None:
+        found.append(
+            share_target(
+                f"batched N={LARGE_BATCH} vs N={TARGET_BATCH}, obs + masks",
+                goals.large_batch_share,
+                vector_system(game, LARGE_BATCH),
+                vector_system(game, TARGET_BATCH),
+                "batched",
+            )
+        )
     if goals.gymnasium_share is not None:
         found.append(
             share_target(

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from madiao_mao.benchmarks.__main__ import SUITES, main, parse_arguments
-from madiao_mao.benchmarks.batched import learner_system
+from madiao_mao.benchmarks.batched import learner_system, serial_vector_system, vector_system, workloads
 from madiao_mao.benchmarks.kernels import random_legal_actions
 from madiao_mao.benchmarks.madiao import trick_loop_hands
 from madiao_mao.benchmarks.targets import evaluate
@@ -79,6 +79,37 @@ def test_targets_report_met_missed_and_not_measured():
     rows = {name: (achieved, status) for name, _, achieved, status in evaluate(results)}
     assert rows["Madiao Gymnasium VectorEnv vs raw API, learner seat, N=1024"] == ("0.95×", "met")
     assert rows["Mao Gymnasium VectorEnv vs raw API, learner seat, N=1024"] == ("0.85×", "MISSED")
+
+
+def test_large_batch_target_is_mao_n4096_over_n1024_of_the_same_run():
+    # Distinct rates for every row, so that a target reading another row (or the two swapped)
+    # shows another ratio.
+    results = [
+        Result("batched", vector_system("mao", 1024), 200.0, "env-steps/s"),
+        Result("batched", vector_system("mao", 4096), 210.0, "env-steps/s"),
+        Result("batched", serial_vector_system("mao", 1024), 300.0, "env-steps/s"),
+        Result("batched", serial_vector_system("mao", 4096), 150.0, "env-steps/s"),
+        Result("batched", vector_system("madiao", 1024), 500.0, "env-steps/s"),
+        Result("batched", vector_system("madiao", 4096), 250.0, "env-steps/s"),
+    ]
+    rows = {name: (goal, achieved, status) for name, goal, achieved, status in evaluate(results)}
+    assert rows["Mao batched N=4096 vs N=1024, obs + masks"] == ("≥ 1.00×", "1.05×", "met")
+    assert "Madiao batched N=4096 vs N=1024, obs + masks" not in rows  # a goal of Mao's only
+    results[1] = Result("batched", vector_system("mao", 4096), 190.0, "env-steps/s")
+    rows = {name: (achieved, status) for name, _, achieved, status in evaluate(results)}
+    assert rows["Mao batched N=4096 vs N=1024, obs + masks"] == ("0.95×", "MISSED")
+    rows = {name: (achieved, status) for name, _, achieved, status in evaluate(results[:1])}
+    assert rows["Mao batched N=4096 vs N=1024, obs + masks"] == ("not measured", "—")
+
+
+def test_each_games_n1024_and_n4096_rows_are_timed_in_turns():
+    found = {w.system: w.group for w in workloads((64, 1024, 4096), games=("mao",))}
+    threaded = {found[vector_system("mao", n)] for n in (1024, 4096)}
+    serial = {found[serial_vector_system("mao", n)] for n in (1024, 4096)}
+    # One group for the two threaded rows, another for their threads=1 rows, none for N=64.
+    assert len(threaded) == 1 and len(serial) == 1 and "" not in threaded | serial
+    assert threaded != serial
+    assert found[vector_system("mao", 64)] == ""
 
 
 def test_quick_and_partial_runs_leave_the_committed_results_alone(tmp_path, monkeypatch, capsys):
