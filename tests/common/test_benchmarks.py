@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import ClassVar
+
 import numpy as np
 import pytest
 
@@ -213,3 +216,55 @@ def test_the_help_of_only_names_every_suite(capsys):
         parse_arguments(["--help"])
     text = " ".join(capsys.readouterr().out.replace("│", " ").split())
     assert f"suites to run, from: {', '.join(SUITES)}." in text
+
+
+class _RecordingVectorEnv:
+    """A vector env that notes its construction options and the order of its steps."""
+
+    steps: ClassVar[list[int]] = []
+    options: ClassVar[list[dict]] = []
+    #: A fake thread clock: each step takes 1000 ns per game.
+    clock_ns = 0
+
+    def __init__(self, n_envs: int, **options) -> None:
+        self.n_envs = n_envs
+        _RecordingVectorEnv.options.append(options)
+
+    def reset(self):
+        return SimpleNamespace(action_mask=np.ones((self.n_envs, 3), dtype=bool))
+
+    def step(self, actions):
+        assert actions.shape == (self.n_envs,) and (actions >= 0).all()
+        _RecordingVectorEnv.steps.append(self.n_envs)
+        _RecordingVectorEnv.clock_ns += 1000 * self.n_envs
+        return self.reset()
+
+
+def test_batch_size_costs_take_turns_on_one_thread_and_divide_by_n(monkeypatch):
+    from madiao_mao.benchmarks import batch_size
+
+    _RecordingVectorEnv.steps, _RecordingVectorEnv.options = [], []
+    monkeypatch.setattr(batch_size.time, "thread_time_ns", lambda: _RecordingVectorEnv.clock_ns)
+    costs = batch_size.step_costs(_RecordingVectorEnv, (4, 8), turns=3, games_per_turn=16)
+    assert all(options == {"seed": 0, "copy": False, "threads": 1} for options in _RecordingVectorEnv.options)
+    # One untimed step each, then turns of 16 games (4 steps of N=4, 2 of N=8), the order reversed
+    # every other turn.
+    assert _RecordingVectorEnv.steps == [4, 8] + [4] * 4 + [8] * 2 + [8] * 2 + [4] * 4 + [4] * 4 + [8] * 2
+    assert [(cost.n_envs, cost.steps) for cost in costs] == [(4, 12), (8, 6)]
+    assert all(cost.p10_ns == cost.median_ns == 1000.0 for cost in costs)
+
+
+def test_batch_size_table_gives_each_sizes_speed_against_the_first():
+    from madiao_mao.benchmarks.batch_size import SizeCost, table
+
+    text = table("mao", [SizeCost(1024, 1000.0, 1100.0, 40), SizeCost(4096, 1250.0, 1300.0, 10)])
+    rows = [line for line in text.splitlines() if line.startswith("| 1024 ") or line.startswith("| 4096 ")]
+    assert rows[0].endswith("| 1.00× |") and rows[1].endswith("| 0.80× |")
+
+
+def test_batch_size_command_measures_the_real_env(capsys):
+    from madiao_mao.benchmarks.batch_size import main
+
+    assert main(["--game", "mao", "--sizes", "2,4", "--turns", "2", "--games-per-turn", "8"]) == 0
+    text = capsys.readouterr().out
+    assert text.count("\n| 2 |") == 1 and text.count("\n| 4 |") == 1
