@@ -232,7 +232,7 @@ _MASK_SHAPE = (1, cards.N_ACTIONS)
 # core.vector_step_games compiled for the AEC env's argument types (the same for every env, and
 # the same as the vector env's: its own buffers), made by the first step; see
 # cardgame_core.jit.compiled_for.
-_step_games = None
+_compiled_step = None
 
 
 #: ``env()``'s penalty for an illegal action, in stakes (times the ``stake`` option): the largest
@@ -401,7 +401,7 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         # Fresh output arrays every step: observations already handed out are never overwritten.
         obs = np.empty(self._obs_shape, dtype=np.int8)
         masks = np.empty(_MASK_SHAPE, dtype=np.int8)
-        global _step_games
+        global _compiled_step
         episode_stakes, to_act, rewards, terminated, final_payoffs, final_obs = self._step_scratch
         arguments = (
             self._state,
@@ -417,9 +417,9 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             final_payoffs,
             final_obs,
         )
-        if _step_games is None:
-            _step_games = compiled_for(core.vector_step_games, *arguments)
-        _step_games(*arguments)
+        if _compiled_step is None:
+            _compiled_step = compiled_for(core.vector_step_games, *arguments)
+        _compiled_step(*arguments)
         self._obs_row = obs[0]
         self._mask_row = masks[0]
         game = self._game
