@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numba
+from numba.core import types
 from numba.core.caching import CompileResultCacheImpl as _CompileResultCacheImpl
 from numba.core.caching import FunctionCache, _CacheLocator
 from numba.core.dispatcher import Dispatcher
@@ -48,16 +49,38 @@ def njit(function: Callable | None = None, **overrides: Any):
 
 
 def _dispatcher(function: Callable, options: dict[str, Any]):
-    """The Numba dispatcher of ``function``; with ``cache``, its disk cache stamped with the
+    """The Numba dispatcher of ``function``, compiled once per argument types when another kernel
+    calls it (:func:`_typed_without_literals`); with ``cache``, its disk cache stamped with the
     sources of the modules it depends on (:class:`_DependencyStampedCache`)."""
     numba_options = {name: value for name, value in options.items() if name != "cache"}
     dispatcher = numba.njit(**numba_options)(function)
+    if isinstance(dispatcher, Dispatcher):
+        dispatcher.get_call_template = _typed_without_literals(dispatcher.get_call_template)
     if options.get("cache") and isinstance(dispatcher, Dispatcher):
         # What ``Dispatcher.enable_caching`` does (Numba's cache=True), with the stamped cache;
         # without the JIT (NUMBA_DISABLE_JIT=1) ``dispatcher`` is the plain function.
         cache_class = _ParallelStampedCache if numba_options.get("parallel") else _DependencyStampedCache
         dispatcher._cache = cache_class(dispatcher.py_func)
     return dispatcher
+
+
+def _typed_without_literals(get_call_template: Callable) -> Callable:
+    """A dispatcher's ``get_call_template`` that types a call from another kernel by its argument
+    types alone: a constant argument (``_call(..., CALL_MAO, -1, ...)``, ``flag=True``) counts as
+    its plain type (int64, bool), not as a literal of its value.
+
+    Numba otherwise compiles the callee once per distinct constant it is called with: Mao's
+    ``_call`` was compiled nine times, a few seconds of every cold start. The kernels here need
+    no literal argument (none uses ``numba.literally``); a call from Python is typed by value
+    types already.
+    """
+
+    def get_call_template_by_type(args: tuple, kws: dict) -> Any:
+        plain_args = tuple(types.unliteral(arg) for arg in args)
+        plain_kws = {name: types.unliteral(arg) for name, arg in kws.items()}
+        return get_call_template(plain_args, plain_kws)
+
+    return get_call_template_by_type
 
 
 _parallel_variants: dict[Callable, Callable] = {}

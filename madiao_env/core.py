@@ -20,11 +20,12 @@ multiplies them by the ``stake`` option (through ``payments.stakes_to_rewards``,
 The observation offsets come from ``madiao_env.layout``.
 Kernels never check their inputs: the env layer validates actions against ``legal mask`` first.
 
-Batch kernels, each taking ``state, config`` first: ``reset_games``/``step_games``/``observe_games``
-(the AEC env, N = 1), ``vector_step_games`` (the vector env: step, rewards, auto-reset and
-observation in one call), ``random_playouts_from`` (``madiao_env.rollout``) and ``deal_games``
-(a deal drawn by the caller in place of a random one: the OpenSpiel game). All of them use the
-same rule functions and the same observation encoder (``_encode``).
+Batch kernels, each taking ``state, config`` first: ``reset_games``/``observe_games`` (both
+envs; the AEC env has N = 1), ``vector_step_games`` (the step of both envs: step, rewards,
+auto-reset for the vector env, and observation in one call), ``step_games`` (a step with no
+rewards or auto-reset: the OpenSpiel game), ``random_playouts_from`` (``madiao_env.rollout``)
+and ``deal_games`` (a deal drawn by the caller in place of a random one: the OpenSpiel game).
+All of them use the same rule functions and the same observation encoder (``_encode``).
 """
 
 from __future__ import annotations
@@ -604,9 +605,12 @@ def _win_trick(card_sets, ints, g, winner, best):
     ints[g, I_BEST_SEAT] = -1
 
 
-@njit
+@njit(inline="always")
 def _close_hand(card_sets, ints, pending, settled, config, g):
-    """After the eighth trick: settle, then end the episode or deal and declare the next hand."""
+    """After the eighth trick: settle, then end the episode or deal and declare the next hand.
+
+    Inlined (it only calls compiled functions): as a function of its own it was one more level
+    whose compile optimised all the rule code it calls again, at every cold start."""
     next_banker = _settle_play(card_sets, ints, pending, g)
     if not _finish_hand(card_sets, ints, pending, settled, config, g, np.int64(next_banker), False):
         _declare(card_sets, ints, pending, settled, config, g)
@@ -685,12 +689,14 @@ def _legal(card_sets, ints, config, g, seat, masks, r):
     masks[r, N_ACTIONS - 1] = offer
 
 
-@njit(inline="always")
+@njit
 def _write_bits(out, r, at, cards):
     """``out[r, at + c] = 1`` if card ``c`` is in ``cards``, else 0, for the 40 cards.
 
     Eight entries at a time from a byte table: the encoder runs at every step, and this is
     about five times faster than a loop over single bits (it compiles to 8-byte copies).
+    A compiled function of its own, not inlined by Numba (LLVM inlines it): Numba's inlining of
+    its eight call sites cost a cold start more than a second.
     """
     for byte in range(N_CARDS // 8):
         value = (cards >> np.uint64(8 * byte)) & np.uint64(0xFF)
@@ -698,8 +704,9 @@ def _write_bits(out, r, at, cards):
             out[r, at + 8 * byte + k] = _BYTE_BITS[value, k]
 
 
-@njit(inline="always")
+@njit
 def _zero(out, r, start, stop):
+    # Not inlined by Numba, as _write_bits.
     for k in range(start, stop):
         out[r, k] = 0
 
@@ -781,24 +788,19 @@ def _encode(card_sets, ints, history, config, g, seat, obs, r):
         _observe_summary(card_sets, ints, history, g, seat, obs, r)
 
 
-@njit(inline="always")
-def _observe(card_sets, ints, history, config, g, seat, obs, masks, r):
-    _encode(card_sets, ints, history, config, g, seat, obs, r)
-    _legal(card_sets, ints, config, g, seat, masks, r)
-
-
 @njit
 def _encode_out_of_line(state, config, g, seat, obs, r):
-    """:func:`_encode` as a function of its own (for rare calls: fewer inlined copies to compile)."""
+    """:func:`_encode` compiled once as a function of its own: every kernel's observations,
+    final ones included, go through it, so its large inlined body compiles once per process
+    (inlined into each kernel, it added seconds to every cold start)."""
     _encode(state.card_sets, state.ints, state.history, config, g, seat, obs, r)
 
 
 @njit
 def _observe_out_of_line(state, config, g, seat, obs, masks, r):
-    """:func:`_observe` compiled once as a function of its own, for the AEC env's kernels: the
-    inlined encoder is what makes the vector kernel fast, but inlining it into every kernel
-    would add seconds to the first (cold) compile."""
-    _observe(state.card_sets, state.ints, state.history, config, g, seat, obs, masks, r)
+    """``seat``'s observation (the shared encoder) and legal mask into row ``r``, for the kernels."""
+    _encode_out_of_line(state, config, g, seat, obs, r)
+    _legal(state.card_sets, state.ints, config, g, seat, masks, r)
 
 
 # ----------------------------------------------------------------------------- batch kernels
@@ -879,6 +881,7 @@ def vector_step_games(
     state,
     config,
     actions,
+    auto_reset,
     episode_stakes,
     obs,
     masks,
@@ -888,18 +891,24 @@ def vector_step_games(
     final_payoffs,
     final_obs,
 ):
-    """The vector env's whole step in one call: apply, reward, auto-reset, observe.
+    """The step of both envs in one call: apply, reward, auto-reset, observe.
 
     For every game with ``actions[g] >= 0``: apply the action; ``rewards[g]`` = this call's
     settled whole stakes for every seat (the vector env applies the ``stake`` option);
     ``episode_stakes[g]`` (int64[N, 4]) sums them over the episode. When the episode ends:
-    ``final_obs[g, s]`` = every seat's last observation, ``final_payoffs[g]`` = the episode's
-    whole stakes, ``terminated[g]`` set, and a new episode starts
-    with a banker and a seed drawn from the game's own RNG (so a game's future depends only on
-    its own state). A meld paid while dealing that new episode stays pending and is paid with its
-    first settlement, never in this call. Then ``obs[g]``/``masks[g]`` = the view of the seat to
-    act. Skipped games keep their state and buffers; their rewards and flags are cleared.
-    Returns the first game whose line buffer overflowed, or -1 (the env raises).
+    ``final_payoffs[g]`` = the episode's whole stakes, ``terminated[g]`` set, and, with
+    ``auto_reset`` (the vector env), ``final_obs[g, s]`` = every seat's last observation and a new
+    episode starts with a banker and a seed drawn from the game's own RNG (so a game's future
+    depends only on its own state). A meld paid while dealing that new episode stays pending and
+    is paid with its first settlement, never in this call. Without ``auto_reset`` (the AEC env)
+    the ended game stays as it ended, its seat to act -1. Then ``to_act[g]`` = the seat to act and
+    ``obs[g]``/``masks[g]`` = its view (seat 0's once the game is over). Skipped games keep their
+    state and buffers; their rewards and flags are cleared. Returns the first game whose line
+    buffer overflowed, or -1 (the env raises).
+
+    The AEC env steps its one game through this kernel too, rather than a kernel of its own:
+    the rule code is then compiled and optimised once per process for both envs (a cold start
+    compiles every kernel it reaches, and each top-level kernel optimises its callees again).
 
     The loop over games is a ``prange`` (``cardgame_core.jit.parallel``) whose body is one call of
     a function that writes only game ``g``'s rows (``net``, the scratch of the stakes, has one row
@@ -913,8 +922,8 @@ def vector_step_games(
     no_deck = np.full(N_CARDS, -1, dtype=np.int8)
     for g in prange(n_games):
         _vector_step_game(
-            state, config, g, actions[g], episode_stakes, obs, masks, to_act, rewards, terminated,
-            final_payoffs, final_rows, net[g], no_deck,
+            state, config, g, actions[g], auto_reset, episode_stakes, obs, masks, to_act, rewards,
+            terminated, final_payoffs, final_rows, net[g], no_deck,
         )  # fmt: skip
     for g in range(n_games):
         if actions[g] >= 0 and state.ints[g, I_OVERFLOW] == 1:
@@ -924,8 +933,8 @@ def vector_step_games(
 
 @njit
 def _vector_step_game(
-    state, config, g, action, episode_stakes, obs, masks, to_act, rewards, terminated, final_payoffs,
-    final_rows, net, no_deck,
+    state, config, g, action, auto_reset, episode_stakes, obs, masks, to_act, rewards, terminated,
+    final_payoffs, final_rows, net, no_deck,
 ):  # fmt: skip
     """:func:`vector_step_games` of game ``g`` (``net``: int64 scratch ``[4]``)."""
     card_sets, ints, history = state.card_sets, state.ints, state.history
@@ -945,16 +954,18 @@ def _vector_step_game(
                 episode_stakes[g, seat] += net[seat]
         if ints[g, I_EPISODE_OVER] == 1:
             for seat in range(4):
-                _encode_out_of_line(state, config, g, np.int64(seat), final_rows, 4 * g + seat)
+                if auto_reset:
+                    _encode_out_of_line(state, config, g, np.int64(seat), final_rows, 4 * g + seat)
                 final_payoffs[g, seat] = episode_stakes[g, seat]
                 episode_stakes[g, seat] = 0
             terminated[g] = True
-            banker = _random_below(card_sets, g, 4)
-            rng_seed = _next_random(card_sets, g)
-            _reset_game(state, config, g, rng_seed, np.int64(banker), no_deck, np.int64(-1))
+            if auto_reset:
+                banker = _random_below(card_sets, g, 4)
+                rng_seed = _next_random(card_sets, g)
+                _reset_game(state, config, g, rng_seed, np.int64(banker), no_deck, np.int64(-1))
         seat = ints[g, I_TO_ACT]
         to_act[g] = seat
-        _observe_out_of_line(state, config, g, np.int64(seat), obs, masks, g)
+        _observe_out_of_line(state, config, g, np.int64(max(seat, 0)), obs, masks, g)
 
 
 # ----------------------------------------------------------------------------- play-outs

@@ -229,9 +229,10 @@ RENDER_MODES = ("ansi", "human")
 PHASE_NAMES = ("redeal", "play", "over")
 _N_ACTIONS = cards.N_ACTIONS
 _MASK_SHAPE = (1, cards.N_ACTIONS)
-# core.step_games compiled for the AEC env's argument types (the same for every env: its own
-# buffers), made by the first step; see cardgame_core.jit.compiled_for.
-_step_games = None
+# core.vector_step_games compiled for the AEC env's argument types (the same for every env, and
+# the same as the vector env's: its own buffers), made by the first step; see
+# cardgame_core.jit.compiled_for.
+_compiled_step = None
 
 
 #: ``env()``'s penalty for an illegal action, in stakes (times the ``stake`` option): the largest
@@ -307,6 +308,17 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self._mask_row = np.zeros(cards.N_ACTIONS, dtype=np.int8)
         self._game = state.GameView(self._state)  # read after every kernel call
         self._actions = np.zeros(1, dtype=np.int64)
+        # The vector env's step kernel steps this env too (one compile serves both envs); what it
+        # writes besides the observation and mask (rewards, final payoffs, ...) is scratch here:
+        # the env reads the settled lines themselves.
+        self._step_scratch = (
+            np.zeros((1, cards.N_SEATS), dtype=np.int64),  # episode stakes
+            np.zeros(1, dtype=np.int64),  # seat to act
+            np.zeros((1, cards.N_SEATS), dtype=np.float32),  # rewards
+            np.zeros(1, dtype=np.bool_),  # terminated
+            np.zeros((1, cards.N_SEATS), dtype=np.float32),  # final payoffs
+            np.zeros((1, cards.N_SEATS, size), dtype=np.int8),  # final observations (not written)
+        )
         self._seats = np.zeros(1, dtype=np.int64)
         self._obs_seat = -1
         self._rewards_pending_zero = False
@@ -389,10 +401,25 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         # Fresh output arrays every step: observations already handed out are never overwritten.
         obs = np.empty(self._obs_shape, dtype=np.int8)
         masks = np.empty(_MASK_SHAPE, dtype=np.int8)
-        global _step_games
-        if _step_games is None:
-            _step_games = compiled_for(core.step_games, self._state, self._config, self._actions, obs, masks)
-        _step_games(self._state, self._config, self._actions, obs, masks)
+        global _compiled_step
+        episode_stakes, to_act, rewards, terminated, final_payoffs, final_obs = self._step_scratch
+        arguments = (
+            self._state,
+            self._config,
+            self._actions,
+            False,  # no auto-reset: the episode ends here
+            episode_stakes,
+            obs,
+            masks,
+            to_act,
+            rewards,
+            terminated,
+            final_payoffs,
+            final_obs,
+        )
+        if _compiled_step is None:
+            _compiled_step = compiled_for(core.vector_step_games, *arguments)
+        _compiled_step(*arguments)
         self._obs_row = obs[0]
         self._mask_row = masks[0]
         game = self._game

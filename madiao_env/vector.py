@@ -34,8 +34,8 @@ from madiao_env import cards, core, payments, privileged, state
 from madiao_env.options import MadiaoOptions
 
 # core.vector_step_games compiled for the vector env's argument types (the same for every env: its
-# own buffers, and actions as int64 [N] from the base class's checks), made by the first step; see
-# cardgame_core.jit.compiled_for.
+# own buffers, and actions as int64 [N] from the base class's checks; the AEC env's too, so one
+# compile serves both), made by the first step; see cardgame_core.jit.compiled_for.
 _vector_step_games = None
 
 
@@ -110,6 +110,7 @@ class MadiaoVectorEnv(VectorCardEnv):
             self._state,
             self._config,
             actions,
+            True,  # auto-reset
             self._episode_stakes,
             self._observation,
             self._mask_bytes,

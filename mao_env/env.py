@@ -378,7 +378,8 @@ class raw_env(CardGameAECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
         game_seed = int(self._rng.integers(0, 2**63 - 1))
         self.write_options(self._state.scalars)
         self._game.clear_rule_queue()
-        core.reset_game(self._state, 0, game_seed)
+        # As uint64, the type the vector env's kernels pass: one compile of reset_game serves both.
+        core.reset_game(self._state, 0, np.uint64(game_seed))
         if scenario is not None:
             place_scenario(self._state, scenario, self.n_players, self._rng)
         self._reset_bookkeeping(snapshots.calls_info(0, 0))
