@@ -238,10 +238,12 @@ def test_mao_trains_a_privileged_critic_with_flat_features(tmp_path):
     assert final.observation_space.shape == (seat_dim,)
 
 
-def test_maos_belief_policy_trains_a_privileged_critic_and_plays_as_the_belief_policy(tmp_path):
+@pytest.mark.parametrize("engine", ["sb3", "fast"])
+def test_maos_belief_policy_trains_a_privileged_critic_and_plays_as_the_belief_policy(tmp_path, engine):
     from madiao_mao.agents.learned import policy_agent
     from madiao_mao.agents.mao.belief_inputs import BELIEF_WIDTH
     from madiao_mao.agents.mao.features import MaoBeliefPolicy
+    from madiao_mao.training.fast import train as fast_train
     from madiao_mao.training.mao.privileged import PrivilegedBeliefPolicy
     from madiao_mao.training.sb3 import train as sb3_train
     from tests.common.test_hidden_information import decisions, pairs
@@ -250,7 +252,7 @@ def test_maos_belief_policy_trains_a_privileged_critic_and_plays_as_the_belief_p
         tmp_path, game="mao", imitation_decisions=64, imitation_epochs=1, total_timesteps=256
     )
     assert config.features == "belief"
-    run_dir = sb3_train.train(config, quiet=True)
+    run_dir = (fast_train if engine == "fast" else sb3_train).train(config, quiet=True)
     checkpoint = MaskablePPO.load(str(run_dir / "checkpoint.zip"), device="cpu")
     trained = checkpoint.policy
     assert isinstance(trained, PrivilegedBeliefPolicy), "resume needs the critic"
