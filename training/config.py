@@ -185,8 +185,10 @@ class TrainConfig:
     observation and the game's hidden state (every hand: the batched env's
     ``privileged_observation``), the actor only the seat's observation (PerfectDou; a critic of
     history and state, Baisero & Amato 2022). The model saved for play (``final_model.zip``) is
-    the actor alone. Only for features that the MLP policy reads without an env wrapper of its
-    own ("flat", and a game's features of that kind; ``madiao_mao.training.sb3.privileged``)."""
+    the actor alone. For features that the MLP policy reads without an env wrapper of its own
+    ("flat", and a game's features of that kind; ``madiao_mao.training.sb3.privileged``) and for
+    those whose policy has a privileged variant (Mao's "belief", whose critic also reads the secret
+    rules in force; ``madiao_mao.training.mao.privileged``)."""
     oracle_guiding_steps: int = 0
     """With ``privileged_critic``: the actor also reads the hidden state, weighted by a factor
     that fades linearly from 1 at step 0 to 0 at this many learner steps (Suphx's oracle
@@ -438,11 +440,14 @@ class TrainConfig:
         if self.privileged_critic:
             features = POLICY_FEATURES[self.features]
             policy, _ = features.policy()
-            if features.learner_env is not None or policy != "MlpPolicy":
+            plain_mlp = features.learner_env is None and policy == "MlpPolicy"
+            if not plain_mlp and features.privileged_policy is None:
+                variants = [f'"{name}"' for name, other in POLICY_FEATURES.items() if other.privileged_policy]
+                with_critic = ", ".join(variants)
                 raise ConfigError(
                     "privileged_critic",
-                    f'privileged_critic works with the MLP policy\'s features ("flat", Madiao\'s "cards"), '
-                    f'not with features="{self.features}"',
+                    f'privileged_critic works with the MLP policy\'s features ("flat", Madiao\'s "cards") '
+                    f'and with {with_critic}, not with features="{self.features}"',
                 )
             if self.init_model is not None:
                 raise ConfigError(

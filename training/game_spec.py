@@ -78,6 +78,10 @@ class PolicyFeatures:
     #: What wraps the learner's env when the policy reads more than the table's observation
     #: (``wrap(venv, vector_env) -> venv``); None: the observation as it is.
     learner_env: Callable[[Any, Any], Any] | None = None
+    #: The policy class a privileged critic trains for these features when ``policy`` is not the
+    #: MLP policy (a ``madiao_mao.training.sb3.privileged.PrivilegedCriticPolicy`` subclass); None:
+    #: only the MLP policy has one.
+    privileged_policy: Callable[[], type] | None = None
 
 
 def _flat_policy() -> tuple[Any, dict[str, Any]]:

@@ -137,12 +137,17 @@ class MaoRuleFeatures(BaseFeaturesExtractor):
 
 
 class SkipMlpExtractor(nn.Module):
-    """SB3's ``MlpExtractor`` whose actor latent also carries the last ``n_skip`` features."""
+    """SB3's ``MlpExtractor`` whose actor latent also carries ``n_skip`` features: the last ones, or
+    those before the last ``n_trailing`` (a privileged critic's columns follow the seat's features,
+    ``madiao_mao.training.mao.privileged``)."""
 
-    def __init__(self, feature_dim: int, net_arch, activation_fn, device, n_skip: int) -> None:
+    def __init__(
+        self, feature_dim: int, net_arch, activation_fn, device, n_skip: int, n_trailing: int = 0
+    ) -> None:
         super().__init__()
         self.inner = MlpExtractor(feature_dim, net_arch=net_arch, activation_fn=activation_fn, device=device)
         self.n_skip = n_skip
+        self.skipped = slice(feature_dim - n_trailing - n_skip, feature_dim - n_trailing)
         self.latent_dim_pi = self.inner.latent_dim_pi + n_skip
         self.latent_dim_vf = self.inner.latent_dim_vf
 
@@ -150,7 +155,7 @@ class SkipMlpExtractor(nn.Module):
         return self.forward_actor(features), self.forward_critic(features)
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
-        return torch.cat([self.inner.forward_actor(features), features[:, -self.n_skip :]], dim=1)
+        return torch.cat([self.inner.forward_actor(features), features[:, self.skipped]], dim=1)
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
         return self.inner.forward_critic(features)
@@ -170,9 +175,18 @@ class SkipPolicy(MaskableActorCriticPolicy):
     def skip_width(self) -> int:
         raise NotImplementedError
 
+    def trailing_width(self) -> int:
+        """How many features follow the skipped ones (none: they are the last)."""
+        return 0
+
     def _build_mlp_extractor(self) -> None:
         self.mlp_extractor = SkipMlpExtractor(
-            self.features_dim, self.net_arch, self.activation_fn, self.device, n_skip=self.skip_width()
+            self.features_dim,
+            self.net_arch,
+            self.activation_fn,
+            self.device,
+            n_skip=self.skip_width(),
+            n_trailing=self.trailing_width(),
         )
 
 

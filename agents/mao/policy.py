@@ -37,7 +37,9 @@ class BeliefPolicyAgent(LearnedPolicyAgent):
         from madiao_mao.agents.mao.belief_inputs import BELIEF_WIDTH, BeliefTracker
 
         super().__init__(path, **kwargs)
-        self.table_obs_dim = self.obs_dim - BELIEF_WIDTH
+        # The seat's part of the policy's observation ends with the belief inputs (a privileged
+        # critic's columns, which a model in training has after them, are not the seat's).
+        self.table_obs_dim -= BELIEF_WIDTH
         self.beliefs = BeliefTracker(posterior)
 
     def reset(self) -> None:

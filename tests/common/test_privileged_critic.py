@@ -102,9 +102,10 @@ def test_config_refuses_what_a_privileged_critic_cannot_do():
         TrainConfig(oracle_guiding_steps=10)
     with pytest.raises(ConfigError, match="at most total_timesteps"):
         TrainConfig(privileged_critic=True, total_timesteps=100, oracle_guiding_steps=200)
-    with pytest.raises(ConfigError, match='not with features="belief"'):
-        TrainConfig(game="mao", privileged_critic=True)
+    with pytest.raises(ConfigError, match='and with "belief", not with features="rules"'):
+        TrainConfig(game="mao", features="rules", privileged_critic=True)
     assert TrainConfig(game="mao", features="flat", privileged_critic=True).privileged_critic
+    assert TrainConfig(game="mao", privileged_critic=True).features == "belief"
     default = TrainConfig()
     assert default.privileged_critic is False and default.oracle_guiding_steps == 0
 
@@ -235,6 +236,58 @@ def test_mao_trains_a_privileged_critic_with_flat_features(tmp_path):
     seat_dim = checkpoint.policy.table_obs_dim
     assert checkpoint.observation_space.shape[0] > seat_dim
     assert final.observation_space.shape == (seat_dim,)
+
+
+@pytest.mark.parametrize("engine", ["sb3", "fast"])
+def test_maos_belief_policy_trains_a_privileged_critic_and_plays_as_the_belief_policy(tmp_path, engine):
+    from madiao_mao.agents.learned import policy_agent
+    from madiao_mao.agents.mao.belief_inputs import BELIEF_WIDTH
+    from madiao_mao.agents.mao.features import MaoBeliefPolicy
+    from madiao_mao.training.fast import train as fast_train
+    from madiao_mao.training.mao.privileged import PrivilegedBeliefPolicy
+    from madiao_mao.training.sb3 import train as sb3_train
+    from tests.common.test_hidden_information import decisions, pairs
+
+    config = _tiny_madiao(
+        tmp_path, game="mao", imitation_decisions=64, imitation_epochs=1, total_timesteps=256
+    )
+    assert config.features == "belief"
+    run_dir = (fast_train if engine == "fast" else sb3_train).train(config, quiet=True)
+    checkpoint = MaskablePPO.load(str(run_dir / "checkpoint.zip"), device="cpu")
+    trained = checkpoint.policy
+    assert isinstance(trained, PrivilegedBeliefPolicy), "resume needs the critic"
+    seat_dim = trained.table_obs_dim
+    privileged_dim = checkpoint.observation_space.shape[0] - seat_dim
+    assert privileged_dim > 0
+    final = MaskablePPO.load(str(run_dir / "final_model.zip"), device="cpu")
+    assert type(final.policy) is MaoBeliefPolicy
+    assert final.observation_space.shape == (seat_dim,)
+    # The saved actor is the trained one: same logits from the seat's part, whose last columns
+    # (the belief inputs) reach the action head in both.
+    generator = torch.Generator().manual_seed(3)
+    rows = torch.rand(16, seat_dim, generator=generator)
+    hidden = torch.rand(16, privileged_dim, generator=generator)
+    with torch.no_grad():
+        expected = trained.action_net(
+            trained.mlp_extractor.forward_actor(trained.pi_features_extractor(torch.cat((rows, hidden), 1)))
+        )
+        got = final.policy.action_net(
+            final.policy.mlp_extractor.forward_actor(final.policy.pi_features_extractor(rows))
+        )
+        values = [trained.predict_values(torch.cat((rows, other), 1)) for other in (hidden, 1 - hidden)]
+    torch.testing.assert_close(got, expected)
+    assert not torch.equal(values[0], values[1]), "the critic reads the secret rules and hands"
+    # Agents play it from the table's observation and compute the belief inputs themselves, the
+    # whole training model (a snapshot) included, and no hidden card sways the saved actor.
+    snapshots = sorted((run_dir / "snapshots").glob("*.zip"))
+    assert snapshots
+    for path in (run_dir / "final_model.zip", snapshots[0]):
+        assert policy_agent(path).table_obs_dim == seat_dim - BELIEF_WIDTH
+    path = run_dir / "final_model.zip"
+    for pair in pairs("mao")[:4]:
+        first = decisions(f"model:{path}", "mao", pair.first, pair.observer)
+        second = decisions(f"model:{path}", "mao", pair.second, pair.observer)
+        assert first == second, f"the saved actor decides from hidden cards at {pair.name}"
 
 
 def test_an_actor_still_guided_by_the_oracle_is_not_saved_for_play(tmp_path):

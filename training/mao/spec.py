@@ -42,6 +42,13 @@ def _belief_policy() -> tuple[Any, dict[str, Any]]:
     return MaoBeliefPolicy, {}
 
 
+def _privileged_belief_policy() -> type:
+    # Imported here: keeps torch and stable-baselines3 off this module's import path.
+    from madiao_mao.training.mao.privileged import PrivilegedBeliefPolicy
+
+    return PrivilegedBeliefPolicy
+
+
 def _belief_learner_env(venv, vector_env):
     # The learner's seat keeps its posterior over the secret rules; the policy reads it.
     from madiao_mao.agents.mao.players import posterior_options
@@ -63,7 +70,9 @@ POLICY_FEATURES = MappingProxyType(
         ),
         # The rule planes and the seat's posterior over the secret rules, a memory of the whole
         # game (agents/mao/belief_inputs.py), computed beside the network.
-        "belief": PolicyFeatures("belief", ("history",), _belief_policy, _belief_learner_env),
+        "belief": PolicyFeatures(
+            "belief", ("history",), _belief_policy, _belief_learner_env, _privileged_belief_policy
+        ),
     }
 )
 

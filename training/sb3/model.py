@@ -86,12 +86,14 @@ def model_policy(config: TrainConfig, venv) -> tuple[Any, dict[str, Any]]:
     appends (``madiao_mao.training.sb3.privileged``)."""
     if not config.privileged_critic:
         return policy_class(config), policy_kwargs(config)
+    variant = POLICY_FEATURES[config.features].privileged_policy
     return privileged_policy(
         policy_class(config),
         policy_kwargs(config),
-        table_obs_dim=int(venv.table_obs_dim),
+        table_obs_dim=int(venv.seat_obs_dim),
         privileged_dim=int(venv.privileged_dim),
         oracle_guiding_steps=config.oracle_guiding_steps,
+        privileged_class=None if variant is None else variant(),
     )
 
 

@@ -100,7 +100,14 @@ def seat_observation_space(table_obs_dim: int) -> spaces.Box:
 class PrivilegedCriticPolicy(MaskableActorCriticPolicy):
     """MaskablePPO's actor-critic with a features extractor each for the actor and the critic
     (:class:`PrivilegedInputs`): the critic reads the privileged columns, the actor the seat's
-    observation (and the privileged columns times the oracle factor)."""
+    observation (and the privileged columns times the oracle factor).
+
+    A game's policy that reads more than the MLP policy (Mao's belief policy) has a privileged
+    variant of its own, a subclass of this one and of it (``PolicyFeatures.privileged_policy``),
+    naming the policy its actor plays as (``plain_policy_class``)."""
+
+    #: The policy class of the actor alone (:func:`actor_only`).
+    plain_policy_class: type[MaskableActorCriticPolicy] = MaskableActorCriticPolicy
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["share_features_extractor"] = False
@@ -139,23 +146,36 @@ def privileged_policy(
     table_obs_dim: int,
     privileged_dim: int,
     oracle_guiding_steps: int,
+    privileged_class: type[PrivilegedCriticPolicy] | None = None,
 ) -> tuple[type, dict[str, Any]]:
     """The policy class and options of a privileged-critic run whose seat features are those of
-    ``base_policy`` (the MLP policy, ``"MlpPolicy"``) with ``base_kwargs``; another policy class
-    (one that reads more than its features extractor, Mao's rule and belief policies) is a
-    ValueError."""
-    if base_policy not in ("MlpPolicy", MaskableActorCriticPolicy):
-        name = getattr(base_policy, "__name__", base_policy)
-        raise ValueError(f"privileged_critic works with the MLP policy's features, not with {name}")
+    ``base_policy`` with ``base_kwargs``: :class:`PrivilegedCriticPolicy` for the MLP policy
+    (``"MlpPolicy"``), ``privileged_class`` for another policy (its privileged variant, whose
+    ``plain_policy_class`` is ``base_policy``); another policy without one is a ValueError.
+    ``table_obs_dim``: the length of the seat's part of the observation (what the actor reads)."""
+    if privileged_class is None:
+        if base_policy not in ("MlpPolicy", MaskableActorCriticPolicy):
+            name = getattr(base_policy, "__name__", base_policy)
+            raise ValueError(f"privileged_critic works with the MLP policy's features, not with {name}")
+        privileged_class = PrivilegedCriticPolicy
+    elif privileged_class.plain_policy_class is not base_policy:
+        base_name = getattr(base_policy, "__name__", base_policy)
+        raise ValueError(
+            f"{privileged_class.__name__} is the privileged variant of "
+            f"{privileged_class.plain_policy_class.__name__}, not of {base_name}"
+        )
+    seat_features = base_kwargs.get(
+        "features_extractor_class", getattr(base_policy, "features_class", FlattenExtractor)
+    )
     extra = {key: value for key, value in base_kwargs.items() if not key.startswith("features_extractor")}
     features_kwargs = {
         "table_obs_dim": table_obs_dim,
         "privileged_dim": privileged_dim,
         "oracle_guiding_steps": oracle_guiding_steps,
-        "seat_features_class": base_kwargs.get("features_extractor_class", FlattenExtractor),
+        "seat_features_class": seat_features,
         "seat_features_kwargs": dict(base_kwargs.get("features_extractor_kwargs", {})),
     }
-    return PrivilegedCriticPolicy, {
+    return privileged_class, {
         **extra,
         "features_extractor_class": PrivilegedInputs,
         "features_extractor_kwargs": features_kwargs,
@@ -169,16 +189,19 @@ class PrivilegedObservations(VecEnvWrapper):
 
     The terminal observation of a game that ended (read only to bootstrap a game cut short) gets
     the privileged vector of the learner's last decision in it: the batched env has already dealt
-    the next game when the learner view sees the end. ``table_obs_dim`` is the seat observation's
-    length (what a scripted teacher in the learner's seat reads, ``madiao_mao.training.sb3.imitation``)."""
+    the next game when the learner view sees the end. ``seat_obs_dim`` is the length of the seat's
+    part (what the actor reads: the observation ``venv`` gives, belief inputs included where a
+    wrapper appends them); ``table_obs_dim`` the table's observation within it (what a scripted
+    teacher in the learner's seat reads, ``madiao_mao.training.sb3.imitation``)."""
 
     def __init__(self, venv, vector_env) -> None:
         privileged_dim = getattr(vector_env, "privileged_dim", None)
         if privileged_dim is None:
             raise ValueError(f"{type(vector_env).__name__} offers no privileged observation for a critic")
-        self.table_obs_dim = int(venv.observation_space.shape[0])
+        self.seat_obs_dim = int(venv.observation_space.shape[0])
+        self.table_obs_dim = int(getattr(venv, "table_obs_dim", self.seat_obs_dim))
         self.privileged_dim = int(privileged_dim)
-        space = spaces.Box(-np.inf, np.inf, (self.table_obs_dim + self.privileged_dim,), np.float32)
+        space = spaces.Box(-np.inf, np.inf, (self.seat_obs_dim + self.privileged_dim,), np.float32)
         super().__init__(venv, observation_space=space)
         self.vector_env = vector_env
         self._privileged = np.zeros((venv.num_envs, self.privileged_dim), dtype=np.float32)
@@ -200,11 +223,11 @@ class PrivilegedObservations(VecEnvWrapper):
 
 
 def actor_only(model):
-    """The model for play of a privileged-critic ``model``: a plain MaskablePPO model (the MLP
-    policy, its own seat features) whose observation space is the seat's observation, with the
-    actor's weights, and the critic's on the seat columns only (a value head that is not used in
-    play). ``model`` itself is left as it was. An actor that still reads the privileged columns
-    (oracle guiding not faded out at the model's step) is a ValueError."""
+    """The model for play of a privileged-critic ``model``: a plain MaskablePPO model (the policy's
+    ``plain_policy_class``, its own seat features) whose observation space is the seat's
+    observation, with the actor's weights, and the critic's on the seat columns only (a value head
+    that is not used in play). ``model`` itself is left as it was. An actor that still reads the
+    privileged columns (oracle guiding not faded out at the model's step) is a ValueError."""
     policy = model.policy
     if not is_privileged(policy):
         raise ValueError("actor_only needs a model trained with privileged_critic")
@@ -225,7 +248,8 @@ def actor_only(model):
     kwargs["features_extractor_kwargs"] = dict(features_kwargs["seat_features_kwargs"])
     kwargs["share_features_extractor"] = False
     seat_space = seat_observation_space(actor_features.table_obs_dim)
-    plain = MaskableActorCriticPolicy(seat_space, model.action_space, model.lr_schedule, **kwargs)
+    plain_class = type(policy).plain_policy_class
+    plain = plain_class(seat_space, model.action_space, model.lr_schedule, **kwargs)
     seat_width = actor_features.seat_features.features_dim
     state = {}
     for name, value in policy.state_dict().items():
@@ -235,14 +259,19 @@ def actor_only(model):
             state[f"{prefix}.{rest.removeprefix('seat_features.')}"] = value
         else:
             state[name] = value
-    for net in ("policy_net", "value_net"):
-        first = f"mlp_extractor.{net}.0.weight"
+    # The first layer of each MLP reads [seat features | privileged]: keep the seat's columns.
+    first_layers = [
+        name
+        for name in state
+        if name.startswith("mlp_extractor.") and name.endswith(("policy_net.0.weight", "value_net.0.weight"))
+    ]
+    for first in first_layers:
         state[first] = state[first][:, :seat_width].clone()
     plain.load_state_dict(state)
     # A shallow copy whose parts for play replace the training model's (nothing is changed in place).
     exported = copy.copy(model)
     exported.policy = plain
-    exported.policy_class = MaskableActorCriticPolicy
+    exported.policy_class = plain_class
     exported.policy_kwargs = kwargs
     exported.observation_space = seat_space
     exported.env = None
