@@ -386,8 +386,10 @@ class LeafValue:
         # Imported here: keeps torch off this module's import path.
         import torch
 
+        from madiao_mao.agents.learned import threads_for_batch
+
         rows = np.concatenate((observations, privileged), axis=1).astype(np.float32)
-        with torch.no_grad():
+        with threads_for_batch(rows.shape[0]), torch.no_grad():
             values = self.policy.predict_values(torch.as_tensor(rows, device=self.policy.device))
         return values.flatten().cpu().numpy().astype(np.float64)
 
