@@ -36,6 +36,12 @@ the uniform sampler ignores; three options use them (all default off):
   uniformly (``madiao_mao.agents.madiao.card_locations``; learned sampling as Solinas et al. 2019
   for Skat).
 
+A learned leaf value (``value=PATH``, default ``playout``): the critic of a run trained with a
+privileged critic (its ``checkpoint.zip``; ``madiao_mao.training.sb3.privileged``), a value of the
+full deal learned in self-play, replaces the end of every play-out. The play-out stops at the
+seat's next decision and the critic, reading the seat's observation and the imagined deal's hands
+from its seat, values the rest of the hand (PIMC with a learned perfect-information value).
+
 Deals are drawn and replayed a batch at a time on the batched env (``imagine_batch``; the AEC
 replay ``imagine`` is the reference it is tested against). Every decision's effective sample size
 ``(sum w)^2 / sum w^2`` of the weighed deals is kept (``last_decision``, ``inference_summary()``).
@@ -207,7 +213,9 @@ DEFAULT_POOL = 4
 #: The heuristic as a model of another seat's play: its own move with probability 1 - this, else a
 #: uniform legal move (a deterministic player would make every deal it did not explain impossible).
 HEURISTIC_NOISE = 0.1
-SEARCH_OPTIONS = ("samples", "sloughs", "policy", "inference", "pool", "sweeps", "temper", "sampler")
+SEARCH_OPTIONS = ("samples", "sloughs", "policy", "inference", "pool", "sweeps", "temper", "sampler", "value")
+#: ``value``'s default: every play-out runs to the end of the hand.
+PLAYOUT_VALUE = "playout"
 INTEGER_OPTIONS = ("samples", "sloughs", "pool")
 #: Options that may be zero.
 COUNT_OPTIONS = ("sweeps",)
@@ -249,6 +257,12 @@ class SearchBudget:
     """With inference: the power the likelihood is raised to (0 < temper <= 1): below 1 the
     weights are flatter, so that a pool that holds no deal close to the truth does not bet
     everything on the few least wrong."""
+    value: str = PLAYOUT_VALUE
+    """What a play-out is worth: "playout" (its payoff, the hand played to its end), or the path of
+    a checkpoint trained with a privileged critic (a run's ``checkpoint.zip``): a learned value of
+    the full deal. Then each play-out stops at the seat's next decision (the other seats' moves
+    up to it made by ``policy``), and the critic, which reads the seat's observation and every
+    hand of the imagined deal, values the rest of the hand (:class:`LeafValue`)."""
 
     def __post_init__(self) -> None:
         for name in INTEGER_OPTIONS:
@@ -259,13 +273,18 @@ class SearchBudget:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"search option {name} must be an integer >= 0, got {value!r}")
-        for name in ("policy", "inference", "sampler"):
+        for name in ("policy", "inference", "sampler", "value"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value:
                 raise ValueError(f"search option {name} must be a name or a model path, got {value!r}")
         temper = self.temper
         if isinstance(temper, bool) or not isinstance(temper, (int, float)) or not 0 < temper <= 1:
             raise ValueError(f"search option temper must be a number in (0, 1], got {temper!r}")
+        if self.value != PLAYOUT_VALUE and self.policy == "random":
+            raise ValueError(
+                "search option value needs a play-out policy that plays move by move up to the seat's "
+                "next decision (heuristic, model or a model's path), not policy=random"
+            )
         if self.inference == "random":
             raise ValueError(
                 "search option inference=random would weigh every deal alike: write inference=none"
@@ -281,6 +300,8 @@ class SearchBudget:
             text += (
                 f",inference={self.inference},pool={self.pool},sweeps={self.sweeps},temper={self.temper:g}"
             )
+        if self.value != PLAYOUT_VALUE:
+            text += f",value={self.value}"
         return text
 
 
@@ -329,6 +350,52 @@ def _playout_policy(policy: str, option: str = "policy") -> Agent | None:
     if not Path(policy).is_file():
         raise FileNotFoundError(f"search option {option}: no saved model at {policy}")
     return LearnedPolicyAgent(policy, name=option)
+
+
+class LeafValue:
+    """A learned value of the full deal for the search's play-outs: the critic of a model trained
+    with a privileged critic (``madiao_mao.training.sb3.privileged``), which reads the seat's
+    observation and the deal's every hand (the batched env's ``privileged_observation``) and
+    estimates the seat's payoff from there to the end of the hand under the trained policy's play.
+
+    Only the search's imagined deals reach it (the critic of a model for play never sees a real
+    table): the deals sampled from what the seat saw, as the play-outs play them.
+    """
+
+    def __init__(self, path: str) -> None:
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"search option value: no saved model at {path}")
+        # Imported here: torch and SB3 load only when a learned value is asked for.
+        from madiao_mao.agents.learned import load_model
+
+        model = load_model(path)
+        critic = getattr(model.policy, "vf_features_extractor", None)
+        if getattr(critic, "privileged_dim", None) is None:
+            raise ValueError(
+                f"search option value: {path} has no privileged critic (give the checkpoint.zip of a "
+                "run trained with --privileged-critic)"
+            )
+        self.policy = model.policy
+        #: The length of the seat's observation it reads (the play-out table's variant follows it).
+        self.obs_dim = int(critic.table_obs_dim)
+        self.privileged_dim = int(critic.privileged_dim)
+
+    def values(self, observations: np.ndarray, privileged: np.ndarray) -> np.ndarray:
+        """The seat's value of each row (float64 ``[N]``): its observation and the deal's
+        privileged vector from its seat."""
+        # Imported here: keeps torch off this module's import path.
+        import torch
+
+        from madiao_mao.agents.learned import threads_for_batch
+
+        rows = np.concatenate((observations, privileged), axis=1).astype(np.float32)
+        with threads_for_batch(rows.shape[0]), torch.no_grad():
+            values = self.policy.predict_values(torch.as_tensor(rows, device=self.policy.device))
+        return values.flatten().cpu().numpy().astype(np.float64)
+
+
+def _leaf_value(value: str) -> LeafValue | None:
+    return None if value == PLAYOUT_VALUE else LeafValue(value)
 
 
 class MoveModel:
@@ -539,6 +606,7 @@ class MadiaoSearchAgent(Agent):
         self.playout_policy = _playout_policy(budget.policy)
         self.move_model = move_model(budget.inference)
         self.card_locations = _card_location_model(budget.sampler)
+        self.leaf_value = _leaf_value(budget.value)
         self._history_env = None
         self.last_decision: SearchDecision | None = None
         # (deals weighed, effective sample size, distinct deals) of every searched decision.
@@ -570,6 +638,7 @@ class MadiaoSearchAgent(Agent):
         readers = {
             "policy": getattr(self.playout_policy, "obs_dim", None),
             "inference": None if self.move_model is None else self.move_model.obs_dim,
+            "value": None if self.leaf_value is None else self.leaf_value.obs_dim,
         }
         for obs_type in ("summary", "history"):
             size = MadiaoOptions(obs_type=obs_type).obs_size
@@ -577,7 +646,7 @@ class MadiaoSearchAgent(Agent):
                 return obs_type
         lengths = ", ".join(f"{option}: {dim or 'summary'}" for option, dim in readers.items())
         raise ValueError(
-            "search options policy and inference: no Madiao observation variant has the length "
+            "search options policy, inference and value: no Madiao observation variant has the length "
             f"each reads ({lengths})"
         )
 
@@ -762,6 +831,13 @@ class MadiaoSearchAgent(Agent):
         while True:
             totals += np.where(done, 0.0, step.rewards[:, seat])
             done |= step.terminated | step.truncated
+            if self.leaf_value is not None:
+                # The seat's next decision ends the play-out: the critic values the rest.
+                leaves = np.flatnonzero(~done & (step.to_act == seat))
+                if leaves.size:
+                    privileged = env.privileged_observation(np.full(env.n_envs, seat))[leaves]
+                    totals[leaves] += self.leaf_value.values(step.observation[leaves], privileged)
+                    done[leaves] = True
             if done.all():
                 break
             playing = np.flatnonzero(~done)
