@@ -9,21 +9,25 @@ thread (``threads=1``), and the 10th percentile of the steps' CPU time per game 
 the least interference left in it (a neighbour's memory traffic still counts); the median is
 shown beside it. Each size's env steps with the batched suite's random legal policy; the sizes
 take turns of about ``--games-per-turn`` game-steps each, so the load's drift falls on all of
-them alike. benchmarks/README.md has what these figures showed for Mao at N=1024 and N=4096.
+them alike. benchmarks/README.md has what these figures showed at N=1024 and N=4096.
 """
 
 from __future__ import annotations
 
-import argparse
+import sys
 import time
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
+import tyro
 
 from madiao_mao.benchmarks.kernels import random_legal_actions
 from madiao_mao.benchmarks.subjects import game_subjects, load
+from madiao_mao.training.cli_args import check_at_least, parse_dataclass, run_reporting_user_errors
 
 DEFAULT_SIZES = (256, 1024, 4096)
+PROG = "python -m madiao_mao.benchmarks.batch_size"
 
 
 @dataclass(frozen=True)
@@ -82,24 +86,45 @@ def table(game: str, costs: list[SizeCost]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+@dataclass
+class BatchSizeOptions:
+    """CPU time of one batched step per game at several batch sizes of one game's vector env."""
+
+    game: Annotated[str, tyro.conf.arg(metavar="GAME")]
+    """The game whose vector env is timed (a registered game's name)."""
+    sizes: Annotated[str, tyro.conf.arg(metavar="N,N,...")] = ",".join(map(str, DEFAULT_SIZES))
+    """Batch sizes, comma-separated."""
+    turns: int = 12
+    """Turns each size takes."""
+    games_per_turn: int = 40_000
+    """Game-steps in one turn."""
+
+
+def _checked_sizes(options: BatchSizeOptions) -> tuple[int, ...]:
+    """The batch sizes of ``options``, checked with the game and counts (a ValueError names the flag)."""
     games = [game for game, _ in game_subjects()]
-    parser = argparse.ArgumentParser(prog="python -m madiao_mao.benchmarks.batch_size", description=__doc__)
-    parser.add_argument("--game", choices=games, default="mao")
-    sizes = ",".join(map(str, DEFAULT_SIZES))
-    parser.add_argument("--sizes", default=sizes, help="batch sizes, comma-separated")
-    parser.add_argument("--turns", type=int, default=12, help="turns each size takes")
-    parser.add_argument("--games-per-turn", type=int, default=40_000, help="game-steps in one turn")
-    arguments = parser.parse_args(argv)
+    if options.game not in games:
+        raise ValueError(f"--game must be one of {', '.join(games)}, got {options.game!r}")
     try:
-        sizes = tuple(int(size) for size in arguments.sizes.split(","))
+        sizes = tuple(int(size) for size in options.sizes.split(","))
     except ValueError:
-        parser.error(f"--sizes must be comma-separated integers, got {arguments.sizes!r}")
-    if any(size < 1 for size in sizes) or arguments.turns < 1 or arguments.games_per_turn < 1:
-        parser.error("--sizes, --turns and --games-per-turn must be positive")
-    env_class = load(dict(game_subjects())[arguments.game].vector_env)
-    print(table(arguments.game, step_costs(env_class, sizes, arguments.turns, arguments.games_per_turn)))
-    return 0
+        raise ValueError(f"--sizes must be comma-separated integers, got {options.sizes!r}") from None
+    if any(size < 1 for size in sizes):
+        raise ValueError(f"--sizes must be positive, got {options.sizes!r}")
+    check_at_least("--turns", options.turns, 1)
+    check_at_least("--games-per-turn", options.games_per_turn, 1)
+    return sizes
+
+
+def main(argv: list[str] | None = None) -> int:
+    def body() -> int:
+        options = parse_dataclass(BatchSizeOptions, sys.argv[1:] if argv is None else argv, prog=PROG)
+        sizes = _checked_sizes(options)
+        env_class = load(dict(game_subjects())[options.game].vector_env)
+        print(table(options.game, step_costs(env_class, sizes, options.turns, options.games_per_turn)))
+        return 0
+
+    return run_reporting_user_errors(PROG, body)
 
 
 if __name__ == "__main__":

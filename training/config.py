@@ -187,8 +187,7 @@ class TrainConfig:
     history and state, Baisero & Amato 2022). The model saved for play (``final_model.zip``) is
     the actor alone. For features that the MLP policy reads without an env wrapper of its own
     ("flat", and a game's features of that kind; ``madiao_mao.training.sb3.privileged``) and for
-    those whose policy has a privileged variant (Mao's "belief", whose critic also reads the secret
-    rules in force; ``madiao_mao.training.mao.privileged``)."""
+    those whose policy has a privileged variant (``PolicyFeatures.privileged_policy``)."""
     oracle_guiding_steps: int = 0
     """With ``privileged_critic``: the actor also reads the hidden state, weighted by a factor
     that fades linearly from 1 at step 0 to 0 at this many learner steps (Suphx's oracle

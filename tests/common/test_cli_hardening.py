@@ -252,6 +252,7 @@ MODULE_ENTRY_POINTS = {
     "madiao_mao.training.madiao.exploit": (["search-budgets", "samples=2", "--bogus"], ["search-budgets"]),
     "madiao_mao.training.madiao.inference_quality": (["--bogus"], ["--hands", "0"]),
     "madiao_mao.training.scorecard": (["pins", "--bogus"], ["table"]),
+    "madiao_mao.benchmarks.batch_size": (["--game", "mao", "--bogus"], ["--game", "mao", "--sizes", "0"]),
 }
 
 
