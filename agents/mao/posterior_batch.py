@@ -363,33 +363,43 @@ def _event_turn(posterior: RulePosterior, row: int, event: PublicEvent, top: int
     return columns, (max(card, 0), max(top, 0), suit)
 
 
-def _kernel_weighs(posterior: RulePosterior, events: list[PublicEvent]) -> bool:
+def kernel_weighs(posterior: RulePosterior, events: list[PublicEvent]) -> bool:
     """Whether the kernel covers this row's events (module doc)."""
     return not posterior.players_call and all(event.kind != layout.KIND_RULE_ADDED for event in events)
 
 
 def observe_all(posteriors: list[RulePosterior], views: list[SeatView]) -> None:
     """``posterior.observe(view)`` for each pair (distinct posteriors), the events of all rows
-    weighed in one kernel call (module doc); the same posteriors, bit for bit."""
+    parsed in one call and weighed in one kernel call (module doc); the same posteriors, bit for
+    bit."""
     if not posteriors:
         return
     found = [posterior.new_event_rows(view) for posterior, view in zip(posteriors, views, strict=True)]
     # Every row's new events parsed in one call, then handed back row by row.
     parsed = parse_events([row for rows, _choosing in found for row in rows])
     ends = np.cumsum([len(rows) for rows, _choosing in found]).tolist()
-    deferred = []  # (posterior, view, newly_authored)
-    event_turns, contexts = [], []
+    deferred = []  # (posterior, view, events, newly_authored)
     for posterior, view, (_rows, choosing_again), start, end in zip(
         posteriors, views, found, [0, *ends[:-1]], ends, strict=True
     ):
         events, newly_authored, still_to_branch = posterior.take_in_events(
             view, parsed[start:end], choosing_again
         )
-        if not _kernel_weighs(posterior, events):
+        if kernel_weighs(posterior, events):
+            deferred.append((posterior, view, events, newly_authored))
+        else:
             newly_authored = posterior.weigh_events(events, newly_authored, still_to_branch)
             posterior.close_observation(view, newly_authored)
-            continue
-        row = len(deferred)
+    weigh_all([(posterior, events) for posterior, _view, events, _new in deferred])
+    for posterior, view, _events, newly_authored in deferred:
+        posterior.close_observation(view, newly_authored)
+
+
+def weigh_all(rows: list[tuple[RulePosterior, list[PublicEvent]]]) -> None:
+    """``posterior.weigh_events(events, set(), 0)`` for each (posterior, events) the kernel covers
+    (:func:`kernel_weighs`), in one kernel call (distinct posteriors)."""
+    event_turns, contexts = [], []
+    for row, (posterior, events) in enumerate(rows):
         top, suit = posterior.context
         for event in events:
             posterior.events_since_new_rule += 1
@@ -398,21 +408,17 @@ def observe_all(posteriors: list[RulePosterior], views: list[SeatView]) -> None:
                 event_turns.append(judged[0])
                 contexts.append(judged[1])
             top, suit = posterior.context_after(event, top, suit)
-        deferred.append((posterior, view, newly_authored))
-    if event_turns:
-        events = np.array(event_turns, dtype=np.int64)
-        played, top, suit = np.array(contexts, dtype=np.int64).T
-        events[:, _VALIDITY] = validity_columns(played, top, suit, np.zeros_like(played))
-        hypotheses, row_start = _bit_sets([posterior.hypotheses for posterior, _view, _new in deferred])
-        weights = np.concatenate([posterior.weights for posterior, _view, _new in deferred])
-        row_eps = np.array([posterior.eps for posterior, _view, _new in deferred], dtype=np.float64)
-        _weigh_all(
-            hypotheses, weights, row_start, row_eps, events, ORDER_RULES, PHRASE_OF_RULE, FORCED_OF_RULE
-        )
-        for index, (posterior, _view, _new) in enumerate(deferred):
-            posterior.weights = weights[row_start[index] : row_start[index + 1]]
-    for posterior, view, newly_authored in deferred:
-        posterior.close_observation(view, newly_authored)
+    if not event_turns:
+        return
+    events = np.array(event_turns, dtype=np.int64)
+    played, top, suit = np.array(contexts, dtype=np.int64).T
+    events[:, _VALIDITY] = validity_columns(played, top, suit, np.zeros_like(played))
+    hypotheses, row_start = _bit_sets([posterior.hypotheses for posterior, _events in rows])
+    weights = np.concatenate([posterior.weights for posterior, _events in rows])
+    row_eps = np.array([posterior.eps for posterior, _events in rows], dtype=np.float64)
+    _weigh_all(hypotheses, weights, row_start, row_eps, events, ORDER_RULES, PHRASE_OF_RULE, FORCED_OF_RULE)
+    for index, (posterior, _events) in enumerate(rows):
+        posterior.weights = weights[row_start[index] : row_start[index + 1]]
 
 
 def own_turns_judged(
