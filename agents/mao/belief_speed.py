@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from madiao_mao.agents.mao import belief_inputs as belief_module
-from madiao_mao.agents.mao import beliefs
+from madiao_mao.agents.mao import beliefs, posterior_batch
 from madiao_mao.agents.mao import players as players_module
 from madiao_mao.agents.mao.belief_inputs import BeliefTracker
 from madiao_mao.agents.mao.beliefs import SeatView
@@ -52,6 +52,7 @@ def one_row_path() -> Iterator[None]:
         (players_module, "plays_validity", beliefs.plays_validity_reference),
         (players_module, "parse_events", lambda rows: [beliefs.parse_event(row) for row in rows]),
         (belief_module, "observe_all", _observe_each),
+        (posterior_batch, "observe_all", _observe_each),
         (belief_module, "belief_inputs_rows", _inputs_each),
         (
             belief_module,

@@ -825,11 +825,16 @@ class BayesianRuleAgent(RuleBeliefAgent):
         masks = np.asarray(masks)
         keys = KeyedPosteriors.keys(masks.shape[0], rows)
         actions = np.full(masks.shape[0], -1, dtype=np.int64)
+        # Imported here: posterior_batch builds on this module (RulePosterior).
+        from madiao_mao.agents.mao.posterior_batch import observe_all
+
         acting = np.flatnonzero(masks.any(axis=1))
         views = parse_observations(np.asarray(observations, dtype=np.float32), acting)
-        for row, view in zip(acting, views, strict=True):
-            posterior = self.posteriors[int(keys[row])]
-            posterior.observe(view)
+        posteriors = [self.posteriors[int(keys[row])] for row in acting]
+        # Every row's posterior takes in its view first (one kernel call for all): a posterior
+        # reads only its own row, and the decisions below draw from the generator in row order.
+        observe_all(posteriors, views)
+        for row, view, posterior in zip(acting, views, posteriors, strict=True):
             mask = masks[row]
             actions[row] = action = self.decide_from(posterior, view, mask, legal_actions(mask))
             posterior.note_action(action)

@@ -104,6 +104,18 @@ def test_the_batched_belief_path_is_the_one_row_path(rule_pool, draws, table, ga
     assert any(np.ptp(w) > 0 for _inputs, weights, _h in batched for w in weights if w.size > 1)
 
 
+def test_the_bayesian_players_batch_plays_as_the_one_row_path():
+    """``BayesianRuleAgent.act_batch`` (every row's posterior updated in one call) takes the
+    actions it takes with the one-row functions, over whole recorded games."""
+    table = {"num_rounds": 2, "reasons": "hidden"}
+    batched, _options = record(12, 200, seed=5, rule_pool=ALL_RULES, **table)
+    with one_row_path():
+        one_row, _options = record(12, 200, seed=5, rule_pool=ALL_RULES, **table)
+    for mine, theirs in zip(batched, one_row, strict=True):
+        for a, b in zip(mine, theirs, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
 def random_events(rng: np.random.Generator, posterior: RulePosterior, n: int) -> list[beliefs.PublicEvent]:
     """Turn events with every field the posterior reads drawn at random, rare cases included
     ("Last card" said, up to two calls more than the faults, chains, forced draws, named suits).
