@@ -315,7 +315,9 @@ def _bit_sets(hypotheses: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """All rows' hypotheses as one int64 array of rule bit sets, and each row's start in it."""
     row_start = np.zeros(len(hypotheses) + 1, dtype=np.int64)
     np.cumsum([h.shape[0] for h in hypotheses], out=row_start[1:])
-    return rule_bits(np.concatenate(hypotheses) > 0.5, axis=1), row_start
+    # A bool-by-int64 product (exact integers) rather than rule_bits's tensordot: cheaper on the
+    # few rows of a training call, where the fixed costs of a call count as much as its rows.
+    return (np.concatenate(hypotheses) > 0.5) @ _RULE_VALUES, row_start
 
 
 def _event_turn(posterior: RulePosterior, row: int, event: PublicEvent, top: int, suit: int) -> list | None:
