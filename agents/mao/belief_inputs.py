@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from madiao_mao.agents.mao.beliefs import SeatView, parse_observations
+from madiao_mao.agents.mao.beliefs import SeatView, bits_to_rows, parse_observations
 from madiao_mao.agents.mao.players import (
     KeyedPosteriors,
     RulePosterior,
@@ -42,6 +42,7 @@ from madiao_mao.agents.mao.players import (
     play_chances,
     speech_chances,
 )
+from madiao_mao.agents.mao.posterior_batch import held_cards_valid, observe_all, own_turns_judged
 from mao_env import cards
 
 #: The belief inputs, in order: (name, width).
@@ -108,6 +109,64 @@ def belief_inputs(
     return inputs
 
 
+def belief_inputs_rows(
+    views: list[SeatView],
+    masks: np.ndarray,
+    posteriors: list[RulePosterior],
+    *,
+    talking: bool = True,
+    thank_you: bool = False,
+) -> np.ndarray:
+    """:func:`belief_inputs` of many decisions (``[len(views), BELIEF_WIDTH]``), each row's
+    ``views[i]``, ``masks[i]`` and posterior, with the judgements of every speaking seat's turn
+    and every held card's verdict made in one kernel call each
+    (:mod:`~madiao_mao.agents.mao.posterior_batch`); the same floats (the test suite checks it):
+    each belief is the same numpy product of the weights with the same 0/1 matrix."""
+    out = np.zeros((len(views), BELIEF_WIDTH), dtype=np.float32)
+    speaking, starting = [], []
+    for index, (view, mask, posterior) in enumerate(zip(views, masks, posteriors, strict=True)):
+        hypotheses, weights = posterior.hypotheses, posterior.weights
+        out[index, BELIEF_SLICES["unknown_rules"]] = max(
+            int(np.rint(hypotheses[0].sum())) - len(view.known), 0
+        )
+        out[index, BELIEF_SLICES["certainty"]] = float(np.max(weights))
+        if mask[cards.CHOOSE_RULE_0 :].any():
+            continue
+        if mask[cards.NO_CALL]:
+            out[index, BELIEF_SLICES["call_fault"]] = fault_chances(
+                view, hypotheses, weights, talking=talking, thank_you=thank_you
+            )
+        elif mask[cards.DRAW]:
+            held = np.flatnonzero(mask[: cards.N_CARD_TYPES])
+            if held.size:
+                starting.append((index, held))
+        else:
+            speaking.append(index)
+    if starting:
+        validities = held_cards_valid([(views[i], held, posteriors[i].hypotheses) for i, held in starting])
+        for (index, held), validity in zip(starting, validities, strict=True):
+            play_good = np.zeros(cards.N_CARD_TYPES, dtype=np.float32)
+            play_good[held] = posteriors[index].weights @ validity
+            out[index, BELIEF_SLICES["play_good"]] = play_good
+    if speaking:
+        judged = own_turns_judged(
+            [(views[i], posteriors[i].hypotheses) for i in speaking], thank_you, talking
+        )
+        _valid, required, unmentioned, mao_due, row_start = judged
+        for n, index in enumerate(speaking):
+            weights, view = posteriors[index].weights, views[index]
+            rows = slice(row_start[n], row_start[n + 1])
+            p_required = weights @ bits_to_rows(required[rows])
+            p_talking = weights @ bits_to_rows(unmentioned[rows]) if talking else np.zeros(cards.N_PHRASES)
+            p_mao = float(weights @ mao_due[rows])
+            # As belief_inputs: a phrase already said is neither still required nor talking.
+            unsaid = ((view.said >> np.arange(cards.N_PHRASES)) & 1) == 0
+            out[index, BELIEF_SLICES["say_required"]] = p_required * unsaid
+            out[index, BELIEF_SLICES["say_talking"]] = p_talking * unsaid
+            out[index, BELIEF_SLICES["mao_due"]] = p_mao * unsaid[cards.MAO]
+    return out
+
+
 class BeliefTracker:
     """Posteriors of many game seats (:class:`~madiao_mao.agents.mao.players.KeyedPosteriors`), turned into
     belief inputs decision by decision.
@@ -144,17 +203,12 @@ class BeliefTracker:
         masks = np.asarray(masks)
         out = np.zeros((masks.shape[0], BELIEF_WIDTH), dtype=np.float32)
         acting = np.flatnonzero(masks.any(axis=1))
-        for row, view in zip(acting, parse_observations(observations, acting), strict=True):
-            posterior = posteriors[row]
-            posterior.observe(view)
-            out[row] = belief_inputs(
-                view,
-                masks[row],
-                posterior.hypotheses,
-                posterior.weights,
-                talking=self.talking,
-                thank_you=self.thank_you,
-            )
+        views = parse_observations(observations, acting)
+        acting_posteriors = [posteriors[row] for row in acting]
+        observe_all(acting_posteriors, views)
+        out[acting] = belief_inputs_rows(
+            views, masks[acting], acting_posteriors, talking=self.talking, thank_you=self.thank_you
+        )
         return out
 
     def policy_observations(

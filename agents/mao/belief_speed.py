@@ -20,12 +20,28 @@ from typing import Any
 import numpy as np
 
 from madiao_mao.agents.mao import belief_inputs as belief_module
-from madiao_mao.agents.mao import beliefs
+from madiao_mao.agents.mao import beliefs, posterior_batch
 from madiao_mao.agents.mao import players as players_module
 from madiao_mao.agents.mao.belief_inputs import BeliefTracker
-from madiao_mao.agents.mao.players import BayesianRuleAgent, posterior_options
+from madiao_mao.agents.mao.beliefs import SeatView
+from madiao_mao.agents.mao.players import BayesianRuleAgent, RulePosterior, posterior_options
 from mao_env import rules as library
 from mao_env.vector import MaoVectorEnv
+
+
+def _inputs_each(
+    views: list[SeatView], masks: np.ndarray, posteriors: list[RulePosterior], **table: bool
+) -> np.ndarray:
+    rows = [
+        belief_module.belief_inputs(view, mask, posterior.hypotheses, posterior.weights, **table)
+        for view, mask, posterior in zip(views, masks, posteriors, strict=True)
+    ]
+    return np.array(rows, dtype=np.float32).reshape(len(views), belief_module.BELIEF_WIDTH)
+
+
+def _observe_each(posteriors: list[RulePosterior], views: list[SeatView]) -> None:
+    for posterior, view in zip(posteriors, views, strict=True):
+        posterior.observe(view)
 
 
 @contextlib.contextmanager
@@ -35,6 +51,9 @@ def one_row_path() -> Iterator[None]:
         (beliefs, "plays_validity", beliefs.plays_validity_reference),
         (players_module, "plays_validity", beliefs.plays_validity_reference),
         (players_module, "parse_events", lambda rows: [beliefs.parse_event(row) for row in rows]),
+        (belief_module, "observe_all", _observe_each),
+        (posterior_batch, "observe_all", _observe_each),
+        (belief_module, "belief_inputs_rows", _inputs_each),
         (
             belief_module,
             "parse_observations",

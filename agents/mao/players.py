@@ -388,16 +388,33 @@ class RulePosterior:
     # -- updating ----------------------------------------------------------------------------
     def observe(self, view: SeatView) -> None:
         """Take in everything new in one observation of the seat (call at every decision)."""
+        events, newly_authored, still_to_branch = self.take_in(view)
+        newly_authored = self.weigh_events(events, newly_authored, still_to_branch)
+        self.close_observation(view, newly_authored)
+
+    def take_in(self, view: SeatView) -> tuple[list[PublicEvent], set[int], int]:
+        """The first step of :meth:`observe`: the new events found and parsed, the rules learned
+        before them taken in. Returns (events, rules authored not yet added, rules other seats
+        introduced that are still to branch on), what :meth:`weigh_events` takes."""
+        new_rows, choosing_again = self.new_event_rows(view)
+        return self.take_in_events(view, parse_events(new_rows), choosing_again)
+
+    def new_event_rows(self, view: SeatView) -> tuple[list[np.ndarray], bool]:
+        """The raw rows of the events new in ``view``, oldest first (a game or round seen afresh
+        resets the posterior first), and whether the seat is choosing a rule again."""
         fresh = self.previous_rows is None or view.rounds < self.rounds
         choosing_again = not fresh and view.phase == PHASE_CHOOSE
         if fresh:
             self.reset()
-            new_rows = list(reversed(view.event_rows))
-        else:
-            # A proposal that is refused makes no event: the seat proposes again at once.
-            expect_event = self.expect_event and not (choosing_again and self.proposed)
-            new_rows = self._new_rows(view.event_rows, expect_event=expect_event)
-        events = parse_events(new_rows)
+            return list(reversed(view.event_rows)), choosing_again
+        # A proposal that is refused makes no event: the seat proposes again at once.
+        expect_event = self.expect_event and not (choosing_again and self.proposed)
+        return self._new_rows(view.event_rows, expect_event=expect_event), choosing_again
+
+    def take_in_events(
+        self, view: SeatView, events: list[PublicEvent], choosing_again: bool
+    ) -> tuple[list[PublicEvent], set[int], int]:
+        """:meth:`take_in` given the new events parsed (what :meth:`new_event_rows` found)."""
         self.events_seen += len(events)
         newly_known = set(view.known) - self.known
         if choosing_again:
@@ -415,6 +432,13 @@ class RulePosterior:
         if newly_authored and not any(e.kind == layout.KIND_RULE_ADDED and e.seat == 0 for e in events):
             self._add_known(newly_authored)
             newly_authored = set()
+        return events, newly_authored, still_to_branch
+
+    def weigh_events(
+        self, events: list[PublicEvent], newly_authored: set[int], still_to_branch: int
+    ) -> set[int]:
+        """The second step of :meth:`observe`: each event in turn weighs the support (rules added
+        on the way are taken in where they happened). Returns the rules authored still to add."""
         top, suit = self.context
         for event in events:
             if event.kind == layout.KIND_RULE_ADDED:
@@ -427,6 +451,11 @@ class RulePosterior:
                 continue
             self.events_since_new_rule += 1
             top, suit = self._judge_event(event, top, suit)
+        return newly_authored
+
+    def close_observation(self, view: SeatView, newly_authored: set[int]) -> None:
+        """The last step of :meth:`observe`: rules authored taken in, the view remembered, the
+        support pruned."""
         if newly_authored:
             self._add_known(newly_authored)
         plain_redeal = view.phase == PHASE_CHOOSE and self.plain_rounds
@@ -573,6 +602,10 @@ class RulePosterior:
         if consistent is not None:
             self.weights = self.weights * np.where(consistent, 1.0, self.eps)
             self.weights = self.weights / self.weights.sum()
+        return self.context_after(event, top, suit)
+
+    def context_after(self, event: PublicEvent, top: int, suit: int) -> tuple[int, int]:
+        """The (top card, suit to follow) after ``event``, given those before it."""
         if event.kind == layout.KIND_PLAY and event.card >= 0:
             top = event.card
             suit = event.named_suit if event.named_suit >= 0 else int(SUIT[event.card])
@@ -792,11 +825,16 @@ class BayesianRuleAgent(RuleBeliefAgent):
         masks = np.asarray(masks)
         keys = KeyedPosteriors.keys(masks.shape[0], rows)
         actions = np.full(masks.shape[0], -1, dtype=np.int64)
+        # Imported here: posterior_batch builds on this module (RulePosterior).
+        from madiao_mao.agents.mao.posterior_batch import observe_all
+
         acting = np.flatnonzero(masks.any(axis=1))
         views = parse_observations(np.asarray(observations, dtype=np.float32), acting)
-        for row, view in zip(acting, views, strict=True):
-            posterior = self.posteriors[int(keys[row])]
-            posterior.observe(view)
+        posteriors = [self.posteriors[int(keys[row])] for row in acting]
+        # Every row's posterior takes in its view first (one kernel call for all): a posterior
+        # reads only its own row, and the decisions below draw from the generator in row order.
+        observe_all(posteriors, views)
+        for row, view, posterior in zip(acting, views, posteriors, strict=True):
             mask = masks[row]
             actions[row] = action = self.decide_from(posterior, view, mask, legal_actions(mask))
             posterior.note_action(action)

@@ -1,20 +1,24 @@
 """The batched belief path (``BeliefTracker.inputs`` over many rows: observations parsed for all rows
-at once, ``parse_events``, the cached ``plays_validity``) gives bit for bit the belief inputs and
+at once, ``parse_events``, the cached ``plays_validity``, the posterior updates and the belief
+inputs' judgements in one kernel call each, ``posterior_batch``) gives bit for bit the belief inputs and
 posteriors of the readable one-row path (``parse_observation``, ``parse_event``,
 ``plays_validity_reference``) over many decisions of real games: training and held-out rules,
 several rules at once, the Mao Master's and the players' calls."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections import Counter
 
 import numpy as np
 import pytest
 
-from madiao_mao.agents.mao import beliefs
+from madiao_mao.agents.mao import beliefs, posterior_batch
 from madiao_mao.agents.mao.belief_inputs import BeliefTracker
 from madiao_mao.agents.mao.belief_speed import one_row_path, record
-from mao_env import cards
+from madiao_mao.agents.mao.players import RulePosterior
+from mao_env import cards, layout
 from mao_env import rules as library
 
 ALL_RULES = tuple(range(library.N_RULES))
@@ -56,6 +60,19 @@ TABLES = [
     pytest.param(
         library.HELD_OUT_RULES, 1, {"num_rounds": 2, "rounds": "cambridge"}, 8, 250, 300, id="cambridge"
     ),
+    # The table variants the posterior kernel reads: the calls' reasons hidden (only how many
+    # calls), no talking calls with "thank you" after a seven chain, a seven chain ending the turn.
+    pytest.param(library.TRAINING_RULES, 1, {"reasons": "hidden"}, 16, 100, 300, id="hidden-reasons"),
+    pytest.param(
+        library.TRAINING_RULES,
+        1,
+        {"talking": False, "seven_phrase": "thank you"},
+        16,
+        100,
+        300,
+        id="no-talking",
+    ),
+    pytest.param(library.HELD_OUT_RULES, 1, {"seven_turn_ends": True}, 16, 100, 300, id="seven-turn-ends"),
     # Two unknown rules: about a thousand hypotheses, so fewer decisions.
     pytest.param(ALL_RULES, 2, {}, 6, 50, 100, id="two-rules-at-once"),
 ]
@@ -85,6 +102,105 @@ def test_the_batched_belief_path_is_the_one_row_path(rule_pool, draws, table, ga
         assert kinds["choose"] >= 5, kinds
     # The posteriors learned something: not every belief is the uniform prior.
     assert any(np.ptp(w) > 0 for _inputs, weights, _h in batched for w in weights if w.size > 1)
+
+
+def test_the_bayesian_players_batch_plays_as_the_one_row_path():
+    """``BayesianRuleAgent.act_batch`` (every row's posterior updated in one call) takes the
+    actions it takes with the one-row functions, over whole recorded games."""
+    table = {"num_rounds": 2, "reasons": "hidden"}
+    batched, _options = record(12, 200, seed=5, rule_pool=ALL_RULES, **table)
+    with one_row_path():
+        one_row, _options = record(12, 200, seed=5, rule_pool=ALL_RULES, **table)
+    for mine, theirs in zip(batched, one_row, strict=True):
+        for a, b in zip(mine, theirs, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def random_events(rng: np.random.Generator, posterior: RulePosterior, n: int) -> list[beliefs.PublicEvent]:
+    """Turn events with every field the posterior reads drawn at random, rare cases included
+    ("Last card" said, up to two calls more than the faults, chains, forced draws, named suits).
+    Most events' calls are the faults of one rule set of the support (judged by ``judge_turn``),
+    so that some rule sets explain them and others do not."""
+    kinds = (layout.KIND_PLAY, layout.KIND_BAD_CARD, layout.KIND_DRAW)
+    top, suit = posterior.context
+    events = []
+    for _ in range(n):
+        kind = int(rng.choice(kinds))
+        card = -1 if kind == layout.KIND_DRAW else int(rng.integers(cards.N_CARD_TYPES))
+        phrases = int(rng.integers(1 << cards.N_PHRASES)) & int(rng.integers(1 << cards.N_PHRASES))
+        event = beliefs.PublicEvent(
+            seat=int(rng.integers(1, 4)), kind=kind, card=card,
+            phrases=phrases | (int(rng.random() < 0.3) << cards.LAST_CARD),
+            call_bits=int(rng.integers(1 << (cards.N_PHRASES + 3))), bad_call_bits=0,
+            n_calls=int(rng.integers(6)), penalty_cards=0, chain_cards=int(rng.choice([0, 0, 1, 2])),
+            forced_draw=int(rng.choice([0, 0, 1, 2, 3])), won=False,
+            named_suit=int(rng.choice([-1, -1, 0, 1, 2, 3])),
+        )  # fmt: skip
+        if rng.random() < 0.7:  # the calls one rule set of the support would draw
+            truth = posterior.hypotheses[rng.integers(posterior.hypotheses.shape[0])][None]
+            first_suit = event.named_suit if event.named_suit >= 0 else beliefs.first_suit_said(phrases, card)
+            judgement = beliefs.judge_turn(
+                truth, top=max(top, 0), suit_to_follow=max(suit, 0), pending_seven=0, played=card,
+                drew=card < 0, took_seven=event.chain_cards, first_suit=first_suit, hand_after=None,
+                valid=np.array([kind == layout.KIND_PLAY]) if card >= 0 else None,
+                thank_you=posterior.thank_you,
+            )  # fmt: skip
+            missing = int(judgement.missing(event.phrases)[0] @ (1 << np.arange(cards.N_PHRASES)))
+            talking = int(judgement.talking(event.phrases)[0].sum()) if posterior.talking else 0
+            bad = int(kind == layout.KIND_BAD_CARD)
+            event = dataclasses.replace(
+                event,
+                call_bits=missing | (bad << layout.CALL_BIT_BAD_CARD),
+                n_calls=bin(missing).count("1") + talking + bad + int(rng.integers(3)),
+            )
+        events.append(event)
+        top, suit = posterior.context_after(event, top, suit)
+    return events
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"reasons": "hidden"},
+        {"talking": False, "thank_you": True},
+        {"seven_turn_ends": True, "eps": 0.2},
+    ],
+    ids=["calls", "hidden-reasons", "no-talking", "seven-turn-ends"],
+)
+def test_the_posterior_kernel_weighs_every_event_as_the_reference(options):
+    """Random events on random supports (of 1 to 300 rule sets), far from any real game, so every
+    branch of the judge is reached: the kernel's weights are the reference's, bit for bit."""
+    rng = np.random.default_rng(7)
+    rows, references = [], []
+    for _ in range(40):
+        n_hypotheses = int(rng.choice([1, 3, 9, 40, 130, 300]))
+        posterior = RulePosterior(**options)
+        posterior.hypotheses = (rng.random((n_hypotheses, library.N_RULES)) < 0.1).astype(np.float32)
+        posterior.weights = rng.random(n_hypotheses) + 0.01
+        posterior.weights /= posterior.weights.sum()
+        posterior.context = (int(rng.integers(-1, cards.N_CARD_TYPES)), int(rng.integers(4)))
+        reference = copy.deepcopy(posterior)
+        events = random_events(rng, posterior, int(rng.integers(0, 8)))
+        reference.weigh_events(events, set(), 0)
+        rows.append((posterior, events))
+        references.append(reference)
+    posterior_batch.weigh_all(rows)
+    changed = 0
+    for (posterior, _events), reference in zip(rows, references, strict=True):
+        np.testing.assert_array_equal(posterior.weights, reference.weights)
+        assert posterior.events_since_new_rule == reference.events_since_new_rule
+        changed += np.ptp(reference.weights / reference.weights.max()) > 0.5
+    assert changed >= 10  # the events told hypotheses apart
+
+
+def test_the_kernels_sum_as_numpy_sums():
+    """The posterior kernel divides by numpy's sum of the weights, bit for bit, at every length
+    (below 8 one by one, then 8 lanes, then halves above 128)."""
+    rng = np.random.default_rng(5)
+    for n in [*range(1, 300), 511, 1000, 4097, 20_000]:
+        values = rng.random(n + 3) * 10.0 ** rng.integers(-12, 3, n + 3)
+        assert posterior_batch.pairwise_sum(values, 3, n) == values[3:].sum(), n
 
 
 def test_the_batched_parsers_and_validity_are_the_one_row_ones():

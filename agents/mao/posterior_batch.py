@@ -1,0 +1,495 @@
+"""Many seats' Mao beliefs in one call: the posterior updates of every row of a step
+(:func:`observe_all`) and the judgements the belief inputs read (:func:`own_turns_judged`,
+:func:`held_cards_valid`), each one Numba kernel over all rows' hypotheses.
+
+:meth:`RulePosterior.observe` stays the reference. :func:`observe_all` runs its three steps
+(``take_in``, ``weigh_events``, ``close_observation``) with every row's new events parsed in one
+call and the middle step replaced, for the rows whose events the kernel covers: the Mao Master's
+calls (reasons shown or hidden), no rule added among the new events. A row of the players' calls,
+or whose new events add a rule (the support branches between two events), runs the reference step.
+
+How the kernels stay bit for bit the reference:
+
+- a hypothesis is its rule set as an int64 bit set (the library has fewer than 63 rules); each
+  turn's rule tables are bit sets too (the rules that make the card wild, forbid it, ...), so
+  "some rule of the hypothesis does X" is ``hypothesis & rules != 0``, what the reference's 0/1
+  matrix products compare with zero;
+- the judge's phrases come from the same cached probes as :func:`~madiao_mao.agents.mao.beliefs.judge_turn`
+  (the shared judge's answer with no rule phrases, with all card phrases, with all draw phrases),
+  OR-ed with the phrases the hypothesis's speech rules ask for;
+- a weight is multiplied by 1 or ``eps`` and divided by the row's sum, the sum taken in numpy's
+  own order (pairwise, blocks of 8 lanes: :func:`pairwise_sum`), so every float is the same;
+- a belief (``weights @ matrix``) is left to numpy, one product per row as in the reference: the
+  kernels make the 0/1 matrices, which are the reference's exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cardgame_core.jit import njit
+from madiao_mao.agents.mao import beliefs
+from madiao_mao.agents.mao.beliefs import PublicEvent, SeatView, parse_events
+from madiao_mao.agents.mao.players import RulePosterior
+from mao_env import cards, layout
+from mao_env.reference import base_card_phrases
+
+N_RULES = beliefs.N_RULES
+if N_RULES > 62:
+    raise ImportError(f"a rule set must fit an int64 bit set: the library has {N_RULES} rules")
+
+_RULE_VALUES = np.int64(1) << np.arange(N_RULES, dtype=np.int64)
+
+
+def rule_bits(rows: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Boolean rows over the rules (the rule axis ``axis``) as int64 bit sets."""
+    return np.tensordot(np.moveaxis(np.asarray(rows, dtype=bool), axis, -1).astype(np.int64), _RULE_VALUES, 1)
+
+
+# Per card (and top card): the rules that do something to it, as bit sets (module doc).
+WILD_RULES = rule_bits(beliefs.WILD)  # [card]
+FORBID_RULES = rule_bits(beliefs.FORBID)  # [card, top]
+ALTERNATE_RULES = int(rule_bits(beliefs.ALTERNATE))
+ORDER_RULES = int(rule_bits(beliefs.ORDER))
+ORDER_FAIL_RULES = rule_bits(beliefs.ORDER[:, None, None] & ~beliefs.ORDER_OK)  # [card, top]
+TRIGGER_RULES = rule_bits(beliefs.SAY_TRIGGER)  # [card, top]
+SAY_DRAW_RULES = int(rule_bits(beliefs.SAY_DRAW))
+FORCING_RULES = rule_bits(beliefs.FORCED != 0)  # [card]
+#: The phrase bit each speech rule asks for (0 for other rules), and the cards each DRAW rule
+#: makes the next seat take (FORCED's value wherever the rule applies).
+PHRASE_OF_RULE = (beliefs.PHRASE_OF.astype(np.int64) << np.arange(cards.N_PHRASES)).sum(axis=1)
+FORCED_OF_RULE = np.array(
+    [int(row[row != 0][0]) if row.any() else 0 for row in beliefs.FORCED], dtype=np.int64
+)
+
+_LAST_CARD_BIT = 1 << cards.LAST_CARD
+_MAO_BIT = 1 << cards.MAO
+
+# The columns of a judged turn: an event a posterior weighs, the seat's own turn so far, or one
+# held card at the start of a turn (only the validity columns, and where its answer goes).
+(
+    T_ROW,  # the row whose hypotheses judge it
+    # validity of the card played on the top card
+    T_SUIT_MATCH,
+    T_RANK_MATCH,
+    T_WILD,  # rule bit sets: the rules that make the card wild, forbid it, fail its rank order
+    T_FORBID,
+    T_ORDER_FAIL,
+    T_NEVER_VALID,  # a seven chain is pending and the card is not a seven
+    # phrases
+    T_TRIGGER,  # the speech rules the card triggers
+    T_CARD_PHRASES,  # the base rules' phrases of the card (0 if none played)
+    T_DRAW_RULES,  # SAY_DRAW_RULES if the seat drew, else 0
+    T_GOOD,  # the probes of a good card: required, excused, allowed with no rule phrase, with
+    _T_GOOD_2,  # every card phrase, with every draw phrase (``beliefs._probes``) ...
+    _T_GOOD_3,
+    _T_GOOD_4,
+    _T_GOOD_5,
+    _T_GOOD_6,
+    _T_GOOD_7,
+    _T_GOOD_8,
+    _T_GOOD_9,
+    T_BAD,  # ... and of a bad card (or none)
+    _T_BAD_2,
+    _T_BAD_3,
+    _T_BAD_4,
+    _T_BAD_5,
+    _T_BAD_6,
+    _T_BAD_7,
+    _T_BAD_8,
+    _T_BAD_9,
+    T_SAID,
+    T_TALKING,  # the row's table has talking calls
+    # an event: what it showed
+    E_CHECK_VALID,  # 1: the card's verdict must be the one seen
+    E_GOOD,  # the verdict seen (1 a good play; 0 a bad card or a draw)
+    E_CHECK_FORCED,
+    E_FORCING,  # the DRAW rules of the card
+    E_FORCED_DRAW,
+    E_FAILURES,  # the failures called, "Last card" and "Mao" aside
+    E_TALKING_CALLS,  # the talking calls seen
+    E_SLACK,  # 1 if "Last card" was said (due or talking: either)
+    E_N_CALLS,
+    E_HIDDEN_REASONS,  # the table hides the calls' reasons
+    E_BAD_CARD,  # (hidden reasons) 1 for a bad card, counted among the calls
+    # the seat's own turn
+    O_PLAYED,  # 1 if it played a card
+    O_HAND_AFTER,
+    # a held card at the start of a turn: its answer goes to out[start + hypothesis * count + index]
+    C_OUT_START,
+    C_COUNT,
+    C_INDEX,
+    N_TURN_COLUMNS,
+) = range(47)
+_VALIDITY = slice(T_SUIT_MATCH, T_NEVER_VALID + 1)
+_PROBES = slice(T_GOOD, T_BAD + 9)
+
+
+@njit
+def pairwise_sum(values: np.ndarray, start: int, n: int) -> float:
+    """``values[start:start + n].sum()`` as numpy sums a contiguous float64 array (the same
+    float): pairwise halves down to blocks of at most 128, each summed in 8 lanes."""
+    if n < 8:
+        total = 0.0
+        for i in range(n):
+            total += values[start + i]
+        return total
+    if n <= 128:
+        lanes = values[start : start + 8].copy()
+        i = 8
+        while i < n - (n % 8):
+            for lane in range(8):
+                lanes[lane] += values[start + i + lane]
+            i += 8
+        total = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + (
+            (lanes[4] + lanes[5]) + (lanes[6] + lanes[7])
+        )
+        while i < n:
+            total += values[start + i]
+            i += 1
+        return total
+    half = n // 2
+    half -= half % 8
+    return pairwise_sum(values, start, half) + pairwise_sum(values, start + half, n - half)
+
+
+@njit
+def _popcount(bits: int) -> int:
+    count = 0
+    while bits:
+        bits &= bits - 1
+        count += 1
+    return count
+
+
+@njit
+def _sum_over_rules(rules: int, value_of_rule: np.ndarray, bitwise_or: bool) -> int:
+    """The values of the rules in the bit set ``rules``, OR-ed or added up."""
+    total = 0
+    rule = 0
+    while rules:
+        if rules & 1:
+            total = (total | value_of_rule[rule]) if bitwise_or else total + value_of_rule[rule]
+        rules >>= 1
+        rule += 1
+    return total
+
+
+@njit
+def _valid(hypothesis: int, turn: np.ndarray, order_rules: int) -> bool:
+    """Whether the turn's card is a good play under the rule set (``beliefs.plays_validity``)."""
+    if turn[T_NEVER_VALID]:
+        return False
+    if hypothesis & order_rules:
+        rank_clause = (hypothesis & turn[T_ORDER_FAIL]) == 0
+    else:
+        rank_clause = turn[T_RANK_MATCH] != 0
+    return (turn[T_SUIT_MATCH] != 0 or rank_clause or (hypothesis & turn[T_WILD]) != 0) and (
+        hypothesis & turn[T_FORBID]
+    ) == 0
+
+
+@njit
+def _phrases(hypothesis: int, turn: np.ndarray, valid: bool, phrase_of_rule: np.ndarray) -> tuple:
+    """(required, excused, allowed) bit sets of the turn under the rule set, given its verdict
+    (``beliefs.judge_turn``: the probes OR-ed with the phrases the rule set's speech rules ask)."""
+    card_phrases = turn[T_CARD_PHRASES] | _sum_over_rules(hypothesis & turn[T_TRIGGER], phrase_of_rule, True)
+    draw_phrases = _sum_over_rules(hypothesis & turn[T_DRAW_RULES], phrase_of_rule, True)
+    probes = T_GOOD if valid else T_BAD
+    return (
+        turn[probes] | (card_phrases & turn[probes + 3]) | (draw_phrases & turn[probes + 6]),
+        turn[probes + 1] | (card_phrases & turn[probes + 4]) | (draw_phrases & turn[probes + 7]),
+        turn[probes + 2] | (card_phrases & turn[probes + 5]) | (draw_phrases & turn[probes + 8]),
+    )
+
+
+@njit
+def _explains(hypothesis: int, event: np.ndarray, order_rules: int, phrase_of_rule: np.ndarray,
+              forced_of_rule: np.ndarray) -> bool:  # fmt: skip
+    """Whether the rule set explains the event (``RulePosterior._judge_event``, the Mao Master's
+    calls)."""
+    good = event[E_GOOD] != 0
+    if event[E_CHECK_VALID] and _valid(hypothesis, event, order_rules) != good:
+        return False
+    required, excused, allowed = _phrases(hypothesis, event, good, phrase_of_rule)
+    said = event[T_SAID]
+    missing = required & ~said & ~_MAO_BIT & ~_LAST_CARD_BIT
+    talked = 0
+    if event[T_TALKING]:
+        talked = said & ~required & ~excused & ~allowed & ~_MAO_BIT & ~_LAST_CARD_BIT
+    if event[E_HIDDEN_REASONS]:
+        extra = event[E_N_CALLS] - (_popcount(missing) + _popcount(talked) + event[E_BAD_CARD])
+        if extra < 0 or extra > 2:
+            return False
+    else:
+        if missing != event[E_FAILURES]:
+            return False
+        predicted_talking = _popcount(talked)
+        seen = event[E_TALKING_CALLS]
+        if seen < predicted_talking or seen > predicted_talking + event[E_SLACK]:
+            return False
+    if event[E_CHECK_FORCED]:
+        forced = _sum_over_rules(hypothesis & event[E_FORCING], forced_of_rule, False)
+        if forced != event[E_FORCED_DRAW]:
+            return False
+    return True
+
+
+@njit
+def _weigh_all(hypotheses: np.ndarray, weights: np.ndarray, row_start: np.ndarray, row_eps: np.ndarray,
+               events: np.ndarray, order_rules: int, phrase_of_rule: np.ndarray,
+               forced_of_rule: np.ndarray) -> None:  # fmt: skip
+    """Each event, in order, weighs its row's hypotheses (``weights`` in place): times the row's
+    ``eps`` where the rule set does not explain it, then divided by the row's sum."""
+    for e in range(events.shape[0]):
+        event = events[e]
+        row = event[T_ROW]
+        start, stop = row_start[row], row_start[row + 1]
+        for i in range(start, stop):
+            if not _explains(hypotheses[i], event, order_rules, phrase_of_rule, forced_of_rule):
+                weights[i] = weights[i] * row_eps[row]
+        total = pairwise_sum(weights, start, stop - start)
+        for i in range(start, stop):
+            weights[i] = weights[i] / total
+
+
+@njit
+def _judge_own_turns(hypotheses: np.ndarray, row_start: np.ndarray, turns: np.ndarray, order_rules: int,
+                     phrase_of_rule: np.ndarray, valid: np.ndarray, required: np.ndarray,
+                     unmentioned: np.ndarray, mao_due: np.ndarray) -> None:  # fmt: skip
+    """The seat's own turn so far under each hypothesis of its row (``speech_chances``): the
+    verdict, the required phrases, the phrases neither required, excused nor allowed, and whether
+    "Mao" is due (``mao_env.reference.mao_is_due``)."""
+    for t in range(turns.shape[0]):
+        turn = turns[t]
+        said = turn[T_SAID]
+        for i in range(row_start[turn[T_ROW]], row_start[turn[T_ROW] + 1]):
+            good = turn[O_PLAYED] != 0 and _valid(hypotheses[i], turn, order_rules)
+            needed, excused, allowed = _phrases(hypotheses[i], turn, good, phrase_of_rule)
+            valid[i] = good
+            required[i] = needed
+            unmentioned[i] = ~(needed | excused | allowed)
+            flawless = (needed & ~said & ~_MAO_BIT) == 0
+            if turn[T_TALKING]:
+                flawless = flawless and (said & ~needed & ~allowed & ~_MAO_BIT) == 0
+            mao_due[i] = good and flawless and turn[O_HAND_AFTER] == 0
+
+
+@njit
+def _held_cards_valid(hypotheses: np.ndarray, row_start: np.ndarray, checks: np.ndarray, order_rules: int,
+                      out: np.ndarray) -> None:  # fmt: skip
+    """At the start of a turn: whether each held card is a good play under each hypothesis of its
+    row, written row by row as ``[hypotheses, cards]`` blocks (``beliefs.plays_validity``)."""
+    for c in range(checks.shape[0]):
+        check = checks[c]
+        start = row_start[check[T_ROW]]
+        for i in range(start, row_start[check[T_ROW] + 1]):
+            out[check[C_OUT_START] + (i - start) * check[C_COUNT] + check[C_INDEX]] = _valid(
+                hypotheses[i], check, order_rules
+            )
+
+
+# ---- filling the columns ---------------------------------------------------------------------
+def validity_columns(
+    played: np.ndarray, top: np.ndarray, suit: np.ndarray, pending_seven: np.ndarray
+) -> np.ndarray:
+    """The validity columns (``T_SUIT_MATCH`` .. ``T_NEVER_VALID``) of cards ``played`` on ``top``
+    with ``suit`` to follow (arrays of one length), int64 ``[K, 6]``."""
+    played, top = np.asarray(played, dtype=np.int64), np.asarray(top, dtype=np.int64)
+    suit_match = beliefs.SUIT[played] == np.asarray(suit)
+    same_colour_off_suit = ~suit_match & (beliefs.IS_RED[played] == beliefs.IS_RED[top])
+    return np.stack(
+        [
+            suit_match,
+            beliefs.RANK[played] == beliefs.RANK[top],
+            WILD_RULES[played],
+            FORBID_RULES[played, top] | np.where(same_colour_off_suit, ALTERNATE_RULES, 0),
+            ORDER_FAIL_RULES[played, top],
+            (np.asarray(pending_seven) > 0) & (beliefs.RANK[played] != cards.SEVEN),
+        ],
+        axis=1,
+    ).astype(np.int64)
+
+
+def _bit_sets(hypotheses: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """All rows' hypotheses as one int64 array of rule bit sets, and each row's start in it."""
+    row_start = np.zeros(len(hypotheses) + 1, dtype=np.int64)
+    np.cumsum([h.shape[0] for h in hypotheses], out=row_start[1:])
+    # A bool-by-int64 product (exact integers) rather than rule_bits's tensordot: cheaper on the
+    # few rows of a training call, where the fixed costs of a call count as much as its rows.
+    return (np.concatenate(hypotheses) > 0.5) @ _RULE_VALUES, row_start
+
+
+def _event_turn(posterior: RulePosterior, row: int, event: PublicEvent, top: int, suit: int) -> list | None:
+    """The turn columns of one event weighed with the context (``top``, ``suit``) before it (the
+    validity columns filled later, from the card and context it returns), or None for an event
+    that weighs nothing (``RulePosterior._judge_event``, the Mao Master's calls)."""
+    columns = [0] * N_TURN_COLUMNS
+    columns[T_ROW] = row
+    if event.kind in (layout.KIND_PLAY, layout.KIND_BAD_CARD) and top >= 0 and event.card >= 0:
+        card = event.card
+        good = event.kind == layout.KIND_PLAY
+        chain_bad = not good and event.chain_cards > 0 and beliefs.RANK[card] != cards.SEVEN
+        columns[E_CHECK_VALID] = int(not chain_bad)
+        columns[E_GOOD] = int(good)
+        first_suit = (
+            event.named_suit if event.named_suit >= 0 else beliefs.first_suit_said(event.phrases, card)
+        )
+        turn = (card, first_suit, event.chain_cards, 0, posterior.thank_you, False, None)
+        probes = T_GOOD if good else T_BAD
+        columns[T_TRIGGER] = int(TRIGGER_RULES[card, top])
+        columns[T_CARD_PHRASES] = base_card_phrases(card)
+        columns[E_BAD_CARD] = int(not good)
+        if good:
+            columns[E_CHECK_FORCED] = 1
+            columns[E_FORCING] = int(FORCING_RULES[card])
+            columns[E_FORCED_DRAW] = event.forced_draw
+    elif event.kind == layout.KIND_DRAW:
+        card, good = -1, False
+        drew = not (posterior.seven_turn_ends and event.chain_cards > 0)
+        turn = (-1, -1, event.chain_cards, 0, posterior.thank_you, drew, None)
+        probes = T_BAD
+        columns[T_DRAW_RULES] = SAY_DRAW_RULES if drew else 0
+    else:
+        return None
+    columns[probes : probes + 9] = [int(bits) for probe in beliefs._probes(turn, good) for bits in probe]
+    said = event.phrases
+    columns[T_SAID] = said
+    columns[T_TALKING] = int(posterior.talking)
+    columns[E_FAILURES] = event.failure_bits & ~beliefs.HAND_SIZE_PHRASES
+    failures = bin(event.failure_bits).count("1")
+    columns[E_TALKING_CALLS] = event.n_calls - int(event.bad_card_called) - failures - int(event.mao_in_vain)
+    columns[E_SLACK] = 1 if (said >> cards.LAST_CARD) & 1 else 0
+    columns[E_N_CALLS] = event.n_calls
+    columns[E_HIDDEN_REASONS] = int(posterior.hidden_reasons)
+    return columns, (max(card, 0), max(top, 0), suit)
+
+
+def kernel_weighs(posterior: RulePosterior, events: list[PublicEvent]) -> bool:
+    """Whether the kernel covers this row's events (module doc)."""
+    return not posterior.players_call and all(event.kind != layout.KIND_RULE_ADDED for event in events)
+
+
+def observe_all(posteriors: list[RulePosterior], views: list[SeatView]) -> None:
+    """``posterior.observe(view)`` for each pair (distinct posteriors), the events of all rows
+    parsed in one call and weighed in one kernel call (module doc); the same posteriors, bit for
+    bit."""
+    if not posteriors:
+        return
+    found = [posterior.new_event_rows(view) for posterior, view in zip(posteriors, views, strict=True)]
+    # Every row's new events parsed in one call, then handed back row by row.
+    parsed = parse_events([row for rows, _choosing in found for row in rows])
+    ends = np.cumsum([len(rows) for rows, _choosing in found]).tolist()
+    deferred = []  # (posterior, view, events, newly_authored)
+    for posterior, view, (_rows, choosing_again), start, end in zip(
+        posteriors, views, found, [0, *ends[:-1]], ends, strict=True
+    ):
+        events, newly_authored, still_to_branch = posterior.take_in_events(
+            view, parsed[start:end], choosing_again
+        )
+        if kernel_weighs(posterior, events):
+            deferred.append((posterior, view, events, newly_authored))
+        else:
+            newly_authored = posterior.weigh_events(events, newly_authored, still_to_branch)
+            posterior.close_observation(view, newly_authored)
+    weigh_all([(posterior, events) for posterior, _view, events, _new in deferred])
+    for posterior, view, _events, newly_authored in deferred:
+        posterior.close_observation(view, newly_authored)
+
+
+def weigh_all(rows: list[tuple[RulePosterior, list[PublicEvent]]]) -> None:
+    """``posterior.weigh_events(events, set(), 0)`` for each (posterior, events) the kernel covers
+    (:func:`kernel_weighs`), in one kernel call (distinct posteriors)."""
+    event_turns, contexts = [], []
+    for row, (posterior, events) in enumerate(rows):
+        top, suit = posterior.context
+        for event in events:
+            posterior.events_since_new_rule += 1
+            judged = _event_turn(posterior, row, event, top, suit)
+            if judged is not None:
+                event_turns.append(judged[0])
+                contexts.append(judged[1])
+            top, suit = posterior.context_after(event, top, suit)
+    if not event_turns:
+        return
+    events = np.array(event_turns, dtype=np.int64)
+    played, top, suit = np.array(contexts, dtype=np.int64).T
+    events[:, _VALIDITY] = validity_columns(played, top, suit, np.zeros_like(played))
+    hypotheses, row_start = _bit_sets([posterior.hypotheses for posterior, _events in rows])
+    weights = np.concatenate([posterior.weights for posterior, _events in rows])
+    row_eps = np.array([posterior.eps for posterior, _events in rows], dtype=np.float64)
+    _weigh_all(hypotheses, weights, row_start, row_eps, events, ORDER_RULES, PHRASE_OF_RULE, FORCED_OF_RULE)
+    for index, (posterior, _events) in enumerate(rows):
+        posterior.weights = weights[row_start[index] : row_start[index + 1]]
+
+
+def own_turns_judged(
+    rows: list[tuple[SeatView, np.ndarray]], thank_you: bool, talking: bool
+) -> tuple[np.ndarray, ...]:
+    """For each (view, hypotheses ``[N, R]``) of a seat speaking in its own turn: its turn so far
+    judged under each hypothesis (``speech_chances``), one kernel call for all. Returns, over the
+    rows' hypotheses one after the other: the verdict (bool), the required phrases and the phrases
+    neither required, excused nor allowed (int64 bit sets), whether "Mao" is due (bool), and each
+    row's start."""
+    hypotheses, row_start = _bit_sets([rule_sets for _view, rule_sets in rows])
+    turns = np.zeros((len(rows), N_TURN_COLUMNS), dtype=np.int64)
+    for index, (view, _rule_sets) in enumerate(rows):
+        turn = turns[index]
+        played = view.played
+        key = (
+            played, beliefs.first_suit_said(view.said, played), view.took_seven, view.pending_seven,
+            thank_you, view.drew, view.hand_total,
+        )  # fmt: skip
+        turn[T_ROW] = index
+        if played >= 0:
+            turn[O_PLAYED] = 1
+            turn[T_TRIGGER] = TRIGGER_RULES[played, view.top]
+            turn[T_CARD_PHRASES] = base_card_phrases(played)
+            turn[T_GOOD : T_GOOD + 9] = [bits for probe in beliefs._probes(key, True) for bits in probe]
+        turn[T_BAD : T_BAD + 9] = [bits for probe in beliefs._probes(key, False) for bits in probe]
+        turn[T_DRAW_RULES] = SAY_DRAW_RULES if view.drew else 0
+        turn[T_SAID] = view.said
+        turn[T_TALKING] = int(talking)
+        turn[O_HAND_AFTER] = view.hand_total
+    turns[:, _VALIDITY] = validity_columns(
+        [max(view.played, 0) for view, _h in rows],
+        [view.top for view, _h in rows],
+        [view.suit_to_follow for view, _h in rows],
+        [view.pending_seven for view, _h in rows],
+    )
+    n = hypotheses.size
+    valid, mao_due = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    required, unmentioned = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    _judge_own_turns(
+        hypotheses, row_start, turns, ORDER_RULES, PHRASE_OF_RULE, valid, required, unmentioned, mao_due
+    )
+    return valid, required, unmentioned & beliefs.ALL_PHRASES, mao_due, row_start
+
+
+def held_cards_valid(rows: list[tuple[SeatView, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+    """For each (view, held cards, hypotheses ``[N, R]``) of a seat at the start of its turn:
+    whether each held card is a good play under each hypothesis, bool ``[N, cards]`` (what
+    ``beliefs.plays_validity`` answers), one kernel call for all."""
+    hypotheses, row_start = _bit_sets([rule_sets for _view, _held, rule_sets in rows])
+    sizes = [(row_start[i + 1] - row_start[i]) * held.size for i, (_v, held, _h) in enumerate(rows)]
+    out_start = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=out_start[1:])
+    row_of = np.repeat(np.arange(len(rows)), [held.size for _view, held, _h in rows])
+    played = np.concatenate([held for _view, held, _h in rows])
+    checks = np.zeros((played.size, N_TURN_COLUMNS), dtype=np.int64)
+    checks[:, T_ROW] = row_of
+    checks[:, C_OUT_START] = out_start[row_of]
+    checks[:, C_COUNT] = np.array([held.size for _view, held, _h in rows])[row_of]
+    checks[:, C_INDEX] = np.concatenate([np.arange(held.size) for _view, held, _h in rows])
+    views = [view for view, _held, _h in rows]
+    checks[:, _VALIDITY] = validity_columns(
+        played,
+        np.array([view.top for view in views])[row_of],
+        np.array([view.suit_to_follow for view in views])[row_of],
+        np.array([view.pending_seven for view in views])[row_of],
+    )
+    out = np.zeros(int(out_start[-1]), dtype=bool)
+    _held_cards_valid(hypotheses, row_start, checks, ORDER_RULES, out)
+    return [
+        out[out_start[i] : out_start[i + 1]].reshape(-1, held.size) for i, (_v, held, _h) in enumerate(rows)
+    ]
