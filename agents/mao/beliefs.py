@@ -292,12 +292,10 @@ def judge_turn(
         return [plain[k] | (card_bits & via_card[k]) | (draw_bits & via_draw[k]) for k in range(3)]
 
     if n and valid.all() == valid.any():  # one verdict for every hypothesis (the common case)
-        pieces = judged(_probes(turn, bool(valid[0])))
+        pieces = judged(turn_probes(turn, bool(valid[0])))
     else:
-        pieces = [
-            np.where(valid, good, bad)
-            for good, bad in zip(judged(_probes(turn, True)), judged(_probes(turn, False)), strict=True)
-        ]
+        if_valid, if_not = judged(turn_probes(turn, True)), judged(turn_probes(turn, False))
+        pieces = [np.where(valid, good, bad) for good, bad in zip(if_valid, if_not, strict=True)]
     return Judgement(valid, *(_per_row(bits, n) for bits in pieces))
 
 
@@ -307,7 +305,7 @@ def _per_row(bits: np.ndarray | int, n: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _probes(turn: tuple, valid: bool) -> tuple[tuple[int, int, int], ...]:
+def turn_probes(turn: tuple, valid: bool) -> tuple[tuple[int, int, int], ...]:
     """The shared judge's (required, excused, allowed) for one turn and verdict, with no card or
     draw phrases, with every card phrase and with every draw phrase (cached: a game repeats few
     turns)."""

@@ -81,7 +81,7 @@ _MAO_BIT = 1 << cards.MAO
     T_CARD_PHRASES,  # the base rules' phrases of the card (0 if none played)
     T_DRAW_RULES,  # SAY_DRAW_RULES if the seat drew, else 0
     T_GOOD,  # the probes of a good card: required, excused, allowed with no rule phrase, with
-    _T_GOOD_2,  # every card phrase, with every draw phrase (``beliefs._probes``) ...
+    _T_GOOD_2,  # every card phrase, with every draw phrase (``beliefs.turn_probes``) ...
     _T_GOOD_3,
     _T_GOOD_4,
     _T_GOOD_5,
@@ -101,17 +101,17 @@ _MAO_BIT = 1 << cards.MAO
     T_SAID,
     T_TALKING,  # the row's table has talking calls
     # an event: what it showed
-    E_CHECK_VALID,  # 1: the card's verdict must be the one seen
-    E_GOOD,  # the verdict seen (1 a good play; 0 a bad card or a draw)
-    E_CHECK_FORCED,
-    E_FORCING,  # the DRAW rules of the card
-    E_FORCED_DRAW,
-    E_FAILURES,  # the failures called, "Last card" and "Mao" aside
-    E_TALKING_CALLS,  # the talking calls seen
-    E_SLACK,  # 1 if "Last card" was said (due or talking: either)
-    E_N_CALLS,
-    E_HIDDEN_REASONS,  # the table hides the calls' reasons
-    E_BAD_CARD,  # (hidden reasons) 1 for a bad card, counted among the calls
+    EV_CHECK_VALID,  # 1: the card's verdict must be the one seen
+    EV_GOOD,  # the verdict seen (1 a good play; 0 a bad card or a draw)
+    EV_CHECK_FORCED,
+    EV_FORCING,  # the DRAW rules of the card
+    EV_FORCED_DRAW,
+    EV_FAILURES,  # the failures called, "Last card" and "Mao" aside
+    EV_TALKING_CALLS,  # the talking calls seen
+    EV_SLACK,  # 1 if "Last card" was said (due or talking: either)
+    EV_N_CALLS,
+    EV_HIDDEN_REASONS,  # the table hides the calls' reasons
+    EV_BAD_CARD,  # (hidden reasons) 1 for a bad card, counted among the calls
     # the seat's own turn
     O_PLAYED,  # 1 if it played a card
     O_HAND_AFTER,
@@ -208,8 +208,8 @@ def _explains(hypothesis: int, event: np.ndarray, order_rules: int, phrase_of_ru
               forced_of_rule: np.ndarray) -> bool:  # fmt: skip
     """Whether the rule set explains the event (``RulePosterior._judge_event``, the Mao Master's
     calls)."""
-    good = event[E_GOOD] != 0
-    if event[E_CHECK_VALID] and _valid(hypothesis, event, order_rules) != good:
+    good = event[EV_GOOD] != 0
+    if event[EV_CHECK_VALID] and _valid(hypothesis, event, order_rules) != good:
         return False
     required, excused, allowed = _phrases(hypothesis, event, good, phrase_of_rule)
     said = event[T_SAID]
@@ -217,20 +217,20 @@ def _explains(hypothesis: int, event: np.ndarray, order_rules: int, phrase_of_ru
     talked = 0
     if event[T_TALKING]:
         talked = said & ~required & ~excused & ~allowed & ~_MAO_BIT & ~_LAST_CARD_BIT
-    if event[E_HIDDEN_REASONS]:
-        extra = event[E_N_CALLS] - (_popcount(missing) + _popcount(talked) + event[E_BAD_CARD])
+    if event[EV_HIDDEN_REASONS]:
+        extra = event[EV_N_CALLS] - (_popcount(missing) + _popcount(talked) + event[EV_BAD_CARD])
         if extra < 0 or extra > 2:
             return False
     else:
-        if missing != event[E_FAILURES]:
+        if missing != event[EV_FAILURES]:
             return False
         predicted_talking = _popcount(talked)
-        seen = event[E_TALKING_CALLS]
-        if seen < predicted_talking or seen > predicted_talking + event[E_SLACK]:
+        seen = event[EV_TALKING_CALLS]
+        if seen < predicted_talking or seen > predicted_talking + event[EV_SLACK]:
             return False
-    if event[E_CHECK_FORCED]:
-        forced = _sum_over_rules(hypothesis & event[E_FORCING], forced_of_rule, False)
-        if forced != event[E_FORCED_DRAW]:
+    if event[EV_CHECK_FORCED]:
+        forced = _sum_over_rules(hypothesis & event[EV_FORCING], forced_of_rule, False)
+        if forced != event[EV_FORCED_DRAW]:
             return False
     return True
 
@@ -330,8 +330,8 @@ def _event_turn(posterior: RulePosterior, row: int, event: PublicEvent, top: int
         card = event.card
         good = event.kind == layout.KIND_PLAY
         chain_bad = not good and event.chain_cards > 0 and beliefs.RANK[card] != cards.SEVEN
-        columns[E_CHECK_VALID] = int(not chain_bad)
-        columns[E_GOOD] = int(good)
+        columns[EV_CHECK_VALID] = int(not chain_bad)
+        columns[EV_GOOD] = int(good)
         first_suit = (
             event.named_suit if event.named_suit >= 0 else beliefs.first_suit_said(event.phrases, card)
         )
@@ -339,11 +339,11 @@ def _event_turn(posterior: RulePosterior, row: int, event: PublicEvent, top: int
         probes = T_GOOD if good else T_BAD
         columns[T_TRIGGER] = int(TRIGGER_RULES[card, top])
         columns[T_CARD_PHRASES] = base_card_phrases(card)
-        columns[E_BAD_CARD] = int(not good)
+        columns[EV_BAD_CARD] = int(not good)
         if good:
-            columns[E_CHECK_FORCED] = 1
-            columns[E_FORCING] = int(FORCING_RULES[card])
-            columns[E_FORCED_DRAW] = event.forced_draw
+            columns[EV_CHECK_FORCED] = 1
+            columns[EV_FORCING] = int(FORCING_RULES[card])
+            columns[EV_FORCED_DRAW] = event.forced_draw
     elif event.kind == layout.KIND_DRAW:
         card, good = -1, False
         drew = not (posterior.seven_turn_ends and event.chain_cards > 0)
@@ -352,16 +352,16 @@ def _event_turn(posterior: RulePosterior, row: int, event: PublicEvent, top: int
         columns[T_DRAW_RULES] = SAY_DRAW_RULES if drew else 0
     else:
         return None
-    columns[probes : probes + 9] = [int(bits) for probe in beliefs._probes(turn, good) for bits in probe]
+    columns[probes : probes + 9] = [int(bits) for probe in beliefs.turn_probes(turn, good) for bits in probe]
     said = event.phrases
     columns[T_SAID] = said
     columns[T_TALKING] = int(posterior.talking)
-    columns[E_FAILURES] = event.failure_bits & ~beliefs.HAND_SIZE_PHRASES
+    columns[EV_FAILURES] = event.failure_bits & ~beliefs.HAND_SIZE_PHRASES
     failures = bin(event.failure_bits).count("1")
-    columns[E_TALKING_CALLS] = event.n_calls - int(event.bad_card_called) - failures - int(event.mao_in_vain)
-    columns[E_SLACK] = 1 if (said >> cards.LAST_CARD) & 1 else 0
-    columns[E_N_CALLS] = event.n_calls
-    columns[E_HIDDEN_REASONS] = int(posterior.hidden_reasons)
+    columns[EV_TALKING_CALLS] = event.n_calls - int(event.bad_card_called) - failures - int(event.mao_in_vain)
+    columns[EV_SLACK] = 1 if (said >> cards.LAST_CARD) & 1 else 0
+    columns[EV_N_CALLS] = event.n_calls
+    columns[EV_HIDDEN_REASONS] = int(posterior.hidden_reasons)
     return columns, (max(card, 0), max(top, 0), suit)
 
 
@@ -445,8 +445,8 @@ def own_turns_judged(
             turn[O_PLAYED] = 1
             turn[T_TRIGGER] = TRIGGER_RULES[played, view.top]
             turn[T_CARD_PHRASES] = base_card_phrases(played)
-            turn[T_GOOD : T_GOOD + 9] = [bits for probe in beliefs._probes(key, True) for bits in probe]
-        turn[T_BAD : T_BAD + 9] = [bits for probe in beliefs._probes(key, False) for bits in probe]
+            turn[T_GOOD : T_GOOD + 9] = [bits for probe in beliefs.turn_probes(key, True) for bits in probe]
+        turn[T_BAD : T_BAD + 9] = [bits for probe in beliefs.turn_probes(key, False) for bits in probe]
         turn[T_DRAW_RULES] = SAY_DRAW_RULES if view.drew else 0
         turn[T_SAID] = view.said
         turn[T_TALKING] = int(talking)

@@ -46,7 +46,7 @@ def test_the_bayesian_judge_is_the_reference_judge(monkeypatch):
         return shared(**kwargs)
 
     monkeypatch.setattr(mao_beliefs, "judge_phrases", spy)
-    mao_beliefs._probes.cache_clear()  # the verdicts are cached per turn: ask the judge afresh
+    mao_beliefs.turn_probes.cache_clear()  # the verdicts are cached per turn: ask the judge afresh
     hypotheses = mao_beliefs.hypotheses_from_sets([[], [rule_library.N_RULES - 1], [0, 5]])
     mao_beliefs.judge_turn(
         hypotheses, top=0, suit_to_follow=0, pending_seven=0, played=1, drew=False, took_seven=0,
