@@ -161,14 +161,50 @@ class ServerProcess:
         self.log.close()
 
 
+#: Ports tried before the server fixture gives up.
+SERVER_ATTEMPTS = 5
+
+
+def start_server(folder: Path) -> ServerProcess:
+    """A ready server, its log in ``folder``. The port is free when picked, but another process can
+    take it before the server binds it (a connection's ephemeral port, with the suite's other
+    worker busy): the server then exits, saying the address is in use, and another port is tried."""
+    for attempt in range(SERVER_ATTEMPTS):
+        server = ServerProcess(folder / f"server-{attempt}.log")
+        try:
+            server.wait_ready()
+            return server
+        except RuntimeError:
+            server.stop()
+            if "address already in use" not in (folder / f"server-{attempt}.log").read_text():
+                raise
+    raise RuntimeError(f"no free port held for the server in {SERVER_ATTEMPTS} attempts")
+
+
 @pytest.fixture(scope="module")
 def server_process(tmp_path_factory) -> Iterator[ServerProcess]:
     import_or_require("uvicorn")
     require(Path("/proc/self/status").exists(), "the server's memory is read from /proc (Linux)")
-    server = ServerProcess(tmp_path_factory.mktemp("server") / "server.log")
+    server = start_server(tmp_path_factory.mktemp("server"))
     try:
-        server.wait_ready()
         yield server
+    finally:
+        server.stop()
+
+
+def test_the_server_fixture_tries_another_port_when_its_port_was_taken(tmp_path, monkeypatch):
+    import_or_require("uvicorn")
+    free_port = _free_port
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))  # held, as a connection's port is: bound, not listening
+        taken_port = taken.getsockname()[1]
+        ports = iter([taken_port])
+        monkeypatch.setattr(sys.modules[__name__], "_free_port", lambda: next(ports, None) or free_port())
+        server = start_server(tmp_path)
+    try:
+        assert server.port != taken_port
+        assert "address already in use" in (tmp_path / "server-0.log").read_text()
+        assert http_request(server.port, "GET", "/")[0] == 200
     finally:
         server.stop()
 
