@@ -378,7 +378,6 @@ class LeafValue:
         self.policy = model.policy
         #: The length of the seat's observation it reads (the play-out table's variant follows it).
         self.obs_dim = int(critic.table_obs_dim)
-        self.privileged_dim = int(critic.privileged_dim)
 
     def values(self, observations: np.ndarray, privileged: np.ndarray) -> np.ndarray:
         """The seat's value of each row (float64 ``[N]``): its observation and the deal's
