@@ -27,6 +27,8 @@ from madiao_mao.training.rllib import cli as rllib_cli
 from madiao_mao.training.rllib.options import EngineOptions
 
 PROG = "madiao-mao train"
+#: The engines' names (``--engine``).
+FAST, SB3, RLLIB = "fast", "sb3", "rllib"
 
 
 @dataclass
@@ -46,7 +48,7 @@ def flag_name(field_name: str) -> str:
 
 @dataclass
 class TrainCommand:
-    """Self-play training (MaskablePPO, or RLlib PPO with --engine rllib), then an evaluation report.
+    """Self-play training (MaskablePPO's model; RLlib PPO with --engine rllib), then an evaluation report.
 
     Every flag below that is not about the command itself is a field of ``TrainConfig``
     (training/config.py); a field whose default says "by game" takes its game's value."""
@@ -60,11 +62,14 @@ class TrainCommand:
     used; its saved --device is resolved again here, a GPU this machine lacks being the CPU)."""
     no_report: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False
     """Skip the final evaluation report."""
-    engine: Literal["sb3", "rllib", "fast"] = "sb3"
-    """sb3: MaskablePPO in this process; rllib: RLlib PPO with env runners on Ray
-    (docs/scaling-out.md), the options below marked rllib are its; fast: the same model trained by
-    the project's batched PPO loop (docs/training.md, "The fast engine"); a resumed run keeps the
-    engine that trained it."""
+    engine: Annotated[Literal["fast", "sb3", "rllib"] | None, tyro.conf.arg(metavar="{fast,sb3,rllib}")] = (
+        None
+    )
+    """fast: MaskablePPO's model trained in this process by the project's batched PPO loop
+    (docs/training.md, "The fast engine"); sb3: the same model trained by sb3-contrib's
+    MaskablePPO; rllib: RLlib PPO with env runners on Ray (docs/scaling-out.md), the options below
+    marked rllib are its. Default: fast for a new run; a resumed run continues with the engine
+    that trained it last (given here, fast or sb3 takes over the other's checkpoint)."""
     settings: Annotated[TrainFlags, tyro.conf.OmitArgPrefixes, tyro.conf.arg(name="")] = field(
         default_factory=TrainFlags
     )
@@ -83,7 +88,7 @@ class TrainCommand:
                 raise ValueError(
                     f"--{name}.* options are settings of the game {name}, not of {values['game']}"
                 )
-        if self.engine == "rllib" and values["imitate"] is None:
+        if self.engine == RLLIB and values["imitate"] is None:
             # The RLlib engine has no warm start: its default is PPO from a random policy.
             values["imitate"] = "none"
         config = _named_by_flag(lambda: TrainConfig(**values))
@@ -136,6 +141,23 @@ def parse_train_command(argv: list[str]) -> TrainCommand:
     return parse_dataclass(command_type, argv, prog=PROG, default=start)
 
 
+def engine_of(command: TrainCommand) -> str:
+    """The engine that trains: rllib for a run RLlib trained (only RLlib reads its checkpoint),
+    else the one asked for, else the resumed run's own (``state.json``'s ``"engine"``; a run
+    without one was trained by SB3), else fast. RLlib options given to another engine are a
+    ValueError (they would change nothing)."""
+    if rllib_cli.uses_rllib(command.engine or FAST, command.rllib, command.resume):
+        return RLLIB
+    if command.engine is not None:
+        return command.engine
+    if command.resume is None:
+        return FAST
+    # Imported here: madiao_mao.training.fast.train imports this module (a cycle at the top).
+    from madiao_mao.training.fast.train import is_fast_run
+
+    return FAST if is_fast_run(command.resume) else SB3
+
+
 def command_train(argv: list[str]) -> int:
     """``madiao-mao train ARGS``: train a run (or resume one), then write its report."""
     command = parse_train_command(argv)
@@ -143,8 +165,9 @@ def command_train(argv: list[str]) -> int:
     quiet = not command.settings.progress_bar
     config = None if command.resume else command.train_config()
     check_output_folder(command.settings.runs_dir, "--runs-dir")
+    engine = engine_of(command)
     # Each engine's run module imports torch and its engine: only the one the run uses.
-    if rllib_cli.uses_rllib(command.engine, command.rllib, command.resume):
+    if engine == RLLIB:
         # Imported here: keeps torch and stable-baselines3 off this module's import path.
         from madiao_mao.training.rllib.run import final_report
 
@@ -156,13 +179,15 @@ def command_train(argv: list[str]) -> int:
             quiet=quiet,
         )
     else:
-        # Imported here: madiao_mao.training.fast.train imports this module (a cycle at the top).
-        from madiao_mao.training.fast.train import is_fast_run
-        from madiao_mao.training.sb3.train import final_report, train
+        # Imported here: each engine's module imports torch and stable-baselines3.
+        from madiao_mao.training.sb3.train import final_report
 
-        if command.engine == "fast" or (command.resume is not None and is_fast_run(command.resume)):
+        if engine == FAST:
             # Imported here: madiao_mao.training.fast.train imports this module (a cycle at the top).
             from madiao_mao.training.fast.train import train
+        else:
+            # Imported here: it imports torch and stable-baselines3.
+            from madiao_mao.training.sb3.train import train
 
         run_dir = train(
             config, resume=command.resume, total_timesteps=command.settings.total_timesteps, quiet=quiet

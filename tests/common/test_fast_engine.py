@@ -113,6 +113,18 @@ def test_the_observations_the_policy_reads_are_the_storage_the_env_writes_into_o
     assert float(storage.observations[0].sum()) == 0.0  # the other step's slot is untouched
 
 
+def _update_settings(*, n_epochs: int, batch_size: int, ent_coef: float) -> ppo.UpdateSettings:
+    return ppo.UpdateSettings(
+        n_epochs=n_epochs,
+        batch_size=batch_size,
+        clip_range=0.2,
+        ent_coef=ent_coef,
+        vf_coef=0.5,
+        max_grad_norm=0.5,
+        learning_rate=1e-3,
+    )
+
+
 def test_an_update_lowers_the_loss_of_a_rollout_and_moves_the_weights():
     model = _toy_model()
     storage = ppo.RolloutStorage(
@@ -131,20 +143,65 @@ def test_an_update_lowers_the_loss_of_a_rollout_and_moves_the_weights():
     storage.advantages[:] = torch.randn(4, 8, generator=torch.Generator().manual_seed(5))
     storage.returns[:] = storage.advantages + storage.values
     before = [p.detach().clone() for p in model.policy.parameters()]
-    settings = ppo.UpdateSettings(
-        n_epochs=8,
-        batch_size=32,
-        clip_range=0.2,
-        ent_coef=0.0,
-        vf_coef=0.5,
-        max_grad_norm=0.5,
-        learning_rate=1e-3,
-    )
+    settings = _update_settings(n_epochs=8, batch_size=32, ent_coef=0.0)
     first = ppo.ppo_update(model.policy, storage, settings, torch.Generator().manual_seed(6))
     second = ppo.ppo_update(model.policy, storage, settings, torch.Generator().manual_seed(6))
     assert second["value_loss"] < first["value_loss"]
     assert any(not torch.equal(b, p) for b, p in zip(before, model.policy.parameters(), strict=True))
     assert first["n_minibatches"] == 8 and model.policy.optimizer.param_groups[0]["lr"] == 1e-3
+
+
+def _filled_storage(model, seed: int) -> ppo.RolloutStorage:
+    storage = ppo.RolloutStorage(
+        4, 8, model.observation_space.shape[0], model.action_space.n, torch.device("cpu")
+    )
+    observations, masks = _random_batch(model, 32, seed=seed)
+    storage.observations[:] = observations.reshape(4, 8, -1)
+    storage.masks[:] = masks.reshape(4, 8, -1)
+    generator = torch.Generator().manual_seed(seed + 1)
+    storage.actions[:] = torch.multinomial(masks.float(), 1, generator=generator).reshape(4, 8)
+    storage.log_probabilities[:] = -torch.rand(4, 8, generator=generator)
+    storage.values[:] = torch.randn(4, 8, generator=generator)
+    storage.advantages[:] = torch.randn(4, 8, generator=generator)
+    storage.returns[:] = storage.advantages + storage.values
+    return storage
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_features_extracted_once_per_update_train_the_weights_that_extracting_per_minibatch_does(
+    shared, monkeypatch
+):
+    settings = _update_settings(n_epochs=3, batch_size=8, ent_coef=0.01)
+    model = _toy_model()
+    weights = []
+    for once in (True, False):
+        torch.manual_seed(0)
+        policy = type(model.policy)(
+            model.observation_space,
+            model.action_space,
+            lambda _: 1e-3,
+            net_arch=[16],
+            share_features_extractor=shared,
+        )
+        assert policy.share_features_extractor is shared
+        assert ppo.fixed_features(policy, torch.zeros(2, model.observation_space.shape[0])) is not None
+        if not once:
+            monkeypatch.setattr(ppo, "fixed_features", lambda policy, observations: None)
+        ppo.ppo_update(policy, _filled_storage(model, seed=9), settings, torch.Generator().manual_seed(3))
+        weights.append(policy.state_dict())
+        monkeypatch.undo()
+    assert all(torch.equal(weights[0][key], weights[1][key]) for key in weights[0])
+    assert not all(torch.equal(weights[0][key], model.policy.state_dict()[key]) for key in weights[0])
+
+
+def test_a_features_extractor_that_learns_is_run_for_every_minibatch():
+    policy = torch.nn.Module()
+    policy.share_features_extractor = True
+    policy.features_extractor = torch.nn.Linear(3, 2)
+    policy.extract_features = policy.features_extractor
+    assert ppo.fixed_features(policy, torch.zeros(4, 3)) is None
+    policy.features_extractor.requires_grad_(False)
+    assert ppo.fixed_features(policy, torch.ones(4, 3)).shape == (4, 2)
 
 
 def test_a_fast_run_keeps_the_run_folder_contract_and_resumes(tmp_path, monkeypatch):
@@ -196,14 +253,8 @@ def test_a_seeded_fast_run_gives_the_same_weights_and_another_seed_others(tmp_pa
     assert not all(torch.equal(first[key], other[key]) for key in first)
 
 
-def test_the_train_command_runs_the_fast_engine_and_resumes_with_it(tmp_path, monkeypatch):
-    from madiao_mao.cli.main import main
-
-    monkeypatch.setattr(sb3_train, "make_vector_env", lambda config, n, seed: ToyVectorEnv(n, seed=seed))
-    calls = []
-    original = fast_train.train
-    monkeypatch.setattr(fast_train, "train", lambda *a, **k: calls.append(k) or original(*a, **k))
-    argv = ["train", "--engine", "fast", "--game", "mao", "--features", "flat", "--mao-rule-pool", "none"]
+def _toy_train_argv(tmp_path) -> list[str]:
+    argv = ["train", "--game", "mao", "--features", "flat", "--mao-rule-pool", "none"]
     argv += [
         "--imitate",
         "none",
@@ -224,11 +275,62 @@ def test_the_train_command_runs_the_fast_engine_and_resumes_with_it(tmp_path, mo
         "--runs-dir",
         str(tmp_path),
         "--no-progress",
+        "--no-report",
     ]
-    assert main([*argv, "--no-report"]) == 0
+    return argv
+
+
+def _engine_calls(monkeypatch) -> list[str]:
+    """Patch both engines' ``train`` to record which one ran (and run it); returns the record."""
+    monkeypatch.setattr(sb3_train, "make_vector_env", lambda config, n, seed: ToyVectorEnv(n, seed=seed))
+    calls: list[str] = []
+    for name, module in (("fast", fast_train), ("sb3", sb3_train)):
+        original = module.train
+
+        def recorded(*args, _name=name, _original=original, **kwargs):
+            if kwargs.get("learn_with") is None:  # the fast engine calls SB3's train with its loop
+                calls.append(_name)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(module, "train", recorded)
+    return calls
+
+
+def test_the_train_command_trains_with_the_fast_engine_by_default_and_resumes_with_it(tmp_path, monkeypatch):
+    from madiao_mao.cli.main import main
+
+    calls = _engine_calls(monkeypatch)
+    assert main(_toy_train_argv(tmp_path)) == 0
     (run_dir,) = tmp_path.iterdir()
     assert main(["train", "--resume", str(run_dir), "--total-timesteps", "128", "--no-report"]) == 0
-    assert len(calls) == 2 and json.loads((run_dir / "state.json").read_text())["num_timesteps"] == 128
+    state = json.loads((run_dir / "state.json").read_text())
+    assert calls == ["fast", "fast"] and state["num_timesteps"] == 128 and state["engine"] == "fast"
+
+
+def test_a_resumed_sb3_run_keeps_its_engine_unless_another_is_asked_for(tmp_path, monkeypatch):
+    from madiao_mao.cli.main import main
+
+    calls = _engine_calls(monkeypatch)
+    assert main([*_toy_train_argv(tmp_path), "--engine", "sb3"]) == 0
+    (run_dir,) = tmp_path.iterdir()
+    state_path = run_dir / "state.json"
+    assert json.loads(state_path.read_text())["engine"] == "sb3"
+    assert main(["train", "--resume", str(run_dir), "--total-timesteps", "128", "--no-report"]) == 0
+    # A run saved before the engine was recorded (no "engine") was trained by SB3.
+    state = json.loads(state_path.read_text())
+    del state["engine"]
+    state_path.write_text(json.dumps(state))
+    assert main(["train", "--resume", str(run_dir), "--total-timesteps", "192", "--no-report"]) == 0
+    assert (
+        main(
+            ["train", "--resume", str(run_dir), "--engine", "fast", "--total-timesteps", "256", "--no-report"]
+        )
+        == 0
+    )
+    assert json.loads(state_path.read_text())["engine"] == "fast"
+    assert main(["train", "--resume", str(run_dir), "--total-timesteps", "320", "--no-report"]) == 0
+    assert calls == ["sb3", "sb3", "sb3", "fast", "fast"]
+    assert json.loads(state_path.read_text())["num_timesteps"] == 320
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,12 @@ MASKED_LOGIT = -1e8
 def logits_and_values(policy, observations: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The action logits and state values of ``observations`` through an SB3 actor-critic
     ``policy`` (its features extractor, MLP extractor, action and value heads), one pass."""
-    features = policy.extract_features(observations)
+    return logits_and_values_of_features(policy, policy.extract_features(observations))
+
+
+def logits_and_values_of_features(policy, features) -> tuple[torch.Tensor, torch.Tensor]:
+    """The action logits and state values from the output of ``policy.extract_features`` (one
+    tensor when the actor and the critic share their features extractor, else a pair)."""
     if policy.share_features_extractor:
         latent_pi, latent_vf = policy.mlp_extractor(features)
     else:
@@ -35,6 +40,30 @@ def logits_and_values(policy, observations: torch.Tensor) -> tuple[torch.Tensor,
         latent_pi = policy.mlp_extractor.forward_actor(pi_features)
         latent_vf = policy.mlp_extractor.forward_critic(vf_features)
     return policy.action_net(latent_pi), policy.value_net(latent_vf).flatten()
+
+
+def fixed_features(policy, observations: torch.Tensor):
+    """``policy.extract_features`` of every row of ``observations``, computed once, when no
+    features extractor of ``policy`` has a parameter to learn (Madiao's card planes, Mao's rule
+    planes, a flat observation): their output is then the same in every epoch of an update, and
+    each minibatch takes its rows of it instead of extracting them again in every epoch. None
+    when one learns (Mao's memory features), which a minibatch must then run for its gradient."""
+    extractors = (
+        [policy.features_extractor]
+        if policy.share_features_extractor
+        else [policy.pi_features_extractor, policy.vf_features_extractor]
+    )
+    if any(parameter.requires_grad for extractor in extractors for parameter in extractor.parameters()):
+        return None
+    with torch.no_grad():
+        return policy.extract_features(observations)
+
+
+def _rows_of(features, rows: torch.Tensor):
+    """The ``rows`` of ``fixed_features``'s output (a tensor or a pair of tensors)."""
+    if isinstance(features, torch.Tensor):
+        return features[rows]
+    return tuple(part[rows] for part in features)
 
 
 def masked_log_probabilities(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
@@ -159,11 +188,15 @@ def ppo_update(
     totals = torch.zeros(6, dtype=torch.float32, device=device)
     n_minibatches = 0
     parameters = list(policy.parameters())
+    features = fixed_features(policy, observations)
     for _ in range(settings.n_epochs):
         order = torch.randperm(n_samples, generator=generator).to(device)
         for start in range(0, n_samples, settings.batch_size):
             rows = order[start : start + settings.batch_size]
-            logits, values = logits_and_values(policy, observations[rows])
+            if features is None:
+                logits, values = logits_and_values(policy, observations[rows])
+            else:
+                logits, values = logits_and_values_of_features(policy, _rows_of(features, rows))
             log_probabilities = masked_log_probabilities(logits, masks[rows])
             new_log_probability = log_probabilities.gather(1, actions[rows, None]).squeeze(1)
             entropy = entropy_of(log_probabilities, masks[rows])

@@ -82,6 +82,8 @@ from madiao_mao.training.sb3.model import (
 from madiao_mao.training.sb3.privileged import PrivilegedObservations
 
 FINAL_MODEL_FILE = "final_model.zip"
+#: ``state.json``'s ``"engine"`` of a run this engine trained (last).
+ENGINE_NAME = "sb3"
 
 
 # ---- the per-game pieces, from the game's spec (module-level so that tests can replace them)
@@ -141,7 +143,8 @@ def train(
     config is used; ``total_timesteps`` may raise its budget); returns the run folder.
 
     ``learn_with(model, run, callback, say)`` replaces SB3's ``learn`` (another engine's loop on
-    the same model, ``madiao_mao.training.fast``), and ``engine`` is then its name in ``state.json``.
+    the same model, ``madiao_mao.training.fast``), and ``engine`` is then its name in ``state.json``
+    (else ``ENGINE_NAME``: ``state.json`` names the engine that trained last).
 
     ``quiet`` turns the progress bar off for this call (a run's verbose setting then prints a
     line per rollout instead); a resumed run always says where it resumed. A run folder that
@@ -155,8 +158,7 @@ def train(
     pool = build_opponents(run)
     vector_env, venv = build_env(run, pool)
     model = load_checkpoint(run, venv) if resume is not None else new_model(run, venv)
-    if engine is not None:
-        run.state["engine"] = engine
+    run.state["engine"] = engine or ENGINE_NAME
     write_config(run.run_dir, run.saved_config)
     if resume is None:
         # A checkpoint from the first moment: a run stopped at any point can be resumed.
