@@ -54,6 +54,8 @@ LEAGUE_FILE = "league.json"
 LEARNING_CURVE_FILE = "eval.json"
 REPORT_FILE = "report.md"
 SNAPSHOT_DIR = "snapshots"
+#: The training engines' names: ``madiao-mao train --engine`` and ``state.json``'s ``"engine"``.
+FAST_ENGINE, SB3_ENGINE, RLLIB_ENGINE = "fast", "sb3", "rllib"
 
 #: The fields of ``state.json`` a resumed run reads, with their JSON types.
 STATE_FIELDS: dict[str, type] = {
@@ -137,6 +139,20 @@ def read_run_json(path: Path) -> Any:
         return json.loads(path.read_text())
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path} is damaged (not valid JSON: {error})") from None
+
+
+def last_engine(run_dir: str | Path) -> str | None:
+    """The engine that trained the run in ``run_dir`` last, as its ``state.json`` names it
+    (``SB3_ENGINE`` for a run saved before engines were named); None when the folder has no
+    readable ``state.json``."""
+    path = Path(run_dir) / STATE_FILE
+    if not path.is_file():
+        return None
+    try:
+        state = read_run_json(path)
+    except ValueError:
+        return None
+    return state.get("engine", SB3_ENGINE) if isinstance(state, dict) else None
 
 
 def read_state(run_dir: Path) -> dict[str, Any]:

@@ -25,10 +25,9 @@ from madiao_mao.training.config import ConfigError, TrainConfig, resolve_device
 from madiao_mao.training.game_spec import GAME_SPECS
 from madiao_mao.training.rllib import cli as rllib_cli
 from madiao_mao.training.rllib.options import EngineOptions
+from madiao_mao.training.run_folder import FAST_ENGINE, RLLIB_ENGINE, SB3_ENGINE, last_engine
 
 PROG = "madiao-mao train"
-#: The engines' names (``--engine``).
-FAST, SB3, RLLIB = "fast", "sb3", "rllib"
 
 
 @dataclass
@@ -88,7 +87,7 @@ class TrainCommand:
                 raise ValueError(
                     f"--{name}.* options are settings of the game {name}, not of {values['game']}"
                 )
-        if self.engine == RLLIB and values["imitate"] is None:
+        if self.engine == RLLIB_ENGINE and values["imitate"] is None:
             # The RLlib engine has no warm start: its default is PPO from a random policy.
             values["imitate"] = "none"
         config = _named_by_flag(lambda: TrainConfig(**values))
@@ -146,16 +145,13 @@ def engine_of(command: TrainCommand) -> str:
     else the one asked for, else the resumed run's own (``state.json``'s ``"engine"``; a run
     without one was trained by SB3), else fast. RLlib options given to another engine are a
     ValueError (they would change nothing)."""
-    if rllib_cli.uses_rllib(command.engine or FAST, command.rllib, command.resume):
-        return RLLIB
+    if rllib_cli.uses_rllib(command.engine or FAST_ENGINE, command.rllib, command.resume):
+        return RLLIB_ENGINE
     if command.engine is not None:
         return command.engine
     if command.resume is None:
-        return FAST
-    # Imported here: madiao_mao.training.fast.train imports this module (a cycle at the top).
-    from madiao_mao.training.fast.train import is_fast_run
-
-    return FAST if is_fast_run(command.resume) else SB3
+        return FAST_ENGINE
+    return FAST_ENGINE if last_engine(command.resume) == FAST_ENGINE else SB3_ENGINE
 
 
 def command_train(argv: list[str]) -> int:
@@ -167,7 +163,7 @@ def command_train(argv: list[str]) -> int:
     check_output_folder(command.settings.runs_dir, "--runs-dir")
     engine = engine_of(command)
     # Each engine's run module imports torch and its engine: only the one the run uses.
-    if engine == RLLIB:
+    if engine == RLLIB_ENGINE:
         # Imported here: keeps torch and stable-baselines3 off this module's import path.
         from madiao_mao.training.rllib.run import final_report
 
@@ -182,7 +178,7 @@ def command_train(argv: list[str]) -> int:
         # Imported here: each engine's module imports torch and stable-baselines3.
         from madiao_mao.training.sb3.train import final_report
 
-        if engine == FAST:
+        if engine == FAST_ENGINE:
             # Imported here: madiao_mao.training.fast.train imports this module (a cycle at the top).
             from madiao_mao.training.fast.train import train
         else:

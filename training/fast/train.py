@@ -37,25 +37,18 @@ from madiao_mao.training.fast.ppo import (
     ppo_update,
     sample_actions,
 )
-from madiao_mao.training.run_folder import STATE_FILE, read_run_json
+from madiao_mao.training.run_folder import FAST_ENGINE, last_engine
 from madiao_mao.training.sb3 import train as sb3_train
 from madiao_mao.training.sb3.callback import TrainingCallback
 
 #: ``state.json``'s ``"engine"`` of a run this engine trained.
-ENGINE_NAME = "fast"
+ENGINE_NAME = FAST_ENGINE
 
 
 def is_fast_run(run_dir: str | Path) -> bool:
     """Whether the run in ``run_dir`` was last trained by the fast engine (its ``state.json``
     says so; a folder without one is not)."""
-    path = Path(run_dir) / STATE_FILE
-    if not path.is_file():
-        return False
-    try:
-        state = read_run_json(path)
-    except ValueError:
-        return False
-    return isinstance(state, dict) and state.get("engine") == ENGINE_NAME
+    return last_engine(run_dir) == ENGINE_NAME
 
 
 def train(

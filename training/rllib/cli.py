@@ -10,6 +10,7 @@ from pathlib import Path
 from madiao_mao.training.config import TrainConfig
 from madiao_mao.training.distributed_evaluation import evaluate_command, require_ray
 from madiao_mao.training.rllib.options import EngineOptions
+from madiao_mao.training.run_folder import RLLIB_ENGINE
 
 
 def uses_rllib(engine: str, options: EngineOptions, resume: str | None) -> bool:
@@ -19,7 +20,7 @@ def uses_rllib(engine: str, options: EngineOptions, resume: str | None) -> bool:
     # this).
     from madiao_mao.training.rllib.run import is_rllib_run
 
-    if engine == "rllib":
+    if engine == RLLIB_ENGINE:
         return True
     if options != EngineOptions():
         raise ValueError(

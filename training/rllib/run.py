@@ -45,6 +45,7 @@ from madiao_mao.training.logging_utils import log_evaluation, log_league, make_l
 from madiao_mao.training.rllib.config import ppo_config, rllib_features
 from madiao_mao.training.rllib.options import EngineOptions
 from madiao_mao.training.run_folder import (
+    RLLIB_ENGINE,
     commit_checkpoint,
     device_text,
     make_run_dir,
@@ -62,7 +63,7 @@ from madiao_mao.training.run_folder import (
 
 CHECKPOINT_DIR = "rllib_checkpoint"
 FINAL_MODEL = "final_model.pt"
-ENGINE = "rllib"
+ENGINE = RLLIB_ENGINE
 
 
 def is_rllib_run(run_dir: str | Path) -> bool:

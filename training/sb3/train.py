@@ -62,6 +62,7 @@ from madiao_mao.training.learner_games import TimedVectorEnv
 from madiao_mao.training.logging_utils import atomic_save_model, make_logger
 from madiao_mao.training.opponents import build_opponents, snapshot_agent
 from madiao_mao.training.run_folder import (
+    SB3_ENGINE,
     commit_checkpoint,
     reopen_run,
     say_interrupted,
@@ -83,7 +84,7 @@ from madiao_mao.training.sb3.privileged import PrivilegedObservations
 
 FINAL_MODEL_FILE = "final_model.zip"
 #: ``state.json``'s ``"engine"`` of a run this engine trained (last).
-ENGINE_NAME = "sb3"
+ENGINE_NAME = SB3_ENGINE
 
 
 # ---- the per-game pieces, from the game's spec (module-level so that tests can replace them)
