@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import tyro
 
@@ -28,6 +28,17 @@ from madiao_mao.training.rllib.options import EngineOptions
 from madiao_mao.training.run_folder import FAST_ENGINE, RLLIB_ENGINE, SB3_ENGINE, last_engine
 
 PROG = "madiao-mao train"
+ENGINES = (FAST_ENGINE, SB3_ENGINE, RLLIB_ENGINE)
+# Written out rather than ``Literal[...] | None``: tyro lists the choices of an optional literal
+# with None among them, and None is not a value to give (it means "the default").
+ENGINE_CHOICE = tyro.constructors.PrimitiveConstructorSpec(
+    nargs=1,
+    metavar="{" + ",".join(ENGINES) + "}",
+    instance_from_str=lambda words: words[0],
+    is_instance=lambda value: value is None or value in ENGINES,
+    str_from_instance=lambda value: [str(value)],
+    choices=ENGINES,
+)
 
 
 @dataclass
@@ -61,9 +72,7 @@ class TrainCommand:
     used; its saved --device is resolved again here, a GPU this machine lacks being the CPU)."""
     no_report: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False
     """Skip the final evaluation report."""
-    engine: Annotated[Literal["fast", "sb3", "rllib"] | None, tyro.conf.arg(metavar="{fast,sb3,rllib}")] = (
-        None
-    )
+    engine: Annotated[str | None, ENGINE_CHOICE] = None
     """fast: MaskablePPO's model trained in this process by the project's batched PPO loop
     (docs/training.md, "The fast engine"); sb3: the same model trained by sb3-contrib's
     MaskablePPO; rllib: RLlib PPO with env runners on Ray (docs/scaling-out.md), the options below

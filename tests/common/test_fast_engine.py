@@ -338,6 +338,8 @@ def test_a_resumed_sb3_run_keeps_its_engine_unless_another_is_asked_for(tmp_path
     [
         (["train", "--engine", "fast", "--num-env-runners", "2"], "need --engine rllib"),
         (["train", "--engine", "turbo"], "--engine"),
+        # The choices offered are the engines only: not None, which means the default.
+        (["train", "--engine", "turbo"], "Expected one of ('fast', 'sb3', 'rllib')."),
         (["train", "--engine", "fast", "--resume", "MISSING"], "MISSING"),
     ],
 )

@@ -264,7 +264,7 @@ def test_the_madiao_leaderboard_order_agrees_with_every_head_to_head_figure() ->
         for record in records:
             for figure in record["figures"]:
                 # A row's figure against its own spec is no head-to-head between two rows (the
-                # search against copies of itself, each seeded otherwise: docs/results.md).
+                # search against copies of itself, each seeded otherwise: sampling noise, docs/results.md).
                 if figure["measure"] != madiao_scorecard.HEADLINE or figure["table"] not in rank:
                     continue
                 if figure["table"] == record["policy"]:
