@@ -467,10 +467,23 @@ class LearnerGames:
             self._call_opponent(0, games, *_rows(step, games), step, actions)
             return actions
         entries = self.opponent_index[games, step.to_act[games]]
-        for pool_index in np.unique(entries):
-            rows = games[entries == pool_index]
-            self._call_opponent(pool_index, rows, *_rows(step, rows), step, actions)
+        for group in self._same_agent_groups(np.unique(entries)):
+            # One call per agent, its entries' rows in entry order: an agent draws its random
+            # numbers row by row, so the actions are those of one call per entry, in fewer calls.
+            rows = np.concatenate([games[entries == pool_index] for pool_index in group])
+            self._call_opponent(group[0], rows, *_rows(step, rows), step, actions)
         return actions
+
+    def _same_agent_groups(self, pool_indices: np.ndarray) -> list[list[int]]:
+        """``pool_indices`` grouped by the agent that decides for them, each group in ascending
+        order and the groups by their first index. Entries that forward to an agent (``agent``,
+        as the opponent pool's slots do) share it: the pool's scripted slots one player, the live
+        policy's slots the live policy. Which agent a slot holds changes as snapshots come."""
+        groups: dict[int, list[int]] = {}
+        for pool_index in pool_indices.tolist():
+            entry = self._entries[pool_index]
+            groups.setdefault(id(getattr(entry, "agent", entry)), []).append(pool_index)
+        return list(groups.values())
 
     def _call_opponent(
         self,

@@ -163,6 +163,60 @@ def test_learner_gets_its_own_seat_rewards_including_terminal_ones():
     assert pool.decisions > 0 and pool.seconds > 0
 
 
+class CountingRandomAgent(RandomAgent):
+    """A random player that counts its batched calls."""
+
+    def __init__(self, seed: int, name: str) -> None:
+        super().__init__(seed=seed, name=name)
+        self.calls = 0
+
+    def act_batch(self, observations, masks):
+        self.calls += 1
+        return super().act_batch(observations, masks)
+
+
+def _pool_play(one_call_per_agent: bool, monkeypatch) -> tuple[list[bytes], int, int]:
+    """200 learner steps against a pool whose slots share two agents (and, after step 100, a
+    snapshot); the bytes of every step and the agents' calls and opponent rounds."""
+    from madiao_mao.training import learner_games
+
+    if not one_call_per_agent:
+        monkeypatch.setattr(
+            learner_games.LearnerGames, "_same_agent_groups", lambda self, indices: [[i] for i in indices]
+        )
+    rounds = []
+    original = learner_games.LearnerGames._opponents_act
+    monkeypatch.setattr(
+        learner_games.LearnerGames,
+        "_opponents_act",
+        lambda self, step, games: rounds.append(1) or original(self, step, games),
+    )
+    agents = [CountingRandomAgent(1, "a"), CountingRandomAgent(2, "b")]
+    pool = OpponentPool(agents, weights={"scripted": 0.5, "snapshot": 0.25, "current": 0.25}, n_slots=12)
+    pool.set_current(CountingRandomAgent(3, "live"))
+    env = LearnerVecEnv(ToyVectorEnv(16, seed=3), pool.slots, learner_seat="rotate", seed=4)
+    rng = np.random.default_rng(0)
+    played = [env.reset().tobytes()]
+    for step in range(200):
+        if step == 100:
+            pool.add_snapshot(CountingRandomAgent(4, "snap"))
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in env.action_masks()])
+        obs, rewards, dones, _ = env.step(actions)
+        played.append(obs.tobytes() + rewards.tobytes() + dones.tobytes())
+    calls = sum(agent.calls for agent in [*agents, pool.current, *pool.snapshots])
+    return played, calls, len(rounds)
+
+
+def test_slots_that_hold_one_agent_are_asked_in_one_call_with_the_same_play(monkeypatch):
+    grouped, grouped_calls, rounds = _pool_play(True, monkeypatch)
+    monkeypatch.undo()
+    per_slot, per_slot_calls, _ = _pool_play(False, monkeypatch)
+    assert grouped == per_slot
+    # At most one call per agent in a round (two scripted agents, the live one, a snapshot), where
+    # a call per slot makes several.
+    assert grouped_calls <= 4 * rounds < per_slot_calls
+
+
 def test_rewards_before_the_learners_first_decision_after_reset_are_kept():
     vector_env = ToyVectorEnv(8, seed=3)
     pool = OpponentPool([FirstLegalAgent()], n_slots=1)
