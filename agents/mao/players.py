@@ -288,6 +288,24 @@ class BaseRulesAgent(RuleBeliefAgent):
     def belief(self, view: SeatView, action_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self._NO_RULES, self._CERTAIN
 
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """``act`` of every row with a move (-1 elsewhere): the views parsed for all rows at once,
+        then the decisions in row order, which draw from the generator as ``act`` row by row."""
+        observations = np.asarray(observations)
+        masks = np.asarray(masks)
+        if observations.shape[0] != masks.shape[0]:
+            raise ValueError(
+                f"observations and masks disagree on the batch size: {observations.shape[0]} "
+                f"vs {masks.shape[0]}"
+            )
+        actions = np.full(masks.shape[0], -1, dtype=np.int64)
+        acting = np.flatnonzero(masks.any(axis=1))
+        views = parse_observations(np.asarray(observations, dtype=np.float32), acting)
+        for row, view in zip(acting, views, strict=True):
+            mask = masks[row]
+            actions[row] = self.decide(view, mask, legal_actions(mask), self._NO_RULES, self._CERTAIN)
+        return actions
+
 
 class OracleAgent(RuleBeliefAgent):
     """Knows every active secret rule (read from ``env.unwrapped.active_rules()`` at each decision,

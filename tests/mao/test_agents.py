@@ -305,3 +305,28 @@ def test_the_oracle_proposes_a_rule_not_in_force():
         observation = env.observe("player_0")
         action = oracle.act(observation["observation"], observation["action_mask"])
         assert action - cards.CHOOSE_RULE_0 >= 31
+
+
+@pytest.mark.parametrize(
+    "table",
+    [{}, {"calls": "players"}, {"num_rounds": 2, "talking": False, "seven_phrase": "thank you"}],
+    ids=["default", "players-calls", "rounds-no-talking"],
+)
+def test_the_base_players_batch_decides_as_it_does_row_by_row(table):
+    """``BaseRulesAgent.act_batch`` (the views parsed for all rows at once) takes, and draws, what
+    ``act`` takes row by row in row order, over the decisions of whole recorded games."""
+    # Imported here: the recorder plays Bayesian players on the batched env.
+    from madiao_mao.agents.mao.belief_speed import record
+
+    batches, _options = record(12, 150, seed=4, **table)
+    variants = {key: table[key] for key in ("talking", "seven_phrase") if key in table}
+    batched, row_by_row = BaseRulesAgent(seed=9, **variants), BaseRulesAgent(seed=9, **variants)
+    decided = 0
+    for observations, masks, *_rest in batches:
+        expected = [
+            row_by_row.act(obs, mask) if mask.any() else -1
+            for obs, mask in zip(observations, masks, strict=True)
+        ]
+        np.testing.assert_array_equal(batched.act_batch(observations, masks), expected)
+        decided += int(masks.any(axis=1).sum())
+    assert decided >= 1000
