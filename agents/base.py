@@ -30,13 +30,7 @@ class Agent:
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """One action per row; rows whose mask is all zero get -1 (nothing to do there)."""
-        observations = np.asarray(observations)
-        masks = np.asarray(masks)
-        if observations.shape[0] != masks.shape[0]:
-            raise ValueError(
-                f"observations and masks disagree on the batch size: {observations.shape[0]} "
-                f"vs {masks.shape[0]}"
-            )
+        observations, masks = batch_arrays(observations, masks)
         actions = np.full(masks.shape[0], -1, dtype=np.int64)
         for row in range(masks.shape[0]):
             if masks[row].any():
@@ -91,6 +85,18 @@ class RandomAgent(Agent):
         actions = keys.argmax(axis=1).astype(np.int64)
         actions[~masks.any(axis=1)] = -1
         return actions
+
+
+def batch_arrays(observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``act_batch``'s arguments as arrays, refused (``ValueError``) when they disagree on the
+    batch size."""
+    observations = np.asarray(observations)
+    masks = np.asarray(masks)
+    if observations.shape[0] != masks.shape[0]:
+        raise ValueError(
+            f"observations and masks disagree on the batch size: {observations.shape[0]} vs {masks.shape[0]}"
+        )
+    return observations, masks
 
 
 def act_as_batch_of_one(agent: Agent, observation: np.ndarray, action_mask: np.ndarray) -> int:

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from madiao_mao.agents.base import Agent, legal_actions
+from madiao_mao.agents.base import Agent, batch_arrays, legal_actions
 from madiao_mao.agents.mao.beliefs import (
     HAND_SIZE_PHRASES,
     N_RULES,
@@ -291,13 +291,7 @@ class BaseRulesAgent(RuleBeliefAgent):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """``act`` of every row with a move (-1 elsewhere): the views parsed for all rows at once,
         then the decisions in row order, which draw from the generator as ``act`` row by row."""
-        observations = np.asarray(observations)
-        masks = np.asarray(masks)
-        if observations.shape[0] != masks.shape[0]:
-            raise ValueError(
-                f"observations and masks disagree on the batch size: {observations.shape[0]} "
-                f"vs {masks.shape[0]}"
-            )
+        observations, masks = batch_arrays(observations, masks)
         actions = np.full(masks.shape[0], -1, dtype=np.int64)
         acting = np.flatnonzero(masks.any(axis=1))
         views = parse_observations(np.asarray(observations, dtype=np.float32), acting)

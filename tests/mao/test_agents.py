@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from madiao_mao.agents.base import Agent
 from madiao_mao.agents.mao.beliefs import hypotheses_from_sets, parse_observation
 from madiao_mao.agents.mao.players import (
     BaseRulesAgent,
@@ -330,3 +331,16 @@ def test_the_base_players_batch_decides_as_it_does_row_by_row(table):
         np.testing.assert_array_equal(batched.act_batch(observations, masks), expected)
         decided += int(masks.any(axis=1).sum())
     assert decided >= 1000
+
+
+@pytest.mark.parametrize("player", ["base", "generic"])
+def test_a_batch_whose_observations_and_masks_disagree_is_refused(player):
+    class FirstLegal(Agent):
+        def act(self, observation, action_mask):
+            return int(np.flatnonzero(action_mask)[0])
+
+    agent = BaseRulesAgent(seed=0) if player == "base" else FirstLegal()
+    observations = np.zeros((2, raw_env().obs_dim), dtype=np.float32)
+    masks = np.ones((3, cards.n_actions(rule_library.N_RULES)), dtype=bool)
+    with pytest.raises(ValueError, match="disagree on the batch size: 2 vs 3"):
+        agent.act_batch(observations, masks)
