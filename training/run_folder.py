@@ -239,17 +239,26 @@ def load_league(run_dir: Path) -> League:
 
 
 def reopen_run(
-    run_dir: str | Path, *, checkpoint: str, engine: str | None = None, total_timesteps: int | None = None
+    run_dir: str | Path,
+    *,
+    checkpoint: str,
+    engine: str | None = None,
+    total_timesteps: int | None = None,
+    torch_threads: int | None = None,
 ) -> tuple[TrainConfig, dict[str, Any], League | None]:
-    """A run to resume: its config (with its budget raised to ``total_timesteps`` if given,
-    checked like any other), its state and its league (league mode), each checked
-    (``load_run``, ``load_league``) before anything in the folder changes."""
+    """A run to resume: its config (with its budget raised to ``total_timesteps`` and its torch
+    threads set to ``torch_threads`` if given, each checked like any other value: a run goes on
+    on another machine), its state and its league (league mode), each checked (``load_run``,
+    ``load_league``) before anything in the folder changes."""
     run_dir = Path(run_dir)
     config, state = load_run(run_dir, checkpoint=checkpoint, engine=engine)
     league = load_league(run_dir) if config.opponents == "league" else None
     if total_timesteps is not None:
         config.total_timesteps = total_timesteps
-        config.__post_init__()  # the new budget is checked like any other
+    if torch_threads is not None:
+        config.torch_threads = torch_threads
+    if total_timesteps is not None or torch_threads is not None:
+        config.__post_init__()  # the values given are checked like any other
     return config, state, league
 
 

@@ -68,8 +68,9 @@ class TrainCommand:
     run); the other flags given override its values."""
     resume: Annotated[str | None, tyro.conf.arg(metavar="RUN_DIR")] = None
     """Continue an interrupted run from its last checkpoint, with its own saved config
-    (--total-timesteps may raise its budget, --no-progress hides the bar; other flags are not
-    used; its saved --device is resolved again here, a GPU this machine lacks being the CPU)."""
+    (--total-timesteps may raise its budget, --torch-threads sets its torch threads from here on,
+    --no-progress hides the bar; other flags are not used; its saved --device is resolved again
+    here, a GPU this machine lacks being the CPU)."""
     no_report: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False
     """Skip the final evaluation report."""
     engine: Annotated[str | None, ENGINE_CHOICE] = None
@@ -163,6 +164,12 @@ def engine_of(command: TrainCommand) -> str:
     return FAST_ENGINE if last_engine(command.resume) == FAST_ENGINE else SB3_ENGINE
 
 
+def resumed_torch_threads(command: TrainCommand) -> int | None:
+    """``--torch-threads`` as given to a resumed run (None: the run keeps its own), which sets them
+    from here on: a run goes on on a machine with other cores, or shared with other jobs."""
+    return command.settings.torch_threads if command.resume is not None else None
+
+
 def command_train(argv: list[str]) -> int:
     """``madiao-mao train ARGS``: train a run (or resume one), then write its report."""
     command = parse_train_command(argv)
@@ -181,6 +188,7 @@ def command_train(argv: list[str]) -> int:
             command.rllib,
             resume=command.resume,
             total_timesteps=command.settings.total_timesteps,
+            torch_threads=resumed_torch_threads(command),
             quiet=quiet,
         )
     else:
@@ -195,7 +203,11 @@ def command_train(argv: list[str]) -> int:
             from madiao_mao.training.sb3.train import train
 
         run_dir = train(
-            config, resume=command.resume, total_timesteps=command.settings.total_timesteps, quiet=quiet
+            config,
+            resume=command.resume,
+            total_timesteps=command.settings.total_timesteps,
+            torch_threads=resumed_torch_threads(command),
+            quiet=quiet,
         )
     print(f"run folder: {run_dir}")
     if not command.no_report:

@@ -333,6 +333,37 @@ def test_a_resumed_sb3_run_keeps_its_engine_unless_another_is_asked_for(tmp_path
     assert json.loads(state_path.read_text())["num_timesteps"] == 320
 
 
+def test_a_resumed_run_takes_the_torch_threads_given_and_keeps_them(tmp_path, monkeypatch, capsys):
+    from madiao_mao.cli.main import main
+
+    _engine_calls(monkeypatch)
+    threads: list[int] = []
+    open_run = sb3_train.open_run
+
+    def opened(*args, **kwargs):
+        run = open_run(*args, **kwargs)
+        threads.append(run.config.torch_threads)  # what the engine sets torch to
+        return run
+
+    monkeypatch.setattr(sb3_train, "open_run", opened)
+    assert main([*_toy_train_argv(tmp_path), "--torch-threads", "2"]) == 0
+    (run_dir,) = tmp_path.iterdir()
+    config_path = run_dir / "config.json"
+    assert main(["train", "--resume", str(run_dir), "--total-timesteps", "128", "--no-report"]) == 0
+    assert json.loads(config_path.read_text())["torch_threads"] == 2
+    resume = ["train", "--resume", str(run_dir), "--torch-threads", "1", "--no-report"]
+    assert main([*resume, "--total-timesteps", "192"]) == 0
+    assert json.loads(config_path.read_text())["torch_threads"] == 1
+    assert main(["train", "--resume", str(run_dir), "--total-timesteps", "256", "--no-report"]) == 0
+    assert threads == [2, 2, 1, 1]  # from the resume that gave them on
+    # A bad value is refused before the run changes.
+    saved = config_path.read_text()
+    capsys.readouterr()
+    error = _one_line_error(["train", "--resume", str(run_dir), "--torch-threads", "0"], capsys)
+    assert "torch_threads must be a positive integer, got 0" in error
+    assert config_path.read_text() == saved
+
+
 @pytest.mark.parametrize(
     ("argv", "named"),
     [

@@ -28,6 +28,15 @@ def test_an_rllib_folder_reopens_with_its_budget_raised(tmp_path):
     assert config.total_timesteps == 1024 and state["num_timesteps"] == 256 and league is None
 
 
+def test_a_folder_reopens_with_the_torch_threads_given_each_value_checked(tmp_path):
+    folder = _rllib_folder(tmp_path)
+    config, _state, _league = reopen_run(folder, checkpoint=RLLIB_CHECKPOINT, engine="rllib", torch_threads=3)
+    assert config.torch_threads == 3
+    for bad in ({"torch_threads": 0}, {"total_timesteps": 0}):
+        with pytest.raises(ValueError, match=f"{next(iter(bad))} must be"):
+            reopen_run(folder, checkpoint=RLLIB_CHECKPOINT, engine="rllib", **bad)
+
+
 @pytest.mark.parametrize(
     ("state", "message"),
     [

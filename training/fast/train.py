@@ -56,13 +56,20 @@ def train(
     resume: str | Path | None = None,
     *,
     total_timesteps: int | None = None,
+    torch_threads: int | None = None,
     quiet: bool = False,
 ) -> Path:
     """Train a run from ``config``, or continue the one in folder ``resume``; returns the run
     folder (the arguments and behaviour of ``madiao_mao.training.sb3.train.train``, whose steps
     this engine shares, with ``learn`` below in place of SB3's)."""
     return sb3_train.train(
-        config, resume, total_timesteps=total_timesteps, quiet=quiet, learn_with=learn, engine=ENGINE_NAME
+        config,
+        resume,
+        total_timesteps=total_timesteps,
+        torch_threads=torch_threads,
+        quiet=quiet,
+        learn_with=learn,
+        engine=ENGINE_NAME,
     )
 
 

@@ -37,12 +37,20 @@ def train(
     resume: str | None,
     total_timesteps: int | None,
     quiet: bool,
+    torch_threads: int | None = None,
 ) -> Path:
     """An RLlib run (``madiao_mao.training.rllib.run.train_rllib``), after checking that Ray is here."""
     from madiao_mao.training.rllib.run import train_rllib  # torch, SB3 (see uses_rllib)
 
     require_ray()
-    return train_rllib(config, resume, options=options, total_timesteps=total_timesteps, quiet=quiet)
+    return train_rllib(
+        config,
+        resume,
+        options=options,
+        total_timesteps=total_timesteps,
+        torch_threads=torch_threads,
+        quiet=quiet,
+    )
 
 
 def evaluate(args: argparse.Namespace) -> int:

@@ -101,6 +101,7 @@ def train_rllib(
     *,
     options: EngineOptions | None = None,
     total_timesteps: int | None = None,
+    torch_threads: int | None = None,
     quiet: bool = False,
 ) -> Path:
     """Train a new run from ``config`` (or continue the RLlib run in folder ``resume``) with RLlib
@@ -108,7 +109,7 @@ def train_rllib(
     checkpoint of the iterations completed and prints how to resume."""
     options = options or EngineOptions()
     options.check()
-    run_dir, config, state, league = _open(config, resume, total_timesteps)
+    run_dir, config, state, league = _open(config, resume, total_timesteps, torch_threads)
     # A new run on a device this machine lacks is refused here; a resumed one goes on where it can.
     device = resolve_device(config.device, resuming=resume is not None)
     options.check_device(device)
@@ -155,7 +156,7 @@ def train_rllib(
     return run_dir
 
 
-def _open(config: TrainConfig | None, resume, total_timesteps: int | None):
+def _open(config: TrainConfig | None, resume, total_timesteps: int | None, torch_threads: int | None = None):
     if resume is None:
         if config is None:
             raise ValueError("give a TrainConfig for a new run, or resume=RUN_DIR")
@@ -166,7 +167,11 @@ def _open(config: TrainConfig | None, resume, total_timesteps: int | None):
         return None, config, {}, league
     run_dir = Path(resume)
     config, state, league = reopen_run(
-        run_dir, checkpoint=CHECKPOINT_DIR, engine=ENGINE, total_timesteps=total_timesteps
+        run_dir,
+        checkpoint=CHECKPOINT_DIR,
+        engine=ENGINE,
+        total_timesteps=total_timesteps,
+        torch_threads=torch_threads,
     )
     return run_dir, config, state, league
 

@@ -136,6 +136,7 @@ def train(
     resume: str | Path | None = None,
     *,
     total_timesteps: int | None = None,
+    torch_threads: int | None = None,
     quiet: bool = False,
     learn_with: Callable[..., None] | None = None,
     engine: str | None = None,
@@ -152,7 +153,7 @@ def train(
     cannot be resumed (a file missing or damaged) is refused before anything in it is changed.
     Ctrl-C (KeyboardInterrupt) during training saves a checkpoint of what was learned, prints how
     to resume, and is raised again."""
-    run = open_run(config, resume, total_timesteps=total_timesteps, quiet=quiet)
+    run = open_run(config, resume, total_timesteps=total_timesteps, torch_threads=torch_threads, quiet=quiet)
     config = run.config
     torch.set_num_threads(config.torch_threads)
     say = print if config.verbose else _say_nothing
@@ -205,7 +206,12 @@ def _say_nothing(*args: Any, **kwargs: Any) -> None:
 
 
 def open_run(
-    config: TrainConfig | None, resume: str | Path | None, *, total_timesteps: int | None, quiet: bool
+    config: TrainConfig | None,
+    resume: str | Path | None,
+    *,
+    total_timesteps: int | None,
+    quiet: bool,
+    torch_threads: int | None = None,
 ) -> Run:
     """The run to train: a new one from ``config`` (its folder is made later, once nothing can
     fail), or the one in folder ``resume``, whose files are all checked before anything runs."""
@@ -218,7 +224,9 @@ def open_run(
             config = dataclasses.replace(config, progress_bar=False)
         return Run(config, saved_config, state={}, device=device)
     run_dir = Path(resume)
-    config, state, league = reopen_run(run_dir, checkpoint=CHECKPOINT_FILE, total_timesteps=total_timesteps)
+    config, state, league = reopen_run(
+        run_dir, checkpoint=CHECKPOINT_FILE, total_timesteps=total_timesteps, torch_threads=torch_threads
+    )
     saved_config = config.to_json()
     # Display settings belong to this call, not to the run: they are not saved.
     config = dataclasses.replace(config, progress_bar=not quiet)
