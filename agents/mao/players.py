@@ -297,7 +297,7 @@ class BaseRulesAgent(RuleBeliefAgent):
         views = parse_observations(np.asarray(observations, dtype=np.float32), acting)
         for row, view in zip(acting, views, strict=True):
             mask = masks[row]
-            actions[row] = self.decide(view, mask, legal_actions(mask), self._NO_RULES, self._CERTAIN)
+            actions[row] = self.decide(view, mask, legal_actions(mask), *self.belief(view, mask))
         return actions
 
 

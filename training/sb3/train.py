@@ -142,7 +142,8 @@ def train(
     engine: str | None = None,
 ) -> Path:
     """Run a training run from ``config``, or continue the one in folder ``resume`` (its own saved
-    config is used; ``total_timesteps`` may raise its budget); returns the run folder.
+    config is used; ``total_timesteps`` may raise its budget, ``torch_threads`` sets its torch threads
+    from there on); returns the run folder.
 
     ``learn_with(model, run, callback, say)`` replaces SB3's ``learn`` (another engine's loop on
     the same model, ``madiao_mao.training.fast``), and ``engine`` is then its name in ``state.json``
