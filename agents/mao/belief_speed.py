@@ -1,5 +1,5 @@
-"""``python -m madiao_mao.agents.mao.belief_speed [--games G] [--steps S] [--rounds N]``: Mao's belief
-inputs per second, the batched path (``BeliefTracker.inputs`` as shipped) against the one-row
+"""``python -m madiao_mao.agents.mao.belief_speed [--games G] [--steps S] [--rounds N] [--decisions]``: Mao's
+belief inputs per second, the batched path (``BeliefTracker.inputs`` as shipped) against the one-row
 functions (``parse_observation``, ``parse_event``, ``plays_validity_reference``) put in their
 place, on the same recorded decisions, in one process, rounds interleaved.
 
@@ -7,6 +7,11 @@ The decisions are recorded once: ``G`` games of the training rule pool (one rule
 training default), Bayesian players at every seat, ``S`` steps. Each round replays them all
 through a fresh tracker (inputs, the actions noted, ended games forgotten), as the learner's
 wrapper does. The two paths' inputs are checked equal first.
+
+``--decisions``: the scripted players' decisions instead. Bayesian players at every seat of ``G``
+games for ``S`` steps (the warm start's teacher: the table, the posteriors and the decisions),
+timed with a batch decided by ``RuleBeliefAgent.decide_rows`` and with ``decide`` row by row,
+everything else batched in both, rounds in turn on the same deals; the actions are checked equal.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from madiao_mao.agents.base import legal_actions
 from madiao_mao.agents.mao import belief_inputs as belief_module
 from madiao_mao.agents.mao import beliefs, posterior_batch
 from madiao_mao.agents.mao import players as players_module
@@ -44,6 +50,21 @@ def _observe_each(posteriors: list[RulePosterior], views: list[SeatView]) -> Non
         posterior.observe(view)
 
 
+def _decide_each(
+    agent: players_module.RuleBeliefAgent,
+    views: list[SeatView],
+    masks: np.ndarray,
+    beliefs_of_rows: list[tuple[np.ndarray, np.ndarray]],
+) -> np.ndarray:
+    return np.array(
+        [
+            agent.decide(view, mask, legal_actions(mask), *belief)
+            for view, mask, belief in zip(views, masks, beliefs_of_rows, strict=True)
+        ],
+        dtype=np.int64,
+    )
+
+
 @contextlib.contextmanager
 def one_row_path() -> Iterator[None]:
     """The readable one-row functions in place of the batched ones, wherever they are called."""
@@ -54,6 +75,7 @@ def one_row_path() -> Iterator[None]:
         (belief_module, "observe_all", _observe_each),
         (posterior_batch, "observe_all", _observe_each),
         (belief_module, "belief_inputs_rows", _inputs_each),
+        (players_module.RuleBeliefAgent, "decide_rows", _decide_each),
         (
             belief_module,
             "parse_observations",
@@ -118,12 +140,51 @@ def replay(batches: list[tuple[np.ndarray, ...]], options: dict[str, Any]) -> tu
     return decisions, out
 
 
+def decision_rates(games: int, steps: int, rounds: int, seed: int = 11) -> dict[str, list[float]]:
+    """Decisions per CPU-second of Bayesian players at every seat (module doc, ``--decisions``),
+    per arm ("row-by-row", "batched") and round; round ``r`` deals with ``seed + r`` in both."""
+    record(min(games, 16), 10, seed=seed)  # compiles the kernels outside the timing
+    rates: dict[str, list[float]] = {"row-by-row": [], "batched": []}
+    for number in range(rounds):
+        actions = {}
+        arms = list(rates) if number % 2 == 0 else list(reversed(rates))
+        for name in arms:
+            patch = _row_by_row_decisions() if name == "row-by-row" else contextlib.nullcontext()
+            with patch:
+                start = time.process_time()
+                batches, _options = record(games, steps, seed=seed + number)
+                seconds = time.process_time() - start
+            rates[name].append(sum(int(masks.any(axis=1).sum()) for _o, masks, *_ in batches) / seconds)
+            actions[name] = [batch[3] for batch in batches]
+        for mine, theirs in zip(actions["batched"], actions["row-by-row"], strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+    return rates
+
+
+@contextlib.contextmanager
+def _row_by_row_decisions() -> Iterator[None]:
+    batched = players_module.RuleBeliefAgent.decide_rows
+    players_module.RuleBeliefAgent.decide_rows = _decide_each
+    try:
+        yield
+    finally:
+        players_module.RuleBeliefAgent.decide_rows = batched
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=64)
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--decisions", action="store_true", help="the scripted players' decisions instead")
     args = parser.parse_args(argv)
+    if args.decisions:
+        rates = decision_rates(args.games, args.steps, args.rounds)
+        for name, values in rates.items():
+            print(f"{name:10} {', '.join(f'{v:,.0f}' for v in values)} decisions per CPU-second")
+        ratio = np.median(rates["batched"]) / np.median(rates["row-by-row"])
+        print(f"batched / row-by-row (medians): {ratio:.2f}x")
+        return
     batches, options = record(args.games, args.steps)
     _, batched = replay(batches, options)
     with one_row_path():

@@ -48,6 +48,7 @@ from madiao_mao.agents.mao.beliefs import (
     PublicEvent,
     SeatView,
     bits_to_row,
+    bits_to_rows,
     first_suit_said,
     forced_cards,
     hypotheses_from_sets,
@@ -220,13 +221,67 @@ class RuleBeliefAgent(Agent):
             return self._start_of_turn(view, mask, hypotheses, weights)
         return self._speak(view, mask, legal, hypotheses, weights)
 
+    def decide_rows(
+        self, views: list[SeatView], masks: np.ndarray, beliefs: list[tuple[np.ndarray, np.ndarray]]
+    ) -> np.ndarray:
+        """:meth:`decide` of each row (``views[i]``, ``masks[i]`` with a move, ``beliefs[i]`` its
+        (hypotheses, weights)), in row order, so the actions and the generator's draws are those
+        of :meth:`decide` row by row (the test suite checks it). The chances of every row at the
+        start of a turn, and of every row speaking, come from one kernel call each
+        (:mod:`~madiao_mao.agents.mao.posterior_batch`): the same 0/1 verdicts, weighed by the same
+        product as :func:`play_chances` and :func:`speech_chances`."""
+        # Imported here: posterior_batch builds on this module (RulePosterior).
+        from madiao_mao.agents.mao.posterior_batch import held_cards_valid, own_turns_judged
+
+        starting, speaking = [], []
+        for index, (view, mask) in enumerate(zip(views, masks, strict=True)):
+            if mask[cards.CHOOSE_RULE_0 :].any() or mask[cards.NO_CALL]:
+                continue
+            if mask[cards.DRAW]:
+                held = np.flatnonzero(mask[: cards.N_CARD_TYPES])
+                if held.size:
+                    starting.append((index, held))
+            elif self._jack_suit_action(view, mask) is None:
+                speaking.append(index)
+        decided: dict[int, Any] = {}
+        if starting:
+            validities = held_cards_valid([(views[i], held, beliefs[i][0]) for i, held in starting])
+            for (index, held), validity in zip(starting, validities, strict=True):
+                decided[index] = (held, beliefs[index][1] @ validity)
+        if speaking:
+            rows = [(views[i], beliefs[i][0]) for i in speaking]
+            judged = own_turns_judged(rows, self.thank_you, self.talking)
+            _valid, required, unmentioned, due, row_start = judged
+            for n, index in enumerate(speaking):
+                weights, support = beliefs[index][1], slice(row_start[n], row_start[n + 1])
+                talking = np.zeros(cards.N_PHRASES)
+                if self.talking:
+                    talking = weights @ bits_to_rows(unmentioned[support])
+                decided[index] = SpeechChances(
+                    weights @ bits_to_rows(required[support]), talking, float(weights @ due[support])
+                )
+        actions = np.empty(len(views), dtype=np.int64)
+        for index, (view, mask) in enumerate(zip(views, masks, strict=True)):
+            known = decided.get(index)
+            if isinstance(known, SpeechChances):
+                actions[index] = self._say(view, mask, legal_actions(mask), known)
+            elif known is not None:
+                actions[index] = self._card_or_draw(*known)
+            else:
+                actions[index] = self.decide(view, mask, legal_actions(mask), *beliefs[index])
+        return actions
+
     def _start_of_turn(
         self, view: SeatView, mask: np.ndarray, hypotheses: np.ndarray, weights: np.ndarray
     ) -> int:
         held = np.flatnonzero(mask[: cards.N_CARD_TYPES])
         if not held.size:
             return cards.DRAW
-        chance = play_chances(view, held, hypotheses, weights)
+        return self._card_or_draw(held, play_chances(view, held, hypotheses, weights))
+
+    def _card_or_draw(self, held: np.ndarray, chance: np.ndarray) -> int:
+        """Given the chance that each held card is a good play: the likeliest (ties at random)
+        if likely enough, else draw."""
         best = chance.max()
         if best < self.play_threshold or best <= 0.0:
             return cards.DRAW
@@ -256,13 +311,26 @@ class RuleBeliefAgent(Agent):
         hypotheses: np.ndarray,
         weights: np.ndarray,
     ) -> int:
-        said = view.said
-        first_suit = first_suit_said(said, view.played)
-        if view.played >= 0 and RANK[view.played] == cards.JACK and first_suit < 0:
+        suit_action = self._jack_suit_action(view, mask)
+        if suit_action is not None:
+            return suit_action
+        speech = speech_chances(view, hypotheses, weights, talking=self.talking, thank_you=self.thank_you)
+        return self._say(view, mask, legal, speech)
+
+    def _jack_suit_action(self, view: SeatView, mask: np.ndarray) -> int | None:
+        """After playing a Jack with no suit named yet: naming the suit it holds most of (never a
+        fault: allowed if the Jack was good, excused if bad); None where that is not the move."""
+        jack = view.played >= 0 and RANK[view.played] == cards.JACK
+        if jack and first_suit_said(view.said, view.played) < 0:
             suit_action = cards.SAY_0 + cards.SUIT_PHRASE_0 + self._jack_suit(view)
             if mask[suit_action]:
-                return suit_action  # naming a suit is never a fault (allowed if good, excused if bad)
-        speech = speech_chances(view, hypotheses, weights, talking=self.talking, thank_you=self.thank_you)
+                return suit_action
+        return None
+
+    def _say(self, view: SeatView, mask: np.ndarray, legal: np.ndarray, speech: SpeechChances) -> int:
+        """Speaking, given the speech chances: each phrase likelier required than talking, then
+        "Mao" if likely due, then the end of the turn."""
+        said = view.said
         p_required, p_talking = speech.required, speech.talking
         for phrase in np.argsort(-p_required, kind="stable"):
             phrase = int(phrase)
@@ -295,9 +363,10 @@ class BaseRulesAgent(RuleBeliefAgent):
         actions = np.full(masks.shape[0], -1, dtype=np.int64)
         acting = np.flatnonzero(masks.any(axis=1))
         views = parse_observations(np.asarray(observations, dtype=np.float32), acting)
-        for row, view in zip(acting, views, strict=True):
-            mask = masks[row]
-            actions[row] = self.decide(view, mask, legal_actions(mask), *self.belief(view, mask))
+        if acting.size:
+            acting_masks = masks[acting]
+            beliefs = [self.belief(view, mask) for view, mask in zip(views, acting_masks, strict=True)]
+            actions[acting] = self.decide_rows(views, acting_masks, beliefs)
         return actions
 
 
@@ -846,8 +915,15 @@ class BayesianRuleAgent(RuleBeliefAgent):
         # Every row's posterior takes in its view first (one kernel call for all): a posterior
         # reads only its own row, and the decisions below draw from the generator in row order.
         observe_all(posteriors, views)
-        for row, view, posterior in zip(acting, views, posteriors, strict=True):
-            mask = masks[row]
-            actions[row] = action = self.decide_from(posterior, view, mask, legal_actions(mask))
-            posterior.note_action(action)
+        if type(self).decide_from is BayesianRuleAgent.decide_from and acting.size:
+            # Each row's decision reads only its own posterior: all rows' chances at once.
+            chosen = self.decide_rows(views, masks[acting], [(p.hypotheses, p.weights) for p in posteriors])
+        else:  # a subclass that reads more of the posterior decides row by row
+            chosen = [
+                self.decide_from(posterior, view, masks[row], legal_actions(masks[row]))
+                for row, view, posterior in zip(acting, views, posteriors, strict=True)
+            ]
+        for row, posterior, action in zip(acting, posteriors, chosen, strict=True):
+            actions[row] = action
+            posterior.note_action(int(action))
         return actions

@@ -16,8 +16,8 @@ import pytest
 
 from madiao_mao.agents.mao import beliefs, posterior_batch
 from madiao_mao.agents.mao.belief_inputs import BeliefTracker
-from madiao_mao.agents.mao.belief_speed import one_row_path, record
-from madiao_mao.agents.mao.players import RulePosterior
+from madiao_mao.agents.mao.belief_speed import decision_rates, one_row_path, record
+from madiao_mao.agents.mao.players import RuleBeliefAgent, RulePosterior
 from mao_env import cards, layout
 from mao_env import rules as library
 
@@ -233,3 +233,13 @@ def test_the_batched_parsers_and_validity_are_the_one_row_ones():
             beliefs.plays_validity(hypotheses, played, *context),
             beliefs.plays_validity_reference(hypotheses, played, *context),
         )
+
+
+def test_the_decision_benchmark_times_both_arms_on_the_same_deals_and_restores_the_batch():
+    """``belief_speed --decisions``: both arms timed every round (their actions on the same deals
+    checked equal inside), and ``decide_rows`` itself again afterwards."""
+    batched = RuleBeliefAgent.decide_rows
+    rates = decision_rates(8, 20, 2)
+    assert {name: len(values) for name, values in rates.items()} == {"row-by-row": 2, "batched": 2}
+    assert all(rate > 0 for values in rates.values() for rate in values)
+    assert RuleBeliefAgent.decide_rows is batched
