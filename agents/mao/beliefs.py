@@ -455,6 +455,9 @@ def event_layout(obs_dim: int) -> tuple[int, int]:
     )
 
 
+_ZERO = np.float32(0.0)
+
+
 @dataclass
 class SeatView:
     """One seat's observation, decoded."""
@@ -479,6 +482,14 @@ class SeatView:
     @property
     def hand_total(self) -> int:
         return int(self.hand.sum())
+
+    @functools.cached_property
+    def event_keys(self) -> list[bytes]:
+        """Each of ``event_rows`` as bytes, equal exactly when the rows are (``np.array_equal``;
+        -0.0 becomes 0.0 first, and an observation holds no NaN). A posterior lines each new
+        event window up with the previous one by these: bytes compare without numpy's per-call
+        cost, and each row's are made once."""
+        return [(row + _ZERO).tobytes() for row in self.event_rows]
 
     @property
     def n_players(self) -> int:

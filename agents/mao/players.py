@@ -450,6 +450,7 @@ class RulePosterior:
         self.weights = np.ones(1)
         self.known: set[int] = set()
         self.previous_rows: list[np.ndarray] | None = None
+        self.previous_keys: list[bytes] = []  # SeatView.event_keys of previous_rows
         self.context = (-1, -1)  # (top card, suit to follow) before the next unseen event
         self.rounds = -1
         self.expect_event = False  # the last own action ended a turn or chose a rule
@@ -490,7 +491,7 @@ class RulePosterior:
             return list(reversed(view.event_rows)), choosing_again
         # A proposal that is refused makes no event: the seat proposes again at once.
         expect_event = self.expect_event and not (choosing_again and self.proposed)
-        return self._new_rows(view.event_rows, expect_event=expect_event), choosing_again
+        return self._new_rows(view, expect_event=expect_event), choosing_again
 
     def take_in_events(
         self, view: SeatView, events: list[PublicEvent], choosing_again: bool
@@ -542,6 +543,7 @@ class RulePosterior:
         plain_redeal = view.phase == PHASE_CHOOSE and self.plain_rounds
         self.context = (-1, -1) if plain_redeal else (view.top, view.suit_to_follow)
         self.previous_rows = list(view.event_rows)
+        self.previous_keys = view.event_keys
         self.rounds = view.rounds
         self._prune()
 
@@ -553,16 +555,14 @@ class RulePosterior:
         self.expect_event = action >= cards.END_TURN and action != cards.NO_CALL
         self.proposed = action >= cards.CHOOSE_RULE_0
 
-    def _new_rows(self, rows: list[np.ndarray], *, expect_event: bool) -> list[np.ndarray]:
+    def _new_rows(self, view: SeatView, *, expect_event: bool) -> list[np.ndarray]:
         """The events since the last observation, oldest first: the smallest shift that lines the
-        new window up with the previous one (at least one with ``expect_event``)."""
-        previous = self.previous_rows or []
-        if rows and previous:
-            # same[i, j]: new row i equals old row j (np.array_equal of each pair, in one go).
-            same = (np.stack(rows)[:, None, :] == np.stack(previous)[None, :, :]).all(axis=2)
+        new window up with the previous one (at least one with ``expect_event``), rows compared
+        by their keys (``SeatView.event_keys``)."""
+        rows, keys, previous = view.event_rows, view.event_keys, self.previous_keys
         for shift in range(1 if expect_event else 0, len(rows) + 1):
             overlap = min(len(rows) - shift, len(previous))
-            if all(same[shift + i, i] for i in range(overlap)):
+            if keys[shift : shift + overlap] == previous[:overlap]:
                 return list(reversed(rows[:shift]))
         return list(reversed(rows))
 

@@ -243,3 +243,26 @@ def test_the_decision_benchmark_times_both_arms_on_the_same_deals_and_restores_t
     assert {name: len(values) for name, values in rates.items()} == {"row-by-row": 2, "batched": 2}
     assert all(rate > 0 for values in rates.values() for rate in values)
     assert RuleBeliefAgent.decide_rows is batched
+
+
+def test_event_keys_are_equal_exactly_when_the_event_rows_are():
+    """``SeatView.event_keys``, by which a posterior lines a new event window up with the previous
+    one: equal for equal rows (0.0 written as -0.0 included), different for rows that differ."""
+    batches, _options = record(4, 80, seed=2)
+    views = [
+        view
+        for observations, masks, *_rest in batches
+        for view in beliefs.parse_observations(observations, np.flatnonzero(masks.any(axis=1)))
+    ]
+    rows = [row for view in views for row in view.event_rows]
+    keys = [key for view in views for key in view.event_keys]
+    rng = np.random.default_rng(1)
+    outcomes = Counter()
+    for first, second in rng.integers(len(rows), size=(4000, 2)):
+        same = bool(np.array_equal(rows[first], rows[second]))
+        assert (keys[first] == keys[second]) == same
+        outcomes[same] += 1
+    assert outcomes[True] >= 50 and outcomes[False] >= 50, outcomes
+    for view in views[::25]:
+        negative_zeros = [np.where(row == 0, np.float32(-0.0), row) for row in view.event_rows]
+        assert dataclasses.replace(view, event_rows=negative_zeros).event_keys == view.event_keys
