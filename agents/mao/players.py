@@ -449,8 +449,8 @@ class RulePosterior:
         self.hypotheses = np.zeros((1, N_RULES), dtype=np.float32)
         self.weights = np.ones(1)
         self.known: set[int] = set()
-        self.previous_rows: list[np.ndarray] | None = None
-        self.previous_keys: list[bytes] = []  # SeatView.event_keys of previous_rows
+        # SeatView.event_keys of the last observation's event window (None: nothing seen yet).
+        self.previous_keys: list[bytes] | None = None
         self.context = (-1, -1)  # (top card, suit to follow) before the next unseen event
         self.rounds = -1
         self.expect_event = False  # the last own action ended a turn or chose a rule
@@ -484,7 +484,7 @@ class RulePosterior:
     def new_event_rows(self, view: SeatView) -> tuple[list[np.ndarray], bool]:
         """The raw rows of the events new in ``view``, oldest first (a game or round seen afresh
         resets the posterior first), and whether the seat is choosing a rule again."""
-        fresh = self.previous_rows is None or view.rounds < self.rounds
+        fresh = self.previous_keys is None or view.rounds < self.rounds
         choosing_again = not fresh and view.phase == PHASE_CHOOSE
         if fresh:
             self.reset()
@@ -542,7 +542,6 @@ class RulePosterior:
             self._add_known(newly_authored)
         plain_redeal = view.phase == PHASE_CHOOSE and self.plain_rounds
         self.context = (-1, -1) if plain_redeal else (view.top, view.suit_to_follow)
-        self.previous_rows = list(view.event_rows)
         self.previous_keys = view.event_keys
         self.rounds = view.rounds
         self._prune()
