@@ -12,7 +12,9 @@ fixes every
 game played: it is derived from the suite's own seed, and the checksum of what it derives is
 recorded beside it, so a scorecard names exactly the games behind its figures (a suite whose
 games no longer hash to its checksum is refused). The baselines, their seeds and the search
-player's budget are part of the protocol (``PROTOCOL``); nothing random comes from anywhere else.
+player's budget are part of the game's protocol (its scorecard module's ``PROTOCOL``, a version per
+game: a change to one game's baselines leaves the other's scorecards comparable); nothing random
+comes from anywhere else.
 
 The record (:class:`Scorecard`, schema in docs/scorecard.md) holds every figure with its 95%
 interval and its sample size. Everything but ``timing`` is a function of the policy, the suite
@@ -60,16 +62,13 @@ from madiao_mao.training.game_spec import game_spec, games_with
 from madiao_mao.training.scorecard_figures import Figure
 from madiao_mao.training.stats import markdown_table
 
-#: The version of the protocol: suites, baselines, budgets and figures. Any change to what a
-#: scorecard measures changes it, so two scorecards compare only when it is equal.
-PROTOCOL = "scorecard-2"
 #: The file names written in a scorecard folder.
 JSON_NAME, MARKDOWN_NAME, PLOT_NAME = "scorecard.json", "scorecard.md", "scorecard.png"
 #: Where the shipped agents' scorecards and the leaderboard built from them live.
 SCORECARDS_DIR = Path(__file__).resolve().parent.parent / "docs" / "scorecards"
 LEADERBOARD = Path(__file__).resolve().parent.parent / "docs" / "leaderboard.md"
-#: Each baseline's behaviour under ``PROTOCOL``: the hash of its decisions on fixed positions
-#: (``baseline_pins``), checked by ``tests/common/test_scorecard_integrity.py``.
+#: Each baseline's behaviour under its game's protocol: the hash of its decisions on fixed
+#: positions (``baseline_pins``), checked by ``tests/common/test_scorecard_integrity.py``.
 PINS = Path(__file__).resolve().parent / "scorecard_pins.json"
 #: The pinned positions: every decision of every seat, the baseline in all of them, of the games
 #: each game's scorecard module deals from these seeds (``pin_table``), the first
@@ -88,6 +87,11 @@ def game_module(game: str) -> ModuleType:
     if game not in scorecard_games():
         raise ValueError(f"unknown game {game!r}; games are {', '.join(scorecard_games())}")
     return game_spec(game).scorecard()
+
+
+def protocol(game: str) -> str:
+    """The version of ``game``'s scorecard protocol (its scorecard module's ``PROTOCOL``)."""
+    return game_module(game).PROTOCOL
 
 
 def suite_checksum(payload: Any) -> str:
@@ -409,7 +413,7 @@ def score(
     under_test = resolve_policy(policy, game, batched=batched)
     cache = PairingCache(
         None if out is None else Path(out) / "cache",
-        {"protocol": PROTOCOL, "game": game, "suite": chosen.name, "checksum": chosen.checksum},
+        {"protocol": module.PROTOCOL, "game": game, "suite": chosen.name, "checksum": chosen.checksum},
         None if references is None else Path(references),
     )
     started = time.perf_counter()
@@ -418,7 +422,7 @@ def score(
     if exploit_steps is not None:
         exploit_record = _exploit(under_test, module, chosen, exploit_steps, out, cache)
     return Scorecard(
-        protocol=PROTOCOL,
+        protocol=module.PROTOCOL,
         game=game,
         policy=under_test.label,
         suite=chosen.describe(),
@@ -685,9 +689,10 @@ def baseline_decisions_hash(game: str, baseline: str) -> str:
 
 
 def baseline_pins() -> dict[str, Any]:
-    """Every scorecard baseline's decisions hash, by game, under ``PROTOCOL`` (``PINS``'s content)."""
+    """Every scorecard baseline's decisions hash, by game, under the game's protocol (``PINS``'s
+    content)."""
     return {
-        "protocol": PROTOCOL,
+        "protocols": {game: protocol(game) for game in scorecard_games()},
         "pins": {
             game: {
                 baseline: baseline_decisions_hash(game, baseline) for baseline in game_module(game).BASELINES
@@ -698,22 +703,24 @@ def baseline_pins() -> dict[str, Any]:
 
 
 def check_baseline_pin(game: str, baseline: str) -> None:
-    """Refuse a baseline that decides otherwise than its pin: the scorecards made under
-    ``PROTOCOL`` would no longer compare with new ones."""
+    """Refuse a baseline that decides otherwise than its pin: the game's scorecards made under
+    its protocol would no longer compare with new ones."""
     stored = json.loads(PINS.read_text())
-    if stored["protocol"] != PROTOCOL:
+    current = protocol(game)
+    pinned_protocol = stored["protocols"].get(game)
+    if pinned_protocol != current:
         raise ValueError(
-            f"{PINS.name} pins the baselines of {stored['protocol']}, not {PROTOCOL}: run "
+            f"{PINS.name} pins the {game} baselines of {pinned_protocol}, not {current}: run "
             "python -m madiao_mao.training.scorecard pins"
         )
     pinned = stored["pins"].get(game, {}).get(baseline)
     found = baseline_decisions_hash(game, baseline)
     if found != pinned:
         raise ValueError(
-            f"the {game} baseline {baseline!r} decides otherwise than under protocol {PROTOCOL} "
-            f"(decisions {found}, pinned {pinned}): scorecards made before no longer compare with new "
-            "ones. Bump PROTOCOL in training/scorecard.py, regenerate docs/scorecards/ and "
-            "docs/leaderboard.md (docs/scorecard.md, Regenerating), then the pins: "
+            f"the {game} baseline {baseline!r} decides otherwise than under protocol {current} "
+            f"(decisions {found}, pinned {pinned}): {game} scorecards made before no longer compare with "
+            f"new ones. Bump PROTOCOL in training/{game}/scorecard.py, regenerate its files in "
+            "docs/scorecards/ and docs/leaderboard.md (docs/scorecard.md, Regenerating), then the pins: "
             "python -m madiao_mao.training.scorecard pins"
         )
 
@@ -721,7 +728,7 @@ def check_baseline_pin(game: str, baseline: str) -> None:
 @dataclass
 class DerivedFileOptions:
     """``leaderboard`` writes docs/leaderboard.md from the shipped scorecards; ``pins`` the
-    baselines' pins (``PINS``), after a protocol bump."""
+    baselines' pins (``PINS``), after a game's protocol bump."""
 
     command: tyro.conf.Positional[Literal["leaderboard", "pins"]]
     """The file to make."""
@@ -732,7 +739,7 @@ class DerivedFileOptions:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m madiao_mao.training.scorecard leaderboard [--check]``: write docs/leaderboard.md from the
     shipped scorecards (``--check``: only say whether the file is up to date, status 1 if not).
-    ``pins [--check]``: the same for the baselines' pins (``PINS``), after a protocol bump."""
+    ``pins [--check]``: the same for the baselines' pins (``PINS``), after a game's protocol bump."""
 
     prog = "python -m madiao_mao.training.scorecard"
 

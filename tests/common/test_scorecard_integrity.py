@@ -60,9 +60,9 @@ def test_each_baseline_decides_as_pinned_under_the_protocol(game, baseline) -> N
     scorecard.check_baseline_pin(game, baseline)
 
 
-def test_the_pins_are_of_the_protocol_and_cover_every_baseline() -> None:
+def test_the_pins_are_of_each_games_protocol_and_cover_every_baseline() -> None:
     stored = json.loads(scorecard.PINS.read_text())
-    assert stored["protocol"] == scorecard.PROTOCOL
+    assert stored["protocols"] == {game: scorecard.protocol(game) for game in scorecard.scorecard_games()}
     expected = {game: set(scorecard.game_module(game).BASELINES) for game in scorecard.scorecard_games()}
     assert {game: set(pins) for game, pins in stored["pins"].items()} == expected
 
@@ -74,14 +74,18 @@ def test_a_baseline_that_decides_otherwise_fails_with_what_to_do(monkeypatch) ->
         return int(np.flatnonzero(action_mask)[-1])
 
     monkeypatch.setattr(RoleAwareHeuristicAgent, "act", last_legal)
-    with pytest.raises(ValueError, match=r"decides otherwise.*Bump PROTOCOL.*regenerate docs/scorecards/"):
+    with pytest.raises(
+        ValueError, match=r"decides otherwise.*Bump PROTOCOL in training/madiao/scorecard.py.*regenerate"
+    ):
         scorecard.check_baseline_pin("madiao", "heuristic")
 
 
-def test_pins_of_another_protocol_are_refused(monkeypatch) -> None:
-    monkeypatch.setattr(scorecard, "PROTOCOL", "scorecard-next")
-    with pytest.raises(ValueError, match="pins the baselines of scorecard-2, not scorecard-next"):
+def test_pins_of_another_protocol_are_refused_for_that_game_only(monkeypatch) -> None:
+    # A protocol is per game: bumping Madiao's leaves Mao's pins (and scorecards) standing.
+    monkeypatch.setattr(scorecard.game_module("madiao"), "PROTOCOL", "scorecard-next")
+    with pytest.raises(ValueError, match="pins the madiao baselines of scorecard-2, not scorecard-next"):
         scorecard.check_baseline_pin("madiao", "greedy")
+    scorecard.check_baseline_pin("mao", "base")
 
 
 def test_the_pins_command_writes_and_checks_the_pins_file(monkeypatch, tmp_path, capsys) -> None:

@@ -34,6 +34,10 @@ from madiao_mao.training.mao.evaluation import (
 from madiao_mao.training.scorecard_figures import Figure
 from madiao_mao.training.stats import mean_ci, openskill_ratings
 
+#: The version of this game's protocol: its suites, baselines, budgets and figures. Any change
+#: to what its scorecards measure (a baseline that decides otherwise among them) changes it, so
+#: two scorecards of the game compare only when it is equal.
+PROTOCOL = "scorecard-2"
 BASELINES = ("base", "bayes", "oracle", "model")
 #: The shipped agents on the leaderboard, as the specs their scorecards were made with.
 LEADERBOARD_POLICIES = ("random", "base", "bayes", "caller", "oracle", "model")
