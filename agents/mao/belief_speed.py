@@ -1,4 +1,5 @@
-"""``python -m madiao_mao.agents.mao.belief_speed [--games G] [--steps S] [--rounds N] [--decisions]``: Mao's
+"""``python -m madiao_mao.agents.mao.belief_speed [--games G] [--steps S] [--rounds N] [--decisions]
+[--calls C] [--reasons R]``: Mao's
 belief inputs per second, the batched path (``BeliefTracker.inputs`` as shipped) against the one-row
 functions (``parse_observation``, ``parse_event``, ``plays_validity_reference``) put in their
 place, on the same recorded decisions, in one process, rounds interleaved.
@@ -12,6 +13,9 @@ wrapper does. The two paths' inputs are checked equal first.
 games for ``S`` steps (the warm start's teacher: the table, the posteriors and the decisions),
 timed with a batch decided by ``RuleBeliefAgent.decide_rows`` and with ``decide`` row by row,
 everything else batched in both, rounds in turn on the same deals; the actions are checked equal.
+
+``--calls`` and ``--reasons``: the table's options of those names (who calls the faults, what the
+table hears of a call), for either measurement; default the training table's.
 """
 
 from __future__ import annotations
@@ -140,10 +144,13 @@ def replay(batches: list[tuple[np.ndarray, ...]], options: dict[str, Any]) -> tu
     return decisions, out
 
 
-def decision_rates(games: int, steps: int, rounds: int, seed: int = 11) -> dict[str, list[float]]:
+def decision_rates(
+    games: int, steps: int, rounds: int, seed: int = 11, **table: Any
+) -> dict[str, list[float]]:
     """Decisions per CPU-second of Bayesian players at every seat (module doc, ``--decisions``),
-    per arm ("row-by-row", "batched") and round; round ``r`` deals with ``seed + r`` in both."""
-    record(min(games, 16), 10, seed=seed)  # compiles the kernels outside the timing
+    per arm ("row-by-row", "batched") and round; round ``r`` deals with ``seed + r`` in both;
+    ``table``: the env's options."""
+    record(min(games, 16), 10, seed=seed, **table)  # compiles the kernels outside the timing
     rates: dict[str, list[float]] = {"row-by-row": [], "batched": []}
     for number in range(rounds):
         actions = {}
@@ -152,7 +159,7 @@ def decision_rates(games: int, steps: int, rounds: int, seed: int = 11) -> dict[
             patch = _row_by_row_decisions() if name == "row-by-row" else contextlib.nullcontext()
             with patch:
                 start = time.process_time()
-                batches, _options = record(games, steps, seed=seed + number)
+                batches, _options = record(games, steps, seed=seed + number, **table)
                 seconds = time.process_time() - start
             rates[name].append(sum(int(masks.any(axis=1).sum()) for _o, masks, *_ in batches) / seconds)
             actions[name] = [batch[3] for batch in batches]
@@ -177,15 +184,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--decisions", action="store_true", help="the scripted players' decisions instead")
+    parser.add_argument("--calls", choices=players_module.CALL_MODES, default="master")
+    parser.add_argument("--reasons", choices=players_module.REASON_MODES, default="calls")
     args = parser.parse_args(argv)
+    table = {"calls": args.calls, "reasons": args.reasons}
     if args.decisions:
-        rates = decision_rates(args.games, args.steps, args.rounds)
+        rates = decision_rates(args.games, args.steps, args.rounds, **table)
         for name, values in rates.items():
             print(f"{name:10} {', '.join(f'{v:,.0f}' for v in values)} decisions per CPU-second")
         ratio = np.median(rates["batched"]) / np.median(rates["row-by-row"])
         print(f"batched / row-by-row (medians): {ratio:.2f}x")
         return
-    batches, options = record(args.games, args.steps)
+    batches, options = record(args.games, args.steps, **table)
     _, batched = replay(batches, options)
     with one_row_path():
         _, one_row = replay(batches, options)
