@@ -42,7 +42,12 @@ from madiao_mao.agents.mao.players import (
     play_chances,
     speech_chances,
 )
-from madiao_mao.agents.mao.posterior_batch import held_cards_valid, observe_all, own_turns_judged
+from madiao_mao.agents.mao.posterior_batch import (
+    held_cards_valid,
+    observe_all,
+    own_turns_judged,
+    turns_faults,
+)
 from mao_env import cards
 
 #: The belief inputs, in order: (name, width).
@@ -118,12 +123,12 @@ def belief_inputs_rows(
     thank_you: bool = False,
 ) -> np.ndarray:
     """:func:`belief_inputs` of many decisions (``[len(views), BELIEF_WIDTH]``), each row's
-    ``views[i]``, ``masks[i]`` and posterior, with the judgements of every speaking seat's turn
-    and every held card's verdict made in one kernel call each
-    (:mod:`~madiao_mao.agents.mao.posterior_batch`); the same floats (the test suite checks it):
-    each belief is the same numpy product of the weights with the same 0/1 matrix."""
+    ``views[i]``, ``masks[i]`` and posterior, with the judgements of every speaking seat's turn,
+    every turn under judgement in a call window and every held card's verdict made in one kernel
+    call each (:mod:`~madiao_mao.agents.mao.posterior_batch`); the same floats (the test suite
+    checks it): each belief is the same numpy product of the weights with the same 0/1 matrix."""
     out = np.zeros((len(views), BELIEF_WIDTH), dtype=np.float32)
-    speaking, starting = [], []
+    speaking, starting, calling = [], [], []
     for index, (view, mask, posterior) in enumerate(zip(views, masks, posteriors, strict=True)):
         hypotheses, weights = posterior.hypotheses, posterior.weights
         out[index, BELIEF_SLICES["unknown_rules"]] = max(
@@ -133,15 +138,21 @@ def belief_inputs_rows(
         if mask[cards.CHOOSE_RULE_0 :].any():
             continue
         if mask[cards.NO_CALL]:
-            out[index, BELIEF_SLICES["call_fault"]] = fault_chances(
-                view, hypotheses, weights, talking=talking, thank_you=thank_you
-            )
+            calling.append(index)
         elif mask[cards.DRAW]:
             held = np.flatnonzero(mask[: cards.N_CARD_TYPES])
             if held.size:
                 starting.append((index, held))
         else:
             speaking.append(index)
+    if calling:
+        faults, row_start = turns_faults(
+            [(views[i], posteriors[i].hypotheses) for i in calling], thank_you, talking
+        )
+        for n, index in enumerate(calling):
+            out[index, BELIEF_SLICES["call_fault"]] = (
+                posteriors[index].weights @ faults[row_start[n] : row_start[n + 1]]
+            )
     if starting:
         validities = held_cards_valid([(views[i], held, posteriors[i].hypotheses) for i, held in starting])
         for (index, held), validity in zip(starting, validities, strict=True):

@@ -227,17 +227,20 @@ class RuleBeliefAgent(Agent):
         """:meth:`decide` of each row (``views[i]``, ``masks[i]`` with a move, ``beliefs[i]`` its
         (hypotheses, weights)), in row order, so the actions and the generator's draws are those
         of :meth:`decide` row by row (the test suite checks it). The chances of every row at the
-        start of a turn, and of every row speaking, come from one kernel call each
-        (:mod:`~madiao_mao.agents.mao.posterior_batch`): the same 0/1 verdicts, weighed by the same
-        product as :func:`play_chances` and :func:`speech_chances`."""
+        start of a turn, of every row speaking and of every row in a call window come from one
+        kernel call each (:mod:`~madiao_mao.agents.mao.posterior_batch`): the same 0/1 verdicts,
+        weighed by the same product as :func:`play_chances`, :func:`speech_chances` and
+        :func:`fault_chances`."""
         # Imported here: posterior_batch builds on this module (RulePosterior).
-        from madiao_mao.agents.mao.posterior_batch import held_cards_valid, own_turns_judged
+        from madiao_mao.agents.mao.posterior_batch import held_cards_valid, own_turns_judged, turns_faults
 
-        starting, speaking = [], []
+        starting, speaking, calling = [], [], []
         for index, (view, mask) in enumerate(zip(views, masks, strict=True)):
-            if mask[cards.CHOOSE_RULE_0 :].any() or mask[cards.NO_CALL]:
+            if mask[cards.CHOOSE_RULE_0 :].any():
                 continue
-            if mask[cards.DRAW]:
+            if mask[cards.NO_CALL]:
+                calling.append(index)
+            elif mask[cards.DRAW]:
                 held = np.flatnonzero(mask[: cards.N_CARD_TYPES])
                 if held.size:
                     starting.append((index, held))
@@ -260,11 +263,19 @@ class RuleBeliefAgent(Agent):
                 decided[index] = SpeechChances(
                     weights @ bits_to_rows(required[support]), talking, float(weights @ due[support])
                 )
+        call_chances: dict[int, np.ndarray] = {}
+        if calling:
+            rows = [(views[i], beliefs[i][0]) for i in calling]
+            faults, row_start = turns_faults(rows, self.thank_you, self.talking)
+            for n, index in enumerate(calling):
+                call_chances[index] = beliefs[index][1] @ faults[row_start[n] : row_start[n + 1]]
         actions = np.empty(len(views), dtype=np.int64)
         for index, (view, mask) in enumerate(zip(views, masks, strict=True)):
             known = decided.get(index)
             if isinstance(known, SpeechChances):
                 actions[index] = self._say(view, mask, legal_actions(mask), known)
+            elif index in call_chances:
+                actions[index] = self._call_or_pass(mask, call_chances[index])
             elif known is not None:
                 actions[index] = self._card_or_draw(*known)
             else:
@@ -291,6 +302,11 @@ class RuleBeliefAgent(Agent):
     def _call(self, view: SeatView, mask: np.ndarray, hypotheses: np.ndarray, weights: np.ndarray) -> int:
         """In a call window: the call most likely right, if likely enough; else no (more) call."""
         chance = fault_chances(view, hypotheses, weights, talking=self.talking, thank_you=self.thank_you)
+        return self._call_or_pass(mask, chance)
+
+    def _call_or_pass(self, mask: np.ndarray, chance: np.ndarray) -> int:
+        """Given the chance that each call reason is deserved: the likeliest offered call, if
+        likely enough; else no (more) call."""
         offered = mask[cards.CALL_0 : cards.NO_CALL] > 0
         chance = np.where(offered, chance, -1.0)
         best = int(np.argmax(chance))

@@ -1,12 +1,16 @@
 """Many seats' Mao beliefs in one call: the posterior updates of every row of a step
-(:func:`observe_all`) and the judgements the belief inputs read (:func:`own_turns_judged`,
-:func:`held_cards_valid`), each one Numba kernel over all rows' hypotheses.
+(:func:`observe_all`) and the judgements the belief inputs and the scripted players read
+(:func:`own_turns_judged`, :func:`turns_faults`, :func:`held_cards_valid`), each one Numba kernel
+over all rows' hypotheses.
 
 :meth:`RulePosterior.observe` stays the reference. :func:`observe_all` runs its three steps
 (``take_in``, ``weigh_events``, ``close_observation``) with every row's new events parsed in one
-call and the middle step replaced, for the rows whose events the kernel covers: the Mao Master's
-calls (reasons shown or hidden), no rule added among the new events. A row of the players' calls,
-or whose new events add a rule (the support branches between two events), runs the reference step.
+call and the middle step replaced, for the rows whose events the kernel covers: those with no rule
+added among the new events, whoever calls the faults. The Mao Master's calls (reasons shown or
+hidden) are weighed as ``RulePosterior._judge_event`` weighs them, with the verdict seen; the
+players' calls as ``RulePosterior._calls_consistent`` does, each rule set judging the card itself
+(a pending seven chain included) and agreeing with every call made, standing or bad. A row whose
+new events add a rule (the support branches between two events) runs the reference step.
 
 How the kernels stay bit for bit the reference:
 
@@ -112,6 +116,12 @@ _MAO_BIT = 1 << cards.MAO
     EV_N_CALLS,
     EV_HIDDEN_REASONS,  # the table hides the calls' reasons
     EV_BAD_CARD,  # (hidden reasons) 1 for a bad card, counted among the calls
+    # an event of the players' calls: the calls made on it (EV_CHECK_VALID / EV_GOOD: the verdict
+    # a call showed, a "bad card" or a bad call of one)
+    EV_PLAYERS_CALL,  # 1: the players called (the columns below), 0: the Mao Master did
+    EV_CALLED,  # the failures called: each must be missing
+    EV_BAD_CALLED,  # the failures called wrongly: none may be missing
+    EV_TALKING_CALLED,  # 1: a talking call stands (some phrase was talking), -1: a bad one (none), 0
     # the seat's own turn
     O_PLAYED,  # 1 if it played a card
     O_HAND_AFTER,
@@ -120,7 +130,7 @@ _MAO_BIT = 1 << cards.MAO
     C_COUNT,
     C_INDEX,
     N_TURN_COLUMNS,
-) = range(47)
+) = range(51)
 _VALIDITY = slice(T_SUIT_MATCH, T_NEVER_VALID + 1)
 _PROBES = slice(T_GOOD, T_BAD + 9)
 
@@ -236,6 +246,30 @@ def _explains(hypothesis: int, event: np.ndarray, order_rules: int, phrase_of_ru
 
 
 @njit
+def _calls_explain(hypothesis: int, event: np.ndarray, order_rules: int, phrase_of_rule: np.ndarray,
+                   forced_of_rule: np.ndarray) -> bool:  # fmt: skip
+    """Whether the rule set agrees with the calls made on the event (``RulePosterior._calls_consistent``,
+    the players' calls): the turn judged with the rule set's own verdict on the card."""
+    valid = event[O_PLAYED] != 0 and _valid(hypothesis, event, order_rules)
+    if event[EV_CHECK_VALID] and valid != (event[EV_GOOD] != 0):
+        return False
+    required, excused, allowed = _phrases(hypothesis, event, valid, phrase_of_rule)
+    said = event[T_SAID]
+    missing = required & ~said & ~_MAO_BIT
+    if (missing & event[EV_CALLED]) != event[EV_CALLED] or (missing & event[EV_BAD_CALLED]) != 0:
+        return False
+    if event[EV_TALKING_CALLED] != 0:
+        talked = said & ~required & ~excused & ~allowed & ~_MAO_BIT & ~_LAST_CARD_BIT
+        if (talked != 0) != (event[EV_TALKING_CALLED] > 0):
+            return False
+    if event[EV_CHECK_FORCED]:
+        forced = _sum_over_rules(hypothesis & event[EV_FORCING], forced_of_rule, False)
+        if forced != event[EV_FORCED_DRAW]:
+            return False
+    return True
+
+
+@njit
 def _weigh_all(hypotheses: np.ndarray, weights: np.ndarray, row_start: np.ndarray, row_eps: np.ndarray,
                events: np.ndarray, order_rules: int, phrase_of_rule: np.ndarray,
                forced_of_rule: np.ndarray) -> None:  # fmt: skip
@@ -245,9 +279,14 @@ def _weigh_all(hypotheses: np.ndarray, weights: np.ndarray, row_start: np.ndarra
         event = events[e]
         row = event[T_ROW]
         start, stop = row_start[row], row_start[row + 1]
-        for i in range(start, stop):
-            if not _explains(hypotheses[i], event, order_rules, phrase_of_rule, forced_of_rule):
-                weights[i] = weights[i] * row_eps[row]
+        if event[EV_PLAYERS_CALL]:
+            for i in range(start, stop):
+                if not _calls_explain(hypotheses[i], event, order_rules, phrase_of_rule, forced_of_rule):
+                    weights[i] = weights[i] * row_eps[row]
+        else:
+            for i in range(start, stop):
+                if not _explains(hypotheses[i], event, order_rules, phrase_of_rule, forced_of_rule):
+                    weights[i] = weights[i] * row_eps[row]
         total = pairwise_sum(weights, start, stop - start)
         for i in range(start, stop):
             weights[i] = weights[i] / total
@@ -362,12 +401,73 @@ def _event_turn(posterior: RulePosterior, row: int, event: PublicEvent, top: int
     columns[EV_SLACK] = 1 if (said >> cards.LAST_CARD) & 1 else 0
     columns[EV_N_CALLS] = event.n_calls
     columns[EV_HIDDEN_REASONS] = int(posterior.hidden_reasons)
-    return columns, (max(card, 0), max(top, 0), suit)
+    return columns, (max(card, 0), max(top, 0), suit, 0)
+
+
+#: The failures a players' call can name on a turn a seat did not follow: "Last card" and "Mao"
+#: hang on a hand size it does not know (``RulePosterior._calls_consistent``).
+_JUDGED_FAILURES = beliefs.ALL_PHRASES & ~beliefs.HAND_SIZE_PHRASES
+
+
+def _calls_event_turn(
+    posterior: RulePosterior, row: int, event: PublicEvent, top: int, suit: int
+) -> list | None:
+    """:func:`_event_turn` of a row of the players' calls (``RulePosterior._calls_consistent``):
+    each rule set judges the card itself, so both verdicts' probes are filled; the context also
+    says whether a seven chain was pending."""
+    columns = [0] * N_TURN_COLUMNS
+    columns[T_ROW] = row
+    columns[EV_PLAYERS_CALL] = 1
+    if event.kind in (layout.KIND_PLAY, layout.KIND_BAD_CARD) and top >= 0 and event.card >= 0:
+        card = event.card
+        pending = 1 if event.chain_cards > 0 and beliefs.RANK[card] != cards.SEVEN else 0
+        first_suit = (
+            event.named_suit if event.named_suit >= 0 else beliefs.first_suit_said(event.phrases, card)
+        )
+        turn = (card, first_suit, event.chain_cards, pending, posterior.thank_you, False, None)
+        columns[O_PLAYED] = 1
+        columns[T_TRIGGER] = int(TRIGGER_RULES[card, top])
+        columns[T_CARD_PHRASES] = base_card_phrases(card)
+        columns[T_GOOD : T_GOOD + 9] = [
+            int(bits) for probe in beliefs.turn_probes(turn, True) for bits in probe
+        ]
+        if event.kind == layout.KIND_BAD_CARD:  # the call stood: the card was bad
+            columns[EV_CHECK_VALID], columns[EV_GOOD] = 1, 0
+        elif (event.bad_call_bits >> cards.CALL_REASON_BAD_CARD) & 1:  # a bad call: it was good
+            columns[EV_CHECK_VALID], columns[EV_GOOD] = 1, 1
+        if event.kind == layout.KIND_PLAY:
+            columns[EV_CHECK_FORCED] = 1
+            columns[EV_FORCING] = int(FORCING_RULES[card])
+            columns[EV_FORCED_DRAW] = event.forced_draw
+        context = (card, top, suit, pending)
+    elif event.kind == layout.KIND_DRAW:
+        drew = not (posterior.seven_turn_ends and event.chain_cards > 0)
+        turn = (-1, -1, event.chain_cards, 0, posterior.thank_you, drew, None)
+        columns[T_DRAW_RULES] = SAY_DRAW_RULES if drew else 0
+        context = (0, max(top, 0), max(suit, 0), 0)  # no card: the validity columns go unread
+    else:
+        return None
+    columns[T_BAD : T_BAD + 9] = [int(bits) for probe in beliefs.turn_probes(turn, False) for bits in probe]
+    said = event.phrases
+    columns[T_SAID] = said
+    called = event.call_bits & _JUDGED_FAILURES
+    columns[EV_CALLED] = called
+    columns[EV_BAD_CALLED] = event.bad_call_bits & _JUDGED_FAILURES & ~called
+    if posterior.talking:
+        if (event.call_bits >> cards.CALL_REASON_TALKING) & 1 and not (said >> cards.LAST_CARD) & 1:
+            columns[EV_TALKING_CALLED] = 1
+        elif (event.bad_call_bits >> cards.CALL_REASON_TALKING) & 1:
+            columns[EV_TALKING_CALLED] = -1
+    return columns, context
+
+
+#: Calls and points of order: weighed with the turn event they judged, which follows them.
+_WEIGHED_LATER = (layout.KIND_CALL, layout.KIND_POINT_OF_ORDER)
 
 
 def kernel_weighs(posterior: RulePosterior, events: list[PublicEvent]) -> bool:
     """Whether the kernel covers this row's events (module doc)."""
-    return not posterior.players_call and all(event.kind != layout.KIND_RULE_ADDED for event in events)
+    return all(event.kind != layout.KIND_RULE_ADDED for event in events)
 
 
 def observe_all(posteriors: list[RulePosterior], views: list[SeatView]) -> None:
@@ -403,9 +503,12 @@ def weigh_all(rows: list[tuple[RulePosterior, list[PublicEvent]]]) -> None:
     event_turns, contexts = [], []
     for row, (posterior, events) in enumerate(rows):
         top, suit = posterior.context
+        event_turn = _calls_event_turn if posterior.players_call else _event_turn
         for event in events:
             posterior.events_since_new_rule += 1
-            judged = _event_turn(posterior, row, event, top, suit)
+            if event.kind in _WEIGHED_LATER:
+                continue  # the reference leaves the context as it was too
+            judged = event_turn(posterior, row, event, top, suit)
             if judged is not None:
                 event_turns.append(judged[0])
                 contexts.append(judged[1])
@@ -413,8 +516,8 @@ def weigh_all(rows: list[tuple[RulePosterior, list[PublicEvent]]]) -> None:
     if not event_turns:
         return
     events = np.array(event_turns, dtype=np.int64)
-    played, top, suit = np.array(contexts, dtype=np.int64).T
-    events[:, _VALIDITY] = validity_columns(played, top, suit, np.zeros_like(played))
+    played, top, suit, pending_seven = np.array(contexts, dtype=np.int64).T
+    events[:, _VALIDITY] = validity_columns(played, top, suit, pending_seven)
     hypotheses, row_start = _bit_sets([posterior.hypotheses for posterior, _events in rows])
     weights = np.concatenate([posterior.weights for posterior, _events in rows])
     row_eps = np.array([posterior.eps for posterior, _events in rows], dtype=np.float64)
@@ -424,21 +527,27 @@ def weigh_all(rows: list[tuple[RulePosterior, list[PublicEvent]]]) -> None:
 
 
 def own_turns_judged(
-    rows: list[tuple[SeatView, np.ndarray]], thank_you: bool, talking: bool
+    rows: list[tuple[SeatView, np.ndarray]],
+    thank_you: bool,
+    talking: bool,
+    hands_after: list[int] | None = None,
 ) -> tuple[np.ndarray, ...]:
     """For each (view, hypotheses ``[N, R]``) of a seat speaking in its own turn: its turn so far
     judged under each hypothesis (``speech_chances``), one kernel call for all. Returns, over the
     rows' hypotheses one after the other: the verdict (bool), the required phrases and the phrases
     neither required, excused nor allowed (int64 bit sets), whether "Mao" is due (bool), and each
-    row's start."""
+    row's start. ``hands_after``: the mover's cards after the turn, per row (default: the seat's
+    own, ``view.hand_total``)."""
     hypotheses, row_start = _bit_sets([rule_sets for _view, rule_sets in rows])
     turns = np.zeros((len(rows), N_TURN_COLUMNS), dtype=np.int64)
-    for index, (view, _rule_sets) in enumerate(rows):
+    if hands_after is None:
+        hands_after = [view.hand_total for view, _rule_sets in rows]
+    for index, ((view, _rule_sets), hand_after) in enumerate(zip(rows, hands_after, strict=True)):
         turn = turns[index]
         played = view.played
         key = (
             played, beliefs.first_suit_said(view.said, played), view.took_seven, view.pending_seven,
-            thank_you, view.drew, view.hand_total,
+            thank_you, view.drew, hand_after,
         )  # fmt: skip
         turn[T_ROW] = index
         if played >= 0:
@@ -450,7 +559,7 @@ def own_turns_judged(
         turn[T_DRAW_RULES] = SAY_DRAW_RULES if view.drew else 0
         turn[T_SAID] = view.said
         turn[T_TALKING] = int(talking)
-        turn[O_HAND_AFTER] = view.hand_total
+        turn[O_HAND_AFTER] = hand_after
     turns[:, _VALIDITY] = validity_columns(
         [max(view.played, 0) for view, _h in rows],
         [view.top for view, _h in rows],
@@ -464,6 +573,30 @@ def own_turns_judged(
         hypotheses, row_start, turns, ORDER_RULES, PHRASE_OF_RULE, valid, required, unmentioned, mao_due
     )
     return valid, required, unmentioned & beliefs.ALL_PHRASES, mao_due, row_start
+
+
+def turns_faults(
+    rows: list[tuple[SeatView, np.ndarray]], thank_you: bool, talking: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each (view, hypotheses ``[N, R]``) of a seat in a call window: which call reasons the
+    turn under judgement deserves under each hypothesis (``beliefs.turn_faults``), the turns
+    judged in one kernel call (:func:`own_turns_judged`, with the mover's hand). Returns bool
+    ``[hypotheses of all rows, N_CALL_REASONS]`` and each row's start."""
+    valid, required, unmentioned, due, row_start = own_turns_judged(
+        rows, thank_you, talking, [int(view.hand_sizes[view.mover]) for view, _rule_sets in rows]
+    )
+    row_of = np.repeat(np.arange(len(rows)), np.diff(row_start))
+    said = np.array([view.said for view, _rule_sets in rows], dtype=np.int64)[row_of]
+    played = np.array([view.played >= 0 for view, _rule_sets in rows], dtype=bool)[row_of]
+    said_mao = ((said >> cards.MAO) & 1) == 1
+    faults = np.zeros((row_of.size, cards.N_CALL_REASONS), dtype=bool)
+    faults[:, : cards.N_PHRASES] = beliefs.bits_to_rows(required & ~said & ~_MAO_BIT)
+    faults[:, cards.CALL_REASON_BAD_CARD] = played & ~valid
+    if talking:
+        faults[:, cards.CALL_REASON_TALKING] = (said & unmentioned & ~_MAO_BIT) != 0
+    faults[:, cards.CALL_REASON_MAO] = said_mao & ~due
+    faults[:, cards.MAO] = ~said_mao & due
+    return faults, row_start
 
 
 def held_cards_valid(rows: list[tuple[SeatView, np.ndarray, np.ndarray]]) -> list[np.ndarray]:

@@ -14,14 +14,17 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from madiao_mao.agents.mao import belief_inputs as belief_inputs_module
 from madiao_mao.agents.mao import beliefs, posterior_batch
-from madiao_mao.agents.mao.belief_inputs import BeliefTracker
+from madiao_mao.agents.mao import players as players_module
+from madiao_mao.agents.mao.belief_inputs import BELIEF_SLICES, BeliefTracker
 from madiao_mao.agents.mao.belief_speed import decision_rates, one_row_path, record
 from madiao_mao.agents.mao.players import RuleBeliefAgent, RulePosterior
 from mao_env import cards, layout
 from mao_env import rules as library
 
 ALL_RULES = tuple(range(library.N_RULES))
+SUIT_PHRASES = sum(1 << (cards.SUIT_PHRASE_0 + suit) for suit in range(4))
 
 
 def decision_kind(mask: np.ndarray) -> str:
@@ -104,10 +107,14 @@ def test_the_batched_belief_path_is_the_one_row_path(rule_pool, draws, table, ga
     assert any(np.ptp(w) > 0 for _inputs, weights, _h in batched for w in weights if w.size > 1)
 
 
-def test_the_bayesian_players_batch_plays_as_the_one_row_path():
+@pytest.mark.parametrize(
+    "table",
+    [{"num_rounds": 2, "reasons": "hidden"}, {"num_rounds": 2, "calls": "players"}],
+    ids=["hidden-reasons", "players-calls"],
+)
+def test_the_bayesian_players_batch_plays_as_the_one_row_path(table):
     """``BayesianRuleAgent.act_batch`` (every row's posterior updated in one call) takes the
     actions it takes with the one-row functions, over whole recorded games."""
-    table = {"num_rounds": 2, "reasons": "hidden"}
     batched, _options = record(12, 200, seed=5, rule_pool=ALL_RULES, **table)
     with one_row_path():
         one_row, _options = record(12, 200, seed=5, rule_pool=ALL_RULES, **table)
@@ -158,6 +165,85 @@ def random_events(rng: np.random.Generator, posterior: RulePosterior, n: int) ->
     return events
 
 
+def random_calls_events(
+    rng: np.random.Generator, posterior: RulePosterior, n: int
+) -> list[beliefs.PublicEvent]:
+    """:func:`random_events` for the players' calls: most events carry calls that one rule set of
+    the support agrees with (some of its faults called, some of what it finds no fault called
+    wrongly, its verdict on the card shown by a standing or a bad "bad card" call, its forced
+    draw), judged as ``RulePosterior._calls_consistent`` judges (a pending seven chain included);
+    the rest carry calls and bad calls at random. A few calls and points of order come between."""
+    kinds = (layout.KIND_PLAY, layout.KIND_BAD_CARD, layout.KIND_DRAW)
+    every_call = (1 << cards.N_CALL_REASONS) - 1
+    top, suit = posterior.context
+    events = []
+    for _ in range(n):
+        if rng.random() < 0.1:  # weighed with the turn they judged, not on their own
+            kind = int(rng.choice([layout.KIND_CALL, layout.KIND_POINT_OF_ORDER]))
+            event = beliefs.PublicEvent(
+                seat=int(rng.integers(1, 4)), kind=kind, card=-1, phrases=0,
+                call_bits=int(rng.integers(every_call + 1)), bad_call_bits=0, n_calls=1,
+                penalty_cards=1, chain_cards=0, forced_draw=0, won=bool(rng.random() < 0.5), named_suit=-1,
+            )  # fmt: skip
+            events.append(event)
+            continue
+        kind = int(rng.choice(kinds))
+        card = -1 if kind == layout.KIND_DRAW else int(rng.integers(cards.N_CARD_TYPES))
+        phrases = int(rng.integers(1 << cards.N_PHRASES)) & int(rng.integers(1 << cards.N_PHRASES))
+        phrases |= int(rng.random() < 0.3) << cards.LAST_CARD
+        chain = int(rng.choice([0, 0, 1, 2]))
+        named_suit = int(rng.choice([-1, -1, 0, 1, 2, 3]))
+        call_bits = int(rng.integers(every_call + 1)) & int(rng.integers(every_call + 1))
+        bad_call_bits = int(rng.integers(every_call + 1)) & int(rng.integers(every_call + 1))
+        forced_draw = int(rng.choice([0, 0, 1, 2, 3]))
+        if rng.random() < 0.7 and (card < 0 or top >= 0):  # calls one rule set of the support agrees with
+            truth, other = posterior.hypotheses[rng.integers(posterior.hypotheses.shape[0], size=2)]
+            asker = truth if rng.random() < 0.6 else other
+            # Often a card that a speech rule of a rule set of the support (the asker: the truth or
+            # another) asks a phrase for, and the phrases it asks said: rule sets without the rule
+            # find them talking.
+            speaking = np.flatnonzero(beliefs.SAY_TRIGGER[asker > 0.5, :, top].any(axis=0))
+            if card >= 0 and speaking.size and rng.random() < 0.7:
+                card = int(rng.choice(speaking))
+            pending = int(chain > 0 and card >= 0 and beliefs.RANK[card] != cards.SEVEN)
+            first_suit = named_suit if named_suit >= 0 else beliefs.first_suit_said(phrases, card)
+            judgement = beliefs.judge_turn(  # row 0 the truth, row 1 the asker
+                np.stack([truth, asker]), top=max(top, 0), suit_to_follow=max(suit, 0), pending_seven=pending,
+                played=card, drew=card < 0 and not (posterior.seven_turn_ends and chain > 0),
+                took_seven=chain, first_suit=first_suit, hand_after=None, thank_you=posterior.thank_you,
+            )  # fmt: skip
+            if rng.random() < 0.7:  # what the asker finds no talking, the suit named and "Last card" kept
+                asked = int(
+                    judgement.required_bits[1] | judgement.excused_bits[1] | judgement.allowed_bits[1]
+                )
+                kept = SUIT_PHRASES | (1 << cards.LAST_CARD)
+                if rng.random() < 0.3:
+                    asked &= int(rng.integers(1 << cards.N_PHRASES))
+                phrases = asked | (phrases & kept)
+            missing = int(judgement.missing(phrases)[0] @ (1 << np.arange(cards.N_PHRASES)))
+            talking = bool(judgement.talking(phrases)[0].any()) and posterior.talking
+            faults = missing | (int(talking) << cards.CALL_REASON_TALKING)
+            call_bits = faults & int(rng.integers(every_call + 1))
+            bad_call_bits = ~faults & every_call & int(rng.integers(every_call + 1))
+            bad_call_bits &= ~(1 << cards.CALL_REASON_BAD_CARD)
+            if posterior.talking and not talking and rng.random() < 0.5:
+                bad_call_bits |= 1 << cards.CALL_REASON_TALKING
+            if card >= 0:
+                valid = bool(judgement.valid[0])
+                kind = layout.KIND_PLAY if valid or rng.random() < 0.3 else layout.KIND_BAD_CARD
+                call_bits |= int(kind == layout.KIND_BAD_CARD) << cards.CALL_REASON_BAD_CARD
+                bad_call_bits |= int(valid and rng.random() < 0.5) << cards.CALL_REASON_BAD_CARD
+                forced_draw = int(beliefs.forced_cards(truth[None], card)[0])
+        event = beliefs.PublicEvent(
+            seat=int(rng.integers(1, 4)), kind=kind, card=card, phrases=phrases, call_bits=call_bits,
+            bad_call_bits=bad_call_bits, n_calls=bin(call_bits | bad_call_bits).count("1"), penalty_cards=0,
+            chain_cards=chain, forced_draw=forced_draw, won=False, named_suit=named_suit,
+        )  # fmt: skip
+        events.append(event)
+        top, suit = posterior.context_after(event, top, suit)
+    return events
+
+
 @pytest.mark.parametrize(
     "options",
     [
@@ -165,8 +251,21 @@ def random_events(rng: np.random.Generator, posterior: RulePosterior, n: int) ->
         {"reasons": "hidden"},
         {"talking": False, "thank_you": True},
         {"seven_turn_ends": True, "eps": 0.2},
+        {"calls": "players"},
+        {"calls": "players", "reasons": "hidden"},
+        {"calls": "players", "talking": False, "thank_you": True},
+        {"calls": "players", "seven_turn_ends": True, "eps": 0.2},
     ],
-    ids=["calls", "hidden-reasons", "no-talking", "seven-turn-ends"],
+    ids=[
+        "calls",
+        "hidden-reasons",
+        "no-talking",
+        "seven-turn-ends",
+        "players-calls",
+        "players-calls-hidden-reasons",
+        "players-calls-no-talking",
+        "players-calls-seven-turn-ends",
+    ],
 )
 def test_the_posterior_kernel_weighs_every_event_as_the_reference(options):
     """Random events on random supports (of 1 to 300 rule sets), far from any real game, so every
@@ -181,7 +280,9 @@ def test_the_posterior_kernel_weighs_every_event_as_the_reference(options):
         posterior.weights /= posterior.weights.sum()
         posterior.context = (int(rng.integers(-1, cards.N_CARD_TYPES)), int(rng.integers(4)))
         reference = copy.deepcopy(posterior)
-        events = random_events(rng, posterior, int(rng.integers(0, 8)))
+        events = (random_calls_events if posterior.players_call else random_events)(
+            rng, posterior, int(rng.integers(0, 8))
+        )
         reference.weigh_events(events, set(), 0)
         rows.append((posterior, events))
         references.append(reference)
@@ -192,6 +293,73 @@ def test_the_posterior_kernel_weighs_every_event_as_the_reference(options):
         assert posterior.events_since_new_rule == reference.events_since_new_rule
         changed += np.ptp(reference.weights / reference.weights.max()) > 0.5
     assert changed >= 10  # the events told hypotheses apart
+
+
+def test_the_players_calls_rows_take_the_kernel_path(monkeypatch):
+    """At a table of the players' calls (one round: no rule is added after the deal), every row's
+    events are weighed by the kernel and every call window's faults judged by it: the reference
+    steps, made to fail here, are never called, by the Bayesian players deciding nor by the
+    belief inputs, and the kernel sees events of the players' calls."""
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("a players' calls row took the reference path")
+
+    weighed = Counter()
+    kernel = posterior_batch._weigh_all
+
+    def counting_kernel(hypotheses, weights, row_start, row_eps, events, *tables):
+        weighed.update(events[:, posterior_batch.EV_PLAYERS_CALL].tolist())
+        kernel(hypotheses, weights, row_start, row_eps, events, *tables)
+
+    monkeypatch.setattr(RulePosterior, "_calls_consistent", refuse)
+    monkeypatch.setattr(RulePosterior, "_judge_event", refuse)
+    monkeypatch.setattr(players_module, "fault_chances", refuse)
+    monkeypatch.setattr(belief_inputs_module, "fault_chances", refuse)
+    monkeypatch.setattr(posterior_batch, "_weigh_all", counting_kernel)
+    batches, options = record(8, 100, seed=4, calls="players")
+    assert weighed[1] >= 200 and weighed[0] == 0, weighed
+    windows = [masks[:, cards.NO_CALL] > 0 for _observations, masks, *_rest in batches]
+    inputs = [step[0] for step in replay(batches, options)]
+    calls = np.concatenate([step[window] for step, window in zip(inputs, windows, strict=True)])
+    assert calls.shape[0] >= 100 and calls[:, BELIEF_SLICES["call_fault"]].any()
+
+
+def test_the_call_window_kernel_judges_faults_as_the_reference():
+    """``turns_faults`` against ``beliefs.turn_faults`` on call windows of real games, varied at
+    random (card, top card, suit, pending chain, phrases said, the mover's hand): the same
+    booleans, and the same beliefs from them."""
+    batches, _options = record(6, 80, seed=8, calls="players")
+    windows = [
+        view
+        for observations, masks, *_rest in batches
+        for view in beliefs.parse_observations(observations, np.flatnonzero(masks[:, cards.NO_CALL] > 0))
+    ]
+    assert len(windows) >= 30
+    rng = np.random.default_rng(3)
+    rows = []
+    for view in windows[:200]:
+        hand_sizes = view.hand_sizes.copy()
+        hand_sizes[view.mover] = int(rng.choice([0, 0, 1, 2, 5]))
+        played = int(rng.integers(-1, cards.N_CARD_TYPES))
+        view = dataclasses.replace(
+            view, played=played, drew=played < 0 or rng.random() < 0.2, suit_to_follow=int(rng.integers(4)),
+            top=int(rng.integers(cards.N_CARD_TYPES)), pending_seven=int(rng.choice([0, 0, 1, 2])),
+            took_seven=int(rng.choice([0, 0, 2])), hand_sizes=hand_sizes,
+            said=int(rng.integers(1 << cards.N_PHRASES)) & int(rng.integers(1 << cards.N_PHRASES)),
+        )  # fmt: skip
+        n_hypotheses = int(rng.choice([1, 4, 30, 200]))
+        rows.append((view, (rng.random((n_hypotheses, library.N_RULES)) < 0.1).astype(np.float32)))
+    for talking, thank_you in [(True, False), (False, True)]:
+        faults, row_start = posterior_batch.turns_faults(rows, thank_you, talking)
+        seen = np.zeros(cards.N_CALL_REASONS, dtype=int)
+        for n, (view, hypotheses) in enumerate(rows):
+            mine = faults[row_start[n] : row_start[n + 1]]
+            theirs = beliefs.turn_faults(hypotheses, view, talking=talking, thank_you=thank_you)
+            np.testing.assert_array_equal(mine, theirs)
+            weights = rng.random(hypotheses.shape[0])
+            np.testing.assert_array_equal(weights @ mine, weights @ theirs)
+            seen += theirs.any(axis=0)
+        assert (seen[: cards.N_PHRASES] > 0).sum() >= 8 and (seen[cards.N_PHRASES :] > 0).all() == talking
 
 
 def test_the_kernels_sum_as_numpy_sums():
