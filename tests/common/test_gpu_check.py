@@ -1,5 +1,6 @@
 """The GPU check (``benchmarks/gpu_check.py``) as far as a machine without a GPU can run it: the
-runs it measures, its table, its one-line refusals, and the learner suite's fast-engine rows."""
+runs it measures, its table and its one-line refusals (the learner suite it also runs:
+``tests/common/test_learner_benchmark.py``)."""
 
 from __future__ import annotations
 
@@ -55,10 +56,3 @@ def test_a_bad_check_invocation_is_one_line_and_status_2(argv, named, capsys):
         status = exit_.code
     error = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(error) == 1 and named in error[0]
-
-
-@pytest.mark.slow
-def test_the_learner_suite_measures_the_fast_engine_beside_sb3():
-    results = {r.system: r for r in learner.run(seconds=0.01, device="cpu")}
-    for row in ("fast PPO update", "fast rollout collection", "fast training (collection + update)"):
-        assert results[row].value > 0 and "sb3's" in results[row].note

@@ -32,7 +32,7 @@ def test_the_ceiling_is_a_plausible_rate():
 
 
 @pytest.mark.slow
-def test_the_learner_suite_measures_the_default_model_and_its_target_is_checked():
+def test_the_learner_suite_measures_the_default_model_with_both_engines_and_its_target_is_checked():
     from madiao_mao.benchmarks.learner import run
     from madiao_mao.benchmarks.targets import evaluate
 
@@ -47,3 +47,7 @@ def test_the_learner_suite_measures_the_default_model_and_its_target_is_checked(
     row = {name: (achieved, status) for name, _, achieved, status in evaluate(list(results.values()))}
     achieved, status = row["SB3 PPO update, default network"]
     assert f"{update / ceiling:.2f}× ceiling" in achieved and status in ("met", "MISSED")
+    # The fast engine's rows, measured on the same network, games and opponents (the GPU check
+    # prints them beside the CPU's).
+    for name in ("fast PPO update", "fast rollout collection", "fast training (collection + update)"):
+        assert results[name].value > 0 and "sb3's" in results[name].note
