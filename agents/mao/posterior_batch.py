@@ -214,6 +214,15 @@ def _phrases(hypothesis: int, turn: np.ndarray, valid: bool, phrase_of_rule: np.
 
 
 @njit
+def _forced_draw_agrees(hypothesis: int, event: np.ndarray, forced_of_rule: np.ndarray) -> bool:
+    """Whether the cards the next seat was made to take are the rule set's (when the event says
+    to check them): the last test of both kinds of event."""
+    if not event[EV_CHECK_FORCED]:
+        return True
+    return _sum_over_rules(hypothesis & event[EV_FORCING], forced_of_rule, False) == event[EV_FORCED_DRAW]
+
+
+@njit
 def _explains(hypothesis: int, event: np.ndarray, order_rules: int, phrase_of_rule: np.ndarray,
               forced_of_rule: np.ndarray) -> bool:  # fmt: skip
     """Whether the rule set explains the event (``RulePosterior._judge_event``, the Mao Master's
@@ -238,11 +247,7 @@ def _explains(hypothesis: int, event: np.ndarray, order_rules: int, phrase_of_ru
         seen = event[EV_TALKING_CALLS]
         if seen < predicted_talking or seen > predicted_talking + event[EV_SLACK]:
             return False
-    if event[EV_CHECK_FORCED]:
-        forced = _sum_over_rules(hypothesis & event[EV_FORCING], forced_of_rule, False)
-        if forced != event[EV_FORCED_DRAW]:
-            return False
-    return True
+    return _forced_draw_agrees(hypothesis, event, forced_of_rule)
 
 
 @njit
@@ -262,11 +267,7 @@ def _calls_explain(hypothesis: int, event: np.ndarray, order_rules: int, phrase_
         talked = said & ~required & ~excused & ~allowed & ~_MAO_BIT & ~_LAST_CARD_BIT
         if (talked != 0) != (event[EV_TALKING_CALLED] > 0):
             return False
-    if event[EV_CHECK_FORCED]:
-        forced = _sum_over_rules(hypothesis & event[EV_FORCING], forced_of_rule, False)
-        if forced != event[EV_FORCED_DRAW]:
-            return False
-    return True
+    return _forced_draw_agrees(hypothesis, event, forced_of_rule)
 
 
 @njit
