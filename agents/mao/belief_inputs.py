@@ -34,19 +34,20 @@ from typing import Any
 
 import numpy as np
 
-from madiao_mao.agents.mao.beliefs import SeatView, bits_to_rows, parse_observations
+from madiao_mao.agents.mao.beliefs import SeatView, parse_observations
 from madiao_mao.agents.mao.players import (
     KeyedPosteriors,
     RulePosterior,
+    SpeechChances,
     fault_chances,
     play_chances,
     speech_chances,
 )
 from madiao_mao.agents.mao.posterior_batch import (
-    held_cards_valid,
+    fault_chances_rows,
     observe_all,
-    own_turns_judged,
-    turns_faults,
+    play_chances_rows,
+    speech_chances_rows,
 )
 from mao_env import cards
 
@@ -105,13 +106,17 @@ def belief_inputs(
         inputs[BELIEF_SLICES["play_good"]] = play_good
     else:
         speech = speech_chances(view, hypotheses, weights, talking=talking, thank_you=thank_you)
-        # What saying each phrase NOW would do: a phrase already said is neither still required
-        # nor talking when said again (the judge reads the set of phrases said).
-        unsaid = ((view.said >> np.arange(cards.N_PHRASES)) & 1) == 0
-        inputs[BELIEF_SLICES["say_required"]] = speech.required * unsaid
-        inputs[BELIEF_SLICES["say_talking"]] = speech.talking * unsaid
-        inputs[BELIEF_SLICES["mao_due"]] = speech.mao * unsaid[cards.MAO]
+        _write_speech(inputs, view, speech)
     return inputs
+
+
+def _write_speech(inputs: np.ndarray, view: SeatView, speech: SpeechChances) -> None:
+    """The speaking seat's inputs: what saying each phrase NOW would do. A phrase already said is
+    neither still required nor talking when said again (the judge reads the set of phrases said)."""
+    unsaid = ((view.said >> np.arange(cards.N_PHRASES)) & 1) == 0
+    inputs[BELIEF_SLICES["say_required"]] = speech.required * unsaid
+    inputs[BELIEF_SLICES["say_talking"]] = speech.talking * unsaid
+    inputs[BELIEF_SLICES["mao_due"]] = speech.mao * unsaid[cards.MAO]
 
 
 def belief_inputs_rows(
@@ -146,35 +151,19 @@ def belief_inputs_rows(
         else:
             speaking.append(index)
     if calling:
-        faults, row_start = turns_faults(
-            [(views[i], posteriors[i].hypotheses) for i in calling], thank_you, talking
-        )
-        for n, index in enumerate(calling):
-            out[index, BELIEF_SLICES["call_fault"]] = (
-                posteriors[index].weights @ faults[row_start[n] : row_start[n + 1]]
-            )
+        rows = [(views[i], posteriors[i].hypotheses, posteriors[i].weights) for i in calling]
+        for index, chance in zip(calling, fault_chances_rows(rows, thank_you, talking), strict=True):
+            out[index, BELIEF_SLICES["call_fault"]] = chance
     if starting:
-        validities = held_cards_valid([(views[i], held, posteriors[i].hypotheses) for i, held in starting])
-        for (index, held), validity in zip(starting, validities, strict=True):
+        rows = [(views[i], held, posteriors[i].hypotheses, posteriors[i].weights) for i, held in starting]
+        for (index, held), chance in zip(starting, play_chances_rows(rows), strict=True):
             play_good = np.zeros(cards.N_CARD_TYPES, dtype=np.float32)
-            play_good[held] = posteriors[index].weights @ validity
+            play_good[held] = chance
             out[index, BELIEF_SLICES["play_good"]] = play_good
     if speaking:
-        judged = own_turns_judged(
-            [(views[i], posteriors[i].hypotheses) for i in speaking], thank_you, talking
-        )
-        _valid, required, unmentioned, mao_due, row_start = judged
-        for n, index in enumerate(speaking):
-            weights, view = posteriors[index].weights, views[index]
-            rows = slice(row_start[n], row_start[n + 1])
-            p_required = weights @ bits_to_rows(required[rows])
-            p_talking = weights @ bits_to_rows(unmentioned[rows]) if talking else np.zeros(cards.N_PHRASES)
-            p_mao = float(weights @ mao_due[rows])
-            # As belief_inputs: a phrase already said is neither still required nor talking.
-            unsaid = ((view.said >> np.arange(cards.N_PHRASES)) & 1) == 0
-            out[index, BELIEF_SLICES["say_required"]] = p_required * unsaid
-            out[index, BELIEF_SLICES["say_talking"]] = p_talking * unsaid
-            out[index, BELIEF_SLICES["mao_due"]] = p_mao * unsaid[cards.MAO]
+        rows = [(views[i], posteriors[i].hypotheses, posteriors[i].weights) for i in speaking]
+        for index, speech in zip(speaking, speech_chances_rows(rows, thank_you, talking), strict=True):
+            _write_speech(out[index], views[index], speech)
     return out
 
 

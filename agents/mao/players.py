@@ -48,7 +48,6 @@ from madiao_mao.agents.mao.beliefs import (
     PublicEvent,
     SeatView,
     bits_to_row,
-    bits_to_rows,
     first_suit_said,
     forced_cards,
     hypotheses_from_sets,
@@ -232,7 +231,11 @@ class RuleBeliefAgent(Agent):
         weighed by the same product as :func:`play_chances`, :func:`speech_chances` and
         :func:`fault_chances`."""
         # Imported here: posterior_batch builds on this module (RulePosterior).
-        from madiao_mao.agents.mao.posterior_batch import held_cards_valid, own_turns_judged, turns_faults
+        from madiao_mao.agents.mao.posterior_batch import (
+            fault_chances_rows,
+            play_chances_rows,
+            speech_chances_rows,
+        )
 
         starting, speaking, calling = [], [], []
         for index, (view, mask) in enumerate(zip(views, masks, strict=True)):
@@ -248,27 +251,18 @@ class RuleBeliefAgent(Agent):
                 speaking.append(index)
         decided: dict[int, Any] = {}
         if starting:
-            validities = held_cards_valid([(views[i], held, beliefs[i][0]) for i, held in starting])
-            for (index, held), validity in zip(starting, validities, strict=True):
-                decided[index] = (held, beliefs[index][1] @ validity)
+            chances = play_chances_rows([(views[i], held, *beliefs[i]) for i, held in starting])
+            for (index, held), chance in zip(starting, chances, strict=True):
+                decided[index] = (held, chance)
         if speaking:
-            rows = [(views[i], beliefs[i][0]) for i in speaking]
-            judged = own_turns_judged(rows, self.thank_you, self.talking)
-            _valid, required, unmentioned, due, row_start = judged
-            for n, index in enumerate(speaking):
-                weights, support = beliefs[index][1], slice(row_start[n], row_start[n + 1])
-                talking = np.zeros(cards.N_PHRASES)
-                if self.talking:
-                    talking = weights @ bits_to_rows(unmentioned[support])
-                decided[index] = SpeechChances(
-                    weights @ bits_to_rows(required[support]), talking, float(weights @ due[support])
-                )
+            rows = [(views[i], *beliefs[i]) for i in speaking]
+            speech = speech_chances_rows(rows, self.thank_you, self.talking)
+            decided.update(zip(speaking, speech, strict=True))
         call_chances: dict[int, np.ndarray] = {}
         if calling:
-            rows = [(views[i], beliefs[i][0]) for i in calling]
-            faults, row_start = turns_faults(rows, self.thank_you, self.talking)
-            for n, index in enumerate(calling):
-                call_chances[index] = beliefs[index][1] @ faults[row_start[n] : row_start[n + 1]]
+            rows = [(views[i], *beliefs[i]) for i in calling]
+            faults = fault_chances_rows(rows, self.thank_you, self.talking)
+            call_chances.update(zip(calling, faults, strict=True))
         actions = np.empty(len(views), dtype=np.int64)
         for index, (view, mask) in enumerate(zip(views, masks, strict=True)):
             known = decided.get(index)

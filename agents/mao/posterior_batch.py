@@ -1,7 +1,9 @@
 """Many seats' Mao beliefs in one call: the posterior updates of every row of a step
 (:func:`observe_all`) and the judgements the belief inputs and the scripted players read
 (:func:`own_turns_judged`, :func:`turns_faults`, :func:`held_cards_valid`), each one Numba kernel
-over all rows' hypotheses.
+over all rows' hypotheses; and the beliefs weighed from those judgements
+(:func:`play_chances_rows`, :func:`speech_chances_rows`, :func:`fault_chances_rows`, the batched
+twins of the scripted players' ``play_chances``, ``speech_chances`` and ``fault_chances``).
 
 :meth:`RulePosterior.observe` stays the reference. :func:`observe_all` runs its three steps
 (``take_in``, ``weigh_events``, ``close_observation``) with every row's new events parsed in one
@@ -34,7 +36,7 @@ import numpy as np
 from cardgame_core.jit import njit
 from madiao_mao.agents.mao import beliefs
 from madiao_mao.agents.mao.beliefs import PublicEvent, SeatView, parse_events
-from madiao_mao.agents.mao.players import RulePosterior
+from madiao_mao.agents.mao.players import RulePosterior, SpeechChances
 from mao_env import cards, layout
 from mao_env.reference import base_card_phrases
 
@@ -280,14 +282,14 @@ def _weigh_all(hypotheses: np.ndarray, weights: np.ndarray, row_start: np.ndarra
         event = events[e]
         row = event[T_ROW]
         start, stop = row_start[row], row_start[row + 1]
-        if event[EV_PLAYERS_CALL]:
-            for i in range(start, stop):
-                if not _calls_explain(hypotheses[i], event, order_rules, phrase_of_rule, forced_of_rule):
-                    weights[i] = weights[i] * row_eps[row]
-        else:
-            for i in range(start, stop):
-                if not _explains(hypotheses[i], event, order_rules, phrase_of_rule, forced_of_rule):
-                    weights[i] = weights[i] * row_eps[row]
+        players_call = event[EV_PLAYERS_CALL] != 0
+        for i in range(start, stop):
+            if players_call:
+                explained = _calls_explain(hypotheses[i], event, order_rules, phrase_of_rule, forced_of_rule)
+            else:
+                explained = _explains(hypotheses[i], event, order_rules, phrase_of_rule, forced_of_rule)
+            if not explained:
+                weights[i] = weights[i] * row_eps[row]
         total = pairwise_sum(weights, start, stop - start)
         for i in range(start, stop):
             weights[i] = weights[i] / total
@@ -598,6 +600,44 @@ def turns_faults(
     faults[:, cards.CALL_REASON_MAO] = said_mao & ~due
     faults[:, cards.MAO] = ~said_mao & due
     return faults, row_start
+
+
+def play_chances_rows(rows: list[tuple[SeatView, np.ndarray, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+    """For each (view, held cards, hypotheses ``[N, R]``, weights ``[N]``) of a seat at the start
+    of its turn: the belief that each held card is a good play (``players.play_chances``), the
+    verdicts of all rows from one kernel call (:func:`held_cards_valid`)."""
+    validities = held_cards_valid([(view, held, hypotheses) for view, held, hypotheses, _weights in rows])
+    return [weights @ validity for (*_view, weights), validity in zip(rows, validities, strict=True)]
+
+
+def speech_chances_rows(
+    rows: list[tuple[SeatView, np.ndarray, np.ndarray]], thank_you: bool, talking: bool
+) -> list[SpeechChances]:
+    """For each (view, hypotheses ``[N, R]``, weights ``[N]``) of a speaking seat: the
+    ``players.speech_chances`` of its own turn so far, all turns judged in one kernel call
+    (:func:`own_turns_judged`)."""
+    judged = own_turns_judged([(view, hypotheses) for view, hypotheses, _weights in rows], thank_you, talking)
+    _valid, required, unmentioned, mao_due, row_start = judged
+    chances = []
+    for n, (_view, _hypotheses, weights) in enumerate(rows):
+        support = slice(row_start[n], row_start[n + 1])
+        p_talking = np.zeros(cards.N_PHRASES)
+        if talking:
+            p_talking = weights @ beliefs.bits_to_rows(unmentioned[support])
+        p_required = weights @ beliefs.bits_to_rows(required[support])
+        chances.append(SpeechChances(p_required, p_talking, float(weights @ mao_due[support])))
+    return chances
+
+
+def fault_chances_rows(
+    rows: list[tuple[SeatView, np.ndarray, np.ndarray]], thank_you: bool, talking: bool
+) -> list[np.ndarray]:
+    """For each (view, hypotheses ``[N, R]``, weights ``[N]``) of a seat in a call window: the
+    belief that the turn under judgement deserves each call reason (``players.fault_chances``),
+    all turns judged in one kernel call (:func:`turns_faults`)."""
+    judged = [(view, hypotheses) for view, hypotheses, _weights in rows]
+    faults, row_start = turns_faults(judged, thank_you, talking)
+    return [weights @ faults[row_start[n] : row_start[n + 1]] for n, (*_judged, weights) in enumerate(rows)]
 
 
 def held_cards_valid(rows: list[tuple[SeatView, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
