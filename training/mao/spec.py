@@ -176,7 +176,10 @@ GAME_SPEC = GameSpec(
             # The base player; bayes can sit too (it takes game-seat row keys) but halves the
             # table's speed when it fills every seat (docs/results.md, Mao with memory).
             "scripted_opponents": ("base",),
-            # Mostly the base player, and a share of the policy's own snapshots and live self.
+            # Mostly the base player, and the live policy. The snapshot slots hold the live policy
+            # until the first snapshot, which at the default budget and snapshot_every comes at
+            # the last step: snapshots every 50,000 steps made no difference on the held-out
+            # rules (docs/results.md, Mao: the opponent pool's snapshots); longer runs get them.
             "opponent_weights": {"scripted": 0.6, "snapshot": 0.2, "current": 0.2},
             # The league (base and bayes anchors) was no better on the held-out rules:
             # the same penalties, fewer rounds won (docs/results.md, Mao league or pool).
