@@ -7,8 +7,9 @@ loads them
 - ``madiao_selfplay.zip``: the Madiao policy of a ``madiao-mao train`` league run at the default
   settings, continued to 12M learner steps.
 - ``mao_selfplay.zip``: the Mao policy of ``madiao-mao train --game mao`` at the defaults, seed 1
-  (warm start from the Bayesian player, then 250,000 PPO steps against base players, its
-  snapshots and itself); it reads the default 8-event history observation and its seat's
+  (warm start from the Bayesian player, then 250,000 PPO steps against base players and itself:
+  the pool's snapshot slots play the live policy until the first snapshot, taken at the last
+  step); it reads the default 8-event history observation and its seat's
   posterior over the secret rules (``madiao_mao.agents.mao.policy.BeliefPolicyAgent``).
 - ``madiao_card_locations.npz``: the Madiao card-location model the search player samples deals
   from with ``search:sampler=learned`` (``madiao_mao.agents.madiao.card_locations``), fitted by
