@@ -12,7 +12,7 @@ from types import MappingProxyType
 from madiao_mao.agents.base import Agent
 from madiao_mao.agents.spec import AgentSpec, require_env
 
-#: The shipped policy ``model`` plays: a league run of ``madiao-mao train`` (12M steps), summary
+#: The shipped policy ``model`` plays: a league run of ``madiao-mao train`` (32M steps), summary
 #: observations.
 PRETRAINED_MODEL = Path(__file__).resolve().parent.parent / "pretrained" / "madiao_selfplay.zip"
 #: Every Madiao policy is played by the generic ``LearnedPolicyAgent``: no kind of its own.

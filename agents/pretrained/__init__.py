@@ -5,7 +5,8 @@ loads them
 (docs/results.md has how each was trained and how strong it is).
 
 - ``madiao_selfplay.zip``: the Madiao policy of a ``madiao-mao train`` league run at the default
-  settings, continued to 12M learner steps.
+  settings, continued to 12M learner steps (shipped until 2026-11-30), then trained 20M learner
+  steps more in a league that holds that policy as an anchor: 32M in all.
 - ``mao_selfplay.zip``: the Mao policy of ``madiao-mao train --game mao`` at the defaults, seed 1
   (warm start from the Bayesian player, then 250,000 PPO steps against base players and itself:
   the pool's snapshot slots play the live policy until the first snapshot, taken at the last
@@ -14,7 +15,7 @@ loads them
 - ``madiao_card_locations.npz``: the Madiao card-location model the search player samples deals
   from with ``search:sampler=learned`` (``madiao_mao.agents.madiao.card_locations``), fitted by
   ``python -m madiao_mao.training.madiao.card_locations fit --players heuristic model --decisions
-  200000 --epochs 8 --seed 0``.
+  200000 --epochs 8 --seed 0`` when ``model`` was the Madiao policy shipped until 2026-11-30.
 - ``mao_caller.json``: not a policy but the weights of the learned caller of Mao's players' calls
   (``madiao_mao.agents.mao.caller``, the ``caller`` agent), a logistic regression that loads with
   numpy alone; ``python -m madiao_mao.training.mao.caller fit --episodes 400 --seed 0 --out
