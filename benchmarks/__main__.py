@@ -28,7 +28,6 @@ import datetime
 import math
 import os
 import pathlib
-import platform
 import sys
 import time
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from typing import Annotated
 
 import tyro
 
+from cardgame_core.runtime import library_versions, machine_description
 from madiao_mao.benchmarks import aec, batched, learner, memory, peers, rollout, startup, timing
 from madiao_mao.benchmarks import rllib as rllib_suite
 from madiao_mao.benchmarks.targets import evaluate
@@ -108,19 +108,6 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     return arguments
 
 
-def machine_description() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} logical cores, Python {platform.python_version()}, {platform.system()}"
-
-
 def load_average() -> str:
     try:
         return " / ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -178,6 +165,7 @@ def _run(arguments: argparse.Namespace, argv: list[str] | None) -> int:
     header = {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": machine_description(),
+        "libraries": ", ".join(f"{name} {found}" for name, found in library_versions().items()),
         "load average at start (1/5/15 min)": load_average(),
         "budget per measurement": f"{arguments.seconds:g} s",
         "command": "python -m madiao_mao.benchmarks " + " ".join(sys.argv[1:] if argv is None else argv),

@@ -18,7 +18,9 @@ comes from anywhere else.
 
 The record (:class:`Scorecard`, schema in docs/scorecard.md) holds every figure with its 95%
 interval and its sample size. Everything but ``timing`` is a function of the policy, the suite
-and the package: two runs write byte-equal JSON apart from ``timing``. With a folder (``out``),
+and the package: two runs write byte-equal JSON apart from ``timing``, which also names the
+machine and the numerical libraries' versions (figures that involve the search have moved between
+two machines: docs/scorecard.md). With a folder (``out``),
 each pairing's games are kept in ``out/cache`` as they finish, so an interrupted run resumes; the
 reference's games, the same for every policy, can be kept in a folder every scorecard shares
 (``references``; the command's ``--reference-cache``). The game-specific parts (suites,
@@ -48,6 +50,7 @@ import numpy as np
 import tyro
 
 from cardgame_core.files import atomic_write_text
+from cardgame_core.runtime import library_versions, machine_description
 from madiao_mao.agents.base import Agent, act_as_batch_of_one
 from madiao_mao.agents.registry import MODEL_PREFIX, agent_names, game_agents, parse_game_agent
 from madiao_mao.games import default_game, get_game
@@ -132,8 +135,8 @@ class Scorecard:
     exploit: dict[str, Any] | None = None
     """The exploitability proxy's budget and figures when asked (``exploit_steps``), else None."""
     timing: dict[str, Any] = field(default_factory=dict)
-    """Seconds per pairing and in all, and which pairings came from the cache: the only part
-    that changes between two runs."""
+    """Seconds per pairing and in all, which pairings came from the cache, and the machine and
+    library versions it ran on: the only part that changes between two runs."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -435,6 +438,8 @@ def score(
             "pairing_seconds": dict(sorted(cache.seconds.items())),
             "cached_pairings": sorted(cache.hits),
             "total_seconds": time.perf_counter() - started,
+            "machine": machine_description(),
+            "libraries": library_versions(),
         },
     )
 
@@ -654,14 +659,17 @@ def leaderboard_markdown(folder: Path = SCORECARDS_DIR) -> str:
 # ---- the baselines' pins
 
 
-def baseline_decisions_hash(game: str, baseline: str) -> str:
+def baseline_decisions_hash(
+    game: str, baseline: str, seeds: Sequence[int] = PIN_SEEDS, per_game: int = PIN_DECISIONS
+) -> str:
     """The sha256 of ``baseline``'s decisions on the pinned positions (``PIN_SEEDS``,
     ``PIN_DECISIONS``; with a search's values): one instance per seat, seeded from the game's
-    seed and the seat."""
+    seed and the seat. ``seeds`` and ``per_game``: other games, or more of each (the
+    ``decisions`` command, to compare two machines or library versions on more positions)."""
 
     module = game_module(game)
     decisions = []
-    for seed in PIN_SEEDS:
+    for seed in seeds:
         env = module.pin_table(seed)
         players = [
             load_agent(baseline, game, seed=seed * 100 + seat, env=env) for seat in range(len(env.agents))
@@ -669,7 +677,7 @@ def baseline_decisions_hash(game: str, baseline: str) -> str:
         for player in players:
             player.reset()
         made: list[Any] = []
-        while env.agents and sum(isinstance(entry, int) for entry in made) < PIN_DECISIONS:
+        while env.agents and sum(isinstance(entry, int) for entry in made) < per_game:
             if env.terminations[env.agent_selection] or env.truncations[env.agent_selection]:
                 env.step(None)  # a seat's exit from the ended game (PettingZoo's dead step)
                 continue
@@ -728,23 +736,51 @@ def check_baseline_pin(game: str, baseline: str) -> None:
 @dataclass
 class DerivedFileOptions:
     """``leaderboard`` writes docs/leaderboard.md from the shipped scorecards; ``pins`` the
-    baselines' pins (``PINS``), after a game's protocol bump."""
+    baselines' pins (``PINS``), after a game's protocol bump; ``decisions`` prints one baseline's
+    decisions hash over more games than its pin, to compare two machines or library versions."""
 
-    command: tyro.conf.Positional[Literal["leaderboard", "pins"]]
-    """The file to make."""
+    command: tyro.conf.Positional[Literal["leaderboard", "pins", "decisions"]]
+    """The file to make (``decisions``: the hash to print)."""
     check: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False
     """Only say whether the file is up to date (status 1 if not)."""
+    game: str = default_game()
+    """``decisions``: the baseline's game."""
+    baseline: str = "search:samples=8"
+    """``decisions``: the baseline (one of the game's scorecard baselines)."""
+    games: int = len(PIN_SEEDS)
+    """``decisions``: games dealt from seeds 0, 1, ... (the pins: the first three)."""
+    per_game: int = PIN_DECISIONS
+    """``decisions``: decisions hashed per game at most (a hand ends sooner)."""
+
+
+def print_decisions_hash(args: DerivedFileOptions) -> int:
+    """The ``decisions`` command: a bad game, baseline or count is a ValueError naming it."""
+    module = game_module(args.game)
+    if args.baseline not in module.BASELINES:
+        raise ValueError(
+            f"--baseline {args.baseline!r} is not a {args.game} baseline; "
+            f"they are {', '.join(module.BASELINES)}"
+        )
+    for name in ("games", "per_game"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    found = baseline_decisions_hash(args.game, args.baseline, range(args.games), args.per_game)
+    print(f"{found}  {args.game} {args.baseline}, {args.games} games, at most {args.per_game} decisions each")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m madiao_mao.training.scorecard leaderboard [--check]``: write docs/leaderboard.md from the
     shipped scorecards (``--check``: only say whether the file is up to date, status 1 if not).
-    ``pins [--check]``: the same for the baselines' pins (``PINS``), after a game's protocol bump."""
+    ``pins [--check]``: the same for the baselines' pins (``PINS``), after a game's protocol bump.
+    ``decisions --game G --baseline B --games N``: print B's decisions hash over N games."""
 
     prog = "python -m madiao_mao.training.scorecard"
 
     def run() -> int:
         args = parse_dataclass(DerivedFileOptions, sys.argv[1:] if argv is None else argv, prog=prog)
+        if args.command == "decisions":
+            return print_decisions_hash(args)
         if args.command == "pins":
             target, text = PINS, json.dumps(baseline_pins(), indent=1, sort_keys=True) + "\n"
         else:

@@ -8,6 +8,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
+from cardgame_core.runtime import machine_description
 from madiao_mao.benchmarks.__main__ import SUITES, main, parse_arguments
 from madiao_mao.benchmarks.batched import learner_system, serial_vector_system, vector_system, workloads
 from madiao_mao.benchmarks.kernels import random_legal_actions
@@ -24,6 +25,9 @@ def test_quick_run_writes_a_table_with_measured_rows(tmp_path, capsys):
     assert "| aec | empty AEC env (wrapped) |" in text
     assert "| rollout | bare trick-loop probe (tricks only) |" in text
     assert "## Targets" in text
+    # What the figures ran on: the machine and the numerical libraries' versions.
+    assert f"- machine: {machine_description()}" in text
+    assert f"numpy {np.__version__}" in text
     empty_row = next(line for line in text.splitlines() if "empty AEC env (wrapped)" in line)
     assert "steps/s" in empty_row and "—" not in empty_row
     # The learner's view beside the raw API, for both games (N = 64 in a quick run).

@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("madiao_env.madiao_v0")
 
+from cardgame_core.runtime import machine_description
 from madiao_mao.cli.main import main
 from madiao_mao.training import scorecard
 from madiao_mao.training.madiao import scorecard as madiao_scorecard
@@ -67,6 +68,9 @@ def test_cli_and_score_agree_and_reruns_are_byte_equal(greedy_smoke, tmp_path, c
     # A fresh folder: the policy's pairings played again, the reference's from the shared cache.
     references = sorted(name for name in second["timing"]["pairing_seconds"] if name.startswith("reference"))
     assert references and sorted(second["timing"]["cached_pairings"]) == references
+    # Where it ran: two machines' figures can differ where the code and seeds did not.
+    assert second["timing"]["libraries"]["numpy"] == np.__version__
+    assert second["timing"]["machine"] == machine_description()
     assert not list((tmp_path / "again" / "cache").glob("reference*"))
     api = score("greedy", game="madiao", suite="smoke")
     assert without_timing(api.to_dict()) == without_timing(first)

@@ -97,3 +97,26 @@ def test_the_pins_command_writes_and_checks_the_pins_file(monkeypatch, tmp_path,
     assert scorecard.main(["pins"]) == 0 and json.loads(scorecard.PINS.read_text()) == stored
     assert scorecard.main(["pins", "--check"]) == 0
     assert "pins.json differs" in capsys.readouterr().out
+
+
+def test_the_decisions_command_prints_the_pin_and_extends_it(capsys) -> None:
+    # At the pins' games and length it prints the pin; more games hash more positions.
+    pinned = json.loads(scorecard.PINS.read_text())["pins"]["madiao"]["greedy"]
+    assert scorecard.main(["decisions", "--game", "madiao", "--baseline", "greedy"]) == 0
+    assert capsys.readouterr().out.split()[0] == pinned
+    assert scorecard.main(["decisions", "--game", "madiao", "--baseline", "greedy", "--games", "4"]) == 0
+    assert capsys.readouterr().out.split()[0] not in (pinned, "")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        (["--baseline", "nobody"], "--baseline 'nobody' is not a madiao baseline"),
+        (["--games", "0"], "--games must be at least 1"),
+        (["--per-game", "0"], "--per-game must be at least 1"),
+        (["--game", "chess"], "unknown game 'chess'"),
+    ],
+)
+def test_the_decisions_command_names_a_bad_argument(arguments, named, capsys) -> None:
+    assert scorecard.main(["decisions", "--game", "madiao", *arguments]) == 2
+    assert named in capsys.readouterr().err
