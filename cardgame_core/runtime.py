@@ -9,7 +9,8 @@ import os
 import platform
 from importlib.metadata import PackageNotFoundError, version
 
-#: The distributions whose versions a record keeps: those the games, agents and learners compute with.
+#: The distributions whose versions a record keeps, and whose versions invalidate a scorecard's
+#: cached games: those the games, agents and learners compute with.
 RECORDED_LIBRARIES = (
     "numpy",
     "numba",

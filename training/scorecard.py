@@ -298,10 +298,6 @@ def _module_hash(spec: str) -> str:
 # ---- the cache of finished pairings
 
 
-#: The libraries whose versions can change the games (the shipped models' arithmetic).
-PLAYING_LIBRARIES = ("numpy", "numba", "torch", "stable-baselines3", "sb3-contrib")
-
-
 def playing_packages() -> tuple[str, ...]:
     """The packages whose code plays a scorecard's games (their source is in ``code_fingerprint``):
     the shared env code, the env package of each game with a scorecard, the agents and the trainer."""
@@ -311,8 +307,9 @@ def playing_packages() -> tuple[str, ...]:
 
 def code_fingerprint() -> str:
     """The sha256 of the source of ``playing_packages()``, the shipped models beside it and the
-    versions of ``PLAYING_LIBRARIES``: cached games made by other code are played again (an
-    editable install keeps its version number through every edit)."""
+    versions of the libraries a record names (``cardgame_core.runtime.library_versions``): cached
+    games made by other code are played again (an editable install keeps its version number
+    through every edit)."""
 
     digest = hashlib.sha256()
     for package in playing_packages():
@@ -322,11 +319,8 @@ def code_fingerprint() -> str:
         )
         for path in files:
             digest.update(path.relative_to(root.parent).as_posix().encode() + b"\0" + path.read_bytes())
-    for library in PLAYING_LIBRARIES:
-        try:
-            digest.update(f"{library}=={version(library)}".encode())
-        except PackageNotFoundError:
-            digest.update(f"{library} absent".encode())
+    for library, found in library_versions().items():
+        digest.update(f"{library}=={found}".encode())
     return "sha256:" + digest.hexdigest()
 
 

@@ -129,6 +129,14 @@ def test_reference_games_made_by_other_code_are_played_again(tmp_path, monkeypat
     )
 
 
+def test_another_library_version_is_other_code(monkeypatch) -> None:
+    # Cached games made under another numpy (or torch, numba, ...) are played again.
+    shipped = scorecard.code_fingerprint()
+    versions = scorecard.library_versions()
+    monkeypatch.setattr(scorecard, "library_versions", lambda: {**versions, "numpy": "0.0.0"})
+    assert scorecard.code_fingerprint() != shipped
+
+
 def test_a_cache_of_another_policy_is_not_used(tmp_path) -> None:
     score("greedy", suite="smoke", out=tmp_path)
     other = score("heuristic", suite="smoke", out=tmp_path)
