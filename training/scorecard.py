@@ -607,7 +607,8 @@ def command_scorecard(args: argparse.Namespace) -> int:
 def leaderboard_markdown(folder: Path = SCORECARDS_DIR) -> str:
     """docs/leaderboard.md from the scorecard JSON files in ``folder``: a table per game and suite,
     a row per policy (ranked as the game's module says, ``leaderboard_table``) and the command
-    that reproduces it. A partial scorecard (not every baseline played) is refused."""
+    that reproduces it, then the module's ``leaderboard_remarks`` on the table. A partial
+    scorecard (not every baseline played) is refused."""
     records = [json.loads(path.read_text()) for path in sorted(folder.glob("*.json"))]
     if not records:
         raise ValueError(f"no scorecards in {folder}")
@@ -647,6 +648,8 @@ def leaderboard_markdown(folder: Path = SCORECARDS_DIR) -> str:
                 for record, cells in ranked
             ]
             lines += ["", markdown_table(["policy", *header, "reproduce"], rows), ""]
+            remarks = module.leaderboard_remarks(on_suite)
+            lines += [*remarks, ""] if remarks else []
     return "\n".join(lines)
 
 

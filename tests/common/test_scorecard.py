@@ -4,8 +4,10 @@ written, callable policies, the ranking of a weak and a strong policy, and the l
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -269,27 +271,60 @@ def _suites(records: list[dict]) -> dict[str, list[dict]]:
     return by_suite
 
 
-def test_the_madiao_leaderboard_order_agrees_with_every_head_to_head_figure() -> None:
+def _against_the_order(records: list[dict]) -> tuple[list[tuple[str, str]], int]:
+    """The (row, column) pairs whose head-to-head figure goes against the table's order, and how
+    many figures were compared."""
+    _, ranked = madiao_scorecard.leaderboard_table(records)
+    rank = {record["policy"]: place for place, (record, _) in enumerate(ranked)}
+    against, compared = [], 0
+    for record, _ in ranked:
+        for figure in record["figures"]:
+            # A row's figure against its own spec is no head-to-head between two rows (the
+            # search against copies of itself, each seeded otherwise: sampling noise, docs/results.md).
+            if figure["measure"] != madiao_scorecard.HEADLINE or figure["table"] not in rank:
+                continue
+            if figure["table"] == record["policy"]:
+                continue
+            compared += 1
+            if rank[record["policy"]] < rank[figure["table"]]:  # against a policy ranked under it
+                if figure["high"] < 0:
+                    against.append((record["policy"], figure["table"]))
+            elif figure["low"] > 0:
+                against.append((record["policy"], figure["table"]))
+    return against, compared
+
+
+def test_every_head_to_head_figure_against_the_madiao_order_is_listed_under_its_table() -> None:
+    leaderboard = scorecard.LEADERBOARD.read_text()
     for records in _suites(_shipped("madiao")).values():
-        _, ranked = madiao_scorecard.leaderboard_table(records)
-        rank = {record["policy"]: place for place, (record, _) in enumerate(ranked)}
-        compared = 0
-        for record in records:
-            for figure in record["figures"]:
-                # A row's figure against its own spec is no head-to-head between two rows (the
-                # search against copies of itself, each seeded otherwise: sampling noise, docs/results.md).
-                if figure["measure"] != madiao_scorecard.HEADLINE or figure["table"] not in rank:
-                    continue
-                if figure["table"] == record["policy"]:
-                    continue
-                compared += 1
-                if rank[record["policy"]] < rank[figure["table"]]:  # against a policy ranked under it
-                    assert figure["high"] >= 0, (record["policy"], figure)
-                else:
-                    assert figure["low"] <= 0, (record["policy"], figure)
+        against, compared = _against_the_order(records)
+        remarks = madiao_scorecard.leaderboard_remarks(records)
+        assert [tuple(re.findall(r"`([^`]+)`", remark)) for remark in remarks] == against
+        assert all(f"\n{remark}\n" in leaderboard for remark in remarks)
         # Every column that is also another row of the suite's table is compared, in every row.
-        columns = set(madiao_scorecard.BASELINES) & set(rank)
+        rows = {record["policy"] for record in records}
+        columns = set(madiao_scorecard.BASELINES) & rows
         assert compared == sum(len(columns - {record["policy"]}) for record in records)
+
+
+def test_a_figure_turned_against_the_order_is_listed_and_one_in_line_is_not() -> None:
+    records = copy.deepcopy(_suites(_shipped("madiao"))["dev"])
+    against, _ = _against_the_order(records)
+    model = next(record for record in records if record["policy"] == "model")
+    versus_greedy = next(
+        f for f in model["figures"] if f["measure"] == madiao_scorecard.HEADLINE and f["table"] == "greedy"
+    )
+    # The top row losing significantly to a row under it goes against the order (the order
+    # itself, by the figure against the heuristic, stays).
+    versus_greedy.update(mean=-0.2, low=-0.3, high=-0.1)
+    remarks = madiao_scorecard.leaderboard_remarks(records)
+    assert remarks[0] == (
+        "Against the order: `model` scores -0.200 [-0.300, -0.100] against `greedy`, "
+        "which is ranked under it."
+    )
+    assert len(remarks) == len(against) + 1
+    versus_greedy.update(mean=0.2, low=0.1, high=0.3)
+    assert len(madiao_scorecard.leaderboard_remarks(records)) == len(against)
 
 
 def test_the_mao_leaderboard_shows_rates_unsigned_lowest_penalty_first() -> None:

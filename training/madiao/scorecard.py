@@ -56,10 +56,11 @@ LEADERBOARD_NOTE = (
     f"by the figure against the `{REFERENCE}`, the reference, which every row measures on the same "
     "suite hands. Not by the mean over the columns: the random column would weigh most in it, and how "
     "much a policy takes from a random player is not its strength (`greedy` would come second). Nor by "
-    "each scorecard's own openskill rating, which is fitted to different games in every row. The "
-    "order agrees with every head-to-head figure in the table: no policy scores significantly below "
-    "0 against a policy ranked under it, nor above 0 against one ranked over it "
-    "(`tests/common/test_scorecard.py` checks it)."
+    "each scorecard's own openskill rating, which is fitted to different games in every row. A "
+    "head-to-head figure of a table that goes against this order (a policy scoring significantly "
+    "below 0 against one ranked under it, or above 0 against one ranked over it) is listed under the "
+    "table: one seat against three copies of the other is not a symmetric match in a four-seat game, "
+    "so two policies can each beat the other."
 )
 ROLES = (("", None), ("_as_banker", "banker"), ("_as_player", "player"))
 
@@ -246,3 +247,24 @@ def leaderboard_table(
     ranked = sorted(records, key=lambda record: (-headline(record)[REFERENCE].mean, record["policy"]))
     rows = [(record, [headline(record)[b].text() for b in BASELINES]) for record in ranked]
     return [f"vs {baseline}" for baseline in BASELINES], rows
+
+
+def leaderboard_remarks(records: list[dict[str, Any]]) -> list[str]:
+    """One sentence per head-to-head figure of the table that goes against its order
+    (``LEADERBOARD_NOTE``): a row's policy significantly below 0 against a row ranked under it, or
+    above 0 against one ranked over it. Not the figure against the row's own spec (the search
+    against copies of itself, each seeded otherwise)."""
+    _, ranked = leaderboard_table(records)
+    rank = {record["policy"]: place for place, (record, _) in enumerate(ranked)}
+    remarks = []
+    for record, _ in ranked:
+        for figure in (Figure(**f) for f in record["figures"]):
+            if figure.measure != HEADLINE or figure.table not in rank or figure.table == record["policy"]:
+                continue
+            ranked_over = rank[record["policy"]] < rank[figure.table]
+            if (figure.high < 0) if ranked_over else (figure.low > 0):
+                remarks.append(
+                    f"Against the order: `{record['policy']}` scores {figure.text()} against "
+                    f"`{figure.table}`, which is ranked {'under' if ranked_over else 'over'} it."
+                )
+    return remarks

@@ -291,3 +291,9 @@ def leaderboard_table(
         "call accuracy",
     ]
     return header, rows
+
+
+def leaderboard_remarks(records: list[dict[str, Any]]) -> list[str]:
+    """Sentences under a suite's table: none for Mao (its rows are ranked by a rate each row
+    measures on its own, which no head-to-head figure can contradict)."""
+    return []
