@@ -750,6 +750,24 @@ class DerivedFileOptions:
     """``decisions``: decisions hashed per game at most (a hand ends sooner)."""
 
 
+#: The options only the ``decisions`` command reads (given to another command they are refused).
+DECISIONS_OPTIONS = ("game", "baseline", "games", "per_game")
+
+
+def check_options_of_command(args: DerivedFileOptions) -> None:
+    """Refuse an option the command does not read (it would be ignored): ``--check`` with
+    ``decisions``, a ``decisions`` option with ``leaderboard`` or ``pins``."""
+    if args.command == "decisions":
+        if args.check:
+            raise ValueError("--check is for leaderboard and pins; decisions only prints a hash")
+        return
+    defaults = DerivedFileOptions(command=args.command)
+    given = [name for name in DECISIONS_OPTIONS if getattr(args, name) != getattr(defaults, name)]
+    if given:
+        flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
+        raise ValueError(f"{flags}: only the decisions command reads it, not {args.command}")
+
+
 def print_decisions_hash(args: DerivedFileOptions) -> int:
     """The ``decisions`` command: a bad game, baseline or count is a ValueError naming it."""
     module = game_module(args.game)
@@ -776,6 +794,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def run() -> int:
         args = parse_dataclass(DerivedFileOptions, sys.argv[1:] if argv is None else argv, prog=prog)
+        check_options_of_command(args)
         if args.command == "decisions":
             return print_decisions_hash(args)
         if args.command == "pins":

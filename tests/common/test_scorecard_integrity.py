@@ -120,3 +120,21 @@ def test_the_decisions_command_prints_the_pin_and_extends_it(capsys) -> None:
 def test_the_decisions_command_names_a_bad_argument(arguments, named, capsys) -> None:
     assert scorecard.main(["decisions", "--game", "madiao", *arguments]) == 2
     assert named in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        (["decisions", "--check"], "--check is for leaderboard and pins"),
+        (["pins", "--check", "--games", "5"], "--games: only the decisions command reads it, not pins"),
+        (["leaderboard", "--baseline", "greedy"], "--baseline: only the decisions command reads it"),
+    ],
+)
+def test_an_option_the_command_would_ignore_is_refused(
+    arguments, named, monkeypatch, tmp_path, capsys
+) -> None:
+    monkeypatch.setattr(scorecard, "PINS", tmp_path / "pins.json")
+    monkeypatch.setattr(scorecard, "LEADERBOARD", tmp_path / "leaderboard.md")
+    assert scorecard.main(arguments) == 2
+    assert named in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing written
