@@ -44,6 +44,21 @@ def _search(seed: int | None, env, options: str | None) -> Agent:
     return MadiaoSearchAgent(env, budget=budget, seed=seed, name=name)
 
 
+#: The guarded search on the shipped policy (docs/results.md, "the shipped model with a guarded
+#: search"): 128 deals, the policy's move kept unless a candidate beats it by two standard errors.
+MODEL_SEARCH_OPTIONS = "samples=128,policy=model,guard=2,screen=16"
+
+
+def _model_search(seed: int | None, env, options: str | None) -> Agent:
+    # Imported here: madiao_mao.agents.madiao.search imports this module (a cycle at the top).
+    from madiao_mao.agents.madiao.search import MadiaoSearchAgent, merged_search_options, parse_search_options
+
+    budget = parse_search_options(merged_search_options(MODEL_SEARCH_OPTIONS, options or ""))
+    require_env(env, "model-search", "it samples hidden cards")
+    name = "model-search" if options is None else f"model-search:{options}"
+    return MadiaoSearchAgent(env, budget=budget, seed=seed, name=name)
+
+
 AGENTS = MappingProxyType(
     {
         spec.name: spec
@@ -56,6 +71,14 @@ AGENTS = MappingProxyType(
                 "search",
                 "determinized Monte Carlo search (search:samples=32,policy=PATH,inference=model)",
                 _search,
+                needs_env=True,
+                takes_options=True,
+            ),
+            AgentSpec(
+                "model-search",
+                f"the shipped policy with a guarded search on top (search:{MODEL_SEARCH_OPTIONS}; "
+                "model-search:samples=64 changes one option)",
+                _model_search,
                 needs_env=True,
                 takes_options=True,
             ),

@@ -42,6 +42,15 @@ full deal learned in self-play, replaces the end of every play-out. The play-out
 seat's next decision and the critic, reading the seat's observation and the imagined deal's hands
 from its seat, values the rest of the hand (PIMC with a learned perfect-information value).
 
+A guarded search (``guard=Z``, with ``policy`` a model or the heuristic): the play-out policy's
+own move is the default, and another candidate replaces it only when its mean payoff over the
+same sampled deals beats the default's by more than ``Z`` standard errors of the paired
+difference: a rollout improvement of the policy (Tesauro and Galperin 1996; Bertsekas's rollout
+algorithm) that leaves the policy's move alone where the play-outs cannot tell the moves apart.
+``screen=K`` plays every candidate out in the first ``K`` deals only, and the rest of the deals
+only for the candidates ahead of the default there. The ``model-search`` agent is this search on
+the shipped policy.
+
 Deals are drawn and replayed a batch at a time on the batched env (``imagine_batch``; the AEC
 replay ``imagine`` is the reference it is tested against). Every decision's effective sample size
 ``(sum w)^2 / sum w^2`` of the weighed deals is kept (``last_decision``, ``inference_summary()``).
@@ -213,12 +222,15 @@ DEFAULT_POOL = 4
 #: The heuristic as a model of another seat's play: its own move with probability 1 - this, else a
 #: uniform legal move (a deterministic player would make every deal it did not explain impossible).
 HEURISTIC_NOISE = 0.1
-SEARCH_OPTIONS = ("samples", "sloughs", "policy", "inference", "pool", "sweeps", "temper", "sampler", "value")
+SEARCH_OPTIONS = (
+    "samples", "sloughs", "policy", "inference", "pool", "sweeps", "temper", "sampler", "value",
+    "guard", "screen",
+)  # fmt: skip
 #: ``value``'s default: every play-out runs to the end of the hand.
 PLAYOUT_VALUE = "playout"
 INTEGER_OPTIONS = ("samples", "sloughs", "pool")
 #: Options that may be zero.
-COUNT_OPTIONS = ("sweeps",)
+COUNT_OPTIONS = ("sweeps", "screen")
 
 
 @dataclass(frozen=True)
@@ -263,6 +275,16 @@ class SearchBudget:
     the full deal. Then each play-out stops at the seat's next decision (the other seats' moves
     up to it made by ``policy``), and the critic, which reads the seat's observation and every
     hand of the imagined deal, values the rest of the hand (:class:`LeafValue`)."""
+    guard: float | None = None
+    """None: the search plays the candidate with the best mean payoff. A number ``Z >= 0``: the
+    play-out policy's own move is the default (a candidate even when the slough limit would leave
+    it out), and another candidate replaces it only when its mean payoff over the same deals beats
+    the default's by more than ``Z`` standard errors of the paired difference: a rollout
+    improvement of the policy that keeps the policy's move unless the play-outs show better."""
+    screen: int = 0
+    """With ``guard``: 0 plays every candidate out in all ``samples`` deals; ``K > 0`` plays every
+    candidate out in the first ``K`` deals, and only those whose mean there beats the default's
+    (and the default) in the rest."""
 
     def __post_init__(self) -> None:
         for name in INTEGER_OPTIONS:
@@ -289,6 +311,26 @@ class SearchBudget:
             raise ValueError(
                 "search option inference=random would weigh every deal alike: write inference=none"
             )
+        guard = self.guard
+        if guard is not None:
+            if isinstance(guard, bool) or not isinstance(guard, (int, float)) or not 0 <= guard < np.inf:
+                raise ValueError(f"search option guard must be a number >= 0, got {guard!r}")
+            if self.policy == "random":
+                raise ValueError(
+                    "search option guard keeps the play-out policy's own move: it needs a policy that "
+                    "has one (heuristic, model or a model's path), not policy=random"
+                )
+            if self.inference != "none":
+                raise ValueError(
+                    "search option guard compares candidates over equally weighted deals: it does not "
+                    "combine with inference"
+                )
+        if self.screen and guard is None:
+            raise ValueError("search option screen needs guard (it screens against the policy's move)")
+        if self.screen >= self.samples:
+            raise ValueError(
+                f"search option screen must be below samples ({self.samples}), got {self.screen}"
+            )
 
     def label(self) -> str:
         """The options as written in an agent spec (``samples=8,sloughs=3,policy=heuristic``, then
@@ -302,6 +344,10 @@ class SearchBudget:
             )
         if self.value != PLAYOUT_VALUE:
             text += f",value={self.value}"
+        if self.guard is not None:
+            text += f",guard={self.guard:g}"
+            if self.screen:
+                text += f",screen={self.screen}"
         return text
 
 
@@ -331,9 +377,22 @@ def parse_search_options(text: str) -> SearchBudget:
                 values[key] = float(value)
             except ValueError:
                 raise ValueError(f"search option temper must be a number in (0, 1], got {value!r}") from None
+        elif key == "guard":
+            try:
+                values[key] = float(value)
+            except ValueError:
+                raise ValueError(f"search option guard must be a number >= 0, got {value!r}") from None
         else:
             values[key] = value
     return SearchBudget(**values)
+
+
+def merged_search_options(defaults: str, options: str) -> str:
+    """The option text ``defaults`` with each option that ``options`` names given its value there
+    (the result is for ``parse_search_options``, which checks it)."""
+    given = [pair.strip() for pair in options.split(",") if pair.strip()]
+    named = {pair.partition("=")[0].strip() for pair in given}
+    return ",".join([pair for pair in defaults.split(",") if pair.partition("=")[0] not in named] + given)
 
 
 def _playout_policy(policy: str, option: str = "policy") -> Agent | None:
@@ -454,10 +513,37 @@ class SearchDecision:
     same, near 1 when one deal explains the other seats' moves far better than the rest."""
     distinct_deals: int
     """Different deals played out (resampling keeps a likely deal several times)."""
+    default: int | None = None
+    """With ``guard``: the play-out policy's own move, which the search kept unless ``chosen``
+    differs."""
+    chosen: int | None = None
+    """With ``guard``: the move played (otherwise the candidate of the best value)."""
 
     @property
     def action(self) -> int:
+        if self.chosen is not None:
+            return self.chosen
         return self.candidates[int(np.argmax(self.values))]
+
+
+def guarded_choice(payoffs: np.ndarray, default: int, guard: float) -> int:
+    """The column of ``payoffs`` (``[deals, candidates]``, the seat's payoff of each candidate
+    played out in each deal) to play: ``default``, unless another column's mean difference from it
+    over the same deals exceeds ``guard`` standard errors of that difference (the largest such
+    margin wins). With one deal there is no standard error: only ``guard=0`` may leave the default."""
+    payoffs = np.asarray(payoffs, dtype=np.float64)
+    if payoffs.ndim != 2 or payoffs.shape[0] == 0 or not 0 <= default < payoffs.shape[1]:
+        raise ValueError("guarded_choice: payoffs must be [deals, candidates] and default one of its columns")
+    difference = payoffs - payoffs[:, [default]]
+    n_deals = difference.shape[0]
+    margin = difference.mean(axis=0)
+    if guard > 0:
+        if n_deals < 2:
+            return default
+        margin -= guard * difference.std(axis=0, ddof=1) / np.sqrt(n_deals)
+    margin[default] = 0.0
+    best = int(np.argmax(margin))
+    return best if margin[best] > 0 else default
 
 
 def systematic_resample(weights: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -606,7 +692,8 @@ class MadiaoSearchAgent(Agent):
         self.move_model = move_model(budget.inference)
         self.card_locations = _card_location_model(budget.sampler)
         self.leaf_value = _leaf_value(budget.value)
-        self._history_env = None
+        # Envs of another observation variant than the live one, by variant (_observation_of).
+        self._observers: dict[str, object] = {}
         self.last_decision: SearchDecision | None = None
         # (deals weighed, effective sample size, distinct deals) of every searched decision.
         self._decisions: list[tuple[int, float, int]] = []
@@ -672,6 +759,8 @@ class MadiaoSearchAgent(Agent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         self.last_decision = None
+        if self.budget.guard is not None:
+            return self._guarded_act(observation, action_mask)
         candidates = self.candidates(observation, action_mask)
         if len(candidates) == 1:
             return candidates[0]
@@ -701,6 +790,55 @@ class MadiaoSearchAgent(Agent):
             distinct_deals=len(kept),
         )
         self._decisions.append((len(deals), effective, len(kept)))
+        return self.last_decision.action
+
+    def _guarded_act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """A decision with ``guard``: the play-out policy's move unless the play-outs show a
+        better one (``SearchBudget.guard``, ``screen``)."""
+        candidates = self.candidates(observation, action_mask)
+        if len(candidates) == 1:
+            return candidates[0]
+        table = self.env.unwrapped.table()
+        seat = table["to_act"]
+        policy_observation = self._observation_of(seat, self._playout_obs_type(), observation)
+        default = int(self.playout_policy.act(policy_observation, action_mask))
+        if table["phase"] != "play":
+            return default
+        if default not in candidates:
+            candidates.append(default)
+        posterior = self.posterior(public_hand(table, seat), self.redeal_passed(table))
+        if posterior is None:
+            return default
+        snapshots = [deal.snapshot() for deal in posterior[0]]
+        column = candidates.index(default)
+        screen = self.budget.screen
+        kept = np.arange(len(candidates))
+        if screen and len(snapshots) > screen:
+            first = self._play_outs(snapshots[:screen], candidates, seat)
+            means = first.mean(axis=0)
+            ahead = means > means[column]
+            ahead[column] = True
+            kept = np.flatnonzero(ahead)
+            payoffs = first[:, kept]
+            if kept.size > 1:
+                rest = self._play_outs(snapshots[screen:], [candidates[k] for k in kept.tolist()], seat)
+                payoffs = np.vstack([payoffs, rest])
+            values = means
+            values[kept] = payoffs.mean(axis=0)
+        else:
+            payoffs = self._play_outs(snapshots, candidates, seat)
+            values = payoffs.mean(axis=0)
+        pick = guarded_choice(payoffs, int(np.flatnonzero(kept == column)[0]), self.budget.guard)
+        self.last_decision = SearchDecision(
+            candidates=tuple(candidates),
+            values=values,
+            deals_weighed=len(snapshots),
+            effective_samples=float(len(snapshots)),
+            distinct_deals=len(snapshots),
+            default=default,
+            chosen=candidates[int(kept[pick])],
+        )
+        self._decisions.append((len(snapshots), float(len(snapshots)), len(snapshots)))
         return self.last_decision.action
 
     def posterior(
@@ -772,13 +910,21 @@ class MadiaoSearchAgent(Agent):
         return unseen[order]
 
     def _history_observation(self, seat: int) -> np.ndarray:
-        """The seat's history observation of the live hand (``[1, HISTORY_SIZE]``), whatever the
-        live env's observation variant: the game is the same, only the observation differs."""
-        if self._history_env is None:
-            self._history_env = madiao_v0.raw_env(**{**self._sim_options(), "obs_type": "history"})
+        """The seat's history observation of the live hand (``[1, HISTORY_SIZE]``)."""
+        return self._observation_of(seat, "history")[None]
+
+    def _observation_of(self, seat: int, obs_type: str, live: np.ndarray | None = None) -> np.ndarray:
+        """The seat's observation of the live hand in the ``obs_type`` variant, whatever the live
+        env's variant (``live``, the seat's live observation, when it is already that variant): the
+        game is the same, only the observation differs."""
+        if live is not None and live.shape[-1] == MadiaoOptions(obs_type=obs_type).obs_size:
+            return live
+        if obs_type not in self._observers:
+            self._observers[obs_type] = madiao_v0.raw_env(**{**self._sim_options(), "obs_type": obs_type})
+        observer = self._observers[obs_type]
         snapshot = self.env.unwrapped.get_state()
-        self._history_env.set_state({**snapshot, "config": self._history_env.options.config_row()})
-        return self._history_env.observe(self._history_env.possible_agents[seat])["observation"][None]
+        observer.set_state({**snapshot, "config": observer.options.config_row()})
+        return observer.observe(observer.possible_agents[seat])["observation"]
 
     def log_weights(self, deals: list[ImaginedDeal]) -> np.ndarray:
         """Each deal's log-likelihood of the other seats' moves under the move model (zeros without
