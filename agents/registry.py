@@ -67,6 +67,13 @@ def parse_game_agent(spec: str, game: str) -> tuple[AgentSpec, str | None] | Non
     return found, options if colon else None
 
 
+def reads_env(spec: str, game: str) -> bool:
+    """Whether the agent of ``spec`` reads the env it plays in (its ``AgentSpec.needs_env``), so
+    that it must be built with one and cannot sit at a batched table."""
+    found = parse_game_agent(spec, game)
+    return found is not None and found[0].needs_env
+
+
 def make_agent(spec: str, game: str = default_game(), *, seed: int | None = None, env=None) -> Agent:
     """An agent from its name (``model:PATH`` loads a saved MaskablePPO policy).
 

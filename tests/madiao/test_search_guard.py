@@ -195,3 +195,16 @@ def test_model_search_is_the_guarded_search_on_the_shipped_policy_and_takes_opti
         make_agent("model-search:samples=16", env=env)
     with pytest.raises(ValueError, match="needs the env it plays in"):
         make_agent("model-search")
+
+
+def test_the_commands_seat_model_search_on_an_env_of_its_own(capsys):
+    from madiao_mao.agents.registry import reads_env
+    from madiao_mao.cli.main import main
+    from madiao_mao.training.madiao.scorecard import check_policy_spec
+
+    assert reads_env("model-search", "madiao") and reads_env("search:samples=2", "madiao")
+    assert not reads_env("model", "madiao") and not reads_env("heuristic", "madiao")
+    check_policy_spec("model-search:samples=4,screen=2")
+    spec = "model-search:samples=4,screen=2"
+    assert main(["evaluate", "--agents", spec, "random", "--deals", "1", "--seed", "0"]) == 0
+    assert spec in capsys.readouterr().out

@@ -112,13 +112,14 @@ def evaluate(args: argparse.Namespace) -> int:
     and plots; ``--record``: the first hands as a game record)."""
     # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_env.records import make_record, write_record
+    from madiao_mao.agents.registry import reads_env
     from madiao_mao.training.madiao.evaluation import run_tournament, write_report
 
     check_output_folder(args.out, "--out")
     check_output_file(args.record, "--record")
     names = tournament_agents(args)
     env_for_search = None
-    if any(name.split(":", 1)[0] == "search" for name in names):
+    if any(reads_env(name, "madiao") for name in names):
         # Imported here: keeps Numba and PettingZoo off this module's import path.
         from madiao_mao.training.madiao.matches import make_env
 

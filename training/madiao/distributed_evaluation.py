@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from madiao_mao.agents.registry import reads_env
 from madiao_mao.training.cli_args import check_model, check_output_folder, load_agent
 from madiao_mao.training.distributed_evaluation import require_ray, shard_bounds
 from madiao_mao.training.madiao.commands import tournament_agents
@@ -40,7 +41,7 @@ from madiao_mao.training.madiao.matches import make_env
 from madiao_mao.training.stats import openskill_ratings
 
 #: Agents whose play draws from a running random generator (see the module doc).
-STOCHASTIC_AGENTS = ("random", "search")
+STOCHASTIC_AGENTS = ("random", "search", "model-search")
 
 
 def play_shard(
@@ -57,7 +58,7 @@ def play_shard(
     deal."""
 
     env = None
-    if any(agents[name][0].split(":", 1)[0] == "search" for name in pairing):
+    if any(reads_env(agents[name][0], "madiao") for name in pairing):
         env = make_env()
     built = {name: load_agent(agents[name][0], "madiao", seed=agents[name][1], env=env) for name in pairing}
     deals = make_deals(n_deals, seed)[first:last]

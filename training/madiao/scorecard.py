@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
+from madiao_mao.agents.registry import reads_env
 from madiao_mao.training.cli_args import load_agent
 from madiao_mao.training.madiao.evaluation import (
     Deal,
@@ -127,9 +128,9 @@ SUITES = {
 
 def check_policy_spec(spec: str) -> None:
     """Build the agent of ``spec`` once, so that a bad one is refused before any game (the search
-    player on an env of its own)."""
+    players, which read the env they play in, on an env of their own)."""
 
-    if spec.split(":", 1)[0] == "search":
+    if reads_env(spec, "madiao"):
         load_agent(spec, "madiao", seed=0, env=make_env())
     else:
         load_agent(spec, "madiao", seed=0)
