@@ -530,7 +530,9 @@ def guarded_choice(payoffs: np.ndarray, default: int, guard: float) -> int:
     """The column of ``payoffs`` (``[deals, candidates]``, the seat's payoff of each candidate
     played out in each deal) to play: ``default``, unless another column's mean difference from it
     over the same deals exceeds ``guard`` standard errors of that difference (the largest such
-    margin wins). With one deal there is no standard error: only ``guard=0`` may leave the default."""
+    margin wins). A candidate ahead by the same amount in every deal has no standard error and
+    passes any guard; with one deal there is no standard error either, and only ``guard=0`` may
+    leave the default."""
     payoffs = np.asarray(payoffs, dtype=np.float64)
     if payoffs.ndim != 2 or payoffs.shape[0] == 0 or not 0 <= default < payoffs.shape[1]:
         raise ValueError("guarded_choice: payoffs must be [deals, candidates] and default one of its columns")

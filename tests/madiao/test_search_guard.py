@@ -59,6 +59,10 @@ def test_the_default_is_kept_unless_another_move_is_ahead_by_more_than_the_guard
     assert guarded_choice(np.array([[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]]), 0, 1.0) == 2
 
 
+def test_a_gain_the_same_in_every_deal_has_no_standard_error_and_passes_any_guard():
+    assert guarded_choice(np.array([[0.0, 1.0], [2.0, 3.0]]), 0, 1e9) == 1
+
+
 def test_a_tie_or_a_single_deal_keeps_the_default():
     assert guarded_choice(np.zeros((5, 3)), 2, 0.0) == 2
     assert guarded_choice(np.array([[0.0, 3.0]]), 0, 1.0) == 0
@@ -97,7 +101,14 @@ def _decisions(spec: str, hands: int) -> tuple[list[int], list[int], list]:
     return played, heuristic_moves, searched
 
 
-def test_an_unreachable_guard_plays_exactly_the_policy():
+def test_an_unreachable_guard_plays_exactly_the_policy(monkeypatch):
+    # Play-outs that tell the moves apart only by noise: no candidate passes a guard of 1e9.
+    noise = np.random.default_rng(0)
+    monkeypatch.setattr(
+        MadiaoSearchAgent,
+        "_play_outs",
+        lambda self, snapshots, candidates, seat: noise.normal(size=(len(snapshots), len(candidates))),
+    )
     played, heuristic_moves, searched = _decisions("search:samples=4,guard=1e9", hands=6)
     assert played == heuristic_moves
     assert searched and all(d.chosen == d.default for d in searched)
@@ -208,3 +219,36 @@ def test_the_commands_seat_model_search_on_an_env_of_its_own(capsys):
     spec = "model-search:samples=4,screen=2"
     assert main(["evaluate", "--agents", spec, "random", "--deals", "1", "--seed", "0"]) == 0
     assert spec in capsys.readouterr().out
+
+
+def test_the_policy_reads_its_own_observation_variant_whatever_the_live_envs(monkeypatch):
+    # The live env observes histories; the heuristic reads summaries: the guard must hand it one.
+    # Play-outs that tie every move keep the policy's move at every decision.
+    monkeypatch.setattr(
+        MadiaoSearchAgent,
+        "_play_outs",
+        lambda self, snapshots, candidates, seat: np.zeros((len(snapshots), len(candidates))),
+    )
+    live, summary = madiao_v0.env(obs_type="history"), madiao_v0.env()
+    agent = make_agent("search:samples=2,guard=1e9", env=live, seed=1)
+    heuristic = RoleAwareHeuristicAgent()
+    compared = 0
+    for seed in range(3):
+        live.reset(seed=seed)
+        summary.reset(seed=seed)
+        for name in summary.agent_iter():
+            _, _, terminated, truncated, _ = summary.last()
+            if terminated or truncated:
+                summary.step(None)
+                live.step(None)
+                continue
+            seen = summary.observe(name)
+            move = heuristic.act(seen["observation"], seen["action_mask"])
+            if name == summary.possible_agents[0]:
+                watched = live.observe(name)
+                assert watched["observation"].shape != seen["observation"].shape
+                assert agent.act(watched["observation"], watched["action_mask"]) == move
+                compared += 1
+            summary.step(move)
+            live.step(move)
+    assert compared >= 20

@@ -39,7 +39,9 @@ PROTOCOL = "scorecard-3"
 SEARCH_BUDGET = "samples=8"
 BASELINES = ("random", "greedy", "heuristic", f"search:{SEARCH_BUDGET}", "model")
 #: The shipped agents on the leaderboard, as the specs their scorecards were made with.
-LEADERBOARD_POLICIES = ("random", "greedy", "heuristic", "search", "search:samples=8", "model")
+LEADERBOARD_POLICIES = (
+    "random", "greedy", "heuristic", "search", "search:samples=8", "model", "model-search",
+)  # fmt: skip
 #: The agent every figure is paired with.
 REFERENCE = "heuristic"
 HEADLINE = "stakes_per_hand"
