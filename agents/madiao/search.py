@@ -754,7 +754,8 @@ class MadiaoSearchAgent(Agent):
         plays = [a for a in legal if a < cards.ACTION_SLOUGH or a >= cards.ACTION_REDEAL]
         sloughs = [a for a in legal if cards.ACTION_SLOUGH <= a < cards.ACTION_REDEAL]
         if len(sloughs) > self.max_sloughs:
-            book = PlayBook(view_from_observation(observation), action_mask)
+            summary = self._observation_of(self.env.unwrapped.table()["to_act"], "summary", observation)
+            book = PlayBook(view_from_observation(summary), action_mask)
             sloughs.sort(key=lambda a: book.usefulness(a - cards.ACTION_SLOUGH))
             sloughs = sloughs[: self.max_sloughs]
         return plays + sloughs
@@ -770,12 +771,12 @@ class MadiaoSearchAgent(Agent):
         seat = table["to_act"]
         if table["phase"] != "play":
             # Redeal decisions come before any card is seen: the heuristic's judgement is used.
-            return self.heuristic.act(observation, action_mask)
+            return self.heuristic.act(self._observation_of(seat, "summary", observation), action_mask)
         knowledge = public_hand(table, seat)
         redeal_passed = self.redeal_passed(table)
         posterior = self.posterior(knowledge, redeal_passed)
         if posterior is None:
-            return self.heuristic.act(observation, action_mask)
+            return self.heuristic.act(self._observation_of(seat, "summary", observation), action_mask)
         deals, weights, effective = posterior
         if self.move_model is None:
             kept, kept_weights = list(range(len(deals))), weights

@@ -54,6 +54,15 @@ def test_agents_read_the_pieces_by_name():
     assert summary_layout()["hand_at"] == layout.SUMMARY_SLICES["OBS_HAND"].start
 
 
+def test_the_decoder_refuses_a_history_observation():
+    from madiao_mao.agents.madiao.obs_layout import view_from_observation
+
+    env = madiao_v0.env(obs_type="history")
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match="read summary observations of 484 entries, got shape"):
+        view_from_observation(env.observe(env.agent_selection)["observation"])
+
+
 def test_table_text_rejects_an_unknown_obs_type():
     with pytest.raises(ValueError, match="obs_type"):
         layout.table_text("pixels")
