@@ -126,16 +126,22 @@ def test_without_a_guard_the_best_mean_is_played_and_the_policy_move_is_among_th
     assert played != heuristic_moves, "six hands of play-outs never preferred another move"
 
 
-def test_the_policy_move_is_searched_even_when_the_slough_limit_leaves_it_out(monkeypatch):
+def _mid_trick():
+    """An env five heuristic moves into a seeded hand, the seat to act's observation there, and
+    the heuristic's move for it (the guarded search's default with ``policy=heuristic``)."""
     env = madiao_v0.env()
-    agent = make_agent("search:samples=3,guard=1", env=env, seed=1)
     heuristic = RoleAwareHeuristicAgent()
     env.reset(seed=4)
     for _ in range(5):
         seen = env.observe(env.agent_selection)
         env.step(heuristic.act(seen["observation"], seen["action_mask"]))
     seen = env.observe(env.agent_selection)
-    default = int(heuristic.act(seen["observation"], seen["action_mask"]))
+    return env, seen, int(heuristic.act(seen["observation"], seen["action_mask"]))
+
+
+def test_the_policy_move_is_searched_even_when_the_slough_limit_leaves_it_out(monkeypatch):
+    env, seen, default = _mid_trick()
+    agent = make_agent("search:samples=3,guard=1", env=env, seed=1)
     others = [int(a) for a in np.flatnonzero(seen["action_mask"]) if a != default]
     assert len(others) >= 2
     monkeypatch.setattr(agent, "candidates", lambda observation, mask: list(others))
@@ -148,16 +154,9 @@ def _screened_decision(monkeypatch, score_of_other) -> tuple[list, dict, object]
     """One decision of ``search:samples=6,guard=0,screen=2`` with play-outs faked: every candidate's
     payoff is its score in every deal, the policy's move scoring 0 and the k-th other candidate
     ``score_of_other(k)``. Returns the play-out calls, the scores and the decision."""
-    env = madiao_v0.env()
+    env, seen, default = _mid_trick()
     agent = make_agent("search:samples=6,guard=0,screen=2", env=env, seed=2)
     assert isinstance(agent, MadiaoSearchAgent)
-    heuristic = RoleAwareHeuristicAgent()
-    env.reset(seed=4)
-    for _ in range(5):
-        seen = env.observe(env.agent_selection)
-        env.step(heuristic.act(seen["observation"], seen["action_mask"]))
-    seen = env.observe(env.agent_selection)
-    default = int(heuristic.act(seen["observation"], seen["action_mask"]))
     calls = []
     scores = {default: 0.0}
 
