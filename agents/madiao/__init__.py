@@ -6,6 +6,7 @@ has; each builder imports its player when it is built.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from types import MappingProxyType
 
@@ -33,30 +34,26 @@ def _heuristic(seed: int | None, env, options: str | None) -> Agent:
     return RoleAwareHeuristicAgent()
 
 
-def _search(seed: int | None, env, options: str | None) -> Agent:
-    # Imported here: madiao_mao.agents.madiao.search imports this module (a cycle at the top).
-    from madiao_mao.agents.madiao.search import MadiaoSearchAgent, parse_search_options
-
-    # Options are checked before the env is: a bad budget is named whatever else is wrong.
-    budget = parse_search_options(options or "")
-    require_env(env, "search", "it samples hidden cards")
-    name = "search" if options is None else f"search:{options}"
-    return MadiaoSearchAgent(env, budget=budget, seed=seed, name=name)
-
-
 #: The guarded search on the shipped policy (docs/results.md, "the shipped model with a guarded
 #: search"): 128 deals, the policy's move kept unless a candidate beats it by two standard errors.
 MODEL_SEARCH_OPTIONS = "samples=128,policy=model,guard=2,screen=16"
 
 
-def _model_search(seed: int | None, env, options: str | None) -> Agent:
+def _search_player(name: str, defaults: str, seed: int | None, env, options: str | None) -> Agent:
+    """The search player ``name``: its ``defaults`` options, each one ``options`` names changed."""
     # Imported here: madiao_mao.agents.madiao.search imports this module (a cycle at the top).
     from madiao_mao.agents.madiao.search import MadiaoSearchAgent, merged_search_options, parse_search_options
 
-    budget = parse_search_options(merged_search_options(MODEL_SEARCH_OPTIONS, options or ""))
-    require_env(env, "model-search", "it samples hidden cards")
-    name = "model-search" if options is None else f"model-search:{options}"
-    return MadiaoSearchAgent(env, budget=budget, seed=seed, name=name)
+    # Options are checked before the env is: a bad budget is named whatever else is wrong.
+    budget = parse_search_options(merged_search_options(defaults, options or ""))
+    require_env(env, name, "it samples hidden cards")
+    return MadiaoSearchAgent(
+        env, budget=budget, seed=seed, name=name if options is None else f"{name}:{options}"
+    )
+
+
+_search = partial(_search_player, "search", "")
+_model_search = partial(_search_player, "model-search", MODEL_SEARCH_OPTIONS)
 
 
 AGENTS = MappingProxyType(

@@ -71,6 +71,7 @@ import numpy as np
 from cardgame_core.aec import IllegalActionError
 from madiao_env import cards, core, madiao_v0
 from madiao_env.env import deck_orders
+from madiao_env.layout import OBS_SIZES
 from madiao_env.options import MadiaoOptions
 from madiao_env.rollout import random_playouts
 from madiao_env.state import GameView, MadiaoState
@@ -390,9 +391,14 @@ def parse_search_options(text: str) -> SearchBudget:
 def merged_search_options(defaults: str, options: str) -> str:
     """The option text ``defaults`` with each option that ``options`` names given its value there
     (the result is for ``parse_search_options``, which checks it)."""
-    given = [pair.strip() for pair in options.split(",") if pair.strip()]
-    named = {pair.partition("=")[0].strip() for pair in given}
-    return ",".join([pair for pair in defaults.split(",") if pair.partition("=")[0] not in named] + given)
+
+    def pairs(text: str) -> list[str]:
+        return [pair.strip() for pair in text.split(",") if pair.strip()]
+
+    named = {pair.partition("=")[0].strip() for pair in pairs(options)}
+    return ",".join(
+        [pair for pair in pairs(defaults) if pair.partition("=")[0].strip() not in named] + pairs(options)
+    )
 
 
 def _playout_policy(policy: str, option: str = "policy") -> Agent | None:
@@ -754,30 +760,40 @@ class MadiaoSearchAgent(Agent):
         plays = [a for a in legal if a < cards.ACTION_SLOUGH or a >= cards.ACTION_REDEAL]
         sloughs = [a for a in legal if cards.ACTION_SLOUGH <= a < cards.ACTION_REDEAL]
         if len(sloughs) > self.max_sloughs:
-            summary = self._observation_of(self.env.unwrapped.table()["to_act"], "summary", observation)
-            book = PlayBook(view_from_observation(summary), action_mask)
+            book = PlayBook(view_from_observation(self._observation_of("summary", observation)), action_mask)
             sloughs.sort(key=lambda a: book.usefulness(a - cards.ACTION_SLOUGH))
             sloughs = sloughs[: self.max_sloughs]
         return plays + sloughs
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         self.last_decision = None
-        if self.budget.guard is not None:
-            return self._guarded_act(observation, action_mask)
         candidates = self.candidates(observation, action_mask)
         if len(candidates) == 1:
             return candidates[0]
         table = self.env.unwrapped.table()
         seat = table["to_act"]
+        default = None
+        if self.budget.guard is not None:
+            # The play-out policy's own move: the default, searched whatever the slough limit.
+            default = int(
+                self.playout_policy.act(
+                    self._observation_of(self._playout_obs_type(), observation), action_mask
+                )
+            )
+            if default not in candidates:
+                candidates.append(default)
         if table["phase"] != "play":
-            # Redeal decisions come before any card is seen: the heuristic's judgement is used.
-            return self.heuristic.act(self._observation_of(seat, "summary", observation), action_mask)
-        knowledge = public_hand(table, seat)
-        redeal_passed = self.redeal_passed(table)
-        posterior = self.posterior(knowledge, redeal_passed)
+            return self._unsearched_move(observation, action_mask, default)
+        posterior = self.posterior(public_hand(table, seat), self.redeal_passed(table))
         if posterior is None:
-            return self.heuristic.act(self._observation_of(seat, "summary", observation), action_mask)
+            return self._unsearched_move(observation, action_mask, default)
         deals, weights, effective = posterior
+        if default is not None:
+            self.last_decision = self._guarded_decision(
+                [deal.snapshot() for deal in deals], candidates, default, seat
+            )
+            self._decisions.append((len(deals), effective, len(deals)))
+            return self.last_decision.action
         if self.move_model is None:
             kept, kept_weights = list(range(len(deals))), weights
         else:
@@ -795,44 +811,39 @@ class MadiaoSearchAgent(Agent):
         self._decisions.append((len(deals), effective, len(kept)))
         return self.last_decision.action
 
-    def _guarded_act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        """A decision with ``guard``: the play-out policy's move unless the play-outs show a
-        better one (``SearchBudget.guard``, ``screen``)."""
-        candidates = self.candidates(observation, action_mask)
-        if len(candidates) == 1:
-            return candidates[0]
-        table = self.env.unwrapped.table()
-        seat = table["to_act"]
-        policy_observation = self._observation_of(seat, self._playout_obs_type(), observation)
-        default = int(self.playout_policy.act(policy_observation, action_mask))
-        if table["phase"] != "play":
+    def _unsearched_move(self, observation: np.ndarray, action_mask: np.ndarray, default: int | None) -> int:
+        """The move where nothing is searched: the policy's own (``default``) with a guard, else
+        the heuristic's judgement (redeal decisions come before any card is seen)."""
+        if default is not None:
             return default
-        if default not in candidates:
-            candidates.append(default)
-        posterior = self.posterior(public_hand(table, seat), self.redeal_passed(table))
-        if posterior is None:
-            return default
-        snapshots = [deal.snapshot() for deal in posterior[0]]
+        return self.heuristic.act(self._observation_of("summary", observation), action_mask)
+
+    def _guarded_decision(
+        self, snapshots: list[dict], candidates: list[int], default: int, seat: int
+    ) -> SearchDecision:
+        """The guard's choice among the candidates, played out in the sampled deals: ``default``
+        unless another beats it (``SearchBudget.guard``), the first ``screen`` deals played out
+        for every candidate and the rest only for those ahead of the default there."""
         column = candidates.index(default)
         screen = self.budget.screen
         kept = np.arange(len(candidates))
         if screen and len(snapshots) > screen:
             first = self._play_outs(snapshots[:screen], candidates, seat)
-            means = first.mean(axis=0)
-            ahead = means > means[column]
+            values = first.mean(axis=0)
+            ahead = values > values[column]
             ahead[column] = True
             kept = np.flatnonzero(ahead)
             payoffs = first[:, kept]
             if kept.size > 1:
                 rest = self._play_outs(snapshots[screen:], [candidates[k] for k in kept.tolist()], seat)
                 payoffs = np.vstack([payoffs, rest])
-            values = means
+            # A screened-out candidate keeps its mean over the screening deals.
             values[kept] = payoffs.mean(axis=0)
         else:
             payoffs = self._play_outs(snapshots, candidates, seat)
             values = payoffs.mean(axis=0)
         pick = guarded_choice(payoffs, int(np.flatnonzero(kept == column)[0]), self.budget.guard)
-        self.last_decision = SearchDecision(
+        return SearchDecision(
             candidates=tuple(candidates),
             values=values,
             deals_weighed=len(snapshots),
@@ -841,8 +852,6 @@ class MadiaoSearchAgent(Agent):
             default=default,
             chosen=candidates[int(kept[pick])],
         )
-        self._decisions.append((len(snapshots), float(len(snapshots)), len(snapshots)))
-        return self.last_decision.action
 
     def posterior(
         self, knowledge: PublicHand, redeal_passed: set[int] | None
@@ -893,7 +902,7 @@ class MadiaoSearchAgent(Agent):
         decision; None with the uniform sampler."""
         if self.card_locations is None:
             return None
-        probabilities = self.card_locations.probabilities(self._history_observation(knowledge.seat))[0]
+        probabilities = self.card_locations.probabilities(self._observation_of("history")[None])[0]
         others = [seat for seat in range(cards.N_SEATS) if seat != knowledge.seat]
         columns = [(seat - knowledge.seat) % cards.N_SEATS - 1 for seat in others] + [STOCK_LOCATION]
         return probabilities[unseen_cards(knowledge)][:, columns]
@@ -912,22 +921,18 @@ class MadiaoSearchAgent(Agent):
         order = np.lexsort((self.rng.random(chosen.shape), chosen), axis=1)
         return unseen[order]
 
-    def _history_observation(self, seat: int) -> np.ndarray:
-        """The seat's history observation of the live hand (``[1, HISTORY_SIZE]``)."""
-        return self._observation_of(seat, "history")[None]
-
-    def _observation_of(self, seat: int, obs_type: str, live: np.ndarray | None = None) -> np.ndarray:
-        """The seat's observation of the live hand in the ``obs_type`` variant, whatever the live
-        env's variant (``live``, the seat's live observation, when it is already that variant): the
-        game is the same, only the observation differs."""
-        if live is not None and live.shape[-1] == MadiaoOptions(obs_type=obs_type).obs_size:
+    def _observation_of(self, obs_type: str, live: np.ndarray | None = None) -> np.ndarray:
+        """The observation of the seat to act in the ``obs_type`` variant, whatever the live env's
+        variant (``live``, that seat's live observation, when it already is that variant): the game
+        is the same, only the observation differs."""
+        if live is not None and live.shape[-1] == OBS_SIZES[obs_type]:
             return live
         if obs_type not in self._observers:
             self._observers[obs_type] = madiao_v0.raw_env(**{**self._sim_options(), "obs_type": obs_type})
         observer = self._observers[obs_type]
         snapshot = self.env.unwrapped.get_state()
         observer.set_state({**snapshot, "config": observer.options.config_row()})
-        return observer.observe(observer.possible_agents[seat])["observation"]
+        return observer.observe(observer.agent_selection)["observation"]
 
     def log_weights(self, deals: list[ImaginedDeal]) -> np.ndarray:
         """Each deal's log-likelihood of the other seats' moves under the move model (zeros without
