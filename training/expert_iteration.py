@@ -1,7 +1,7 @@
 """Expert iteration: a policy learns an expert's decisions, then plays league self-play; the
 improved policy becomes the expert's own policy, and again, while it improves.
 
-    madiao-mao expert-iteration --iterations 3 --decisions 4000 --expert "search:samples=8,policy={policy}"
+    madiao-mao expert-iteration --iterations 3 --decisions 90000 --ppo-steps 0 --workers 2
     madiao-mao expert-iteration --resume runs/madiao__expert-iteration__0__1764000000 --iterations 5
 
 The loop of Anthony et al. (2017), "Thinking fast and slow with deep learning and tree search":
@@ -44,12 +44,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import multiprocessing
 import os
 import shlex
 import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,6 +85,8 @@ EXP_NAME = "expert-iteration"
 POLICY_FIELD = "policy"
 #: The settings a resumed run may change (its budget); any other must be the run's.
 RESUMABLE = ("iterations", "patience")
+#: Settings added after runs were saved, with the value an older run's config stands for.
+ADDED_SETTINGS = {"workers": 1}
 #: The name of the starting policy among the evaluation's opponents.
 START = "start"
 
@@ -133,7 +137,7 @@ class ExpertIterationSettings:
     """The expert's decisions (with a choice) collected per iteration."""
     expert: str | None = None
     """The expert's agent spec, ``{policy}`` standing for the best policy's model file (e.g.
-    ``search:samples=8,policy={policy}``); None: the game's default."""
+    ``search:samples=128,guard=2,screen=16,policy={policy}``); None: the game's default."""
     ppo_steps: int = 100_000
     """Learner steps of self-play after the fitting, per iteration (0: none; rounded up to whole
     PPO rollouts)."""
@@ -149,6 +153,10 @@ class ExpertIterationSettings:
     """Adam's learning rate of the fitting."""
     seed: int = 0
     """Seeds the expert, the fitting, the self-play and the evaluation deals."""
+    workers: int = 1
+    """Processes that collect the expert's decisions, each a share of them on hands of its own
+    seed (1: in this process, on the iteration's seed). The decisions depend on the number of
+    workers, so a resumed run keeps it."""
     runs_dir: str = "runs"
     """Folder the run's folder is made in."""
     start_from: str | None = None
@@ -163,7 +171,7 @@ class ExpertIterationSettings:
             object.__setattr__(self, "expert", game.default_expert)
         if self.start_from is None:
             object.__setattr__(self, "start_from", str(_shipped_model(self.game)))
-        for name in ("iterations", "decisions", "eval_deals", "patience", "fit_epochs"):
+        for name in ("iterations", "decisions", "eval_deals", "patience", "fit_epochs", "workers"):
             _positive(name, getattr(self, name))
         for name in ("ppo_steps", "expert_deals", "seed"):
             _positive(name, getattr(self, name), minimum=0)
@@ -302,6 +310,8 @@ def reopen_run(run_dir: str | Path, given: Mapping[str, Any]) -> Run:
         if not path.is_file():
             raise FileNotFoundError(f"{run_dir} is not an expert-iteration run folder (no {path.name})")
     saved = read_run_json(config_path)
+    if isinstance(saved, dict):
+        saved = {**ADDED_SETTINGS, **saved}
     if not isinstance(saved, dict) or set(saved) != {
         f.name for f in dataclasses.fields(ExpertIterationSettings)
     }:
@@ -360,6 +370,69 @@ def evaluate(model_path: str | Path, settings: ExpertIterationSettings) -> dict[
     return {"results": results, "strength": sum(r["all"]["mean"] for r in results.values()) / len(results)}
 
 
+def collect_decisions(
+    game: ExpertIterationGame,
+    expert: Any,
+    table: Any,
+    spec: str,
+    config: TrainConfig,
+    settings: ExpertIterationSettings,
+    seed: int,
+) -> Any:
+    """The iteration's ``settings.decisions`` decisions of the expert (``TeacherData``): by
+    ``expert`` on ``table`` in this process, or in ``settings.workers`` processes, each seating
+    its own expert of ``spec`` and playing its share of the decisions on hands of its own seed
+    (``worker_seeds``); ``seconds`` is the collection's wall time."""
+    if settings.workers == 1:
+        return game.collect(expert, table, settings.decisions, seed, config.gamma)
+    # Imported here: keeps torch off this module's import path.
+    from madiao_mao.training.sb3.imitation import TeacherData
+
+    workers = settings.workers
+    shares = [settings.decisions // workers + (k < settings.decisions % workers) for k in range(workers)]
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    started = time.perf_counter()
+    # Spawned, not forked: the parent holds torch's and Numba's threads.
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        parts = list(
+            pool.map(
+                _collect_share,
+                [settings.game] * workers,
+                [spec] * workers,
+                [config] * workers,
+                worker_seeds(seed, workers),
+                shares,
+                [threads] * workers,
+            )
+        )
+    return TeacherData(
+        **{
+            name: np.concatenate([getattr(part, name) for part in parts])
+            for name in ("observations", "masks", "actions", "returns", "has_return", "episode_returns")
+        },
+        seconds=time.perf_counter() - started,
+    )
+
+
+def worker_seeds(seed: int, workers: int) -> list[int]:
+    """The seeds of ``workers`` collecting processes of an iteration seeded ``seed``: independent
+    streams of one ``SeedSequence``."""
+    return [int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(workers)]
+
+
+def _collect_share(game_name: str, spec: str, config: TrainConfig, seed: int, n_decisions: int, threads: int):
+    """One worker of ``collect_decisions``: its own expert and table, ``n_decisions`` of its decisions."""
+    import torch
+
+    torch.set_num_threads(threads)
+    game = expert_iteration_game(game_name)
+    expert, table = game.seat_expert(spec, config, seed)
+    try:
+        return game.collect(expert, table, n_decisions, seed, config.gamma)
+    finally:
+        table.close()
+
+
 def run_iteration(run: Run, number: int, say: Callable[..., None]) -> dict[str, Any]:
     """Iteration ``number`` (module doc); returns its figures. Its folder is made afresh (an
     interrupted attempt's files are removed first)."""
@@ -381,7 +454,7 @@ def run_iteration(run: Run, number: int, say: Callable[..., None]) -> dict[str, 
     expert, table = game.seat_expert(spec, config, seed)
     try:
         say(f"iteration {number}: {spec} makes {settings.decisions:,} decisions")
-        data = game.collect(expert, table, settings.decisions, seed, config.gamma)
+        data = collect_decisions(game, expert, table, spec, config, settings, seed)
         np.savez_compressed(
             folder / "decisions.npz",
             observations=data.observations,

@@ -41,7 +41,6 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import ModuleType
 from typing import Annotated, Any, Literal
@@ -51,6 +50,7 @@ import tyro
 
 from cardgame_core.files import atomic_write_text
 from cardgame_core.runtime import library_versions, machine_description
+from cardgame_core.version import distribution_version
 from madiao_mao.agents.base import Agent, act_as_batch_of_one
 from madiao_mao.agents.registry import MODEL_PREFIX, agent_names, game_agents, parse_game_agent
 from madiao_mao.games import default_game, get_game
@@ -157,14 +157,6 @@ class Scorecard:
 def without_timing(record: dict[str, Any]) -> dict[str, Any]:
     """A scorecard's dict without its timing fields (what two runs agree on byte for byte)."""
     return {key: value for key, value in record.items() if key != "timing"}
-
-
-def package_version() -> str:
-
-    try:
-        return version("madiao-mao")
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown"
 
 
 # ---- the policy under test
@@ -423,7 +415,7 @@ def score(
         game=game,
         policy=under_test.label,
         suite=chosen.describe(),
-        package_version=package_version(),
+        package_version=distribution_version(),
         baselines=list(played),
         figures=figures,
         ratings=ratings,

@@ -160,7 +160,7 @@ class ExpertIterationOptions:
     """The expert's decisions with a choice collected per iteration (default 4,000)."""
     expert: Annotated[str | None, tyro.conf.arg(metavar="SPEC")] = None
     """The expert's agent spec, {policy} standing for the best policy's model file, e.g.
-    'search:samples=8,policy={policy}'; default: the game's."""
+    'search:samples=128,guard=2,screen=16,policy={policy}'; default: the game's."""
     ppo_steps: Annotated[int | None, tyro.conf.arg(metavar="N")] = None
     """Self-play learner steps after the fitting, per iteration (0: none) (default 100,000)."""
     eval_deals: Annotated[int | None, tyro.conf.arg(metavar="N")] = None
@@ -175,6 +175,9 @@ class ExpertIterationOptions:
     """Adam's learning rate of the fitting (default 0.0001)."""
     seed: Annotated[int | None, tyro.conf.arg(metavar="N")] = None
     """Seed of the expert, the fitting, the self-play and the deals (default 0)."""
+    workers: Annotated[int | None, tyro.conf.arg(metavar="N")] = None
+    """Processes that collect the expert's decisions, each a share on hands of its own seed
+    (default 1)."""
     runs_dir: Annotated[str | None, tyro.conf.arg(name="out", metavar="FOLDER")] = None
     """Folder the run's folder is made in (default runs)."""
     start_from: Annotated[str | None, tyro.conf.arg(metavar="PATH")] = None
@@ -200,6 +203,7 @@ class ExpertIterationOptions:
             ("--eval-deals", self.eval_deals),
             ("--patience", self.patience),
             ("--fit-epochs", self.fit_epochs),
+            ("--workers", self.workers),
         ):
             check_at_least(flag, value, 1)
         for flag, value in (

@@ -81,6 +81,30 @@ def test_fitting_raises_the_policy_s_likelihood_of_the_expert_s_decisions():
     assert after["accuracy"] >= before["accuracy"]
 
 
+def test_workers_collect_their_shares_on_their_own_seeds():
+    settings = tiny_settings(Path("unused"), decisions=7, workers=2)
+    config = settings.train_config()
+    game = expit.expert_iteration_game("madiao")
+    data = expit.collect_decisions(game, None, None, "search:samples=1", config, settings, seed=5)
+    seeds = expit.worker_seeds(5, 2)
+    assert len(set(seeds)) == 2 and 5 not in seeds
+    first, second = expert_decisions(4, seeds[0]), expert_decisions(3, seeds[1])
+    for name in ("observations", "masks", "actions", "returns"):
+        assert np.array_equal(
+            getattr(data, name), np.concatenate([getattr(first, name), getattr(second, name)])
+        )
+    # One worker is this process on the iteration's own seed, as before workers existed.
+    alone = expit.collect_decisions(
+        game,
+        *seat_expert("search:samples=1", config, 5),
+        "unused",
+        config,
+        tiny_settings(Path("unused"), decisions=7),
+        seed=5,
+    )
+    assert np.array_equal(alone.actions, expert_decisions(7, 5).actions)
+
+
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory) -> Path:
     """A tiny run of two iterations, with the expert scored against the starting policy."""
@@ -164,6 +188,8 @@ def one_line_error(argv: list[str], capsys) -> str:
 def test_a_resume_keeps_the_run_s_settings(finished_run, capsys):
     line = one_line_error(["expert-iteration", "--resume", str(finished_run), "--decisions", "999"], capsys)
     assert "--decisions 999 differs from the run's 24" in line and "--iterations and --patience" in line
+    line = one_line_error(["expert-iteration", "--resume", str(finished_run), "--workers", "2"], capsys)
+    assert "--workers 2 differs from the run's 1" in line
     state = (finished_run / "state.json").read_text()
     # Given as the run has it, an option is no change; a run whose budget is spent has nothing to do.
     assert main(["expert-iteration", "--resume", str(finished_run), "--decisions", "24", "--seed", "3"]) == 0
@@ -171,11 +197,23 @@ def test_a_resume_keeps_the_run_s_settings(finished_run, capsys):
     assert (finished_run / "state.json").read_text() == state
 
 
+def test_a_run_saved_before_workers_existed_resumes_with_one(finished_run, tmp_path):
+    import shutil
+
+    older = tmp_path / finished_run.name
+    shutil.copytree(finished_run, older)
+    config = json.loads((older / "config.json").read_text())
+    del config["workers"]
+    (older / "config.json").write_text(json.dumps(config))
+    assert expit.reopen_run(older, {}).settings.workers == 1
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
         (["--iterations", "0"], "--iterations: expected a positive integer, got 0"),
         (["--ppo-steps", "-1"], "--ppo-steps: expected an integer >= 0, got -1"),
+        (["--workers", "0"], "--workers: expected a positive integer, got 0"),
         (["--game", "mao"], "--game must be one of madiao, got 'mao'"),
         (["--expert", "search:samples={samples}"], "only {policy} may stand in braces"),
         (["--expert", "wizard:{policy}"], "unknown madiao agent 'wizard:"),

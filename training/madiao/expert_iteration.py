@@ -1,13 +1,14 @@
 """Madiao in expert iteration (``madiao_mao.training.expert_iteration``): the search player is the
 expert.
 
-The expert (by default ``search:samples=8,policy={policy}``: determinized search whose play-outs
-the current policy plays) sits in all four seats of whole hands on the raw PettingZoo env, so its
-decisions cover both roles; every decision with more than one legal action is kept with the
-observation the policy reads (the run's ``obs_type``), its mask, the expert's move and the seat's
-payoff of the hand (``collect``). Its own strength is measured on duplicate deals against the
-starting policy (``score_expert``), since the policy can only learn to play as well as its
-expert.
+The expert (by default ``model-search``'s options with the current policy playing the
+play-outs, ``search:samples=128,guard=2,screen=16,policy={policy}``: the guarded rollout
+improvement of that policy, the one expert measured to beat it) sits in all four seats of whole
+hands on the raw PettingZoo env, so its decisions cover both roles; every decision with more than
+one legal action is kept with the observation the policy reads (the run's ``obs_type``), its
+mask, the expert's move and the seat's payoff of the hand (``collect``). Its own strength is
+measured on duplicate deals against the starting policy (``score_expert``), since the policy can
+only learn to play as well as its expert.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import numpy as np
 
 from madiao_env import cards
 from madiao_mao.agents.base import Agent
+from madiao_mao.agents.madiao import MODEL_SEARCH_OPTIONS
+from madiao_mao.agents.madiao.search import merged_search_options
 from madiao_mao.training.cli_args import load_agent
 from madiao_mao.training.expert_iteration import ExpertIterationGame
 from madiao_mao.training.game_spec import env_kwargs
@@ -106,7 +109,7 @@ def score_expert(expert: Agent, env: Any, opponent: Agent, n_deals: int, seed: i
 
 
 EXPERT_ITERATION = ExpertIterationGame(
-    default_expert="search:samples=8,policy={policy}",
+    default_expert=f"search:{merged_search_options(MODEL_SEARCH_OPTIONS, 'policy={policy}')}",
     references=("heuristic",),
     seat_expert=seat_expert,
     collect=collect,
