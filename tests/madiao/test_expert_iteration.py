@@ -81,6 +81,17 @@ def test_fitting_raises_the_policy_s_likelihood_of_the_expert_s_decisions():
     assert after["accuracy"] >= before["accuracy"]
 
 
+def test_the_default_expert_is_model_search_playing_out_the_best_policy():
+    import dataclasses
+
+    from madiao_mao.agents.madiao import MODEL_SEARCH_OPTIONS
+    from madiao_mao.agents.madiao.search import parse_search_options
+
+    name, options = expit.expert_spec(ExpertIterationSettings().expert, "BEST.zip").split(":", 1)
+    expected = dataclasses.replace(parse_search_options(MODEL_SEARCH_OPTIONS), policy="BEST.zip")
+    assert name == "search" and parse_search_options(options) == expected
+
+
 def test_workers_collect_their_shares_on_their_own_seeds():
     settings = tiny_settings(Path("unused"), decisions=7, workers=2)
     config = settings.train_config()
