@@ -422,6 +422,7 @@ def worker_seeds(seed: int, workers: int) -> list[int]:
 
 def _collect_share(game_name: str, spec: str, config: TrainConfig, seed: int, n_decisions: int, threads: int):
     """One worker of ``collect_decisions``: its own expert and table, ``n_decisions`` of its decisions."""
+    # Imported here: keeps torch off this module's import path (the worker needs it for its threads).
     import torch
 
     torch.set_num_threads(threads)
