@@ -390,7 +390,8 @@ def collect_decisions(
 
     workers = settings.workers
     shares = [settings.decisions // workers + (k < settings.decisions % workers) for k in range(workers)]
-    threads = max(1, (os.cpu_count() or 1) // workers)
+    # The run's torch threads (its usable cores unless set) shared among the workers.
+    threads = max(1, config.torch_threads // workers)
     started = time.perf_counter()
     # Spawned, not forked: the parent holds torch's and Numba's threads.
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -405,11 +406,9 @@ def collect_decisions(
                 [threads] * workers,
             )
         )
+    rows = [f.name for f in dataclasses.fields(TeacherData) if f.name != "seconds"]
     return TeacherData(
-        **{
-            name: np.concatenate([getattr(part, name) for part in parts])
-            for name in ("observations", "masks", "actions", "returns", "has_return", "episode_returns")
-        },
+        **{name: np.concatenate([getattr(part, name) for part in parts]) for name in rows},
         seconds=time.perf_counter() - started,
     )
 
