@@ -230,12 +230,34 @@ class MadiaoVectorEnv(VectorCardEnv):
         ``ValueError`` (``TypeError`` for a non-int index) and changes nothing."""
         game = self._check_game(game, "set_game_state")
         arrays = state.validate_snapshot(snapshot, self._config, self.stake)["arrays"]
+        self._load_game(game, arrays, "snapshot field arrays")
+
+    def copy_game_from(self, source: MadiaoVectorEnv, source_game: int, game: int) -> None:
+        """Make game ``game`` a copy of game ``source_game`` of another batched env with the same
+        rule options, observation and stake (as :meth:`set_game_state` with that game's
+        :meth:`get_game_state`, without the snapshot's dict and checks: the other env's kernels
+        made its state). A search moves the deals it replayed into its play-out table this way.
+        Another kind of env, other options, a bad index or a finished game raise ``ValueError``
+        (``TypeError`` for a non-int index) and change nothing."""
+        if not isinstance(source, MadiaoVectorEnv):
+            raise ValueError(
+                f"copy_game_from: the source must be a MadiaoVectorEnv, not {type(source).__name__}"
+            )
+        if not np.array_equal(source._config, self._config) or source.stake != self.stake:
+            raise ValueError(
+                f"copy_game_from: the source env has other options ({source!r}) than this one ({self!r})"
+            )
+        source_game = source._check_game(source_game, "copy_game_from")
+        game = self._check_game(game, "copy_game_from")
+        self._load_game(game, state.game_arrays(source._state, source_game), f"source game {source_game}")
+
+    def _load_game(self, game: int, arrays: list[np.ndarray], what: str) -> None:
+        """Write a hand in progress (a snapshot's ``arrays``, already checked) into game ``game``
+        with its observation, mask and seat to act; ``what`` names the arrays in the error."""
         restored = state.MadiaoState(*arrays)
         to_act = state.GameView(restored).to_act
         if to_act < 0:
-            raise ValueError(
-                "snapshot field arrays: the episode is over; a game of the batched env is always in progress"
-            )
+            raise ValueError(f"{what}: the episode is over; a game of the batched env is always in progress")
         # The observation and mask are made from the checked copy: nothing is written before here.
         observation = np.empty((1, self.obs_dim), dtype=self.observation_dtype)
         mask = np.empty((1, self.n_actions), dtype=np.int8)

@@ -63,7 +63,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -591,13 +590,29 @@ class _PlayoutTable:
         self.env = MadiaoVectorEnv(n_games, seed=0, copy=False, **env_kwargs)
         self.env.reset()
 
-    def load(self, snapshots: list[dict], copies: int) -> None:
-        """Game ``k * copies + c`` set to snapshot ``k``, the seat to act observed (each snapshot
-        checked once, then copied)."""
+    def load(self, snapshots: list[Callable[[], dict]], copies: int) -> None:
+        """Game ``k * copies + c`` set to deal ``k``'s snapshot (``ImaginedDeal.snapshot``), the
+        seat to act observed: a deal still in its replay batch is copied from there as it is, any
+        other snapshot checked once; then copied within the table."""
         for index, snapshot in enumerate(snapshots):
             first = index * copies
-            self.env.set_game_state(first, snapshot)
+            if isinstance(snapshot, _BatchGame):
+                self.env.copy_game_from(snapshot.env, snapshot.game, first)
+            else:
+                self.env.set_game_state(first, snapshot())
             self.env.copy_game(first, range(first + 1, first + copies))
+
+
+@dataclass(frozen=True)
+class _BatchGame:
+    """A deal's ``snapshot`` while it sits in its replay batch: called, game ``game``'s
+    ``get_game_state()``; the play-out table copies the game from ``env`` directly."""
+
+    env: MadiaoVectorEnv
+    game: int
+
+    def __call__(self) -> dict:
+        return self.env.get_game_state(self.game)
 
 
 def _dealt_to(hands: np.ndarray) -> np.ndarray:
@@ -790,7 +805,7 @@ class MadiaoSearchAgent(Agent):
         deals, weights, effective = posterior
         if default is not None:
             self.last_decision = self._guarded_decision(
-                [deal.snapshot() for deal in deals], candidates, default, seat
+                [deal.snapshot for deal in deals], candidates, default, seat
             )
             self._decisions.append((len(deals), effective, len(deals)))
             return self.last_decision.action
@@ -800,7 +815,7 @@ class MadiaoSearchAgent(Agent):
             picks = systematic_resample(weights, self.n_samples, self.rng)
             kept, counts = np.unique(picks, return_counts=True)
             kept, kept_weights = kept.tolist(), counts / counts.sum()
-        values = kept_weights @ self._play_outs([deals[k].snapshot() for k in kept], candidates, seat)
+        values = kept_weights @ self._play_outs([deals[k].snapshot for k in kept], candidates, seat)
         self.last_decision = SearchDecision(
             candidates=tuple(candidates),
             values=values,
@@ -819,7 +834,7 @@ class MadiaoSearchAgent(Agent):
         return self.heuristic.act(self._observation_of("summary", observation), action_mask)
 
     def _guarded_decision(
-        self, snapshots: list[dict], candidates: list[int], default: int, seat: int
+        self, snapshots: list[Callable[[], dict]], candidates: list[int], default: int, seat: int
     ) -> SearchDecision:
         """The guard's choice among the candidates, played out in the sampled deals: ``default``
         unless another beats it (``SearchBudget.guard``), the first ``screen`` deals played out
@@ -971,8 +986,9 @@ class MadiaoSearchAgent(Agent):
         snapshot = self.env.unwrapped.get_state()
         return set(GameView(MadiaoState(*snapshot["arrays"])).redeal_passed())
 
-    def _play_outs(self, snapshots: list[dict], candidates: list[int], seat: int) -> np.ndarray:
-        """The seat's payoff ``[samples, candidates]`` of every candidate played out in every sample."""
+    def _play_outs(self, snapshots: list[Callable[[], dict]], candidates: list[int], seat: int) -> np.ndarray:
+        """The seat's payoff ``[samples, candidates]`` of every candidate played out in every
+        sample (``snapshots``: the samples' ``ImaginedDeal.snapshot``)."""
 
         n_candidates = len(candidates)
         table = self._table(len(snapshots) * n_candidates)
@@ -1082,7 +1098,7 @@ class MadiaoSearchAgent(Agent):
             log_likelihood = self._log_likelihoods(
                 observations[keep], masks[keep].astype(bool), actions[keep], owners[keep], n
             )
-        snapshots = [partial(env.get_game_state, game) for game in range(n)]
+        snapshots = [_BatchGame(env, game) for game in range(n)]
         return _Replay(orders, valid, log_likelihood, _dealt_to(hands), snapshots)
 
     def _replay_one_by_one(self, knowledge, hands, stock, face_down, redeal_passed) -> _Replay:

@@ -75,7 +75,7 @@ def test_batched_play_outs_equal_the_aec_env_played_out_by_the_heuristic():
     snapshot = env.get_state()
     legal = [int(a) for a in np.flatnonzero(env.observe(env.agent_selection)["action_mask"])]
     agent = MadiaoSearchAgent(env, seed=0)
-    payoffs = agent._play_outs([snapshot], legal, seat)
+    payoffs = agent._play_outs([lambda: snapshot], legal, seat)
     heuristic = RoleAwareHeuristicAgent()
     for index, action in enumerate(legal):
         env.set_state(snapshot)
@@ -116,6 +116,57 @@ def test_policy_play_outs_load_the_model_and_play_legal_moves():
         result = play_episode(env, [Watch(), heuristic, heuristic, heuristic], seed=seed, record=False)
         assert result.returns.sum() == pytest.approx(0.0)
     assert len(chosen) >= 8
+
+
+def test_deals_copied_from_their_replay_batch_play_out_as_their_checked_snapshots(monkeypatch):
+    # The play-out table takes a replayed deal straight from the replay's env
+    # (MadiaoVectorEnv.copy_game_from); through its checked snapshot it must decide the same.
+    from madiao_env.vector import MadiaoVectorEnv
+    from madiao_mao.training.madiao.matches import play_episode
+
+    def searched(spec: str) -> list:
+        env = madiao_v0.env()
+        agent = make_agent(spec, env=env, seed=6)
+        values = []
+
+        class Watch:
+            name = "watch"
+
+            def reset(self) -> None:
+                agent.reset()
+
+            def act(self, observation, action_mask):
+                action = agent.act(observation, action_mask)
+                if agent.last_decision is not None:
+                    values.append((action, agent.last_decision.values.tolist()))
+                return action
+
+        heuristic = RoleAwareHeuristicAgent()
+        for seed in range(2):
+            play_episode(env, [Watch(), heuristic, heuristic, heuristic], seed=seed, record=False)
+        return values
+
+    copied = []
+    copy_game_from = MadiaoVectorEnv.copy_game_from
+
+    def counted(self, source, source_game, game):
+        copied.append(game)
+        copy_game_from(self, source, source_game, game)
+
+    monkeypatch.setattr(MadiaoVectorEnv, "copy_game_from", counted)
+    for spec in ("search:samples=4", "search:samples=6,policy=heuristic,guard=0,screen=2"):
+        copied.clear()
+        fast = searched(spec)
+        assert fast and copied, "no deal was copied from its replay batch"
+        monkeypatch.setattr(
+            MadiaoVectorEnv,
+            "copy_game_from",
+            lambda self, source, source_game, game: self.set_game_state(
+                game, source.get_game_state(source_game)
+            ),
+        )
+        assert searched(spec) == fast, spec
+        monkeypatch.setattr(MadiaoVectorEnv, "copy_game_from", counted)
 
 
 def test_the_same_seed_makes_the_same_decisions():

@@ -351,6 +351,65 @@ def test_copy_game_makes_games_that_play_on_like_the_source_and_checks_indices_f
     np.testing.assert_array_equal(current.final_payoffs[3], current.final_payoffs[0])
 
 
+def _arrays_of(venv: MadiaoVectorEnv, game: int) -> list[np.ndarray]:
+    return venv.get_game_state(game)["arrays"]
+
+
+def test_copy_game_from_another_env_is_set_game_state_of_its_snapshot():
+    source = MadiaoVectorEnv(3, seed=5)
+    source_step = source.reset()
+    player = RandomAgent(seed=1)
+    for _ in range(9):  # a few moves into the hands
+        source_step = source.step(player.act_batch(source_step.observation, source_step.action_mask))
+    by_snapshot, by_copy = MadiaoVectorEnv(2, seed=0), MadiaoVectorEnv(2, seed=0)
+    by_snapshot.reset()
+    by_copy.reset()
+    by_snapshot.set_game_state(1, source.get_game_state(2))
+    by_copy.copy_game_from(source, 2, 1)
+    for game in range(2):
+        for mine, theirs in zip(_arrays_of(by_copy, game), _arrays_of(by_snapshot, game), strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+    still = np.full(2, -1, dtype=np.int64)
+    copied, loaded = by_copy.step(still), by_snapshot.step(still)
+    np.testing.assert_array_equal(copied.observation, loaded.observation)
+    np.testing.assert_array_equal(copied.action_mask, loaded.action_mask)
+    np.testing.assert_array_equal(copied.to_act, loaded.to_act)
+    at_source = source.step(np.full(3, -1, dtype=np.int64))
+    np.testing.assert_array_equal(copied.observation[1], at_source.observation[2])
+
+
+def test_copy_game_from_refuses_another_kind_of_env_other_options_or_a_bad_index_and_changes_nothing():
+    target = MadiaoVectorEnv(2, seed=0)
+    source = MadiaoVectorEnv(2, seed=1)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before copy_game_from\(\)"):
+        target.copy_game_from(source, 0, 0)
+    start = target.reset()
+    source.reset()
+    before = [_arrays_of(target, game) for game in range(2)]
+    history = MadiaoVectorEnv(2, seed=1, obs_type="history")
+    staked = MadiaoVectorEnv(2, seed=1, stake=0.5)
+    unready = MadiaoVectorEnv(2, seed=1)
+    for env in (history, staked):
+        env.reset()
+    for source_env, source_game, game, error, message in (
+        (source.get_game_state(0), 0, 0, ValueError, "the source must be a MadiaoVectorEnv, not dict"),
+        (history, 0, 0, ValueError, "the source env has other options"),
+        (staked, 0, 0, ValueError, "the source env has other options"),
+        (unready, 0, 0, RuntimeError, r"call reset\(\) before copy_game_from\(\)"),
+        (source, 2, 0, ValueError, r"game 2 is out of range 0\.\.1"),
+        (source, 0, -1, ValueError, r"game -1 is out of range"),
+        (source, 0, True, TypeError, "game must be an int"),
+    ):
+        with pytest.raises(error, match=message):
+            target.copy_game_from(source_env, source_game, game)
+        for game_index in range(2):
+            for mine, theirs in zip(_arrays_of(target, game_index), before[game_index], strict=True):
+                np.testing.assert_array_equal(mine, theirs)
+        unchanged = target.step(np.full(2, -1, dtype=np.int64))
+        np.testing.assert_array_equal(unchanged.observation, start.observation)
+        np.testing.assert_array_equal(unchanged.to_act, start.to_act)
+
+
 def test_hands_are_the_dealt_cards_by_seat():
     venv = MadiaoVectorEnv(2, seed=0)
     deck = np.arange(cards.N_CARDS, dtype=np.int64)
