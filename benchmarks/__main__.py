@@ -1,13 +1,14 @@
 """``python -m madiao_mao.benchmarks [--seconds S] [--quick] [--only SUITES] [--output PATH] [--device D]``.
 
 Suites: aec (every game's AEC env, the empty AEC env, PettingZoo classic), batched (vector envs at
-N = 1, 64, 1024, 4096), rollout (the games' play-outs, e.g. a bare trick probe), memory, startup (cold and
-warm import + compile, in child processes), peers (RLCard, OpenSpiel, Pgx when installed), learner
-(the SB3 engine's PPO update and rollout collection next to the matmul ceiling of the same run),
-rllib (the RLlib engine beside the SB3 engine, ``benchmarks/rllib.py``; only when ``--only`` names
-it, as it starts Ray). The learner and rllib suites train on the torch device of ``--device``
-(``TrainConfig.device``'s values; default "auto": a CUDA GPU when torch sees one), which the
-table's header and those rows' notes name; every other suite runs on the CPU.
+N = 1, 64, 1024, 4096), rollout (the games' play-outs, e.g. a bare trick probe, and the search agents'
+decisions), memory, startup (cold and warm import + compile, in child processes), peers (RLCard,
+OpenSpiel, Pgx when installed), learner (the SB3 engine's PPO update and rollout collection next to
+the matmul ceiling of the same run), rllib (the RLlib engine beside the SB3 engine,
+``benchmarks/rllib.py``; only when ``--only`` names it, as it starts Ray). The learner and rllib
+suites train on the torch device of ``--device`` (``TrainConfig.device``'s values; default "auto": a
+CUDA GPU when torch sees one), which the table's header and those rows' notes name; every other
+suite runs on the CPU.
 
 Before the first timer starts, every timed code path of the selected aec, batched and rollout
 suites runs once (``madiao_mao.benchmarks.timing.warm_up``: each game's AEC env, each vector env at each N,

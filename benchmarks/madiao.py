@@ -25,6 +25,12 @@ HAND_SIZE = 8
 PLAYOUTS_PER_CALL = 20_000
 PROBE_SYSTEM = "bare trick-loop probe (tricks only)"
 PLAYOUT_SYSTEM = "madiao random_playouts (full rules)"
+#: The search agents timed per decision: the scorecard's search baseline and the shipped policy
+#: with a guarded search on top (the expert of expert iteration).
+SEARCH_SPECS = ("search:samples=8", "model-search")
+#: The position they decide at: the deal of this seed, this many heuristic moves in (mid-trick of
+#: the play phase, several legal moves).
+SEARCH_POSITION = (4, 9)
 
 
 @njit
@@ -102,17 +108,60 @@ def playout_body() -> Callable[[], int]:
     return one_call
 
 
+def search_body(spec: str) -> Callable[[], int]:
+    """A body of one decision of the search agent ``spec`` at a fixed position of the play phase
+    (``SEARCH_POSITION``: the heuristic's moves from a seeded deal), its random stream reseeded
+    each call, so every call searches the same deals; returns 1. The search's cost per decision is
+    what an expert iteration's collection and a ``model-search`` seat spend."""
+    # Imported here: keeps PettingZoo and the agents (torch for model-search) off this module's
+    # import path.
+    from madiao_env import madiao_v0
+    from madiao_mao.agents.madiao.heuristic import RoleAwareHeuristicAgent
+    from madiao_mao.agents.registry import make_agent
+
+    seed, moves = SEARCH_POSITION
+    env = madiao_v0.env()
+    env.reset(seed=seed)
+    heuristic = RoleAwareHeuristicAgent()
+    for _ in range(moves):
+        seen = env.observe(env.agent_selection)
+        env.step(heuristic.act(seen["observation"], seen["action_mask"]))
+    seen = env.observe(env.agent_selection)
+    agent = make_agent(spec, env=env, seed=0)
+
+    def one_call() -> int:
+        agent.seed(0)
+        agent.act(seen["observation"], seen["action_mask"])
+        return 1
+
+    one_call()
+    if agent.last_decision is None:
+        raise RuntimeError(f"{spec} searched nothing at the benchmark's position {SEARCH_POSITION}")
+    return one_call
+
+
 def _from_a_fresh_deal(calls_per_second: float) -> str:
     return "from a fresh deal"
 
 
+def _one_position(calls_per_second: float) -> str:
+    return "one searched decision, the same position each time"
+
+
 def rollout_workloads() -> list[Workload]:
-    """The rollout suite's rows: the trick-loop probe and the full-rules play-outs."""
+    """The rollout suite's rows: the trick-loop probe, the full-rules play-outs and the search
+    agents' decisions (``SEARCH_SPECS``)."""
     found = [Workload("rollout", PROBE_SYSTEM, "hands/s", probe_body())]
     try:
         found.append(Workload("rollout", PLAYOUT_SYSTEM, "hands/s", playout_body(), _from_a_fresh_deal))
     except ImportError as error:
         found.append(Workload("rollout", PLAYOUT_SYSTEM, "hands/s", None, missing=unavailable(error)))
+    for spec in SEARCH_SPECS:
+        system = f"madiao {spec} decision"
+        try:
+            found.append(Workload("rollout", system, "decisions/s", search_body(spec), _one_position))
+        except ImportError as error:
+            found.append(Workload("rollout", system, "decisions/s", None, missing=unavailable(error)))
     return found
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from cardgame_core.runtime import machine_description
+from madiao_mao.benchmarks import madiao as madiao_benchmarks
 from madiao_mao.benchmarks.__main__ import SUITES, main, parse_arguments
 from madiao_mao.benchmarks.batched import learner_system, serial_vector_system, vector_system, workloads
 from madiao_mao.benchmarks.kernels import random_legal_actions
@@ -24,6 +25,7 @@ def test_quick_run_writes_a_table_with_measured_rows(tmp_path, capsys):
     assert text in capsys.readouterr().out
     assert "| aec | empty AEC env (wrapped) |" in text
     assert "| rollout | bare trick-loop probe (tricks only) |" in text
+    assert "| rollout | madiao model-search decision |" in text
     assert "## Targets" in text
     # What the figures ran on: the machine and the numerical libraries' versions.
     assert f"- machine: {machine_description()}" in text
@@ -65,6 +67,15 @@ def test_trick_probe_is_deterministic_and_counts_at_most_eight_tricks_a_hand():
     assert checksum == trick_loop_hands(500, 1)
     # Seat 0 leads the first trick; over many hands it takes some but far from all tricks.
     assert 0 < checksum < 8 * 500
+
+
+def test_the_search_rows_time_a_searched_decision_and_refuse_a_position_with_none(monkeypatch):
+    body = madiao_benchmarks.search_body("search:samples=8")
+    assert body() == 1
+    # Seed 3's deal opens with a redeal decision, which the search leaves to its heuristic.
+    monkeypatch.setattr(madiao_benchmarks, "SEARCH_POSITION", (3, 0))
+    with pytest.raises(RuntimeError, match="searched nothing at the benchmark's position"):
+        madiao_benchmarks.search_body("search:samples=8")
 
 
 def test_targets_report_met_missed_and_not_measured():
