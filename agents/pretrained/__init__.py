@@ -5,8 +5,10 @@ loads them
 (docs/results.md has how each was trained and how strong it is).
 
 - ``madiao_selfplay.zip``: the Madiao policy of a ``madiao-mao train`` league run at the default
-  settings, continued to 12M learner steps (shipped until 2026-11-30), then trained 20M learner
-  steps more in a league that holds that policy as an anchor: 32M in all.
+  settings, continued to 12M learner steps, then trained 20M learner steps more in a league that
+  holds that policy as an anchor (32M in all, shipped in 36fd302), then fitted in three rounds of
+  expert iteration to ``model-search``'s decisions (``madiao-mao expert-iteration``, 90,000
+  decisions a round, no PPO).
 - ``mao_selfplay.zip``: the Mao policy of ``madiao-mao train --game mao`` at the defaults, seed 1
   (warm start from the Bayesian player, then 250,000 PPO steps against base players and itself:
   the pool's snapshot slots play the live policy until the first snapshot, taken at the last

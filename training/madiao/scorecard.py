@@ -33,7 +33,7 @@ from madiao_mao.training.stats import openskill_ratings
 #: The version of this game's protocol: its suites, baselines, budgets and figures. Any change
 #: to what its scorecards measure (a baseline that decides otherwise among them) changes it, so
 #: two scorecards of the game compare only when it is equal.
-PROTOCOL = "scorecard-3"
+PROTOCOL = "scorecard-4"
 #: The search baseline's budget, part of the protocol (about heuristic strength, at several
 #: hundred decisions per CPU-second: docs/results.md, the search player per budget).
 SEARCH_BUDGET = "samples=8"
