@@ -92,13 +92,25 @@ def test_batched_play_outs_equal_the_aec_env_played_out_by_the_heuristic():
 def test_policy_play_outs_load_the_model_and_play_legal_moves():
     from madiao_mao.agents.learned import LearnedPolicyAgent
     from madiao_mao.agents.madiao import PRETRAINED_MODEL as PRETRAINED_MADIAO
-    from madiao_mao.training.madiao.matches import play_episode
 
     env = madiao_v0.env()
     agent = make_agent(f"search:samples=2,policy={PRETRAINED_MADIAO}", env=env, seed=4)
     assert isinstance(agent.playout_policy, LearnedPolicyAgent)
-    heuristic = RoleAwareHeuristicAgent()
     chosen = []
+
+    def legal_move(action, action_mask):
+        assert action_mask[action], action
+        chosen.append(action)
+
+    for result in _seat_zero_hands(env, agent, range(2), legal_move):
+        assert result.returns.sum() == pytest.approx(0.0)
+    assert len(chosen) >= 8
+
+
+def _seat_zero_hands(env, agent, seeds, on_move) -> list:
+    """The hands of ``seeds`` played on ``env`` with ``agent`` in seat 0, each of its moves and
+    masks passed to ``on_move``, and the heuristic in the other seats."""
+    from madiao_mao.training.madiao.matches import play_episode
 
     class Watch:
         name = "watch"
@@ -108,42 +120,31 @@ def test_policy_play_outs_load_the_model_and_play_legal_moves():
 
         def act(self, observation, action_mask):
             action = agent.act(observation, action_mask)
-            assert action_mask[action], action
-            chosen.append(action)
+            on_move(action, action_mask)
             return action
 
-    for seed in range(2):
-        result = play_episode(env, [Watch(), heuristic, heuristic, heuristic], seed=seed, record=False)
-        assert result.returns.sum() == pytest.approx(0.0)
-    assert len(chosen) >= 8
+    heuristic = RoleAwareHeuristicAgent()
+    return [
+        play_episode(env, [Watch(), heuristic, heuristic, heuristic], seed=seed, record=False)
+        for seed in seeds
+    ]
 
 
 def test_deals_copied_from_their_replay_batch_play_out_as_their_checked_snapshots(monkeypatch):
     # The play-out table takes a replayed deal straight from the replay's env
     # (MadiaoVectorEnv.copy_game_from); through its checked snapshot it must decide the same.
     from madiao_env.vector import MadiaoVectorEnv
-    from madiao_mao.training.madiao.matches import play_episode
 
     def searched(spec: str) -> list:
         env = madiao_v0.env()
         agent = make_agent(spec, env=env, seed=6)
         values = []
 
-        class Watch:
-            name = "watch"
+        def note_search(action, action_mask):
+            if agent.last_decision is not None:
+                values.append((action, agent.last_decision.values.tolist()))
 
-            def reset(self) -> None:
-                agent.reset()
-
-            def act(self, observation, action_mask):
-                action = agent.act(observation, action_mask)
-                if agent.last_decision is not None:
-                    values.append((action, agent.last_decision.values.tolist()))
-                return action
-
-        heuristic = RoleAwareHeuristicAgent()
-        for seed in range(2):
-            play_episode(env, [Watch(), heuristic, heuristic, heuristic], seed=seed, record=False)
+        _seat_zero_hands(env, agent, range(2), note_search)
         return values
 
     copied = []
