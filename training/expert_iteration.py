@@ -451,7 +451,9 @@ def run_iteration(run: Run, number: int, say: Callable[..., None]) -> dict[str, 
     seed = settings.seed + 1000 * number
     config = settings.train_config(seed=seed)
     spec = expert_spec(settings.expert, run.best_model())
-    expert, table = game.seat_expert(spec, config, seed)
+    # This process plays the expert only to collect alone or to score it; workers seat their own.
+    plays_here = settings.workers == 1 or bool(settings.expert_deals)
+    expert, table = game.seat_expert(spec, config, seed) if plays_here else (None, None)
     try:
         say(f"iteration {number}: {spec} makes {settings.decisions:,} decisions")
         data = collect_decisions(game, expert, table, spec, config, settings, seed)
@@ -467,7 +469,8 @@ def run_iteration(run: Run, number: int, say: Callable[..., None]) -> dict[str, 
             start = load_agent(f"model:{settings.start_from}", settings.game, seed=seed)
             expert_score = game.score_expert(expert, table, start, settings.expert_deals, settings.seed + 11)
     finally:
-        table.close()
+        if table is not None:
+            table.close()
     model = load_model(run.best_model())
     before = teacher_agreement(model.policy, data)
     fit_started = time.perf_counter()

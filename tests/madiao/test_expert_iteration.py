@@ -5,6 +5,7 @@ line, and ``TrainConfig.init_model`` starts the self-play from the fitted weight
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -82,8 +83,6 @@ def test_fitting_raises_the_policy_s_likelihood_of_the_expert_s_decisions():
 
 
 def test_the_default_expert_is_model_search_playing_out_the_best_policy():
-    import dataclasses
-
     from madiao_mao.agents.madiao import MODEL_SEARCH_OPTIONS
     from madiao_mao.agents.madiao.search import parse_search_options
 
@@ -114,6 +113,32 @@ def test_workers_collect_their_shares_on_their_own_seeds():
         seed=5,
     )
     assert np.array_equal(alone.actions, expert_decisions(7, 5).actions)
+
+
+@pytest.mark.parametrize(("workers", "expert_deals", "seated"), [(2, 0, 0), (2, 1, 1), (1, 0, 1)])
+def test_the_command_seats_an_expert_only_to_collect_alone_or_to_score_it(
+    monkeypatch, tmp_path, workers, expert_deals, seated
+):
+    game = expit.expert_iteration_game("madiao")
+    seats = []
+
+    def counted_seat(spec, config, seed):
+        seats.append(spec)
+        return game.seat_expert(spec, config, seed)
+
+    def collect_here(game_, expert, table, spec, config, settings, seed):
+        # The workers' collection stood in for by one of this process (what it returns is tested
+        # above), so only the command's own seating is counted.
+        return expert_decisions(settings.decisions, seed)
+
+    monkeypatch.setattr(
+        expit, "expert_iteration_game", lambda name: dataclasses.replace(game, seat_expert=counted_seat)
+    )
+    monkeypatch.setattr(expit, "collect_decisions", collect_here)
+    settings = tiny_settings(tmp_path, decisions=6, ppo_steps=0, workers=workers, expert_deals=expert_deals)
+    record = expit.run_iteration(expit.new_run(settings), 1, quiet)
+    assert len(seats) == seated and record["decisions"] == 6
+    assert (record["expert_score"] is None) == (expert_deals == 0)
 
 
 @pytest.fixture(scope="module")
