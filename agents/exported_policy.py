@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from madiao_mao.agents.data_files import note_read
 from madiao_mao.agents.learned import LearnedPolicyAgent
 
 #: What the exported file says it is (checked on load).
@@ -63,6 +64,7 @@ class ExportedPolicy:
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"no saved model at {path}")
+        note_read(path)
         try:
             self.net, meta = load_policy(path.read_bytes())
         except ValueError as error:

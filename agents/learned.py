@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from madiao_mao.agents.base import Agent, act_as_batch_of_one, act_on_rows_with_a_move, legal_actions
+from madiao_mao.agents.data_files import note_read
 from madiao_mao.games import games, get_game
 
 #: Batches below this many rows are evaluated on one torch thread.
@@ -147,6 +148,7 @@ def load_model(path: str | Path):
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no saved model at {path}")
+    note_read(path)
     # Imported here: torch and SB3 are optional ("train" extra) and slow to import.
     import torch
     from sb3_contrib import MaskablePPO
@@ -199,6 +201,7 @@ def shared_model(path: Path):
     disk is read again. Training loads its own copy with :func:`load_model`."""
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    note_read(path)  # also when the model is already loaded: this agent reads it too
     with _SHARED_MODELS_LOCK:  # a web server builds games in threads: one load, not one a thread
         model = _SHARED_MODELS.get(key)
         if model is None:

@@ -52,6 +52,7 @@ from cardgame_core.files import atomic_write_text
 from cardgame_core.runtime import library_versions, machine_description
 from cardgame_core.version import distribution_version
 from madiao_mao.agents.base import Agent, act_as_batch_of_one
+from madiao_mao.agents.data_files import recording_reads
 from madiao_mao.agents.registry import MODEL_PREFIX, agent_names, game_agents, parse_game_agent
 from madiao_mao.games import default_game, get_game
 from madiao_mao.training.cli_args import (
@@ -239,7 +240,7 @@ def resolve_policy(
         base = policy.split(":", 1)[0]
         if policy in agent_names(game) or policy.startswith(MODEL_PREFIX) or parse_game_agent(policy, game):
             game_module(game).check_policy_spec(policy)
-            return PolicyUnderTest(policy, policy, None, _spec_identity(policy))
+            return PolicyUnderTest(policy, policy, None, policy)
         if ":" in policy and base not in agent_names(game):
             found = _import_policy(policy)
             agent = found if isinstance(found, Agent) else CallablePolicy(found, batched=batched, name=policy)
@@ -252,15 +253,6 @@ def resolve_policy(
         )
     agent = CallablePolicy(policy, batched=batched)
     return PolicyUnderTest(agent.name, None, agent, None)
-
-
-def _spec_identity(spec: str) -> str:
-    """A spec, with the hash of the model file it names (a retrained model is another policy)."""
-
-    if spec.startswith(MODEL_PREFIX):
-        path = Path(spec[len(MODEL_PREFIX) :])
-        return f"{spec}|sha256:{hashlib.sha256(path.read_bytes()).hexdigest()}"
-    return spec
 
 
 def _import_policy(spec: str) -> Any:
@@ -298,17 +290,16 @@ def playing_packages() -> tuple[str, ...]:
 
 
 def code_fingerprint() -> str:
-    """The sha256 of the source of ``playing_packages()``, the shipped models beside it and the
-    versions of the libraries a record names (``cardgame_core.runtime.library_versions``): cached
-    games made by other code are played again (an editable install keeps its version number
-    through every edit)."""
+    """The sha256 of the source of ``playing_packages()`` and the versions of the libraries a record
+    names (``cardgame_core.runtime.library_versions``): cached games made by other code are played
+    again (an editable install keeps its version number through every edit). The data files the
+    agents read (shipped models, weights) are not code: each pairing is keyed by its own seats'
+    (``PairingCache.data_files``), so a new model replays only the pairings that seat it."""
 
     digest = hashlib.sha256()
     for package in playing_packages():
         root = Path(importlib.import_module(package).__file__).parent
-        files = sorted(
-            p for p in root.rglob("*") if p.suffix in (".py", ".zip") and "__pycache__" not in p.parts
-        )
+        files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
         for path in files:
             digest.update(path.relative_to(root.parent).as_posix().encode() + b"\0" + path.read_bytes())
     for library, found in library_versions().items():
@@ -328,10 +319,11 @@ def default_reference_cache() -> Path:
 
 class PairingCache:
     """Each finished pairing's games as JSON in a folder, under a key naming the protocol, the
-    suite (checksum), the code that played them (``code_fingerprint``) and the policy; an entry
-    with another key is played again. The reference's pairings do not depend on the policy: with
-    a ``references`` folder they are kept there, under the game and suite, for every scorecard to
-    reuse. Without a folder (or for a policy with no identity) nothing is kept."""
+    suite (checksum), the code that played them (``code_fingerprint``), the policy and the data
+    files its seats read (``data_files``); an entry with another key is played again. The
+    reference's pairings do not depend on the policy: with a ``references`` folder they are kept
+    there, under the game and suite, for every scorecard to reuse. Without a folder (or for a
+    policy with no identity) nothing is kept."""
 
     def __init__(self, folder: Path | None, key: dict[str, Any], references: Path | None = None):
         self.folder = folder
@@ -339,18 +331,39 @@ class PairingCache:
         self.key = key if folder is None and references is None else {**key, "code": code_fingerprint()}
         self.hits: list[str] = []
         self.seconds: dict[str, float] = {}
+        self._reads: dict[str, frozenset[Path]] = {}
+
+    def data_files(self, seats: Sequence[str]) -> list[str]:
+        """``name:sha256:DIGEST`` of each data file (``madiao_mao.agents.data_files``) the agents
+        of the specs ``seats`` read when built, sorted."""
+        read: set[Path] = set()
+        for spec in seats:
+            if spec not in self._reads:
+                with recording_reads() as found:
+                    game_module(self.key["game"]).check_policy_spec(spec)
+                self._reads[spec] = frozenset(found)
+            read |= self._reads[spec]
+        return sorted(f"{p.name}:sha256:{hashlib.sha256(p.read_bytes()).hexdigest()}" for p in read)
 
     def get_or_play(
-        self, name: str, play: Callable[[], dict[str, Any]], *, policy: str | None
+        self,
+        name: str,
+        play: Callable[[], dict[str, Any]],
+        *,
+        policy: str | None,
+        seats: Sequence[str | None] = (),
     ) -> dict[str, Any]:
         """The cached result of pairing ``name``, else ``play()``'s, stored. ``policy``: the
         identity of the policy that plays in it (None for the references, which are the same
-        for every policy)."""
-        key = {**self.key, "policy": policy}
+        for every policy). ``seats``: the agent specs seated in it, the policy's among them when
+        it is one (None: a policy given as an object, whose identity stands for it)."""
         reference = name.startswith("reference")
         folder = self.references if reference and self.references is not None else self.folder
         path = None if folder is None else folder / f"{name}.json"
         cacheable = path is not None and (policy is not None or reference)
+        key = {**self.key, "policy": policy}
+        if cacheable:
+            key["data"] = self.data_files([spec for spec in seats if spec is not None])
         if cacheable and path.is_file():
             try:
                 stored = json.loads(path.read_text())
@@ -479,7 +492,9 @@ def _exploit(
         evaluation = exploit(settings, say=lambda *_: None)["evaluation"]
         return {key: value for key, value in evaluation.items() if key != "seconds"}
 
-    evaluation = cache.get_or_play(f"exploit-{steps}", play, policy=under_test.identity)
+    evaluation = cache.get_or_play(
+        f"exploit-{steps}", play, policy=under_test.identity, seats=[under_test.spec]
+    )
     return {"steps": steps, "deals": suite.exploit_deals, "figures": module.exploit_figures(evaluation)}
 
 

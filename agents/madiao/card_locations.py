@@ -28,6 +28,7 @@ import numpy as np
 from madiao_env import cards
 from madiao_env.layout import HIST_SLOT_SIZE, HISTORY_SLICES
 from madiao_env.options import MadiaoOptions
+from madiao_mao.agents.data_files import note_read
 
 #: Locations of a card the seat has not seen: the other seats (relative 1, 2, 3), then the stock.
 N_LOCATIONS = cards.N_SEATS
@@ -53,6 +54,7 @@ class CardLocationModel:
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"no card-location model at {path}")
+        note_read(path)
         with np.load(path) as saved:
             count = sum(1 for key in saved.files if key.startswith("weight_"))
             if count == 0:

@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from madiao_mao.agents.data_files import note_read
 from madiao_mao.agents.mao.beliefs import SeatView, hypotheses_from_sets, turn_faults
 from madiao_mao.agents.mao.players import BayesianRuleAgent, RulePosterior
 from mao_env import cards
@@ -173,6 +174,7 @@ class CallerModel:
             raise ValueError(f"no caller model at {path}") from None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
             raise ValueError(f"{path} is not a caller model ({error})") from None
+        note_read(path)
         if not isinstance(data, dict) or data.get("features") != list(CALL_FEATURES):
             raise ValueError(f"{path} is not a caller model for these features ({', '.join(CALL_FEATURES)})")
         try:

@@ -8,6 +8,7 @@ import copy
 import dataclasses
 import json
 import re
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ import pytest
 pytest.importorskip("madiao_env.madiao_v0")
 
 from cardgame_core.runtime import machine_description
+from madiao_mao.agents import madiao as madiao_agents
 from madiao_mao.cli.main import main
 from madiao_mao.training import scorecard
 from madiao_mao.training.madiao import scorecard as madiao_scorecard
@@ -129,6 +131,51 @@ def test_reference_games_made_by_other_code_are_played_again(tmp_path, monkeypat
     assert (
         without_timing(first.to_dict()) == without_timing(again.to_dict()) == without_timing(other.to_dict())
     )
+
+
+def test_a_new_shipped_model_replays_only_the_pairings_that_seat_it(tmp_path, monkeypatch) -> None:
+    # The shipped model's bytes change (a zip comment: same weights, so the same games) and only
+    # the pairings with a seat that reads it are played again; the data files are not code.
+    first = score("greedy", suite="smoke", out=tmp_path / "card", references=tmp_path / "references")
+    code = scorecard.code_fingerprint()
+    moved = tmp_path / "madiao_selfplay.zip"
+    moved.write_bytes(madiao_agents.PRETRAINED_MODEL.read_bytes())
+    with zipfile.ZipFile(moved, "a") as archive:
+        archive.comment = b"another model"
+    monkeypatch.setattr(madiao_agents, "PRETRAINED_MODEL", moved)
+    again = score("greedy", suite="smoke", out=tmp_path / "card", references=tmp_path / "references")
+    assert scorecard.code_fingerprint() == code
+    seating_the_model = {"policy-vs-model", "reference-vs-model"}
+    assert set(first.timing["pairing_seconds"]) >= seating_the_model
+    assert set(again.timing["cached_pairings"]) == set(first.timing["pairing_seconds"]) - seating_the_model
+    assert without_timing(first.to_dict()) == without_timing(again.to_dict())
+
+
+def test_a_policy_named_by_a_model_path_is_keyed_by_the_file(tmp_path) -> None:
+    saved = tmp_path / "policy.zip"
+    saved.write_bytes(madiao_agents.PRETRAINED_MODEL.read_bytes())
+    spec = f"model:{saved}"
+    cache = scorecard.PairingCache(tmp_path / "cache", {"protocol": "p", "game": "madiao", "suite": "s"})
+    assert cache.get_or_play("policy-vs-x", lambda: {"n": 1}, policy=spec, seats=[spec]) == {"n": 1}
+    assert cache.get_or_play("policy-vs-x", lambda: {"n": 2}, policy=spec, seats=[spec]) == {"n": 1}
+    with zipfile.ZipFile(saved, "a") as archive:
+        archive.comment = b"retrained"
+    fresh = scorecard.PairingCache(tmp_path / "cache", {"protocol": "p", "game": "madiao", "suite": "s"})
+    assert fresh.get_or_play("policy-vs-x", lambda: {"n": 3}, policy=spec, seats=[spec]) == {"n": 3}
+
+
+def test_the_code_fingerprint_reads_source_not_data_files(tmp_path, monkeypatch) -> None:
+    package = tmp_path / "played_package"
+    package.mkdir()
+    (package / "__init__.py").write_text("MOVES = 1\n")
+    (package / "model.zip").write_bytes(b"weights")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(scorecard, "playing_packages", lambda: ("played_package",))
+    shipped = scorecard.code_fingerprint()
+    (package / "model.zip").write_bytes(b"other weights")
+    assert scorecard.code_fingerprint() == shipped
+    (package / "__init__.py").write_text("MOVES = 2\n")
+    assert scorecard.code_fingerprint() != shipped
 
 
 def test_another_library_version_is_other_code(monkeypatch) -> None:

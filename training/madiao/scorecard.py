@@ -157,6 +157,7 @@ def play_suite(
     deals = suite.deals()
     env = make_env()  # read only by agents that need the game they play in (search)
     played: dict[str, dict[str, PairResult]] = {"policy": {}, "reference": {}}
+    sides = {"policy": (under_test.identity, under_test.spec), "reference": (None, REFERENCE)}  # cache keys
     iterator = [(index, baseline) for index, baseline in enumerate(BASELINES) if baseline in baselines]
     if progress:
         # Imported here: keeps tqdm off this module's import path.
@@ -168,8 +169,9 @@ def play_suite(
         for side in ("policy", "reference"):
             play = partial(_play_pairing, under_test, side, baseline, suite.seed, index, subset, env)
             name = f"{side}-vs-{baseline.replace(':', '-').replace('=', '')}"
-            identity = under_test.identity if side == "policy" else None
-            played[side][baseline] = PairResult(**cache.get_or_play(name, play, policy=identity))
+            identity, seated = sides[side]
+            result = cache.get_or_play(name, play, policy=identity, seats=[seated, baseline])
+            played[side][baseline] = PairResult(**result)
     env.close()
     return _figures(played, baselines), _ratings(played, baselines)
 

@@ -42,6 +42,8 @@ BASELINES = ("base", "bayes", "oracle", "model")
 #: The shipped agents on the leaderboard, as the specs their scorecards were made with.
 LEADERBOARD_POLICIES = ("random", "base", "bayes", "caller", "oracle", "model")
 REFERENCE = "base"
+#: The seat whose faults the players'-calls table counts (the base player never learns a rule).
+FAULT_SOURCE = "base"
 #: The table of the players'-calls variant in the figures.
 CALLS_TABLE = "players_calls"
 HEADLINE = "penalty_cards_per_turn"
@@ -145,6 +147,7 @@ def play_suite(
     """The policy's and the reference's games at the table of each of ``baselines``, then the
     players' calls."""
     played: dict[str, dict[str, MaoSeatStats]] = {"policy": {}, "reference": {}}
+    sides = {"policy": (under_test.identity, under_test.spec), "reference": (None, REFERENCE)}  # cache keys
     iterator = baselines
     if progress:
         # Imported here: keeps tqdm off this module's import path.
@@ -154,8 +157,9 @@ def play_suite(
     for opponent in iterator:
         for side in ("policy", "reference"):
             play = partial(_play_table, under_test, side, opponent, suite)
-            identity = under_test.identity if side == "policy" else None
-            result = cache.get_or_play(f"{side}-at-{opponent}", play, policy=identity)
+            identity, seated = sides[side]
+            name = f"{side}-at-{opponent}"
+            result = cache.get_or_play(name, play, policy=identity, seats=[seated, opponent])
             played[side][opponent] = MaoSeatStats(**result)
     figures = _figures(played, baselines)
     if suite.calls_episodes and _plays_every_seat(under_test):
@@ -163,11 +167,14 @@ def play_suite(
         def play_calls() -> dict[str, Any]:
             agent = under_test.for_table("mao", seed=suite.seed)
             results = evaluate_calls(
-                {"policy": agent}, episodes=suite.calls_episodes, seed=suite.seed, fault_source="base"
+                {"policy": agent}, episodes=suite.calls_episodes, seed=suite.seed, fault_source=FAULT_SOURCE
             )
             return asdict(results["policy"])
 
-        calls = CallStats(**cache.get_or_play("policy-calls", play_calls, policy=under_test.identity))
+        result = cache.get_or_play(
+            "policy-calls", play_calls, policy=under_test.identity, seats=[under_test.spec, FAULT_SOURCE]
+        )
+        calls = CallStats(**result)
         figures += _calls_figures(calls)
     return figures, _ratings(played, baselines)
 
