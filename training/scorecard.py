@@ -35,15 +35,17 @@ import argparse
 import hashlib
 import importlib
 import json
+import multiprocessing
 import os
 import re
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 import numpy as np
 import tyro
@@ -611,11 +613,13 @@ def command_scorecard(args: argparse.Namespace) -> int:
 # ---- the leaderboard
 
 
-def leaderboard_markdown(folder: Path = SCORECARDS_DIR) -> str:
-    """docs/leaderboard.md from the scorecard JSON files in ``folder``: a table per game and suite,
+def leaderboard_markdown(folder: Path | None = None) -> str:
+    """docs/leaderboard.md from the scorecard JSON files in ``folder`` (default: the shipped ones,
+    ``SCORECARDS_DIR``): a table per game and suite,
     a row per policy (ranked as the game's module says, ``leaderboard_table``) and the command
     that reproduces it, then the module's ``leaderboard_remarks`` on the table. A partial
     scorecard (not every baseline played) is refused."""
+    folder = SCORECARDS_DIR if folder is None else folder
     records = [json.loads(path.read_text()) for path in sorted(folder.glob("*.json"))]
     if not records:
         raise ValueError(f"no scorecards in {folder}")
@@ -737,18 +741,97 @@ def check_baseline_pin(game: str, baseline: str) -> None:
         )
 
 
+# ---- making the shipped scorecards again
+
+
+def shipped_scorecards(game: str, folder: Path | None = None) -> list[Path]:
+    """The scorecard files of ``game`` in ``folder`` (default: the shipped ones, ``SCORECARDS_DIR``)."""
+    found = sorted((SCORECARDS_DIR if folder is None else folder).glob("*.json"))
+    return [path for path in found if json.loads(path.read_text())["game"] == game]
+
+
+class _Remake(NamedTuple):
+    """A shipped scorecard to make again: its file and what it names."""
+
+    path: Path
+    policy: str
+    suite: str
+    seconds: float  # what it took last time (the longest start first)
+
+
+def _rescore(game: str, policy: str, suite: str, out: str, references: str) -> str:
+    """One scorecard made again, as its JSON (a worker's task: plain arguments, text back)."""
+    return score(policy, game=game, suite=suite, out=out, references=references).to_json()
+
+
+def regenerate_scorecards(
+    game: str,
+    *,
+    jobs: int = 1,
+    work: Path | None = None,
+    folder: Path | None = None,
+    say: Callable[[str], None] = print,
+) -> list[Path]:
+    """Make every shipped scorecard of ``game`` (``shipped_scorecards``) again under its current
+    protocol, each with the policy and suite it names, ``jobs`` at a time in processes of their
+    own, the longest (by its recorded time) first; each file is replaced when its scorecard is
+    done. ``work``: where each scorecard keeps its pairings' games (``score``'s ``out``) and the
+    reference's (default: beside ``default_reference_cache()``); a rerun takes every pairing whose
+    code and data files are unchanged from there, so after a new shipped model only the pairings
+    that seat it are played. Refused before anything is played when a baseline decides otherwise
+    than its pin (bump the protocol and run the ``pins`` command first), or for a bad file."""
+    if jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    module = game_module(game)
+    for baseline in module.BASELINES:
+        check_baseline_pin(game, baseline)
+    work = default_reference_cache().parent / "regenerate" if work is None else Path(work)
+    check_output_folder(str(work), "--work")
+    remakes = []
+    for path in shipped_scorecards(game, folder):
+        record = json.loads(path.read_text())
+        remake = _Remake(
+            path, record["policy"], record["suite"]["name"], record["timing"].get("total_seconds", 0.0)
+        )
+        _suite(module, game, remake.suite)
+        resolve_policy(remake.policy, game)
+        remakes.append(remake)
+    remakes.sort(key=lambda remake: -remake.seconds)
+    tasks = [(game, r.policy, r.suite, str(work / r.path.stem), str(work / "references")) for r in remakes]
+    pool = None if jobs == 1 else ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+    results = (
+        (_rescore(*task) for task in tasks) if pool is None else pool.map(_rescore, *zip(*tasks, strict=True))
+    )
+    written = []
+    try:
+        for remake, text in zip(remakes, results, strict=True):
+            atomic_write_text(remake.path, text)
+            say(f"wrote {remake.path.name} ({remake.policy}, suite {remake.suite})")
+            written.append(remake.path)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return written
+
+
 @dataclass
 class DerivedFileOptions:
     """``leaderboard`` writes docs/leaderboard.md from the shipped scorecards; ``pins`` the
     baselines' pins (``PINS``), after a game's protocol bump; ``decisions`` prints one baseline's
-    decisions hash over more games than its pin, to compare two machines or library versions."""
+    decisions hash over more games than its pin, to compare two machines or library versions;
+    ``regenerate`` makes a game's shipped scorecards again (``regenerate_scorecards``), then the
+    leaderboard."""
 
-    command: tyro.conf.Positional[Literal["leaderboard", "pins", "decisions"]]
-    """The file to make (``decisions``: the hash to print)."""
+    command: tyro.conf.Positional[Literal["leaderboard", "pins", "decisions", "regenerate"]]
+    """The file to make (``decisions``: the hash to print; ``regenerate``: the game's scorecards)."""
     check: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False
-    """Only say whether the file is up to date (status 1 if not)."""
+    """``leaderboard``, ``pins``: only say whether the file is up to date (status 1 if not)."""
     game: str = default_game()
-    """``decisions``: the baseline's game."""
+    """``decisions``: the baseline's game; ``regenerate``: the game whose scorecards are made."""
+    jobs: int = 1
+    """``regenerate``: scorecards made at once, each in a process of its own."""
+    work: str | None = None
+    """``regenerate``: the folder of the pairings' games (default: beside the reference cache)."""
     baseline: str = "search:samples=8"
     """``decisions``: the baseline (one of the game's scorecard baselines)."""
     games: int = len(PIN_SEEDS)
@@ -757,22 +840,32 @@ class DerivedFileOptions:
     """``decisions``: decisions hashed per game at most (a hand ends sooner)."""
 
 
-#: The options only the ``decisions`` command reads (given to another command they are refused).
-DECISIONS_OPTIONS = ("game", "baseline", "games", "per_game")
+#: The options each command reads besides ``--check`` (given to another command they are refused).
+OPTIONS_READ = {
+    "leaderboard": (),
+    "pins": (),
+    "decisions": ("game", "baseline", "games", "per_game"),
+    "regenerate": ("game", "jobs", "work"),
+}
 
 
 def check_options_of_command(args: DerivedFileOptions) -> None:
     """Refuse an option the command does not read (it would be ignored): ``--check`` with
-    ``decisions``, a ``decisions`` option with ``leaderboard`` or ``pins``."""
-    if args.command == "decisions":
-        if args.check:
-            raise ValueError("--check is for leaderboard and pins; decisions only prints a hash")
-        return
+    ``decisions`` or ``regenerate``, another command's option with this one."""
+    if args.check and args.command not in ("leaderboard", "pins"):
+        raise ValueError(f"--check is for leaderboard and pins; {args.command} makes no such file")
     defaults = DerivedFileOptions(command=args.command)
-    given = [name for name in DECISIONS_OPTIONS if getattr(args, name) != getattr(defaults, name)]
-    if given:
-        flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
-        raise ValueError(f"{flags}: only the decisions command reads it, not {args.command}")
+    for name in sorted(
+        {name for read in OPTIONS_READ.values() for name in read} - set(OPTIONS_READ[args.command])
+    ):
+        if getattr(args, name) != getattr(defaults, name):
+            readers = [command for command, read in OPTIONS_READ.items() if name in read]
+            who = (
+                f"the {readers[0]} command reads"
+                if len(readers) == 1
+                else f"the {' and '.join(readers)} commands read"
+            )
+            raise ValueError(f"--{name.replace('_', '-')}: only {who} it, not {args.command}")
 
 
 def print_decisions_hash(args: DerivedFileOptions) -> int:
@@ -795,7 +888,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m madiao_mao.training.scorecard leaderboard [--check]``: write docs/leaderboard.md from the
     shipped scorecards (``--check``: only say whether the file is up to date, status 1 if not).
     ``pins [--check]``: the same for the baselines' pins (``PINS``), after a game's protocol bump.
-    ``decisions --game G --baseline B --games N``: print B's decisions hash over N games."""
+    ``decisions --game G --baseline B --games N``: print B's decisions hash over N games.
+    ``regenerate --game G [--jobs N]``: make G's shipped scorecards again, then the leaderboard."""
 
     prog = "python -m madiao_mao.training.scorecard"
 
@@ -804,6 +898,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_options_of_command(args)
         if args.command == "decisions":
             return print_decisions_hash(args)
+        if args.command == "regenerate":
+            regenerate_scorecards(
+                args.game, jobs=args.jobs, work=None if args.work is None else Path(args.work)
+            )
         if args.command == "pins":
             target, text = PINS, json.dumps(baseline_pins(), indent=1, sort_keys=True) + "\n"
         else:

@@ -391,3 +391,76 @@ def test_a_partial_scorecard_has_no_leaderboard_row(tmp_path) -> None:
     (tmp_path / "partial.json").write_text(json.dumps(record))
     with pytest.raises(ValueError, match="partial scorecard"):
         scorecard.leaderboard_markdown(tmp_path)
+
+
+@pytest.fixture
+def stale_cards(tmp_path) -> tuple[Path, dict[str, dict]]:
+    """A folder of two Madiao smoke scorecards with their figures emptied (stale) and one Mao
+    file, and the two records as they should be made again."""
+    cards = tmp_path / "cards"
+    cards.mkdir()
+    expected = {}
+    for policy in ("greedy", "random"):
+        record = score(policy, suite="smoke").to_dict()
+        expected[f"madiao-smoke-{policy}.json"] = without_timing(record)
+        (cards / f"madiao-smoke-{policy}.json").write_text(json.dumps({**record, "figures": []}))
+    (cards / "mao-smoke-base.json").write_text(json.dumps({"game": "mao"}))
+    return cards, expected
+
+
+def test_regenerate_makes_a_games_scorecards_again_then_takes_them_from_its_cache(
+    tmp_path, stale_cards
+) -> None:
+    cards, expected = stale_cards
+    said: list[str] = []
+    work = tmp_path / "work"
+    written = scorecard.regenerate_scorecards("madiao", jobs=2, work=work, folder=cards, say=said.append)
+    assert sorted(path.name for path in written) == sorted(expected)
+    for name, record in expected.items():
+        assert without_timing(json.loads((cards / name).read_text())) == record
+    assert json.loads((cards / "mao-smoke-base.json").read_text()) == {"game": "mao"}
+    assert len(said) == 2
+    scorecard.regenerate_scorecards("madiao", work=work, folder=cards, say=said.append)
+    for name in expected:
+        timing = json.loads((cards / name).read_text())["timing"]
+        assert sorted(timing["cached_pairings"]) == sorted(timing["pairing_seconds"])
+
+
+def _contents(folder: Path) -> dict[str, str]:
+    return {path.name: path.read_text() for path in folder.iterdir()}
+
+
+def test_regenerate_refuses_before_playing_anything(tmp_path, stale_cards, monkeypatch) -> None:
+    cards, _expected = stale_cards
+    before = _contents(cards)
+    work = tmp_path / "work"
+    with pytest.raises(ValueError, match="--jobs must be at least 1"):
+        scorecard.regenerate_scorecards("madiao", jobs=0, work=work, folder=cards)
+    record = json.loads((cards / "madiao-smoke-random.json").read_text())
+    (cards / "madiao-smoke-random.json").write_text(json.dumps({**record, "policy": "nobody"}))
+    with pytest.raises(ValueError, match="unknown madiao policy 'nobody'"):
+        scorecard.regenerate_scorecards("madiao", work=work, folder=cards)
+    (cards / "madiao-smoke-random.json").write_text(before["madiao-smoke-random.json"])
+
+    def off_its_pin(game: str, baseline: str) -> None:
+        raise ValueError(f"the {game} baseline {baseline} decides otherwise than its pin")
+
+    monkeypatch.setattr(scorecard, "check_baseline_pin", off_its_pin)
+    with pytest.raises(ValueError, match="decides otherwise than its pin"):
+        scorecard.regenerate_scorecards("madiao", work=work, folder=cards)
+    assert _contents(cards) == before
+    assert not work.exists()
+
+
+def test_the_regenerate_command_makes_the_scorecards_then_the_leaderboard(
+    tmp_path, stale_cards, monkeypatch, capsys
+) -> None:
+    cards, expected = stale_cards
+    (cards / "mao-smoke-base.json").unlink()
+    monkeypatch.setattr(scorecard, "SCORECARDS_DIR", cards)
+    monkeypatch.setattr(scorecard, "LEADERBOARD", tmp_path / "leaderboard.md")
+    assert scorecard.main(["regenerate", "--game", "madiao", "--work", str(tmp_path / "work")]) == 0
+    for name, record in expected.items():
+        assert without_timing(json.loads((cards / name).read_text())) == record
+    assert (tmp_path / "leaderboard.md").read_text() == scorecard.leaderboard_markdown(cards)
+    assert "wrote madiao-smoke-greedy.json" in capsys.readouterr().out

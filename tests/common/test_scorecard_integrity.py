@@ -129,6 +129,11 @@ def test_the_decisions_command_names_a_bad_argument(arguments, named, capsys) ->
         (["decisions", "--check"], "--check is for leaderboard and pins"),
         (["pins", "--check", "--games", "5"], "--games: only the decisions command reads it, not pins"),
         (["leaderboard", "--baseline", "greedy"], "--baseline: only the decisions command reads it"),
+        (["regenerate", "--check"], "--check is for leaderboard and pins"),
+        (["leaderboard", "--jobs", "2"], "--jobs: only the regenerate command reads it, not leaderboard"),
+        (["pins", "--work", "somewhere"], "--work: only the regenerate command reads it, not pins"),
+        (["pins", "--game", "mao"], "--game: only the decisions and regenerate commands read it, not pins"),
+        (["regenerate", "--games", "2"], "--games: only the decisions command reads it, not regenerate"),
     ],
 )
 def test_an_option_the_command_would_ignore_is_refused(
