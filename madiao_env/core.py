@@ -689,14 +689,15 @@ def _legal(card_sets, ints, config, g, seat, masks, r):
     masks[r, N_ACTIONS - 1] = offer
 
 
-@njit
+@njit(inline="always")
 def _write_bits(out, r, at, cards):
     """``out[r, at + c] = 1`` if card ``c`` is in ``cards``, else 0, for the 40 cards.
 
     Eight entries at a time from a byte table: the encoder runs at every step, and this is
     about five times faster than a loop over single bits (it compiles to 8-byte copies).
-    A compiled function of its own, not inlined by Numba (LLVM inlines it): Numba's inlining of
-    its eight call sites cost a cold start more than a second.
+    Inlined by Numba: as a compiled function of its own, left to LLVM, it saved a cold start
+    0.2-0.4 s and made the batched step about 10% slower (benchmarks/README.md, "The batched
+    step's bit writer inlined again").
     """
     for byte in range(N_CARDS // 8):
         value = (cards >> np.uint64(8 * byte)) & np.uint64(0xFF)
@@ -704,9 +705,9 @@ def _write_bits(out, r, at, cards):
             out[r, at + 8 * byte + k] = _BYTE_BITS[value, k]
 
 
-@njit
+@njit(inline="always")
 def _zero(out, r, start, stop):
-    # Not inlined by Numba, as _write_bits.
+    # Inlined by Numba, as _write_bits.
     for k in range(start, stop):
         out[r, k] = 0
 
