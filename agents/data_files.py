@@ -37,4 +37,6 @@ def recording_reads() -> Iterator[set[Path]]:
     try:
         yield found
     finally:
-        stack.remove(found)
+        # By identity: list.remove would take the first equal set, an outer recording's when both
+        # hold the same reads (two empty ones, say), and leave this one open in its place.
+        del stack[next(k for k, open_set in enumerate(stack) if open_set is found)]

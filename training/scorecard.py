@@ -615,10 +615,10 @@ def command_scorecard(args: argparse.Namespace) -> int:
 
 def leaderboard_markdown(folder: Path | None = None) -> str:
     """docs/leaderboard.md from the scorecard JSON files in ``folder`` (default: the shipped ones,
-    ``SCORECARDS_DIR``): a table per game and suite,
-    a row per policy (ranked as the game's module says, ``leaderboard_table``) and the command
-    that reproduces it, then the module's ``leaderboard_remarks`` on the table. A partial
-    scorecard (not every baseline played) is refused."""
+    ``SCORECARDS_DIR``): a table per game and suite, a row per policy (ranked as the game's module
+    says, ``leaderboard_table``) and the command that reproduces it, then the module's
+    ``leaderboard_remarks`` on the table. A partial scorecard (not every baseline played) is
+    refused."""
     folder = SCORECARDS_DIR if folder is None else folder
     records = [json.loads(path.read_text()) for path in sorted(folder.glob("*.json"))]
     if not records:
@@ -899,6 +899,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "decisions":
             return print_decisions_hash(args)
         if args.command == "regenerate":
+            if args.work is not None and not args.work.strip():
+                raise ValueError("--work is empty: give a folder, or leave it out for the default")
             regenerate_scorecards(
                 args.game, jobs=args.jobs, work=None if args.work is None else Path(args.work)
             )

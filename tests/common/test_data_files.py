@@ -79,3 +79,13 @@ def test_recordings_nest_and_keep_to_their_thread(tmp_path) -> None:
     note_read(tmp_path / "after")
     assert inner == {inner_file.resolve()}
     assert outer == {outer_file.resolve(), inner_file.resolve()}
+
+
+def test_an_inner_recording_equal_to_its_outer_one_closes_itself(tmp_path) -> None:
+    # Both empty when the inner one ends: the outer one must stay open, the inner one closed.
+    with recording_reads() as outer:
+        with recording_reads() as inner:
+            pass
+        note_read(tmp_path / "later")
+    assert outer == {(tmp_path / "later").resolve()}
+    assert inner == set()

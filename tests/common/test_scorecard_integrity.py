@@ -134,6 +134,8 @@ def test_the_decisions_command_names_a_bad_argument(arguments, named, capsys) ->
         (["pins", "--work", "somewhere"], "--work: only the regenerate command reads it, not pins"),
         (["pins", "--game", "mao"], "--game: only the decisions and regenerate commands read it, not pins"),
         (["regenerate", "--games", "2"], "--games: only the decisions command reads it, not regenerate"),
+        (["regenerate", "--work", ""], "--work is empty: give a folder"),
+        (["regenerate", "--jobs", "0"], "--jobs must be at least 1, got 0"),
     ],
 )
 def test_an_option_the_command_would_ignore_is_refused(
