@@ -867,6 +867,13 @@ def observe_games(state, config, seats, obs, masks):
 
 # ----------------------------------------------------------------------------- vector env kernel
 
+#: Games per call of the batched step's per-range function (:func:`_vector_step_chunk`). A call
+#: passes about twenty arrays, and binding each costs reference-count updates: once per game, as
+#: when each game was a call of its own, that made the serial step about 30% slower (measured:
+#: benchmarks/README.md, "The batched step's loop in chunks"). 32 games make that cost small and
+#: leave enough chunks to share among threads.
+STEP_CHUNK = 32
+
 
 @njit
 def _net_settled(ints, settled, g, net):
@@ -911,20 +918,21 @@ def vector_step_games(
     the rule code is then compiled and optimised once per process for both envs (a cold start
     compiles every kernel it reaches, and each top-level kernel optimises its callees again).
 
-    The loop over games is a ``prange`` (``cardgame_core.jit.parallel``) whose body is one call of
-    a function that writes only game ``g``'s rows (``net``, the scratch of the stakes, has one row
-    per game); statements written inline in a parallel loop can go wrong in Numba 0.68 (Mao's step
-    wrote stale values into its outputs so).
+    The loop is a ``prange`` (``cardgame_core.jit.parallel``) over chunks of ``STEP_CHUNK`` games
+    whose body is one call of a function that steps its chunk's games and writes only their rows
+    (``net``, the scratch of the stakes, has one row per game); statements written inline in a
+    parallel loop can go wrong in Numba 0.68 (Mao's step wrote stale values into its outputs so).
     """
     n_games = state.ints.shape[0]
     net = np.zeros((n_games, 4), dtype=np.int64)
     # Every seat's final view as rows g * 4 + seat of a 2-D view (see the encoder's note).
     final_rows = final_obs.reshape(final_obs.shape[0] * 4, final_obs.shape[2])
     no_deck = np.full(N_CARDS, -1, dtype=np.int8)
-    for g in prange(n_games):
-        _vector_step_game(
-            state, config, g, actions[g], auto_reset, episode_stakes, obs, masks, to_act, rewards,
-            terminated, final_payoffs, final_rows, net[g], no_deck,
+    for chunk in prange((n_games + STEP_CHUNK - 1) // STEP_CHUNK):
+        _vector_step_chunk(
+            state, config, chunk * STEP_CHUNK, min(n_games, (chunk + 1) * STEP_CHUNK), actions,
+            auto_reset, episode_stakes, obs, masks, to_act, rewards, terminated, final_payoffs,
+            final_rows, net, no_deck,
         )  # fmt: skip
     for g in range(n_games):
         if actions[g] >= 0 and state.ints[g, I_OVERFLOW] == 1:
@@ -933,26 +941,28 @@ def vector_step_games(
 
 
 @njit
-def _vector_step_game(
-    state, config, g, action, auto_reset, episode_stakes, obs, masks, to_act, rewards, terminated,
-    final_payoffs, final_rows, net, no_deck,
+def _vector_step_chunk(
+    state, config, start, stop, actions, auto_reset, episode_stakes, obs, masks, to_act, rewards,
+    terminated, final_payoffs, final_rows, net, no_deck,
 ):  # fmt: skip
-    """:func:`vector_step_games` of game ``g`` (``net``: int64 scratch ``[4]``)."""
+    """:func:`vector_step_games` of games ``start..stop-1`` (``net``: int64 scratch ``[N, 4]``)."""
     card_sets, ints, history = state.card_sets, state.ints, state.history
     pending, settled = state.pending, state.settled
-    for seat in range(4):
-        rewards[g, seat] = 0.0
-    terminated[g] = False
-    if action >= 0:
+    for g in range(start, stop):
+        for seat in range(4):
+            rewards[g, seat] = 0.0
+        terminated[g] = False
+        action = actions[g]
+        if action < 0:
+            continue
         ints[g, I_N_SETTLED] = 0
         ints[g, I_HANDS_SETTLED] = 0
         _apply(card_sets, ints, history, pending, settled, config, g, action)
         if ints[g, I_HANDS_SETTLED] > 0:
-            net[:] = 0
-            _net_settled(ints, settled, g, net)
+            _net_settled(ints, settled, g, net[g])
             for seat in range(4):
-                rewards[g, seat] = net[seat]
-                episode_stakes[g, seat] += net[seat]
+                rewards[g, seat] = net[g, seat]
+                episode_stakes[g, seat] += net[g, seat]
         if ints[g, I_EPISODE_OVER] == 1:
             for seat in range(4):
                 if auto_reset:

@@ -94,6 +94,13 @@ def test_games_match_the_aec_env_step_by_step(env_kwargs):
     assert finished >= 10  # several auto-resets per game were checked
 
 
+def test_every_game_of_a_batch_of_several_step_chunks_matches_the_aec_env():
+    # The batched step takes its games in chunks of STEP_CHUNK (one call each): a batch that is
+    # not a whole number of chunks checks every chunk's first and last game.
+    n_games = 2 * core.STEP_CHUNK + 3
+    assert mirrored_play({}, n_games=n_games, n_steps=50, seed=8) >= n_games // 2  # auto-resets too
+
+
 def test_match_episodes_match_the_aec_env_hand_after_hand():
     # A match is several hands long: each hand's reward comes as it is settled, and the ended
     # match's final_payoffs are the sum over its hands.
