@@ -58,6 +58,20 @@ def test_log_probabilities_values_and_entropy_are_sb3s_on_the_same_network():
     torch.testing.assert_close(ppo.entropy_of(log_probabilities, masks), sb3_entropy)
 
 
+def test_entropy_reads_no_illegal_log_probability_and_has_a_finite_gradient():
+    # Illegal actions contribute nothing: their log-probabilities may be any value, -inf included
+    # (exp(-inf) * -inf is nan, and a nan times a zero gradient would poison the update).
+    log_probabilities = torch.log(torch.tensor([[0.5, 0.5, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]]))
+    masks = torch.tensor([[True, True, False, False], [True, True, True, True]])
+    for illegal in (-float("inf"), ppo.MASKED_LOGIT, 123.0):
+        given = log_probabilities.masked_fill(~masks, illegal).requires_grad_(True)
+        entropy = ppo.entropy_of(given, masks)
+        torch.testing.assert_close(entropy, torch.log(torch.tensor([2.0, 4.0])))
+        entropy.sum().backward()
+        assert torch.isfinite(given.grad).all()
+        assert not given.grad[~masks].any()
+
+
 def test_sampled_actions_follow_the_policys_probabilities():
     log_probabilities = torch.log(torch.tensor([[0.7, 0.2, 0.1, 0.0]])).repeat(20_000, 1)
     actions = ppo.sample_actions(log_probabilities, torch.Generator().manual_seed(0))
