@@ -868,10 +868,10 @@ def observe_games(state, config, seats, obs, masks):
 # ----------------------------------------------------------------------------- vector env kernel
 
 #: Games per call of the batched step's per-range function (:func:`_vector_step_chunk`). A call
-#: passes about twenty arrays, and binding each costs reference-count updates: once per game, as
-#: when each game was a call of its own, that made the serial step about 30% slower (measured:
-#: benchmarks/README.md, "The batched step's loop in chunks"). 32 games make that cost small and
-#: leave enough chunks to share among threads.
+#: passes about twenty arrays, and binding each costs reference-count updates: paid once per game,
+#: as when each game was a call of its own, that cost was a large share of the serial step
+#: (benchmarks/README.md, "The batched step's loop in chunks"). A chunk of 32 games makes it
+#: small and leaves enough chunks to share among threads.
 STEP_CHUNK = 32
 
 

@@ -88,9 +88,9 @@ def entropy_of(log_probabilities: torch.Tensor, masks: torch.Tensor) -> torch.Te
     """The entropy of each row's masked distribution (illegal actions contribute nothing).
 
     The illegal actions' log-probabilities (about ``MASKED_LOGIT``) are set to 0 before ``exp``,
-    which contributes ``exp(0) * 0 = 0`` for them, the same sum bit for bit: torch's CPU ``exp``
-    of inputs below about -88 takes a slow path, 25 times slower on a minibatch (measured), and was
-    3% of an update."""
+    which contributes ``exp(0) * 0 = 0`` for them, the same sum bit for bit, because torch's CPU
+    ``exp`` of inputs below about -88 takes a slow path (benchmarks/README.md, "The fast engine's
+    entropy without exp of the illegal actions")."""
     legal_only = log_probabilities.masked_fill(~masks, 0.0)
     return -(legal_only.exp() * legal_only).sum(-1)
 
