@@ -1248,54 +1248,66 @@ def vector_step(state, library, actions, settings, out):
     ``final_observation`` and starts a new episode from its own random stream. ``settings`` and
     ``out`` are ``mao_env.vector.VectorSettings`` / ``VectorBuffers``.
 
-    The loop over games is a ``prange`` (``cardgame_core.jit.parallel``) whose body is one call:
-    each game's step is a function of its own, which writes only game ``g``'s rows (``step_reward``,
-    the scratch of the rewards, has one row per game). With the step's statements written inline
-    in the loop, Numba 0.68's parallel loop wrote stale values into ``to_act`` and ``terminated``.
+    The loop is a ``prange`` (``cardgame_core.jit.parallel``) over chunks of ``STEP_CHUNK`` games
+    whose body is one call of a function that steps its chunk's games and writes only their rows
+    (``reward_rows``, the scratch of the rewards, has one row per game). With the step's
+    statements written inline in the loop, Numba 0.68's parallel loop wrote stale values into
+    ``to_act`` and ``terminated``.
     """
     n_games = actions.shape[0]
-    step_reward = np.empty((n_games, cards.MAX_PLAYERS), dtype=np.float64)
-    for g in prange(n_games):
-        _vector_step_game(state, library, g, actions[g], settings, out, step_reward[g])
+    reward_rows = np.empty((n_games, cards.MAX_PLAYERS), dtype=np.float64)
+    for chunk in prange((n_games + STEP_CHUNK - 1) // STEP_CHUNK):
+        _vector_step_chunk(
+            state, library, chunk * STEP_CHUNK, min(n_games, (chunk + 1) * STEP_CHUNK), actions,
+            settings, out, reward_rows,
+        )  # fmt: skip
+
+
+#: Games per call of :func:`_vector_step_chunk`, as Madiao's ``STEP_CHUNK`` (``madiao_env.core``):
+#: a call binds its arrays once for the whole chunk rather than once per game
+#: (benchmarks/README.md, "The batched step's loop in chunks").
+STEP_CHUNK = 32
 
 
 @njit
-def _vector_step_game(state, library, g, action, settings, out, step_reward):
-    """:func:`vector_step` of game ``g`` (``step_reward``: float64 scratch ``[MAX_PLAYERS]``)."""
+def _vector_step_chunk(state, library, start, stop, actions, settings, out, reward_rows):
+    """:func:`vector_step` of games ``start..stop-1`` (``reward_rows``: float64 scratch
+    ``[N, MAX_PLAYERS]``)."""
     scalars = state.scalars
     n_events = settings.n_events
     reasons = settings.reasons
     rewards = out.rewards
     episode_payoffs = out.episode_payoffs
-    n_players = scalars[g, S_N_PLAYERS]
-    out.terminated[g] = False
-    out.truncated[g] = False
-    for seat in range(n_players):
-        rewards[g, seat] = 0.0
-    if action < 0:
-        return
-    flags = step_game(state, library, g, action, settings.by_rules, settings.max_steps, out.mask[g])
-    if flags & STEP_REWARDS:
-        step_rewards(state, g, settings.win_reward, settings.penalty_card_reward, step_reward)
+    for g in range(start, stop):
+        action = actions[g]
+        n_players = scalars[g, S_N_PLAYERS]
+        out.terminated[g] = False
+        out.truncated[g] = False
         for seat in range(n_players):
-            rewards[g, seat] = step_reward[seat]
-            episode_payoffs[g, seat] += step_reward[seat]
-    if flags & (STEP_DONE | STEP_TRUNCATED):
-        out.terminated[g] = (flags & STEP_DONE) != 0
-        out.truncated[g] = (flags & STEP_TRUNCATED) != 0
-        for seat in range(n_players):
-            out.final_payoffs[g, seat] = episode_payoffs[g, seat]
-            episode_payoffs[g, seat] = 0.0
-            observe(state, library, g, seat, n_events, reasons, out.final_observation[g, seat])
-        # The next episode's seed comes from the game's own stream: a game's future depends
-        # only on its own state and actions, whatever the other games do.
-        seed = next_u64(state.rng, g)
-        _start_episode(state, g, seed, settings.start_rules, settings.rule_pool, settings.pool_draws)
-        action_mask(state, library, g, settings.by_rules, out.mask[g])
-        out.events_key[g] = -1  # a new episode: its first events block is written whole
-    seat = scalars[g, S_CURRENT]
-    out.to_act[g] = seat
-    _observe_cached(state, library, g, seat, n_events, reasons, out.observation[g], out.events_key)
+            rewards[g, seat] = 0.0
+        if action < 0:
+            continue
+        flags = step_game(state, library, g, action, settings.by_rules, settings.max_steps, out.mask[g])
+        if flags & STEP_REWARDS:
+            step_reward = reward_rows[g]
+            step_rewards(state, g, settings.win_reward, settings.penalty_card_reward, step_reward)
+            for seat in range(n_players):
+                rewards[g, seat] = step_reward[seat]
+                episode_payoffs[g, seat] += step_reward[seat]
+        if flags & (STEP_DONE | STEP_TRUNCATED):
+            out.terminated[g] = (flags & STEP_DONE) != 0
+            out.truncated[g] = (flags & STEP_TRUNCATED) != 0
+            for seat in range(n_players):
+                out.final_payoffs[g, seat] = episode_payoffs[g, seat]
+                episode_payoffs[g, seat] = 0.0
+                observe(state, library, g, seat, n_events, reasons, out.final_observation[g, seat])
+            seed = next_u64(state.rng, g)
+            _start_episode(state, g, seed, settings.start_rules, settings.rule_pool, settings.pool_draws)
+            action_mask(state, library, g, settings.by_rules, out.mask[g])
+            out.events_key[g] = -1
+        seat = scalars[g, S_CURRENT]
+        out.to_act[g] = seat
+        _observe_cached(state, library, g, seat, n_events, reasons, out.observation[g], out.events_key)
 
 
 @njit

@@ -48,7 +48,20 @@ def _check_game_against_aec(step, game: int, aec: raw_env) -> None:
     ],
 )
 def test_games_match_the_aec_env_step_by_step(kwargs):
-    n_envs = 6
+    assert _mirrored_play(kwargs, n_envs=6, n_steps=250) > 0
+
+
+def test_every_game_of_a_batch_of_several_step_chunks_matches_the_aec_env():
+    # The batched step takes its games in chunks of STEP_CHUNK (one call each): a batch that is
+    # not a whole number of chunks checks every chunk's first and last game.
+    n_envs = 2 * core.STEP_CHUNK + 3
+    ended = _mirrored_play({"n_players": 4, "num_rounds": 1, "max_steps": 30}, n_envs=n_envs, n_steps=45)
+    assert ended >= n_envs // 2  # auto-resets too
+
+
+def _mirrored_play(kwargs: dict, n_envs: int, n_steps: int) -> int:
+    """Random legal actions (a fifth of the games skipped each call) in the vector env and in one
+    AEC env per game, every output of every call checked; returns the number of ended episodes."""
     venv = MaoVectorEnv(n_envs, seed=11, rules=[(3, 1), 20], **kwargs)
     step = venv.reset()
     aecs = []
@@ -60,7 +73,7 @@ def test_games_match_the_aec_env_step_by_step(kwargs):
     payoffs = np.zeros((n_envs, venv.n_players))
     rng = np.random.default_rng(5)
     ended = {"terminated": 0, "truncated": 0}
-    for _ in range(250):
+    for _ in range(n_steps):
         actions = _random_actions(rng, step.action_mask, skip=0.2)
         step = venv.step(actions)
         for game, aec in enumerate(aecs):
@@ -84,7 +97,7 @@ def test_games_match_the_aec_env_step_by_step(kwargs):
                 # The new episode of this game continues in the AEC env from the game's state.
                 aec.set_state(venv.get_game_state(game))
             _check_game_against_aec(step, game, aec)
-    assert sum(ended.values()) > 0
+    return sum(ended.values())
 
 
 def test_every_seat_is_paid_and_final_payoffs_include_seats_that_did_not_move_last():
