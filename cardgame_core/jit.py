@@ -83,6 +83,14 @@ def _typed_without_literals(get_call_template: Callable) -> Callable:
     return get_call_template_by_type
 
 
+#: Games per call of a batch kernel's per-range function (each game's ``_vector_step_chunk``):
+#: its ``prange`` runs over chunks of this many games. A call passes about twenty arrays, and
+#: binding each costs reference-count updates: paid once per game, as when each game was a call
+#: of its own, that cost was a large share of the serial step (benchmarks/README.md, "The batched
+#: step's loop in chunks"). A chunk of 32 games makes it small and leaves enough chunks to share
+#: among threads.
+STEP_CHUNK = 32
+
 _parallel_variants: dict[Callable, Callable] = {}
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from numba import prange
 
 from cardgame_core.bits import bit, bits_above, nth_set_bit, popcount
-from cardgame_core.jit import njit
+from cardgame_core.jit import STEP_CHUNK, njit
 from cardgame_core.rng import next_u64
 from madiao_env import layout, payments
 from madiao_env.cards import (
@@ -867,13 +867,6 @@ def observe_games(state, config, seats, obs, masks):
 
 # ----------------------------------------------------------------------------- vector env kernel
 
-#: Games per call of the batched step's per-range function (:func:`_vector_step_chunk`). A call
-#: passes about twenty arrays, and binding each costs reference-count updates: paid once per game,
-#: as when each game was a call of its own, that cost was a large share of the serial step
-#: (benchmarks/README.md, "The batched step's loop in chunks"). A chunk of 32 games makes it
-#: small and leaves enough chunks to share among threads.
-STEP_CHUNK = 32
-
 
 @njit
 def _net_settled(ints, settled, g, net):
@@ -919,9 +912,10 @@ def vector_step_games(
     compiles every kernel it reaches, and each top-level kernel optimises its callees again).
 
     The loop is a ``prange`` (``cardgame_core.jit.parallel``) over chunks of ``STEP_CHUNK`` games
-    whose body is one call of a function that steps its chunk's games and writes only their rows
-    (``net``, the scratch of the stakes, has one row per game); statements written inline in a
-    parallel loop can go wrong in Numba 0.68 (Mao's step wrote stale values into its outputs so).
+    (``cardgame_core.jit``) whose body is one call of a function that steps its chunk's games and
+    writes only their rows (``net``, the scratch of the stakes, has one row per game); statements
+    written inline in a parallel loop can go wrong in Numba 0.68 (Mao's step wrote stale values
+    into its outputs so).
     """
     n_games = state.ints.shape[0]
     net = np.zeros((n_games, 4), dtype=np.int64)

@@ -33,7 +33,7 @@ import numpy as np
 from numba import prange
 
 from cardgame_core.bits import popcount
-from cardgame_core.jit import njit
+from cardgame_core.jit import STEP_CHUNK, njit
 from cardgame_core.rng import next_u64, random_below, shuffle_prefix
 from mao_env import cards
 from mao_env import rules as rule_library
@@ -1249,10 +1249,10 @@ def vector_step(state, library, actions, settings, out):
     ``out`` are ``mao_env.vector.VectorSettings`` / ``VectorBuffers``.
 
     The loop is a ``prange`` (``cardgame_core.jit.parallel``) over chunks of ``STEP_CHUNK`` games
-    whose body is one call of a function that steps its chunk's games and writes only their rows
-    (``reward_rows``, the scratch of the rewards, has one row per game). With the step's
-    statements written inline in the loop, Numba 0.68's parallel loop wrote stale values into
-    ``to_act`` and ``terminated``.
+    (``cardgame_core.jit``) whose body is one call of a function that steps its chunk's games and
+    writes only their rows (``reward_rows``, the scratch of the rewards, has one row per game).
+    With the step's statements written inline in the loop, Numba 0.68's parallel loop wrote stale
+    values into ``to_act`` and ``terminated``.
     """
     n_games = actions.shape[0]
     reward_rows = np.empty((n_games, cards.MAX_PLAYERS), dtype=np.float64)
@@ -1261,12 +1261,6 @@ def vector_step(state, library, actions, settings, out):
             state, library, chunk * STEP_CHUNK, min(n_games, (chunk + 1) * STEP_CHUNK), actions,
             settings, out, reward_rows,
         )  # fmt: skip
-
-
-#: Games per call of :func:`_vector_step_chunk`, as Madiao's ``STEP_CHUNK`` (``madiao_env.core``):
-#: a call binds its arrays once for the whole chunk rather than once per game
-#: (benchmarks/README.md, "The batched step's loop in chunks").
-STEP_CHUNK = 32
 
 
 @njit

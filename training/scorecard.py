@@ -744,10 +744,12 @@ def check_baseline_pin(game: str, baseline: str) -> None:
 # ---- making the shipped scorecards again
 
 
-def shipped_scorecards(game: str, folder: Path | None = None) -> list[Path]:
-    """The scorecard files of ``game`` in ``folder`` (default: the shipped ones, ``SCORECARDS_DIR``)."""
+def shipped_scorecards(game: str, folder: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
+    """The scorecard files of ``game`` in ``folder`` (default: the shipped ones, ``SCORECARDS_DIR``),
+    each with its record as read."""
     found = sorted((SCORECARDS_DIR if folder is None else folder).glob("*.json"))
-    return [path for path in found if json.loads(path.read_text())["game"] == game]
+    records = [(path, json.loads(path.read_text())) for path in found]
+    return [(path, record) for path, record in records if record["game"] == game]
 
 
 class _Remake(NamedTuple):
@@ -788,8 +790,7 @@ def regenerate_scorecards(
     work = default_reference_cache().parent / "regenerate" if work is None else Path(work)
     check_output_folder(str(work), "--work")
     remakes = []
-    for path in shipped_scorecards(game, folder):
-        record = json.loads(path.read_text())
+    for path, record in shipped_scorecards(game, folder):
         remake = _Remake(
             path, record["policy"], record["suite"]["name"], record["timing"].get("total_seconds", 0.0)
         )
