@@ -85,7 +85,10 @@ class LearnedPolicyAgent(Agent):
         if not _is_actor_critic(policy):
             chosen, _ = self.model.predict(observations, action_masks=masks, deterministic=self.deterministic)
             return np.asarray(chosen, dtype=np.int64)
-        logits = self._logits(observations)
+        return self._pick(self._logits(observations), masks)
+
+    def _pick(self, logits: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The greedy or sampled legal action of each row of ``logits`` (changed in place)."""
         if not self.deterministic:
             # Gumbel-max: argmax of logits plus Gumbel noise samples the softmax policy.
             logits += -np.log(-np.log(self.rng.random(logits.shape)))
@@ -106,6 +109,68 @@ class LearnedPolicyAgent(Agent):
         peak = logits.max(axis=1, keepdims=True)
         return logits - peak - np.log(np.exp(logits - peak).sum(axis=1, keepdims=True))
 
+    def joint_key(self) -> tuple | None:
+        """What another agent must share with this one for :meth:`act_jointly` to decide for both
+        in one pass: the policy's class and device, the actor's features extractor (its class and
+        settings: it must have no parameters, so that one pass of it serves every agent) and the
+        observation length. None when there is no such pass (not an actor-critic, a features
+        extractor that learns, or an agent of a subclass, which may decide in a way of its own)."""
+        policy = self.model.policy
+        cached = getattr(self, "_joint_key", None)
+        if cached is not None and cached[0] is policy:  # asked at every round of opponent moves
+            return cached[1]
+        key = None
+        if type(self) is LearnedPolicyAgent and _is_actor_critic(policy):
+            extractor = policy.pi_features_extractor
+            settings = getattr(policy, "features_extractor_kwargs", None) or {}
+            if not any(True for _ in extractor.parameters()):
+                key = (type(policy), str(policy.device), type(extractor), repr(sorted(settings.items())))
+                key += (self.table_obs_dim,)
+        self._joint_key = (policy, key)
+        return key
+
+    @classmethod
+    def act_jointly(
+        cls,
+        agents: list[LearnedPolicyAgent],
+        observations: list[np.ndarray],
+        masks: list[np.ndarray],
+    ) -> list[np.ndarray]:
+        """``agent.act_batch(observations[i], masks[i])`` for each agent, the same actions and the
+        same random draws, with one pass of the features extractor over every agent's rows (its
+        per-call cost is most of a small batch's); the agents share a :meth:`joint_key`. Each
+        agent's layers then run on its own rows, as in its own call, so the logits are the same
+        bit for bit. Why: a league's policy snapshots are asked one call each at every round of
+        opponent moves, a few dozen rows apiece (docs/training.md)."""
+        # Imported here: keeps torch off this module's import path.
+        import torch
+
+        keys = {agent.joint_key() for agent in agents}
+        if len(keys) != 1 or None in keys:
+            raise ValueError("act_jointly: the agents must share one joint_key (not None)")
+        checked, legal_masks, movers = [], [], []
+        for agent, agent_observations, agent_masks in zip(agents, observations, masks, strict=True):
+            agent_masks = np.asarray(agent_masks, dtype=bool)
+            rows = np.flatnonzero(agent_masks.any(axis=1))
+            checked.append(agent._check_obs(np.asarray(agent_observations)[rows]))
+            legal_masks.append(agent_masks)
+            movers.append(rows)
+        policy = agents[0].model.policy
+        with threads_for_batch(sum(rows.size for rows in movers)), torch.no_grad():
+            features = policy.pi_features_extractor(
+                torch.as_tensor(np.concatenate(checked), device=policy.device)
+            )
+        actions, start = [], 0
+        for agent, rows, agent_masks in zip(agents, movers, legal_masks, strict=True):
+            chosen = np.full(agent_masks.shape[0], -1, dtype=np.int64)
+            if rows.size:
+                agent_features = features[start : start + rows.size]
+                start += rows.size
+                logits = agent._actor_logits(agent_features)
+                chosen[rows] = agent._pick(logits, agent_masks[rows])
+            actions.append(chosen)
+        return actions
+
     def _logits(self, observations: np.ndarray) -> np.ndarray:
         """The actor's action logits (float64 ``[N, n_actions]``), computed directly from the
         actor-critic's modules: a fraction of ``model.predict``'s per-call cost, which dominates
@@ -118,6 +183,15 @@ class LearnedPolicyAgent(Agent):
             # On the policy's device: a saved model loads on the CPU, the live model of a run
             # training on a GPU (as an opponent, or evaluated) stays there.
             features = policy.pi_features_extractor(torch.as_tensor(observations, device=policy.device))
+        return self._actor_logits(features)
+
+    def _actor_logits(self, features) -> np.ndarray:
+        """The action logits (float64) of the actor's features (the features extractor's output)."""
+        # Imported here: keeps torch off this module's import path.
+        import torch
+
+        policy = self.model.policy
+        with threads_for_batch(features.shape[0]), torch.no_grad():
             logits = policy.action_net(policy.mlp_extractor.forward_actor(features)).cpu().numpy()
         return logits.astype(np.float64)
 

@@ -22,6 +22,11 @@ the trainer builds it):
   engine's loop (``madiao_mao.training.fast``) on the same model, games and opponents, with their
   ratios to the SB3 rows and to the ceiling in the notes.
 
+- "fast rollout collection against a league": the same collection against the default config's
+  league when it is full (the live policy, ``max_snapshots`` snapshots of it and the anchors, one
+  member per game as in training), the league's policies asked in one joint call
+  (``LearnedPolicyAgent.act_jointly``) and, beside it, one call per policy.
+
 ``training_run_speed`` measures a whole training run of a config with either engine (what
 ``benchmarks/gpu_check.py`` compares on a GPU and on the CPU).
 
@@ -152,6 +157,8 @@ def run(seconds: float, device: str = "cpu") -> list[Result]:
         seconds,
     )
     fast_update, fast_collect = fast_engine_seconds(model, config, seconds)
+    league_joint = league_collection_seconds(model, config, seconds, joint=True)
+    league_alone = league_collection_seconds(model, config, seconds, joint=False)
     shapes = linear_shapes(model.policy)
     torch.set_num_threads(os.cpu_count() or 1)
     gflops = matmul_gflops(shapes, seconds, device=device)
@@ -215,6 +222,21 @@ def run(seconds: float, device: str = "cpu") -> list[Result]:
         ),
         Result(
             "learner",
+            "fast rollout collection against a league, policies asked jointly",
+            rollout_size / league_joint,
+            "learner steps/s",
+            f"{on}, the live policy, {config.max_snapshots} snapshots and "
+            f"{len(config.league_anchors)} anchors; {league_alone / league_joint:.2f}x one call per policy",
+        ),
+        Result(
+            "learner",
+            "fast rollout collection against a league, one call per policy",
+            rollout_size / league_alone,
+            "learner steps/s",
+            f"{on}, the same league",
+        ),
+        Result(
+            "learner",
             "fast training (collection + update)",
             rollout_size / (fast_update + fast_collect),
             "learner steps/s",
@@ -241,6 +263,50 @@ def fast_engine_seconds(model, config, seconds: float) -> tuple[float, float]:
     update = _time_until(lambda: loop.update(1.0), seconds)
     collect = _time_until(loop.collect, seconds)
     return update, collect
+
+
+def league_collection_seconds(model, config, seconds: float, *, joint: bool) -> float:
+    """Seconds per rollout collection of the fast engine against ``config``'s league when it is
+    full: the live policy (``model``), ``max_snapshots`` snapshots (each an agent of its own over
+    the same weights: what is timed is their calls) and the anchors, one member per game drawn by
+    PFSP. ``joint=False`` gives every policy agent no ``joint_key``, so each is asked alone."""
+    # Imported here: keeps torch and stable-baselines3 off this module's import path.
+    from stable_baselines3.common.logger import Logger
+
+    from madiao_mao.agents.learned import policy_agent
+    from madiao_mao.training.fast.train import FastLoop
+    from madiao_mao.training.opponents import LeagueOpponents, scripted_agents
+    from madiao_mao.training.run_folder import new_league
+    from madiao_mao.training.sb3.adapter import LearnerVecEnv
+    from madiao_mao.training.sb3.train import make_vector_env
+
+    league = new_league(config)
+    anchors = scripted_agents(config, config.league_anchors, "league anchor")
+    pool = LeagueOpponents(
+        league, dict(zip(config.league_anchors, anchors, strict=True)), max_snapshots=config.max_snapshots
+    )
+    policies = [policy_agent(model=model, deterministic=False, seed=0, name="main")]
+    pool.set_current(policies[0])
+    for number in range(1, config.max_snapshots + 1):
+        snapshot = policy_agent(model=model, deterministic=False, seed=number, name=f"snapshot_{number}")
+        pool.add_snapshot(snapshot, path=f"snapshot_{number}.zip", step=number)
+        policies.append(snapshot)
+    if not joint:
+        for policy in policies:
+            policy.joint_key = lambda: None
+    venv = LearnerVecEnv(
+        make_vector_env(config, config.n_envs, seed=config.seed),
+        pool.slots,
+        learner_seat="rotate",
+        seed=config.seed,
+        opponent_draw="per_game",
+        opponent_sampler=pool.sample,
+    )
+    pool.attach(venv)
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    loop = FastLoop(model, venv, config, seed=config.seed)
+    loop.collect()
+    return _time_until(loop.collect, seconds)
 
 
 def training_run_speed(config, engine: str) -> dict[str, float]:

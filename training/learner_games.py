@@ -206,6 +206,16 @@ def _rows(step: VectorStep, games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.take(step.observation, games, axis=0), np.take(step.action_mask, games, axis=0)
 
 
+def _store_actions(pool_index: int, games: np.ndarray, chosen: Any, actions: np.ndarray) -> None:
+    """Opponent ``pool_index``'s actions ``chosen`` for ``games``, checked, into ``actions``."""
+    chosen = np.asarray(chosen)
+    if chosen.shape != (games.size,):
+        raise ValueError(
+            f"opponent {pool_index} returned actions of shape {chosen.shape} for {games.size} games"
+        )
+    actions[games] = chosen
+
+
 class LearnerGames:
     """One learner seat per game of a batched card game, the other seats played by opponents.
 
@@ -467,12 +477,52 @@ class LearnerGames:
             self._call_opponent(0, games, *_rows(step, games), step, actions)
             return actions
         entries = self.opponent_index[games, step.to_act[games]]
-        for group in self._same_agent_groups(np.unique(entries)):
+        for joint in self._joint_groups(self._same_agent_groups(np.unique(entries))):
             # One call per agent, its entries' rows in entry order: an agent draws its random
             # numbers row by row, so the actions are those of one call per entry, in fewer calls.
-            rows = np.concatenate([games[entries == pool_index] for pool_index in group])
-            self._call_opponent(group[0], rows, *_rows(step, rows), step, actions)
+            rows = [np.concatenate([games[entries == pool_index] for pool_index in group]) for group in joint]
+            if len(joint) == 1:
+                self._call_opponent(joint[0][0], rows[0], *_rows(step, rows[0]), step, actions)
+            else:
+                self._call_jointly([group[0] for group in joint], rows, step, actions)
         return actions
+
+    def _agent_of(self, pool_index: int) -> Any:
+        """The agent that decides for pool entry ``pool_index`` (what a forwarding slot holds)."""
+        entry = self._entries[pool_index]
+        return getattr(entry, "agent", entry)
+
+    def _joint_groups(self, groups: list[list[int]]) -> list[list[list[int]]]:
+        """``groups`` (``_same_agent_groups``') gathered into sets whose agents decide in one
+        call of their class's ``act_jointly``: agents of one class with the same ``joint_key``
+        (not None), agents that take no row keys (a league's policy snapshots and its live policy);
+        every other group alone. In the order of each set's first group."""
+        sets: dict[Any, list[list[int]]] = {}
+        for group in groups:
+            agent = self._agent_of(group[0])
+            joint_key = getattr(agent, "joint_key", None)
+            joins = callable(joint_key) and callable(getattr(agent, "act_jointly", None))
+            key = joint_key() if joins and not takes_row_keys(agent) else None
+            sets.setdefault(id(group) if key is None else (type(agent), key), []).append(group)
+        return list(sets.values())
+
+    def _call_jointly(
+        self, pool_indices: list[int], games: list[np.ndarray], step: VectorStep, actions: np.ndarray
+    ) -> None:
+        """The actions of the agents of ``pool_indices`` (one ``joint_key``) in their ``games``,
+        from one ``act_jointly`` call; an entry that times its calls (``record_call``, the pool's
+        slots) is charged the call's time in proportion to its rows."""
+        agents = [self._agent_of(pool_index) for pool_index in pool_indices]
+        observations, masks = zip(*(_rows(step, rows) for rows in games), strict=True)
+        started = time.perf_counter()
+        chosen = type(agents[0]).act_jointly(agents, list(observations), list(masks))
+        elapsed = time.perf_counter() - started
+        n_rows = sum(rows.size for rows in games)
+        for pool_index, rows, agent_actions in zip(pool_indices, games, chosen, strict=True):
+            _store_actions(pool_index, rows, agent_actions, actions)
+            record_call = getattr(self._entries[pool_index], "record_call", None)
+            if callable(record_call):
+                record_call(elapsed * rows.size / max(n_rows, 1), rows.size)
 
     def _same_agent_groups(self, pool_indices: np.ndarray) -> list[list[int]]:
         """``pool_indices`` grouped by the agent that decides for them, each group in ascending
@@ -481,8 +531,7 @@ class LearnerGames:
         policy's slots the live policy. Which agent a slot holds changes as snapshots come."""
         groups: dict[int, list[int]] = {}
         for pool_index in pool_indices.tolist():
-            entry = self._entries[pool_index]
-            groups.setdefault(id(getattr(entry, "agent", entry)), []).append(pool_index)
+            groups.setdefault(id(self._agent_of(pool_index)), []).append(pool_index)
         return list(groups.values())
 
     def _call_opponent(
@@ -499,12 +548,7 @@ class LearnerGames:
             chosen = self._pool[pool_index](observations, masks, rows=keys)
         else:
             chosen = self._pool[pool_index](observations, masks)
-        chosen = np.asarray(chosen)
-        if chosen.shape != (games.size,):
-            raise ValueError(
-                f"opponent {pool_index} returned actions of shape {chosen.shape} for {games.size} games"
-            )
-        actions[games] = chosen
+        _store_actions(pool_index, games, chosen, actions)
 
 
 class TimedVectorEnv:

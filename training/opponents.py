@@ -95,12 +95,16 @@ class PoolSlot(Agent):
             )
         else:
             actions = self.agent.act_batch(observations, masks)
-        elapsed = time.perf_counter() - started
-        self.seconds += elapsed
-        self.decisions += len(actions)
-        self.pool.seconds += elapsed
-        self.pool.decisions += len(actions)
+        self.record_call(time.perf_counter() - started, len(actions))
         return actions
+
+    def record_call(self, seconds: float, decisions: int) -> None:
+        """Count a call of this slot's agent: its seconds and decisions, on the slot and the pool
+        (a joint call of several slots' agents charges each its share)."""
+        self.seconds += seconds
+        self.decisions += decisions
+        self.pool.seconds += seconds
+        self.pool.decisions += decisions
 
     def reset_rows(self, rows: np.ndarray) -> None:
         self.agent.reset_rows(rows)

@@ -199,6 +199,9 @@ def test_features_extracted_once_per_update_train_the_weights_that_extracting_pe
         )
         assert policy.share_features_extractor is shared
         assert ppo.fixed_features(policy, torch.zeros(2, model.observation_space.shape[0])) is not None
+        # Autograd in both arms: the written-out backward needs features extracted once, and
+        # its rounding is compared with autograd's by the tests below.
+        monkeypatch.setattr(ppo.HandBackward, "of", classmethod(lambda cls, policy, features: None))
         if not once:
             monkeypatch.setattr(ppo, "fixed_features", lambda policy, observations: None)
         ppo.ppo_update(policy, _filled_storage(model, seed=9), settings, torch.Generator().manual_seed(3))
@@ -206,6 +209,102 @@ def test_features_extracted_once_per_update_train_the_weights_that_extracting_pe
         monkeypatch.undo()
     assert all(torch.equal(weights[0][key], weights[1][key]) for key in weights[0])
     assert not all(torch.equal(weights[0][key], model.policy.state_dict()[key]) for key in weights[0])
+
+
+def _gradients_and_statistics(policy, storage, settings, *, hand: bool, monkeypatch):
+    """The parameters' gradients after a one-minibatch update at learning rate 0 (the gradient
+    of the loss, unclipped), and the update's statistics, by the written-out backward or autograd."""
+    if not hand:
+        monkeypatch.setattr(ppo.HandBackward, "of", classmethod(lambda cls, policy, features: None))
+    statistics = ppo.ppo_update(policy, storage, settings, torch.Generator().manual_seed(3))
+    monkeypatch.undo()
+    return [parameter.grad.clone() for parameter in policy.parameters()], statistics
+
+
+@pytest.mark.parametrize(
+    ("activation", "shared", "net_arch"),
+    [
+        (torch.nn.Tanh, True, [16]),
+        (torch.nn.Tanh, False, [16]),
+        (torch.nn.ReLU, True, {"pi": [16, 8], "vf": [12]}),
+        (torch.nn.Tanh, False, {"pi": [], "vf": [16, 16]}),
+    ],
+)
+def test_the_written_out_backward_gives_autograds_gradients_and_statistics(
+    activation, shared, net_arch, monkeypatch
+):
+    model = _toy_model()
+    storage = _filled_storage(model, seed=11)
+    settings = ppo.UpdateSettings(
+        n_epochs=1,
+        batch_size=32,
+        clip_range=0.2,
+        ent_coef=0.05,
+        vf_coef=0.5,
+        max_grad_norm=1e9,
+        learning_rate=0.0,
+    )
+    policy = type(model.policy)(
+        model.observation_space,
+        model.action_space,
+        lambda _: 0.0,
+        net_arch=net_arch,
+        activation_fn=activation,
+        share_features_extractor=shared,
+    )
+    features = ppo.fixed_features(policy, storage.observations.reshape(32, -1))
+    assert ppo.HandBackward.of(policy, features) is not None
+    # Some ratios beyond the clip range, some within it, advantages of both signs.
+    ratio = torch.exp(
+        ppo.masked_log_probabilities(
+            ppo.logits_and_values(policy, storage.observations.reshape(32, -1))[0].detach(),
+            storage.masks.reshape(32, -1),
+        )
+        .gather(1, storage.actions.reshape(32, 1))
+        .squeeze(1)
+        - storage.log_probabilities.reshape(32)
+    )
+    assert (ratio > 1.2).any() and ((ratio > 0.8) & (ratio < 1.2)).any()
+    assert (storage.advantages > 0).any() and (storage.advantages < 0).any()
+    by_hand, hand_statistics = _gradients_and_statistics(
+        policy, storage, settings, hand=True, monkeypatch=monkeypatch
+    )
+    by_autograd, statistics = _gradients_and_statistics(
+        policy, storage, settings, hand=False, monkeypatch=monkeypatch
+    )
+    for hand_gradient, autograd_gradient in zip(by_hand, by_autograd, strict=True):
+        assert autograd_gradient.abs().sum() > 0
+        torch.testing.assert_close(hand_gradient, autograd_gradient, rtol=1e-4, atol=1e-6)
+    assert hand_statistics.keys() == statistics.keys()
+    for key, value in statistics.items():
+        assert hand_statistics[key] == pytest.approx(value, rel=1e-5, abs=1e-7), key
+
+
+def test_a_network_the_written_out_backward_does_not_know_is_trained_by_autograd():
+    model = _toy_model()
+    observations = torch.zeros(2, model.observation_space.shape[0])
+
+    def policy(**kwargs):
+        return type(model.policy)(
+            model.observation_space, model.action_space, lambda _: 1e-3, net_arch=[8], **kwargs
+        )
+
+    assert ppo.HandBackward.of(policy(), ppo.fixed_features(policy(), observations)) is not None
+    assert ppo.HandBackward.of(policy(), None) is None  # features that learn
+    unknown_activation = policy(activation_fn=torch.nn.ELU)
+    with_extra_parameter = policy()
+    with_extra_parameter.temperature = torch.nn.Parameter(torch.ones(1))
+    for unknown in (unknown_activation, with_extra_parameter):
+        assert ppo.HandBackward.of(unknown, ppo.fixed_features(unknown, observations)) is None
+    storage = _filled_storage(model, seed=2)
+    before = [p.detach().clone() for p in unknown_activation.parameters()]
+    ppo.ppo_update(
+        unknown_activation,
+        storage,
+        _update_settings(n_epochs=1, batch_size=32, ent_coef=0.01),
+        torch.Generator().manual_seed(0),
+    )
+    assert all(not torch.equal(b, p) for b, p in zip(before, unknown_activation.parameters(), strict=True))
 
 
 def test_a_features_extractor_that_learns_is_run_for_every_minibatch():

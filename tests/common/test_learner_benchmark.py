@@ -51,3 +51,33 @@ def test_the_learner_suite_measures_the_default_model_with_both_engines_and_its_
     # prints them beside the CPU's).
     for name in ("fast PPO update", "fast rollout collection", "fast training (collection + update)"):
         assert results[name].value > 0 and "sb3's" in results[name].note
+    for name in (
+        "fast rollout collection against a league, policies asked jointly",
+        "fast rollout collection against a league, one call per policy",
+    ):
+        assert results[name].value > 0
+    assert (
+        "x one call per policy"
+        in results["fast rollout collection against a league, policies asked jointly"].note
+    )
+
+
+@pytest.mark.slow
+def test_the_league_rows_ask_the_policies_jointly_in_one_and_one_by_one_in_the_other(monkeypatch):
+    from madiao_mao.agents.learned import LearnedPolicyAgent
+    from madiao_mao.benchmarks.learner import default_model, league_collection_seconds
+
+    joint_calls = []
+    original = LearnedPolicyAgent.act_jointly.__func__
+    monkeypatch.setattr(
+        LearnedPolicyAgent,
+        "act_jointly",
+        classmethod(
+            lambda cls, agents, *rest: joint_calls.append(len(agents)) or original(cls, agents, *rest)
+        ),
+    )
+    model, config = default_model()
+    assert league_collection_seconds(model, config, 0.01, joint=False) > 0
+    assert joint_calls == []
+    assert league_collection_seconds(model, config, 0.01, joint=True) > 0
+    assert joint_calls and max(joint_calls) == config.max_snapshots + 1

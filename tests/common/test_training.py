@@ -8,6 +8,7 @@ rewards, terminal ones included when an opponent made the last move.
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -215,6 +216,162 @@ def test_slots_that_hold_one_agent_are_asked_in_one_call_with_the_same_play(monk
     # At most one call per agent in a round (two scripted agents, the live one, a snapshot), where
     # a call per slot makes several.
     assert grouped_calls <= 4 * rounds < per_slot_calls
+
+
+def _toy_policy_agent(seed: int, *, deterministic: bool = False):
+    """A LearnedPolicyAgent of a small MaskablePPO model of the toy game (weights by ``seed``)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from madiao_mao.agents.learned import LearnedPolicyAgent
+
+    venv = LearnerVecEnv(ToyVectorEnv(4, seed=seed), RandomAgent(seed=seed), seed=seed)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=8, policy_kwargs={"net_arch": [16]}, seed=seed)
+    with torch.no_grad():  # logits far apart, so that each row's input decides its action
+        model.policy.action_net.weight.mul_(100.0)
+    return LearnedPolicyAgent(model=model, deterministic=deterministic, seed=seed + 100, name=f"p{seed}")
+
+
+def test_policies_asked_jointly_choose_what_each_would_choose_alone():
+    pytest.importorskip("sb3_contrib")
+    from madiao_mao.agents.learned import LearnedPolicyAgent
+
+    rng = np.random.default_rng(5)
+    sizes = (7, 1, 30)
+    observations = [rng.random((n, ToyVectorEnv.obs_dim)).astype(np.float32) for n in sizes]
+    masks = [rng.random((n, N_ACTIONS)) < 0.5 for n in sizes]
+    for mask in masks:
+        mask[np.arange(len(mask)), rng.integers(N_ACTIONS, size=len(mask))] = True
+    masks[0][3] = False  # a row with nothing to do: -1, as alone
+    deterministic = (False, True, False)
+    alone = [
+        _toy_policy_agent(seed, deterministic=d) for seed, d in zip((1, 2, 3), deterministic, strict=True)
+    ]
+    together = [
+        _toy_policy_agent(seed, deterministic=d) for seed, d in zip((1, 2, 3), deterministic, strict=True)
+    ]
+    assert len({agent.joint_key() for agent in together}) == 1
+    for _ in range(3):  # the sampling agents' random streams stay in step call after call
+        expected = [agent.act_batch(o, m) for agent, o, m in zip(alone, observations, masks, strict=True)]
+        jointly = LearnedPolicyAgent.act_jointly(together, observations, masks)
+        for got, want in zip(jointly, expected, strict=True):
+            np.testing.assert_array_equal(got, want)
+    assert jointly[0][3] == -1 and (jointly[0] != -1).sum() == 6
+
+
+def test_an_agent_that_decides_in_its_own_way_is_not_asked_jointly():
+    pytest.importorskip("sb3_contrib")
+    import torch
+
+    from madiao_mao.agents.learned import LearnedPolicyAgent
+
+    class OwnWay(LearnedPolicyAgent):
+        def _logits(self, observations):
+            return np.zeros((len(observations), N_ACTIONS))
+
+    plain = _toy_policy_agent(1)
+    assert plain.joint_key() is not None
+    assert OwnWay(model=plain.model).joint_key() is None
+    learning = _toy_policy_agent(2)
+    learning.model.policy.pi_features_extractor.scale = torch.nn.Parameter(torch.ones(1))
+    assert learning.joint_key() is None
+    with pytest.raises(ValueError, match="joint_key"):
+        LearnedPolicyAgent.act_jointly(
+            [plain, learning], [np.zeros((1, 12))] * 2, [np.ones((1, 3), bool)] * 2
+        )
+
+
+class KeyedJointAgent(Agent):
+    """An agent with a joint call that also takes the game-seat key of each row: it must be asked
+    with its keys, so never jointly (the joint call has none)."""
+
+    name = "keyed-joint"
+
+    def __init__(self) -> None:
+        self.keyed_calls = 0
+
+    def joint_key(self):
+        return ("one key for all",)
+
+    @classmethod
+    def act_jointly(cls, agents, observations, masks):
+        raise AssertionError("asked jointly, without its row keys")
+
+    def act_batch(self, observations, masks, rows=None):
+        assert rows is not None
+        self.keyed_calls += 1
+        return np.array([int(np.flatnonzero(mask)[0]) for mask in masks], dtype=np.int64)
+
+    def act(self, observation, action_mask):
+        return int(np.flatnonzero(action_mask)[0])
+
+    def reset_rows(self, rows) -> None:
+        pass
+
+
+def test_agents_that_take_row_keys_are_asked_with_them_not_jointly():
+    agents = [KeyedJointAgent(), KeyedJointAgent()]
+    pool = OpponentPool(agents, n_slots=2)
+    env = LearnerVecEnv(ToyVectorEnv(16, seed=3), pool.slots, learner_seat="rotate", seed=4)
+    env.reset()
+    for _ in range(20):
+        env.step(np.array([int(np.flatnonzero(m)[0]) for m in env.action_masks()]))
+    assert all(agent.keyed_calls > 0 for agent in agents)
+
+
+def _learned_pool_play(joint: bool, monkeypatch) -> tuple[list[bytes], int, OpponentPool]:
+    """120 learner steps against a league-like pool of policy snapshots, the live policy and a
+    scripted agent; the bytes of every step, the joint calls made and the pool."""
+    from madiao_mao.agents.learned import LearnedPolicyAgent
+    from madiao_mao.training import learner_games
+
+    joint_calls = []
+    if joint:
+        original = LearnedPolicyAgent.act_jointly.__func__
+        monkeypatch.setattr(
+            LearnedPolicyAgent,
+            "act_jointly",
+            classmethod(lambda cls, *args: joint_calls.append(1) or original(cls, *args)),
+        )
+    else:
+        monkeypatch.setattr(
+            learner_games.LearnerGames, "_joint_groups", lambda self, groups: [[group] for group in groups]
+        )
+    pool = OpponentPool(
+        [CountingRandomAgent(1, "a"), _toy_policy_agent(11)],
+        weights={"scripted": 0.4, "snapshot": 0.4, "current": 0.2},
+        n_slots=10,
+    )
+    pool.set_current(_toy_policy_agent(12))
+    pool.add_snapshot(_toy_policy_agent(13))
+    env = LearnerVecEnv(ToyVectorEnv(32, seed=3), pool.slots, learner_seat="rotate", seed=4)
+    rng = np.random.default_rng(0)
+    played = [env.reset().tobytes()]
+    later_snapshot = _toy_policy_agent(14)
+    started = time.perf_counter()
+    for step in range(120):
+        if step == 60:
+            pool.add_snapshot(later_snapshot)
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in env.action_masks()])
+        obs, rewards, dones, _ = env.step(actions)
+        played.append(obs.tobytes() + rewards.tobytes() + dones.tobytes())
+    # The opponents' seconds are parts of the play's, charged once each.
+    assert pool.seconds < time.perf_counter() - started
+    return played, len(joint_calls), pool
+
+
+def test_a_pools_policies_asked_in_one_joint_call_play_as_when_asked_one_by_one(monkeypatch):
+    pytest.importorskip("sb3_contrib")
+    jointly, joint_calls, joint_pool = _learned_pool_play(True, monkeypatch)
+    monkeypatch.undo()
+    one_by_one, _, pool = _learned_pool_play(False, monkeypatch)
+    assert jointly == one_by_one
+    assert joint_calls > 100
+    # Every decision is still counted, and the joint calls' time is charged to the slots.
+    assert joint_pool.decisions == pool.decisions > 0
+    assert sum(slot.decisions for slot in joint_pool.slots) == joint_pool.decisions
+    assert joint_pool.seconds == pytest.approx(sum(slot.seconds for slot in joint_pool.slots))
+    assert all(slot.seconds > 0 for slot in joint_pool.slots if slot.decisions)
 
 
 def test_rewards_before_the_learners_first_decision_after_reset_are_kept():

@@ -8,7 +8,9 @@ value loss without clipping, the entropy of the masked distribution, and the gra
 clipped to ``max_grad_norm``. What makes it fast is what it leaves out: no ``MaskableCategorical``
 per call (the mask is applied to the logits once, a log-softmax gives log-probabilities and
 entropy), no per-step tensor conversions (observations and masks are written into storage the
-policy reads in place), and statistics summed on the device, read once per update.
+policy reads in place), statistics summed on the device, read once per update, and, for the
+common network (plain MLPs over features with nothing to learn), a backward pass written out
+(``HandBackward``) in place of autograd's.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from torch import nn
 from torch.nn import functional
 
 #: The logit of an illegal action: what sb3-contrib's ``MaskableCategorical`` puts there, so the
@@ -64,6 +67,13 @@ def _rows_of(features, rows: torch.Tensor):
     if isinstance(features, torch.Tensor):
         return features[rows]
     return tuple(part[rows] for part in features)
+
+
+def _actor_and_critic_rows(features, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The ``rows`` of ``fixed_features``'s output as (the actor's input, the critic's input):
+    the same rows twice when the two share their features."""
+    selected = _rows_of(features, rows)
+    return (selected, selected) if isinstance(selected, torch.Tensor) else selected
 
 
 def masked_log_probabilities(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
@@ -175,6 +185,128 @@ class UpdateSettings:
     learning_rate: float
 
 
+#: The activations the written-out backward knows: each one's derivative from its own output.
+_ACTIVATION_BACKWARD = {
+    nn.Tanh: torch.ops.aten.tanh_backward,
+    nn.ReLU: torch.ops.aten.threshold_backward,
+}
+
+
+def _mlp_layers(sequence: nn.Module) -> list[tuple[nn.Linear, type | None]] | None:
+    """The (linear layer, activation class or None) pairs of an ``nn.Sequential`` of linear layers
+    each followed by at most one known activation (what SB3's ``MlpExtractor`` builds); None when
+    it holds anything else."""
+    if not isinstance(sequence, nn.Sequential):
+        return None
+    layers: list[tuple[nn.Linear, type | None]] = []
+    for module in sequence:
+        if isinstance(module, nn.Linear):
+            layers.append((module, None))
+        elif type(module) in _ACTIVATION_BACKWARD and layers and layers[-1][1] is None:
+            layers[-1] = (layers[-1][0], type(module))
+        else:
+            return None
+    return layers
+
+
+class HandBackward:
+    """The PPO loss's gradients written out for the common network: an actor MLP and a critic
+    MLP (linear layers with tanh or ReLU, SB3's ``MlpExtractor``) and their linear heads, over
+    features with nothing to learn (``fixed_features``).
+
+    Why not autograd: at the default minibatch of 256 rows, autograd's recording and replay of
+    some forty small operations per minibatch cost about as much as the matrix multiplies they
+    surround; this pass does the same multiplies (the first layer's input gradient, which nothing
+    reads, is skipped as autograd skips it) with few operations around them, and gives the
+    gradients autograd gives up to float rounding (``tests/common/test_fast_engine.py``). The
+    measured gain is in ``benchmarks/README.md``, "The fast engine's backward written out"."""
+
+    def __init__(self, policy, actor: list, critic: list) -> None:
+        self.actor = [*actor, (policy.action_net, None)]
+        self.critic = [*critic, (policy.value_net, None)]
+        for layer, _ in self.actor + self.critic:
+            for parameter in (layer.weight, layer.bias):
+                if parameter.grad is None or parameter.grad.shape != parameter.shape:
+                    parameter.grad = torch.zeros_like(parameter)
+
+    @classmethod
+    def of(cls, policy, features) -> HandBackward | None:
+        """The written-out backward of ``policy`` for ``fixed_features``' output ``features``, or
+        None (autograd then) when features must be learned, a network is not plain linear layers
+        and known activations, or a parameter that needs a gradient lies outside them."""
+        if features is None:
+            return None
+        extractor = getattr(policy, "mlp_extractor", None)
+        actor = _mlp_layers(getattr(extractor, "policy_net", None))
+        critic = _mlp_layers(getattr(extractor, "value_net", None))
+        heads = (getattr(policy, "action_net", None), getattr(policy, "value_net", None))
+        if actor is None or critic is None or not all(isinstance(head, nn.Linear) for head in heads):
+            return None
+        layers = [layer for layer, _ in actor + critic] + list(heads)
+        covered = {id(parameter) for layer in layers for parameter in (layer.weight, layer.bias)}
+        if any(layer.bias is None for layer in layers) or any(
+            parameter.requires_grad and id(parameter) not in covered for parameter in policy.parameters()
+        ):
+            return None
+        return cls(policy, actor, critic)
+
+    @staticmethod
+    @torch.no_grad()
+    def forward(layers: list, inputs: torch.Tensor) -> list[torch.Tensor]:
+        """The input and every layer's output (what the backward reads), without a graph."""
+        outputs = [inputs]
+        for layer, activation in layers:
+            output = torch.addmm(layer.bias, outputs[-1], layer.weight.t())
+            if activation is nn.Tanh:
+                output.tanh_()
+            elif activation is nn.ReLU:
+                output.relu_()
+            outputs.append(output)
+        return outputs
+
+    @staticmethod
+    @torch.no_grad()
+    def backward(layers: list, outputs: list[torch.Tensor], output_gradient: torch.Tensor) -> None:
+        """Every layer's weight and bias gradients (written into their ``.grad``) from the
+        gradient of the last output."""
+        gradient = output_gradient
+        for index in range(len(layers) - 1, -1, -1):
+            layer, activation = layers[index]
+            output = outputs[index + 1]
+            if activation is nn.Tanh:
+                gradient = torch.ops.aten.tanh_backward(gradient, output)
+            elif activation is nn.ReLU:
+                gradient = torch.ops.aten.threshold_backward(gradient, output, 0)
+            torch.mm(gradient.t(), outputs[index], out=layer.weight.grad)
+            torch.sum(gradient, 0, out=layer.bias.grad)
+            if index > 0:
+                gradient = gradient @ layer.weight
+
+
+def ppo_loss_gradients(
+    log_probabilities: torch.Tensor,
+    masks: torch.Tensor,
+    entropy: torch.Tensor,
+    actions: torch.Tensor,
+    clipped_weight: torch.Tensor,
+    values: torch.Tensor,
+    returns: torch.Tensor,
+    settings: UpdateSettings,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The gradients of a minibatch's PPO loss (``ppo_update``'s) with respect to the logits and
+    the values. ``clipped_weight``: d(policy loss)/d(log-probability of the action taken), per
+    row: -advantage * ratio / rows where the unclipped term is the minimum, else 0. The entropy
+    term: d(-entropy)/d(logit k) = p_k (log p_k + entropy), zero for illegal actions (p = 0)."""
+    rows = log_probabilities.shape[0]
+    legal = log_probabilities.masked_fill(~masks, 0.0)
+    probabilities = legal.exp().mul_(masks)
+    gradient = (legal + entropy[:, None]).mul_(probabilities).mul_(settings.ent_coef / rows)
+    gradient.addcmul_(probabilities, clipped_weight[:, None], value=-1.0)
+    gradient.scatter_add_(1, actions[:, None], clipped_weight[:, None])
+    value_gradient = (values - returns).mul_(2.0 * settings.vf_coef / rows)
+    return gradient, value_gradient[:, None]
+
+
 def ppo_update(
     policy, storage: RolloutStorage, settings: UpdateSettings, generator: torch.Generator
 ) -> dict[str, float]:
@@ -195,31 +327,57 @@ def ppo_update(
     n_minibatches = 0
     parameters = list(policy.parameters())
     features = fixed_features(policy, observations)
+    hand_backward = HandBackward.of(policy, features)
     for _ in range(settings.n_epochs):
         order = torch.randperm(n_samples, generator=generator).to(device)
         for start in range(0, n_samples, settings.batch_size):
             rows = order[start : start + settings.batch_size]
-            if features is None:
-                logits, values = logits_and_values(policy, observations[rows])
+            minibatch_masks, minibatch_actions = masks[rows], actions[rows]
+            with torch.set_grad_enabled(hand_backward is None):
+                if hand_backward is not None:
+                    actor_inputs, critic_inputs = _actor_and_critic_rows(features, rows)
+                    actor_outputs = hand_backward.forward(hand_backward.actor, actor_inputs)
+                    critic_outputs = hand_backward.forward(hand_backward.critic, critic_inputs)
+                    logits, values = actor_outputs[-1], critic_outputs[-1].flatten()
+                elif features is None:
+                    logits, values = logits_and_values(policy, observations[rows])
+                else:
+                    logits, values = logits_and_values_of_features(policy, _rows_of(features, rows))
+                log_probabilities = masked_log_probabilities(logits, minibatch_masks)
+                new_log_probability = log_probabilities.gather(1, minibatch_actions[:, None]).squeeze(1)
+                entropy = entropy_of(log_probabilities, minibatch_masks)
+                advantage = advantages[rows]
+                if rows.numel() > 1:
+                    advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
+                log_ratio = new_log_probability - old_log_probabilities[rows]
+                ratio = torch.exp(log_ratio)
+                unclipped_term = advantage * ratio
+                clip_low, clip_high = 1 - settings.clip_range, 1 + settings.clip_range
+                clipped_term = advantage * torch.clamp(ratio, clip_low, clip_high)
+                policy_loss = -torch.min(unclipped_term, clipped_term).mean()
+                minibatch_returns = returns[rows]
+                value_loss = functional.mse_loss(minibatch_returns, values)
+                entropy_loss = -entropy.mean()
+                loss = policy_loss + settings.ent_coef * entropy_loss + settings.vf_coef * value_loss
+            if hand_backward is None:
+                policy.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
             else:
-                logits, values = logits_and_values_of_features(policy, _rows_of(features, rows))
-            log_probabilities = masked_log_probabilities(logits, masks[rows])
-            new_log_probability = log_probabilities.gather(1, actions[rows, None]).squeeze(1)
-            entropy = entropy_of(log_probabilities, masks[rows])
-            advantage = advantages[rows]
-            if rows.numel() > 1:
-                advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
-            log_ratio = new_log_probability - old_log_probabilities[rows]
-            ratio = torch.exp(log_ratio)
-            policy_loss = -torch.min(
-                advantage * ratio,
-                advantage * torch.clamp(ratio, 1 - settings.clip_range, 1 + settings.clip_range),
-            ).mean()
-            value_loss = functional.mse_loss(returns[rows], values)
-            entropy_loss = -entropy.mean()
-            loss = policy_loss + settings.ent_coef * entropy_loss + settings.vf_coef * value_loss
-            policy.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+                # torch.min passes the gradient to the unclipped term where it is the smaller
+                # (ties included: there the clamp passes its half too).
+                clipped_weight = (unclipped_term <= clipped_term) * unclipped_term / -rows.numel()
+                logits_gradient, values_gradient = ppo_loss_gradients(
+                    log_probabilities,
+                    minibatch_masks,
+                    entropy,
+                    minibatch_actions,
+                    clipped_weight,
+                    values,
+                    minibatch_returns,
+                    settings,
+                )
+                hand_backward.backward(hand_backward.actor, actor_outputs, logits_gradient)
+                hand_backward.backward(hand_backward.critic, critic_outputs, values_gradient)
             torch.nn.utils.clip_grad_norm_(parameters, settings.max_grad_norm)
             policy.optimizer.step()
             with torch.no_grad():
