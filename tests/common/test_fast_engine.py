@@ -127,15 +127,22 @@ def test_the_observations_the_policy_reads_are_the_storage_the_env_writes_into_o
     assert float(storage.observations[0].sum()) == 0.0  # the other step's slot is untouched
 
 
-def _update_settings(*, n_epochs: int, batch_size: int, ent_coef: float) -> ppo.UpdateSettings:
+def _update_settings(
+    *,
+    n_epochs: int,
+    batch_size: int,
+    ent_coef: float,
+    max_grad_norm: float = 0.5,
+    learning_rate: float = 1e-3,
+) -> ppo.UpdateSettings:
     return ppo.UpdateSettings(
         n_epochs=n_epochs,
         batch_size=batch_size,
         clip_range=0.2,
         ent_coef=ent_coef,
         vf_coef=0.5,
-        max_grad_norm=0.5,
-        learning_rate=1e-3,
+        max_grad_norm=max_grad_norm,
+        learning_rate=learning_rate,
     )
 
 
@@ -235,14 +242,8 @@ def test_the_written_out_backward_gives_autograds_gradients_and_statistics(
 ):
     model = _toy_model()
     storage = _filled_storage(model, seed=11)
-    settings = ppo.UpdateSettings(
-        n_epochs=1,
-        batch_size=32,
-        clip_range=0.2,
-        ent_coef=0.05,
-        vf_coef=0.5,
-        max_grad_norm=1e9,
-        learning_rate=0.0,
+    settings = _update_settings(
+        n_epochs=1, batch_size=32, ent_coef=0.05, max_grad_norm=1e9, learning_rate=0.0
     )
     policy = type(model.policy)(
         model.observation_space,

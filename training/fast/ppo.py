@@ -185,11 +185,8 @@ class UpdateSettings:
     learning_rate: float
 
 
-#: The activations the written-out backward knows: each one's derivative from its own output.
-_ACTIVATION_BACKWARD = {
-    nn.Tanh: torch.ops.aten.tanh_backward,
-    nn.ReLU: torch.ops.aten.threshold_backward,
-}
+#: The activations the written-out backward knows (each one's derivative follows from its output).
+_KNOWN_ACTIVATIONS = (nn.Tanh, nn.ReLU)
 
 
 def _mlp_layers(sequence: nn.Module) -> list[tuple[nn.Linear, type | None]] | None:
@@ -202,7 +199,7 @@ def _mlp_layers(sequence: nn.Module) -> list[tuple[nn.Linear, type | None]] | No
     for module in sequence:
         if isinstance(module, nn.Linear):
             layers.append((module, None))
-        elif type(module) in _ACTIVATION_BACKWARD and layers and layers[-1][1] is None:
+        elif type(module) in _KNOWN_ACTIVATIONS and layers and layers[-1][1] is None:
             layers[-1] = (layers[-1][0], type(module))
         else:
             return None
@@ -288,21 +285,22 @@ def ppo_loss_gradients(
     masks: torch.Tensor,
     entropy: torch.Tensor,
     actions: torch.Tensor,
-    clipped_weight: torch.Tensor,
+    taken_gradient: torch.Tensor,
     values: torch.Tensor,
     returns: torch.Tensor,
     settings: UpdateSettings,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The gradients of a minibatch's PPO loss (``ppo_update``'s) with respect to the logits and
-    the values. ``clipped_weight``: d(policy loss)/d(log-probability of the action taken), per
-    row: -advantage * ratio / rows where the unclipped term is the minimum, else 0. The entropy
-    term: d(-entropy)/d(logit k) = p_k (log p_k + entropy), zero for illegal actions (p = 0)."""
+    the values. ``taken_gradient``: d(policy loss)/d(log-probability of the action taken), per
+    row (-advantage * ratio / rows where the unclipped term is the minimum, else 0), which
+    reaches logit k as (1 if k was taken) - p_k. The entropy term: d(-entropy)/d(logit k) =
+    p_k (log p_k + entropy), zero for illegal actions (p = 0)."""
     rows = log_probabilities.shape[0]
     legal = log_probabilities.masked_fill(~masks, 0.0)
     probabilities = legal.exp().mul_(masks)
     gradient = (legal + entropy[:, None]).mul_(probabilities).mul_(settings.ent_coef / rows)
-    gradient.addcmul_(probabilities, clipped_weight[:, None], value=-1.0)
-    gradient.scatter_add_(1, actions[:, None], clipped_weight[:, None])
+    gradient.addcmul_(probabilities, taken_gradient[:, None], value=-1.0)
+    gradient.scatter_add_(1, actions[:, None], taken_gradient[:, None])
     value_gradient = (values - returns).mul_(2.0 * settings.vf_coef / rows)
     return gradient, value_gradient[:, None]
 
@@ -365,13 +363,13 @@ def ppo_update(
             else:
                 # torch.min passes the gradient to the unclipped term where it is the smaller
                 # (ties included: there the clamp passes its half too).
-                clipped_weight = (unclipped_term <= clipped_term) * unclipped_term / -rows.numel()
+                taken_gradient = (unclipped_term <= clipped_term) * unclipped_term / -rows.numel()
                 logits_gradient, values_gradient = ppo_loss_gradients(
                     log_probabilities,
                     minibatch_masks,
                     entropy,
                     minibatch_actions,
-                    clipped_weight,
+                    taken_gradient,
                     values,
                     minibatch_returns,
                     settings,
