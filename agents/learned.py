@@ -162,13 +162,16 @@ class LearnedPolicyAgent(Agent):
             )
         actions, start = [], 0
         for agent, rows, agent_masks in zip(agents, movers, legal_masks, strict=True):
-            chosen = np.full(agent_masks.shape[0], -1, dtype=np.int64)
-            if rows.size:
-                agent_features = features[start : start + rows.size]
-                start += rows.size
-                logits = agent._actor_logits(agent_features)
-                chosen[rows] = agent._pick(logits, agent_masks[rows])
-            actions.append(chosen)
+            agent_features = features[start : start + rows.size]
+            start += rows.size
+            actions.append(
+                act_on_rows_with_a_move(
+                    agent_masks,
+                    lambda _, legal, agent=agent, agent_features=agent_features: agent._pick(
+                        agent._actor_logits(agent_features), legal
+                    ),
+                )
+            )
         return actions
 
     def _logits(self, observations: np.ndarray) -> np.ndarray:

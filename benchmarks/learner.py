@@ -277,8 +277,7 @@ def league_collection_seconds(model, config, seconds: float, *, joint: bool) -> 
     from madiao_mao.training.fast.train import FastLoop
     from madiao_mao.training.opponents import LeagueOpponents, scripted_agents
     from madiao_mao.training.run_folder import new_league
-    from madiao_mao.training.sb3.adapter import LearnerVecEnv
-    from madiao_mao.training.sb3.train import make_vector_env
+    from madiao_mao.training.sb3.train import league_learner_env, make_vector_env
 
     league = new_league(config)
     anchors = scripted_agents(config, config.league_anchors, "league anchor")
@@ -294,15 +293,7 @@ def league_collection_seconds(model, config, seconds: float, *, joint: bool) -> 
     if not joint:
         for policy in policies:
             policy.joint_key = lambda: None
-    venv = LearnerVecEnv(
-        make_vector_env(config, config.n_envs, seed=config.seed),
-        pool.slots,
-        learner_seat="rotate",
-        seed=config.seed,
-        opponent_draw="per_game",
-        opponent_sampler=pool.sample,
-    )
-    pool.attach(venv)
+    venv = league_learner_env(make_vector_env(config, config.n_envs, seed=config.seed), pool, config.seed)
     model.set_logger(Logger(folder=None, output_formats=[]))
     loop = FastLoop(model, venv, config, seed=config.seed)
     loop.collect()

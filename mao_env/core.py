@@ -1295,10 +1295,12 @@ def _vector_step_chunk(state, library, start, stop, actions, settings, out, rewa
                 out.final_payoffs[g, seat] = episode_payoffs[g, seat]
                 episode_payoffs[g, seat] = 0.0
                 observe(state, library, g, seat, n_events, reasons, out.final_observation[g, seat])
+            # The next episode's seed comes from the game's own stream: a game's future depends
+            # only on its own state and actions, whatever the other games do.
             seed = next_u64(state.rng, g)
             _start_episode(state, g, seed, settings.start_rules, settings.rule_pool, settings.pool_draws)
             action_mask(state, library, g, settings.by_rules, out.mask[g])
-            out.events_key[g] = -1
+            out.events_key[g] = -1  # a new episode: its first events block is written whole
         seat = scalars[g, S_CURRENT]
         out.to_act[g] = seat
         _observe_cached(state, library, g, seat, n_events, reasons, out.observation[g], out.events_key)

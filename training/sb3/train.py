@@ -235,6 +235,22 @@ def open_run(
     return Run(config, saved_config, state, device=device, run_dir=run_dir, league=league, resumed=True)
 
 
+def league_learner_env(vector_env, pool, seed: int | None) -> LearnerVecEnv:
+    """The learner's view of ``vector_env``'s games against a league's members (``pool``, a
+    ``LeagueOpponents``): one member per game, drawn by PFSP, plays every opponent seat of it, and
+    the league sees which games are under way."""
+    venv = LearnerVecEnv(
+        vector_env,
+        pool.slots,
+        learner_seat="rotate",
+        seed=seed,
+        opponent_draw="per_game",
+        opponent_sampler=pool.sample,
+    )
+    pool.attach(venv)
+    return venv
+
+
 def build_env(run: Run, pool) -> tuple[Any, Any]:
     """The timed batched env of the training games and the learner's SB3 view of it (the learner
     seat rotates per finished game, so it plays every seat: both Madiao roles), with the game's
@@ -243,16 +259,7 @@ def build_env(run: Run, pool) -> tuple[Any, Any]:
     config, seed = run.config, run.call_seed
     vector_env = TimedVectorEnv(make_vector_env(config, config.n_envs, seed=seed))
     if run.league is not None:
-        # One member per game, drawn by PFSP, plays every opponent seat of it.
-        venv = LearnerVecEnv(
-            vector_env,
-            pool.slots,
-            learner_seat="rotate",
-            seed=seed,
-            opponent_draw="per_game",
-            opponent_sampler=pool.sample,
-        )
-        pool.attach(venv)
+        venv = league_learner_env(vector_env, pool, seed)
     else:
         venv = LearnerVecEnv(vector_env, pool.slots, learner_seat="rotate", seed=seed)
     venv = game_spec(config.game).shape_reward(venv, config)
