@@ -9,9 +9,11 @@ after install; a game with a policy kind of its own plays it with the module's `
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -62,6 +64,10 @@ class LearnedPolicyAgent(Agent):
 
     def _check_obs(self, observations: np.ndarray) -> np.ndarray:
         observations = np.asarray(observations, dtype=np.float32)
+        length = observations.shape[-1]
+        if length != self.table_obs_dim and leading_observations().get(length) == self.table_obs_dim:
+            # A richer variant of the observation it was trained on, which begins with that one.
+            observations = np.ascontiguousarray(observations[..., : self.table_obs_dim])
         if observations.shape[-1] != self.table_obs_dim:
             raise ValueError(
                 f"model {self.name!r} expects observations of length {self.table_obs_dim}, got "
@@ -239,6 +245,17 @@ def load_model(path: str | Path):
         return MaskablePPO.load(str(path), device="cpu")
     finally:
         torch.set_num_threads(threads)
+
+
+@functools.cache  # asked at every call of an agent; the games do not change
+def leading_observations() -> Mapping[int, int]:
+    """Observation lengths that begin with a shorter observation of the same game, the same entries
+    in the same places (each game's agents module's ``LEADING_OBSERVATIONS``): a policy trained on
+    the shorter one plays from the leading entries of the longer one."""
+    leading: dict[int, int] = {}
+    for game in games().values():
+        leading.update(game.layer("agents").LEADING_OBSERVATIONS)
+    return MappingProxyType(leading)
 
 
 def policy_agent(

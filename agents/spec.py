@@ -5,8 +5,11 @@ a table of ``AgentSpec`` by name; :mod:`madiao_mao.agents.registry` adds the pla
 has (``random``, ``model``, ``model:PATH``) and builds an agent from its spec through that table.
 The module also holds ``PRETRAINED_MODEL`` (the shipped policy ``model`` plays, or None) and
 ``policy_agent(model, *, table, name, **kwargs)``, which plays a loaded policy of a kind only that
-game has (None for a policy it does not know), or None where the game has no such kind. These
-three are the agents layer's contract (``AgentsModule``, checked by ``madiao_mao.games``).
+game has (None for a policy it does not know), or None where the game has no such kind, and
+``LEADING_OBSERVATIONS``: observation lengths that begin with a shorter observation of the game,
+the same entries in the same places (a richer variant of it), so that a policy trained on the
+shorter one plays from the leading entries (empty where there is none). These four are the agents
+layer's contract (``AgentsModule``, checked by ``madiao_mao.games``).
 """
 
 from __future__ import annotations
@@ -56,3 +59,4 @@ class AgentsModule(Protocol):
     AGENTS: Mapping[str, AgentSpec]
     PRETRAINED_MODEL: Path | None
     policy_agent: Callable[..., Agent | None] | None
+    LEADING_OBSERVATIONS: Mapping[int, int]

@@ -69,6 +69,7 @@ from madiao_env.payments import RULE_NAMES as RULE_NAMES
 
 _SUMMARY = layout.SUMMARY_SLICES
 _HISTORY = layout.HISTORY_SLICES
+_RECORD = layout.RECORD_SLICES
 
 # ----------------------------------------------------------------------------- layout constants
 
@@ -120,7 +121,7 @@ MAX_SETTLED = 256
 CFG_FACE_UP_DISCARD = 0  # 1: a non-capturing face-up play is legal and costs 2 stakes
 CFG_MAX_REDEALS = 1  # -1: unlimited
 CFG_MATCH = 2  # 1: the episode is a whole match
-CFG_HISTORY_OBS = 3  # 1: observation = perfect-recall history vector
+CFG_OBS_TYPE = 3  # the observation: 0 summary, 1 perfect-recall history, 2 summary + record by seat
 N_CONFIG = 4
 
 # Meld card sets (the design doc's table).
@@ -150,6 +151,12 @@ OBS_PHASE_AT = _SUMMARY["OBS_PHASE"].start
 OBS_BEEN_BANKER_AT = _SUMMARY["OBS_BEEN_BANKER"].start
 OBS_REDEAL_PASSED_AT = _SUMMARY["OBS_REDEAL_PASSED"].start
 SUMMARY_SIZE = layout.SUMMARY_SIZE
+
+OBS_FACE_UP_BY_SEAT_AT = _RECORD["OBS_FACE_UP_BY_SEAT"].start
+OBS_WON_WITH_BY_SEAT_AT = _RECORD["OBS_WON_WITH_BY_SEAT"].start
+OBS_SLOUGHED_UNDER_BY_SEAT_AT = _RECORD["OBS_SLOUGHED_UNDER_BY_SEAT"].start
+OBS_SLOUGHS_BY_SEAT_AT = _RECORD["OBS_SLOUGHS_BY_SEAT"].start
+RECORD_SIZE = layout.RECORD_SIZE
 
 HIST_HAND_DEALT_AT = _HISTORY["HIST_HAND_DEALT"].start
 HIST_HAND_AT = _HISTORY["HIST_HAND"].start
@@ -781,12 +788,37 @@ def _observe_history(card_sets, ints, history, g, seat, out, r):
 
 
 @njit(inline="always")
+def _observe_record(card_sets, ints, history, g, seat, out, r):
+    # After the summary: the per-seat pieces, all public (face-up cards, trick winners' cards, the
+    # best face-up card each face-down slough went under, and how many cards each seat sloughed).
+    _zero(out, r, OBS_SLOUGHED_UNDER_BY_SEAT_AT, RECORD_SIZE)
+    for other in range(4):
+        relative = (other - seat) & 3
+        _write_bits(out, r, OBS_FACE_UP_BY_SEAT_AT + relative * N_CARDS, card_sets[g, CS_FACE_UP + other])
+        _write_bits(out, r, OBS_WON_WITH_BY_SEAT_AT + relative * N_CARDS, card_sets[g, CS_WON_WITH + other])
+    best = 0
+    for k in range(ints[g, I_N_PLAYS]):
+        card = int(history[g, k, 1])
+        if k % 4 == 0:
+            best = card
+        elif history[g, k, 2] == 1:
+            if _takes_lead(card, best, False):  # not so for a face-up discard (a variant)
+                best = card
+        else:
+            relative = (int(history[g, k, 0]) - seat) & 3
+            out[r, OBS_SLOUGHED_UNDER_BY_SEAT_AT + relative * N_CARDS + best] = 1
+            out[r, OBS_SLOUGHS_BY_SEAT_AT + relative] += 1
+
+
+@njit(inline="always")
 def _encode(card_sets, ints, history, config, g, seat, obs, r):
     """The observation encoder (the one both envs use): ``seat``'s view of game ``g`` into ``obs[r]``."""
-    if config[CFG_HISTORY_OBS] == 1:
+    if config[CFG_OBS_TYPE] == 1:
         _observe_history(card_sets, ints, history, g, seat, obs, r)
     else:
         _observe_summary(card_sets, ints, history, g, seat, obs, r)
+        if config[CFG_OBS_TYPE] == 2:
+            _observe_record(card_sets, ints, history, g, seat, obs, r)
 
 
 @njit

@@ -87,7 +87,39 @@ index     name                       content
 480..483  OBS_REDEAL_PASSED          relative seats that passed a redeal offer on this deal
 ========= ========================== ==================================================================
 
-(The name column is the ``slice`` constant this module exports, e.g. ``OBS_HAND``; both tables are
+``obs_type="record"``, 968 entries: the summary's entries in the same places, then the
+hand's public record by seat (a summary policy's weights carry over, zero for the new entries).
+
+========= =========================== ==================================================================
+index     name                        content
+========= =========================== ==================================================================
+0..39     OBS_HAND                    cards held
+40..79    OBS_UPCARD                  the upcard (one-hot)
+80..119   OBS_SEEN_FACE_UP            every card played face up this hand (current trick too)
+120..159  OBS_OWN_SLOUGHED            cards this seat sloughed face down this hand
+160..319  OBS_TRICK_FACE_UP           current trick by relative seat, 4 x 40: the face-up card played
+320..323  OBS_TRICK_FACE_DOWN         current trick: relative seats that sloughed face down
+324       OBS_TRICK_FACE_DOWN_COUNT   current trick: number of face-down cards
+325..328  OBS_TRICK_LEADER            relative seat that led the current trick (all 0: none)
+329..451  OBS_TRICK_PLAYS             current trick in play order, 3 x (card one-hot 40, face down 1)
+452..455  OBS_TRICKS_WON              tricks won by relative seat (counts 0..8)
+456..459  OBS_BANKER                  banker's relative seat (one-hot)
+460..463  OBS_FIRST                   relative seat dealt first (one-hot)
+464..472  OBS_TRICK_NUMBER            tricks completed, 0..8 (one-hot)
+473..475  OBS_PHASE                   redeal offer / play / over (one-hot)
+476..479  OBS_BEEN_BANKER             relative seats that have been banker in this match
+480..483  OBS_REDEAL_PASSED           relative seats that passed a redeal offer on this deal
+484..643  OBS_FACE_UP_BY_SEAT         every card played face up this hand by relative seat, 4 x 40
+                                      (current trick too)
+644..803  OBS_WON_WITH_BY_SEAT        the winning card of every trick won this hand, by relative seat of
+                                      the winner, 4 x 40
+804..963  OBS_SLOUGHED_UNDER_BY_SEAT  by relative seat, 4 x 40: for each face-down slough this hand, the
+                                      best face-up card of its trick when the seat sloughed (the card it
+                                      did not beat)
+964..967  OBS_SLOUGHS_BY_SEAT         face-down cards sloughed this hand, by relative seat (0..8)
+========= =========================== ==================================================================
+
+(The name column is the ``slice`` constant this module exports, e.g. ``OBS_HAND``; the tables are
 generated from the pieces in ``madiao_env.layout``.)
 
 ``obs_type="history"``, 1579 entries: a perfect-recall information state of the current deal.
@@ -214,6 +246,10 @@ OBS_TRICK_NUMBER = layout.SUMMARY_SLICES["OBS_TRICK_NUMBER"]
 OBS_PHASE = layout.SUMMARY_SLICES["OBS_PHASE"]
 OBS_BEEN_BANKER = layout.SUMMARY_SLICES["OBS_BEEN_BANKER"]
 OBS_REDEAL_PASSED = layout.SUMMARY_SLICES["OBS_REDEAL_PASSED"]
+OBS_FACE_UP_BY_SEAT = layout.RECORD_SLICES["OBS_FACE_UP_BY_SEAT"]
+OBS_WON_WITH_BY_SEAT = layout.RECORD_SLICES["OBS_WON_WITH_BY_SEAT"]
+OBS_SLOUGHED_UNDER_BY_SEAT = layout.RECORD_SLICES["OBS_SLOUGHED_UNDER_BY_SEAT"]
+OBS_SLOUGHS_BY_SEAT = layout.RECORD_SLICES["OBS_SLOUGHS_BY_SEAT"]
 
 HIST_HAND_DEALT = layout.HISTORY_SLICES["HIST_HAND_DEALT"]
 HIST_HAND = layout.HISTORY_SLICES["HIST_HAND"]

@@ -63,6 +63,30 @@ SUMMARY_PIECES = (
     Piece("OBS_REDEAL_PASSED", N_SEATS, "relative seats that passed a redeal offer on this deal"),
 )
 
+#: The summary with the hand's record by seat appended: what each seat played face up, the cards
+#: it won tricks with, and what it declined to beat, all public. The summary's pieces keep their
+#: places, so a summary policy's weights carry over with zero weights for the new entries.
+RECORD_PIECES = (
+    *SUMMARY_PIECES,
+    Piece(
+        "OBS_FACE_UP_BY_SEAT",
+        N_SEATS * N_CARDS,
+        "every card played face up this hand by relative seat, 4 x 40 (current trick too)",
+    ),
+    Piece(
+        "OBS_WON_WITH_BY_SEAT",
+        N_SEATS * N_CARDS,
+        "the winning card of every trick won this hand, by relative seat of the winner, 4 x 40",
+    ),
+    Piece(
+        "OBS_SLOUGHED_UNDER_BY_SEAT",
+        N_SEATS * N_CARDS,
+        "by relative seat, 4 x 40: for each face-down slough this hand, the best face-up card of"
+        " its trick when the seat sloughed (the card it did not beat)",
+    ),
+    Piece("OBS_SLOUGHS_BY_SEAT", N_SEATS, "face-down cards sloughed this hand, by relative seat (0..8)"),
+)
+
 HISTORY_PIECES = (
     Piece("HIST_HAND_DEALT", N_CARDS, "the observer's 8 cards as dealt"),
     Piece("HIST_HAND", N_CARDS, "cards held now"),
@@ -81,7 +105,7 @@ HISTORY_PIECES = (
     ),
 )
 
-PIECES = {"summary": SUMMARY_PIECES, "history": HISTORY_PIECES}
+PIECES = {"summary": SUMMARY_PIECES, "history": HISTORY_PIECES, "record": RECORD_PIECES}
 
 
 def slices_of(pieces: tuple[Piece, ...]) -> dict[str, slice]:
@@ -96,12 +120,27 @@ def slices_of(pieces: tuple[Piece, ...]) -> dict[str, slice]:
 
 SUMMARY_SLICES = slices_of(SUMMARY_PIECES)
 HISTORY_SLICES = slices_of(HISTORY_PIECES)
-SLICES = {"summary": SUMMARY_SLICES, "history": HISTORY_SLICES}
+RECORD_SLICES = slices_of(RECORD_PIECES)
+SLICES = {"summary": SUMMARY_SLICES, "history": HISTORY_SLICES, "record": RECORD_SLICES}
 SUMMARY_SIZE = sum(piece.size for piece in SUMMARY_PIECES)
 HISTORY_SIZE = sum(piece.size for piece in HISTORY_PIECES)
-OBS_SIZES = {"summary": SUMMARY_SIZE, "history": HISTORY_SIZE}
+RECORD_SIZE = sum(piece.size for piece in RECORD_PIECES)
+OBS_SIZES = {"summary": SUMMARY_SIZE, "history": HISTORY_SIZE, "record": RECORD_SIZE}
 
 _CONTENT_WIDTH = 66
+
+
+def summary_part(observations, reader: str):
+    """The summary entries of summary or record observations (last axis): a record observation
+    begins with the summary. ``ValueError`` naming ``reader`` for any other length (a history
+    observation would decode without error into a wrong view)."""
+    length = observations.shape[-1]
+    if length not in (SUMMARY_SIZE, RECORD_SIZE):
+        raise ValueError(
+            f"{reader} reads summary observations ({SUMMARY_SIZE} entries, or {RECORD_SIZE} with the record "
+            f"by seat), got {length} (an env with obs_type='history'?)"
+        )
+    return observations[..., :SUMMARY_SIZE]
 
 
 def table_text(obs_type: str) -> str:

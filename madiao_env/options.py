@@ -17,7 +17,7 @@ import numpy as np
 from madiao_env import core, state
 from madiao_env.layout import OBS_SIZES
 
-OBS_TYPES = ("summary", "history")
+OBS_TYPES = ("summary", "history", "record")
 EPISODES = ("hand", "match")
 # Rewards stay finite: the largest payoff of a settlement is a few dozen stakes.
 MAX_STAKE = 1e12
@@ -34,8 +34,9 @@ class MadiaoOptions:
     """
 
     obs_type: str = "summary"
-    """"summary" (484 entries: the table now) or "history" (1579 entries: a perfect-recall
-    information state of the deal); index tables in the ``madiao_env.env`` docstring."""
+    """"summary" (484 entries: the table now), "history" (1579 entries: a perfect-recall
+    information state of the deal) or "record" (968 entries: the summary, then the hand's public
+    record by seat); index tables in the ``madiao_env.env`` docstring."""
     episode: str = "hand"
     """"hand" (an episode is one hand) or "match" (an episode is a whole match: it ends after the
     hand in which the last seat that had not been banker has been banker)."""
@@ -53,7 +54,7 @@ class MadiaoOptions:
         max_redeals, face_up_discard = self.max_redeals, self.face_up_discard
         # isinstance first: ``in`` on a tuple of strings compares an array elementwise.
         if not isinstance(obs_type, str) or obs_type not in OBS_TYPES:
-            raise ValueError(f"obs_type must be 'summary' or 'history', got {obs_type!r}")
+            raise ValueError(f"obs_type must be one of {', '.join(map(repr, OBS_TYPES))}, got {obs_type!r}")
         if not isinstance(episode, str) or episode not in EPISODES:
             raise ValueError(f"episode must be 'hand' or 'match', got {episode!r}")
         if isinstance(stake, bool) or not isinstance(stake, (int, float, np.integer, np.floating)):
@@ -91,7 +92,7 @@ class MadiaoOptions:
                 face_up_discard=int(self.face_up_discard),
                 max_redeals=-1 if self.max_redeals is None else self.max_redeals,
                 match=int(self.episode == "match"),
-                history_obs=int(self.obs_type == "history"),
+                obs_type=OBS_TYPES.index(self.obs_type),
             )
         )
 
@@ -105,16 +106,20 @@ class MadiaoOptions:
         flags = {
             "face_up_discard": entries.face_up_discard,
             "match": entries.match,
-            "history_obs": entries.history_obs,
         }
         for name, value in flags.items():
             if value not in (0, 1):
                 raise ValueError(f"config {row.tolist()}: the {name} entry must be 0 or 1, got {value}")
+        if entries.obs_type not in range(len(OBS_TYPES)):
+            last = len(OBS_TYPES) - 1
+            raise ValueError(
+                f"config {row.tolist()}: the obs_type entry must be 0..{last}, got {entries.obs_type}"
+            )
         max_redeals = entries.max_redeals
         if max_redeals < -1:
             raise ValueError(f"config {row.tolist()}: the max_redeals entry must be -1 (unlimited) or >= 0")
         return cls(
-            obs_type=OBS_TYPES[flags["history_obs"]],
+            obs_type=OBS_TYPES[entries.obs_type],
             episode=EPISODES[flags["match"]],
             stake=stake,
             max_redeals=None if max_redeals < 0 else max_redeals,

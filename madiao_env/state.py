@@ -109,15 +109,15 @@ class ConfigEntries(NamedTuple):
     max_redeals: int
     #: 1: the episode is a whole match, 0: one hand.
     match: int
-    #: 1: the observation is the perfect-recall history vector, 0: the summary.
-    history_obs: int
+    #: The observation: the index of its ``obs_type`` in ``madiao_env.options.OBS_TYPES``.
+    obs_type: int
 
 
 _CONFIG_COLUMNS = ConfigEntries(
     face_up_discard=core.CFG_FACE_UP_DISCARD,
     max_redeals=core.CFG_MAX_REDEALS,
     match=core.CFG_MATCH,
-    history_obs=core.CFG_HISTORY_OBS,
+    obs_type=core.CFG_OBS_TYPE,
 )
 
 

@@ -10,6 +10,7 @@ from functools import partial
 from pathlib import Path
 from types import MappingProxyType
 
+from madiao_env.layout import RECORD_SIZE, SUMMARY_SIZE
 from madiao_mao.agents.base import Agent
 from madiao_mao.agents.spec import AgentSpec, require_env
 
@@ -18,6 +19,9 @@ from madiao_mao.agents.spec import AgentSpec, require_env
 PRETRAINED_MODEL = Path(__file__).resolve().parent.parent / "pretrained" / "madiao_selfplay.zip"
 #: Every Madiao policy is played by the generic ``LearnedPolicyAgent``: no kind of its own.
 policy_agent = None
+#: A record observation begins with the summary, the same entries in the same places: a policy
+#: trained on the summary plays from its leading entries (``madiao_mao.agents.learned``).
+LEADING_OBSERVATIONS = MappingProxyType({RECORD_SIZE: SUMMARY_SIZE})
 
 
 def _greedy(seed: int | None, env, options: str | None) -> Agent:

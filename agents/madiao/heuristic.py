@@ -30,7 +30,7 @@ import numpy as np
 
 from cardgame_core.jit import njit
 from madiao_env import cards
-from madiao_env.layout import SUMMARY_SIZE
+from madiao_env.layout import summary_part
 from madiao_mao.agents.base import Agent, act_as_batch_of_one, legal_actions
 from madiao_mao.agents.madiao import obs_layout as layout
 from madiao_mao.agents.madiao.view import MadiaoView
@@ -405,15 +405,12 @@ class _ScriptedAgent(Agent):
             )
         if masks.shape[1] != cards.N_ACTIONS:
             raise ValueError(f"a Madiao action mask has {cards.N_ACTIONS} entries, got {masks.shape[1]}")
-        if observations.shape[1] != SUMMARY_SIZE:
-            # The kernel reads the summary layout's pieces; another layout would be misread.
-            raise ValueError(
-                f"the {self.name} player reads summary observations ({SUMMARY_SIZE} entries), got "
-                f"{observations.shape[1]} (an env with obs_type='history'?)"
-            )
+        # The kernel reads the summary layout's pieces; another layout would be misread.
+        observations = summary_part(observations, f"the {self.name} player")
         if observations.dtype != np.int8:
             # Observation entries are small counts (0/1 flags, tricks 0..8): int8 is exact.
             observations = np.rint(observations).astype(np.int8)
+        observations = np.ascontiguousarray(observations)  # a record's summary part is a strided view
         actions = np.empty(masks.shape[0], dtype=np.int64)
         _decide_rows(
             self.policy,

@@ -72,10 +72,7 @@ def decode(observation: np.ndarray) -> MadiaoView:
 def view_from_observation(observation: np.ndarray) -> MadiaoView:
     """Decode a seat's observation vector (layout: ``madiao_env.layout``)."""
     observation = np.asarray(observation)
-    if observation.shape != (env_layout.SUMMARY_SIZE,):
-        # A history observation would decode without error into a wrong view.
-        raise ValueError(
-            f"the Madiao scripted players read summary observations of {env_layout.SUMMARY_SIZE} entries, "
-            f"got shape {observation.shape} (an env with obs_type='history'?)"
-        )
+    if observation.ndim != 1:
+        raise ValueError(f"a Madiao observation is one vector, got shape {observation.shape}")
+    observation = env_layout.summary_part(observation, "the Madiao scripted players")
     return decode(observation)

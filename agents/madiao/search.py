@@ -71,7 +71,7 @@ from cardgame_core.aec import IllegalActionError
 from madiao_env import cards, core, madiao_v0
 from madiao_env.env import deck_orders
 from madiao_env.layout import OBS_SIZES
-from madiao_env.options import MadiaoOptions
+from madiao_env.options import OBS_TYPES
 from madiao_env.rollout import random_playouts
 from madiao_env.state import GameView, MadiaoState
 from madiao_env.vector import MadiaoVectorEnv
@@ -749,8 +749,8 @@ class MadiaoSearchAgent(Agent):
             "inference": None if self.move_model is None else self.move_model.obs_dim,
             "value": None if self.leaf_value is None else self.leaf_value.obs_dim,
         }
-        for obs_type in ("summary", "history"):
-            size = MadiaoOptions(obs_type=obs_type).obs_size
+        for obs_type in OBS_TYPES:
+            size = OBS_SIZES[obs_type]
             if all(dim is None or dim == size for dim in readers.values()):
                 return obs_type
         lengths = ", ".join(f"{option}: {dim or 'summary'}" for option, dim in readers.items())

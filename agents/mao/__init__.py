@@ -17,6 +17,8 @@ from madiao_mao.agents.spec import AgentSpec, require_env
 #: The shipped policy ``model`` plays: ``madiao-mao train --game mao`` at its defaults (the default
 #: 8-event history observations and the seat's posterior over the secret rules).
 PRETRAINED_MODEL = Path(__file__).resolve().parent.parent / "pretrained" / "mao_selfplay.zip"
+#: None declared: Mao's policies read the observation variant they were trained on.
+LEADING_OBSERVATIONS = MappingProxyType({})
 
 
 def _base(seed: int | None, env, options: str | None) -> Agent:

@@ -39,7 +39,8 @@ def test_the_table_of_the_environments_gives_the_sizes_of_the_code():
     table = environment_table()
     madiao, mao = table["observation"]
     assert f'{observation_size(madiao_v0.env()):,} numbers (`obs_type="summary"`, default)' in madiao
-    assert f'or {observation_size(madiao_v0.env(obs_type="history")):,} (`"history"`' in madiao
+    assert f', {observation_size(madiao_v0.env(obs_type="history")):,} (`"history"`' in madiao
+    assert f'or {observation_size(madiao_v0.env(obs_type="record")):,} (`"record"`' in madiao
     assert f"{observation_size(mao_v0.env()):,} numbers (default: " in mao
     assert f"the last {MaoOptions.n_events} public events" in mao
     assert f'or {observation_size(mao_v0.env(obs_type="summary")):,} (`obs_type="summary"`)' in mao

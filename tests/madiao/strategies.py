@@ -14,6 +14,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from madiao_env import cards
+from madiao_env.options import OBS_TYPES
 
 AGENTS = [f"player_{seat}" for seat in range(cards.N_SEATS)]
 
@@ -23,11 +24,11 @@ seats = st.integers(min_value=0, max_value=cards.N_SEATS - 1)
 
 @st.composite
 def env_configs(draw: st.DrawFn, episodes: tuple[str, ...] = ("hand", "match")) -> dict[str, Any]:
-    """Keyword arguments for ``madiao_v0.raw_env``: both episode modes, both observation types,
+    """Keyword arguments for ``madiao_v0.raw_env``: both episode modes, every observation type,
     and the rule variants (a stake multiplier, a redeal cap, the face-up discard)."""
     return {
         "episode": draw(st.sampled_from(episodes)),
-        "obs_type": draw(st.sampled_from(("summary", "history"))),
+        "obs_type": draw(st.sampled_from(OBS_TYPES)),
         "stake": draw(st.sampled_from((1.0, 0.5, 2.5, 4.0))),
         "max_redeals": draw(st.sampled_from((None, 0, 1, 3))),
         "face_up_discard": draw(st.booleans()),

@@ -273,10 +273,22 @@ def test_learned_policy_batched_equals_aec(tmp_path):
 def test_scripted_players_refuse_history_observations():
     """They would misread them (and could declare redeals forever): one clear error instead."""
     deals = make_deals(1, 0)
-    with pytest.raises(ValueError, match=r"reads summary observations \(484 entries\), got 1579"):
+    with pytest.raises(ValueError, match=r"reads summary observations \(484 entries, or 968 with the record"):
         duplicate_match(
             RoleAwareHeuristicAgent(), GreedyHeuristicAgent(), deals, env_kwargs={"obs_type": "history"}
         )
+
+
+def test_scripted_players_play_a_record_observation_as_its_summary():
+    """A record observation begins with the summary, which is all they read: the same games."""
+    deals = make_deals(12, 5)
+    results = [
+        duplicate_match(
+            RoleAwareHeuristicAgent(), GreedyHeuristicAgent(), deals, env_kwargs={"obs_type": obs_type}
+        )
+        for obs_type in ("summary", "record")
+    ]
+    assert results[0].score == results[1].score and results[0].banker == results[1].banker
 
 
 class DuckTypedPlayer:

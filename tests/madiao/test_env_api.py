@@ -22,7 +22,14 @@ TRICKS_3_1_2_2 = ["0:2S", "0:3S", "0:4S 1:5S", "1:2M 2:3M", "2:4M", "2:30T 3:40T
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{}, {"obs_type": "history"}, {"episode": "match"}, {"face_up_discard": True, "stake": 2.0}]
+    "kwargs",
+    [
+        {},
+        {"obs_type": "history"},
+        {"obs_type": "record"},
+        {"episode": "match"},
+        {"face_up_discard": True, "stake": 2.0},
+    ],
 )
 def test_api_test(kwargs):
     api_test(madiao_v0.env(**kwargs), num_cycles=200)
@@ -160,6 +167,80 @@ def test_history_observation_hides_other_seats_face_down_cards():
         assert not slots[len(table["history"]) :].any()
         dealt = set(table["hands"][seat]) | {c for p, c, _, _ in table["history"] if p == seat}
         assert {cards.CARD_NAMES[i] for i in np.flatnonzero(obs[env_module.HIST_HAND_DEALT])} == dealt
+
+
+def test_record_observation_is_the_summary_then_each_seats_record():
+    # Tricks 1-2: seat 0 leads 2S then 3S and wins both, the others slough; trick 3 so far: seat 0
+    # leads 4S, seat 1 captures with 5S, seat 2 sloughs. Seat 3 (relative 0) is to act.
+    summary = play_script(TRICKS_3_1_2_2, stop_before=11)
+    env = play_script(TRICKS_3_1_2_2, stop_before=11, obs_type="record")
+    obs = env.observe("player_3")["observation"]
+    assert obs.shape == (core.RECORD_SIZE,) and env.observation_space("player_3")["observation"].contains(obs)
+    assert obs[: core.SUMMARY_SIZE].tolist() == summary.observe("player_3")["observation"].tolist()
+
+    def by_seat(piece):  # relative seat -> card names
+        planes = obs[piece].reshape(4, 40)
+        return [{cards.CARD_NAMES[i] for i in np.flatnonzero(plane)} for plane in planes]
+
+    # Relative seats from seat 3: seat 0 is 1, seat 1 is 2, seat 2 is 3.
+    assert by_seat(env_module.OBS_FACE_UP_BY_SEAT) == [set(), {"2S", "3S", "4S"}, {"5S"}, set()]
+    assert by_seat(env_module.OBS_WON_WITH_BY_SEAT) == [set(), {"2S", "3S"}, set(), set()]
+    under = [{"2S", "3S"}, set(), {"2S", "3S"}, {"2S", "3S", "5S"}]
+    assert by_seat(env_module.OBS_SLOUGHED_UNDER_BY_SEAT) == under
+    assert obs[env_module.OBS_SLOUGHS_BY_SEAT].tolist() == [2, 0, 2, 3]
+    assert env_module.OBS_SLOUGHS_BY_SEAT.stop == core.RECORD_SIZE
+
+
+def expected_record(history: list, observer: int) -> tuple[list[set], list[set], list[set], list[int]]:
+    """The record pieces worked out from ``table()["history"]`` in plain Python: per relative seat,
+    the cards played face up, the cards that won its tricks, the best face-up card under each of
+    its sloughs, and its slough count."""
+    face_up, won_with, under = ([set() for _ in range(4)] for _ in range(3))
+    sloughs = [0] * 4
+    for start in range(0, len(history), 4):
+        trick = history[start : start + 4]
+        best_seat, best = trick[0][0], trick[0][1]
+        for seat, name, up, _ in trick:
+            relative = (seat - observer) % 4
+            if up:
+                face_up[relative].add(name)
+                same_suit = cards.CARD_SUIT[cards.card_id(name)] == cards.CARD_SUIT[cards.card_id(best)]
+                if same_suit and cards.card_id(name) > cards.card_id(best):
+                    best_seat, best = seat, name
+            else:
+                under[relative].add(best)
+                sloughs[relative] += 1
+        if len(trick) == 4:
+            won_with[(best_seat - observer) % 4].add(best)
+    return face_up, won_with, under, sloughs
+
+
+@pytest.mark.parametrize("face_up_discard", [False, True])
+def test_record_observations_agree_with_the_play_history_in_random_games(face_up_discard):
+    env = madiao_v0.raw_env(obs_type="record", face_up_discard=face_up_discard)
+    rng = np.random.default_rng(7)
+    checked = 0
+    for seed in range(30):
+        env.reset(seed=seed)
+        while env.agents:
+            history = env.table()["history"]
+            for observer in range(4):
+                obs = env.observe(f"player_{observer}")["observation"]
+                planes = [
+                    [set(np.asarray(cards.CARD_NAMES)[plane == 1]) for plane in obs[piece].reshape(4, 40)]
+                    for piece in (
+                        env_module.OBS_FACE_UP_BY_SEAT,
+                        env_module.OBS_WON_WITH_BY_SEAT,
+                        env_module.OBS_SLOUGHED_UNDER_BY_SEAT,
+                    )
+                ]
+                face_up, won_with, under, sloughs = expected_record(history, observer)
+                assert planes == [face_up, won_with, under], (seed, observer, history)
+                assert obs[env_module.OBS_SLOUGHS_BY_SEAT].tolist() == sloughs
+                checked += 1
+            mask = env.observe(env.agent_selection)["action_mask"]
+            env.step(int(rng.choice(np.flatnonzero(mask))) if mask.any() else None)
+    assert checked > 30 * 4 * 30
 
 
 def test_observations_handed_out_are_not_overwritten_by_later_steps():

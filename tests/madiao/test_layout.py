@@ -15,7 +15,7 @@ from madiao_env import env as env_module
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("obs_type", ["summary", "history"])
+@pytest.mark.parametrize("obs_type", ["summary", "history", "record"])
 def test_env_docstring_holds_exactly_the_generated_table(obs_type):
     table = layout.table_text(obs_type)
     size = layout.OBS_SIZES[obs_type]
@@ -24,18 +24,21 @@ def test_env_docstring_holds_exactly_the_generated_table(obs_type):
     assert f"\n{table}\n" in env_module.__doc__
 
 
-@pytest.mark.parametrize("obs_type", ["summary", "history"])
+@pytest.mark.parametrize("obs_type", ["summary", "history", "record"])
 def test_env_slices_and_encoder_offsets_are_the_pieces(obs_type):
-    prefix = "OBS_" if obs_type == "summary" else "HIST_"
+    prefix = "HIST_" if obs_type == "history" else "OBS_"
     exported = {
         name: value
         for name, value in vars(env_module).items()
         if name.startswith(prefix) and isinstance(value, slice)
     }
-    assert exported == layout.SLICES[obs_type]
+    # The summary's and the record's pieces share the OBS_ names: the record is the summary, then more.
+    assert exported == layout.SLICES["history" if obs_type == "history" else "record"]
+    assert all(exported[name] == where for name, where in layout.SLICES[obs_type].items())
     for name, where in layout.SLICES[obs_type].items():
         assert getattr(core, f"{name}_AT") == where.start
-    assert (core.SUMMARY_SIZE, core.HISTORY_SIZE) == (layout.SUMMARY_SIZE, layout.HISTORY_SIZE)
+    sizes = (core.SUMMARY_SIZE, core.HISTORY_SIZE, core.RECORD_SIZE)
+    assert sizes == (layout.SUMMARY_SIZE, layout.HISTORY_SIZE, layout.RECORD_SIZE)
     assert layout.HIST_PLAY_SLOTS == core.MAX_PLAYS and core.HIST_SLOT_SIZE == layout.HIST_SLOT_SIZE
     env = madiao_v0.raw_env(obs_type=obs_type)
     env.reset(seed=3)
@@ -59,8 +62,21 @@ def test_the_decoder_refuses_a_history_observation():
 
     env = madiao_v0.env(obs_type="history")
     env.reset(seed=1)
-    with pytest.raises(ValueError, match="read summary observations of 484 entries, got shape"):
+    with pytest.raises(ValueError, match=r"reads summary observations \(484 entries, or 968 .*got 1579"):
         view_from_observation(env.observe(env.agent_selection)["observation"])
+
+
+def test_the_decoder_reads_a_record_observation_as_its_summary():
+    from madiao_mao.agents.madiao.obs_layout import view_from_observation
+
+    views = []
+    for obs_type in ("summary", "record"):
+        env = madiao_v0.env(obs_type=obs_type)
+        env.reset(seed=1)
+        for _ in range(9):  # into the second trick
+            env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+        views.append(view_from_observation(env.observe(env.agent_selection)["observation"]))
+    assert views[0] == views[1] and views[0].trick
 
 
 def test_table_text_rejects_an_unknown_obs_type():

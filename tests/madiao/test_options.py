@@ -31,6 +31,7 @@ BAD_OPTIONS = [
 VARIANTS = [
     {},
     {"obs_type": "history"},
+    {"obs_type": "record", "episode": "match"},
     {"episode": "match", "face_up_discard": True},
     {"max_redeals": 2, "stake": 3},
     {"max_redeals": np.int64(0), "face_up_discard": np.bool_(True), "stake": np.float32(0.5)},
@@ -97,7 +98,7 @@ def test_a_config_row_gives_back_its_options(kwargs):
     assert MadiaoOptions.from_config_row(options.config_row(), options.stake) == options
 
 
-@pytest.mark.parametrize(("column", "value"), [(0, 2), (1, -2), (2, 5), (3, -1)])
+@pytest.mark.parametrize(("column", "value"), [(0, 2), (1, -2), (2, 5), (3, -1), (3, 3)])
 def test_playouts_reject_a_snapshot_config_no_options_make(column, value):
     from madiao_env.rollout import new_hand_snapshot, random_playouts
 

@@ -36,3 +36,4 @@ AGENTS = MappingProxyType(
 
 PRETRAINED_MODEL = None
 policy_agent = None
+LEADING_OBSERVATIONS = MappingProxyType({})

@@ -113,21 +113,31 @@ def evaluate(args: argparse.Namespace) -> int:
     # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_env.records import make_record, write_record
     from madiao_mao.agents.registry import reads_env
-    from madiao_mao.training.madiao.evaluation import run_tournament, write_report
+    from madiao_mao.training.madiao.evaluation import run_tournament, table_obs_type, write_report
 
     check_output_folder(args.out, "--out")
     check_output_file(args.record, "--record")
     names = tournament_agents(args)
+    seeds = {name: args.seed + i for i, name in enumerate(names)}
+    # Agents that decide from their observation alone first: they say which observation variant
+    # the table is played at (a policy may read the record), and the env of those that read it
+    # (the search player) is made at that variant.
+    agents = {
+        name: _agent(name, seed=seeds[name], env=None, model=args.model)
+        for name in names
+        if not reads_env(name, "madiao")
+    }
+    obs_type = table_obs_type(agents.values())
     env_for_search = None
-    if any(reads_env(name, "madiao") for name in names):
+    if len(agents) < len(names):
         # Imported here: keeps Numba and PettingZoo off this module's import path.
         from madiao_mao.training.madiao.matches import make_env
 
-        env_for_search = make_env()
-    agents = {
-        name: _agent(name, seed=args.seed + i, env=env_for_search, model=args.model)
-        for i, name in enumerate(names)
-    }
+        env_for_search = make_env(obs_type=obs_type)
+        for name in names:
+            if name not in agents:
+                agents[name] = _agent(name, seed=seeds[name], env=env_for_search, model=args.model)
+    agents = {name: agents[name] for name in names}
     recorded = []
     record_hands = 8 if args.record_hands is None else args.record_hands
     report = run_tournament(
@@ -138,6 +148,7 @@ def evaluate(args: argparse.Namespace) -> int:
         record_hands=record_hands,
         progress=True,
         env=env_for_search,
+        env_kwargs=None if env_for_search is not None else {"obs_type": obs_type},
     )
     print(report.markdown())
     if args.out:

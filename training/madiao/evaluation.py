@@ -13,7 +13,7 @@ the three others.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from madiao_env import cards
+from madiao_env.layout import OBS_SIZES
 from madiao_env.options import MadiaoOptions
 from madiao_env.vector import MadiaoVectorEnv
 from madiao_mao.agents.base import Agent
@@ -45,6 +46,14 @@ class Deal:
 
     def options(self) -> dict:
         return {"deck": list(self.deck), "banker": self.banker}
+
+
+def table_obs_type(agents: Iterable[Agent]) -> str:
+    """The observation variant a table of ``agents`` plays at: "record" when a policy among them
+    reads it (the scripted players and the summary policies read its leading entries, the
+    summary), else "summary"."""
+    reads = {getattr(agent, "table_obs_dim", None) for agent in agents}
+    return "record" if OBS_SIZES["record"] in reads else "summary"
 
 
 def make_deals(n_deals: int, seed: int) -> list[Deal]:

@@ -25,6 +25,7 @@ from madiao_mao.training.madiao.evaluation import (
     duplicate_match,
     make_deals,
     paired_by_deal,
+    table_obs_type,
 )
 from madiao_mao.training.madiao.matches import make_env
 from madiao_mao.training.scorecard_figures import Figure
@@ -155,7 +156,14 @@ def play_suite(
     in ``BASELINES``)."""
 
     deals = suite.deals()
-    env = make_env()  # read only by agents that need the game they play in (search)
+    # Read only by agents that need the game they play in (search); its observation variant is
+    # the one the policy under test reads (a record policy: the record, whose leading entries
+    # every baseline reads).
+    env = make_env()
+    obs_type = table_obs_type([under_test.make("madiao", seed=suite.seed, env=env)])
+    if obs_type != "summary":
+        env.close()
+        env = make_env(obs_type=obs_type)
     played: dict[str, dict[str, PairResult]] = {"policy": {}, "reference": {}}
     sides = {"policy": (under_test.identity, under_test.spec), "reference": (None, REFERENCE)}  # cache keys
     iterator = [(index, baseline) for index, baseline in enumerate(BASELINES) if baseline in baselines]

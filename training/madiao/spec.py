@@ -34,7 +34,9 @@ def _cards_policy() -> tuple[Any, dict[str, Any]]:
 
 
 #: Madiao's own policy features (besides the observation itself).
-POLICY_FEATURES = MappingProxyType({"cards": game_spec.PolicyFeatures("cards", ("summary",), _cards_policy)})
+POLICY_FEATURES = MappingProxyType(
+    {"cards": game_spec.PolicyFeatures("cards", ("summary", "record"), _cards_policy)}
+)
 
 
 def _vector_env(config: TrainConfig, n_envs: int, seed: int | None):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from sb3_contrib import MaskablePPO
 
-from madiao_mao.agents.learned import load_model
+from madiao_mao.agents.learned import leading_observations, load_model
 from madiao_mao.training.config import TrainConfig, rollout_size, steps_at_end
 from madiao_mao.training.game_spec import POLICY_FEATURES
 from madiao_mao.training.logging_utils import atomic_save_model
@@ -120,7 +120,10 @@ def make_model(config: TrainConfig, venv, *, device: str) -> MaskablePPO:
 def load_initial_weights(model: MaskablePPO, path: str | Path) -> None:
     """Copy the policy and value weights of the saved model at ``path`` into ``model`` (a config's
     ``init_model``); its optimizer stays fresh. A model that cannot be read, or whose spaces or
-    network differ from ``model``'s, is a ValueError naming the file."""
+    network differ from ``model``'s, is a ValueError naming the file. A model trained on a shorter
+    observation that ``model``'s begins with (``madiao_mao.agents.learned.leading_observations``,
+    e.g. Madiao's summary inside the record) starts ``model`` as the same policy: its weights,
+    with zero weights on the new entries."""
 
     try:
         saved = load_model(path)
@@ -128,19 +131,61 @@ def load_initial_weights(model: MaskablePPO, path: str | Path) -> None:
         raise
     except Exception as error:  # a damaged zip fails in zipfile, torch or pickle, each its own way
         raise ValueError(f"init_model {path} cannot be loaded ({type(error).__name__}: {error})") from None
-    for what, ours, theirs in (
-        ("observations", model.observation_space.shape, saved.observation_space.shape),
-        ("actions", model.action_space, saved.action_space),
-    ):
-        if ours != theirs:
-            raise ValueError(f"init_model {path} has {what} {theirs}, this run's env {ours}")
+    ours, theirs = model.observation_space.shape, saved.observation_space.shape
+    carried_over = len(ours) == len(theirs) == 1 and leading_observations().get(ours[0]) == theirs[0]
+    if ours != theirs and not carried_over:
+        raise ValueError(f"init_model {path} has observations {theirs}, this run's env {ours}")
+    if model.action_space != saved.action_space:
+        raise ValueError(
+            f"init_model {path} has actions {saved.action_space}, this run's env {model.action_space}"
+        )
+    weights = saved.policy.state_dict()
+    before = {name: value.clone() for name, value in model.policy.state_dict().items()}
+    if carried_over:
+        weights = _with_new_inputs(weights, model.policy.state_dict(), at=theirs[0])
     try:
-        model.policy.load_state_dict(saved.policy.state_dict())
+        model.policy.load_state_dict(weights)
     except RuntimeError as error:
         first = str(error).strip().splitlines()[0]
         raise ValueError(
             f"init_model {path} is another network than this config's (features, net_arch): {first}"
         ) from None
+    if carried_over and not _same_policy_on_leading_entries(saved.policy, model.policy):
+        model.policy.load_state_dict(before)  # a refused start leaves the model as it was
+        raise ValueError(
+            f"init_model {path}: this config's features do not keep the observation's entries first, so "
+            "its weights cannot carry over to the longer observation"
+        )
+
+
+def _with_new_inputs(weights: dict, target: dict, at: int) -> dict:
+    """``weights`` with zero columns inserted at input ``at`` of every matrix whose input is wider
+    in ``target`` (the layers that read the observation, whose new entries start at ``at``)."""
+    widened = dict(weights)
+    for name, tensor in weights.items():
+        wanted = target.get(name)
+        if wanted is None or tensor.dim() != 2 or wanted.shape[0] != tensor.shape[0]:
+            continue
+        if wanted.shape == tensor.shape:
+            continue
+        grown = wanted.shape[1] - tensor.shape[1]
+        zeros = torch.zeros(tensor.shape[0], grown, dtype=tensor.dtype, device=tensor.device)
+        widened[name] = torch.cat([tensor[:, :at], zeros, tensor[:, at:]], dim=1)
+    return widened
+
+
+def _same_policy_on_leading_entries(saved_policy, policy) -> bool:
+    """Whether ``policy`` gives ``saved_policy``'s action logits and values on observations made of
+    the saved policy's observation and anything after it (random 0/1 entries, a fixed seed)."""
+    generator = torch.Generator().manual_seed(0)
+    longer = torch.randint(0, 2, (64, policy.observation_space.shape[0]), generator=generator).float()
+    shorter = longer[:, : saved_policy.observation_space.shape[0]]
+    with torch.no_grad():
+        pairs = [
+            (network.get_distribution(rows).distribution.logits, network.predict_values(rows))
+            for network, rows in ((saved_policy, shorter), (policy, longer.to(policy.device)))
+        ]
+    return all(torch.allclose(a.cpu(), b.cpu(), atol=1e-5) for a, b in zip(*pairs, strict=True))
 
 
 def new_model(run: Run, venv) -> MaskablePPO:

@@ -1,0 +1,106 @@
+"""Madiao's record observation in training and play: a record run starts from a summary model as
+the same policy (``TrainConfig.init_model``), and a record policy is seated at a record table
+beside players that read the summary (``madiao-mao evaluate``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from madiao_env import madiao_v0
+from madiao_mao.agents.learned import LearnedPolicyAgent, load_model
+from madiao_mao.agents.madiao import PRETRAINED_MODEL
+from madiao_mao.cli.main import main
+from madiao_mao.training.config import TrainConfig
+from madiao_mao.training.opponents import build_opponents
+from madiao_mao.training.sb3 import model as sb3_model
+from madiao_mao.training.sb3.train import build_env, open_run
+
+#: The trainer's settings of a tiny self-play: one rollout of 128 learner steps.
+TINY_TRAINING = {"n_envs": 8, "n_steps": 16, "batch_size": 64, "torch_threads": 1}
+
+
+def record_model(tmp_path, **config):
+    """A fresh record-observation model (and the venv it was built on, to close)."""
+    config = TrainConfig(obs_type="record", runs_dir=str(tmp_path), **TINY_TRAINING, **config)
+    run = open_run(config, None, total_timesteps=None, quiet=True)
+    _, venv = build_env(run, build_opponents(run))
+    return sb3_model.make_model(config, venv, device="cpu"), venv
+
+
+def test_a_record_run_starts_from_a_summary_model_as_the_same_policy(tmp_path):
+    """The record observation begins with the summary: a summary model's weights carry over, zero
+    on the new entries, and the run's policy plays as the saved one does, wherever the record."""
+    model, venv = record_model(tmp_path, init_model=str(PRETRAINED_MODEL))
+    sb3_model.load_initial_weights(model, PRETRAINED_MODEL)
+    saved = load_model(PRETRAINED_MODEL)
+    first_layer = model.policy.state_dict()["mlp_extractor.policy_net.0.weight"]
+    saved_first_layer = saved.policy.state_dict()["mlp_extractor.policy_net.0.weight"]
+    assert first_layer.shape[1] == saved_first_layer.shape[1] + 484
+    assert not first_layer[:, 484:968].any()
+    # Played on record observations: the same moves as the saved model on their summary part.
+    env = madiao_v0.raw_env(obs_type="record")
+    observations, masks = [], []
+    for seed in range(6):
+        env.reset(seed=seed)
+        while env.agents:
+            seen = env.observe(env.agent_selection)
+            observations.append(seen["observation"])
+            masks.append(seen["action_mask"])
+            env.step(int(np.flatnonzero(seen["action_mask"])[-1]) if seen["action_mask"].any() else None)
+    observations, masks = np.stack(observations), np.stack(masks).astype(bool)
+    started, summary_model = LearnedPolicyAgent(model=model), LearnedPolicyAgent(model=saved)
+    assert observations[:, 484:].any()
+    assert (started.act_batch(observations, masks) == summary_model.act_batch(observations, masks)).all()
+    venv.close()
+    # The run's policy does read the record: once its weights are not zero, it plays otherwise.
+    with torch.no_grad():
+        model.policy.mlp_extractor.policy_net[0].weight[:, 500] = 1.0
+    assert not (started.act_batch(observations, masks) == summary_model.act_batch(observations, masks)).all()
+
+
+def test_weights_that_would_not_play_as_the_saved_policy_are_refused(tmp_path, monkeypatch):
+    """The carried-over start is checked: new inputs put anywhere but after the observation's own
+    entries (as a network reading its features in another order would need) fail that check."""
+
+    def zeros_first(weights, target, at):
+        widened = dict(weights)
+        for name, tensor in weights.items():
+            wanted = target.get(name)
+            if wanted is not None and tensor.dim() == 2 and wanted.shape[1] > tensor.shape[1]:
+                zeros = torch.zeros(tensor.shape[0], wanted.shape[1] - tensor.shape[1])
+                widened[name] = torch.cat([zeros, tensor], dim=1)
+        return widened
+
+    model, venv = record_model(tmp_path)
+    before = {name: value.clone() for name, value in model.policy.state_dict().items()}
+    monkeypatch.setattr(sb3_model, "_with_new_inputs", zeros_first)
+    with pytest.raises(ValueError, match="its weights cannot carry over to the longer observation"):
+        sb3_model.load_initial_weights(model, PRETRAINED_MODEL)
+    assert all(torch.equal(value, before[name]) for name, value in model.policy.state_dict().items())
+    venv.close()
+
+
+def test_evaluate_seats_a_record_policy_at_a_record_table(tmp_path, capsys):
+    """A record policy, the shipped summary policy and the heuristic in one tournament: the table is
+    played at the record observation, which the others read the leading summary of."""
+    model, venv = record_model(tmp_path)
+    venv.close()
+    path = tmp_path / "record_policy.zip"
+    model.save(path)
+    agents = [f"model:{path}", "model", "heuristic"]
+    assert main(["evaluate", "--agents", *agents, "--deals", "2", "--seed", "3"]) == 0
+    assert "record_policy" in capsys.readouterr().out
+
+
+def test_the_scorecard_plays_a_record_policy_at_a_record_table(tmp_path):
+    """The table is the record's (at the summary's, the record policy could not play)."""
+    from madiao_mao.training.scorecard import score
+
+    model, venv = record_model(tmp_path)
+    venv.close()
+    path = tmp_path / "record_policy.zip"
+    model.save(path)
+    card = score(f"model:{path}", game="madiao", suite="smoke", baselines=["greedy"], out=tmp_path / "card")
+    assert card.baselines == ["greedy"] and card.figures
