@@ -140,8 +140,8 @@ def load_initial_weights(model: MaskablePPO, path: str | Path) -> None:
             f"init_model {path} has actions {saved.action_space}, this run's env {model.action_space}"
         )
     weights = saved.policy.state_dict()
-    before = {name: value.clone() for name, value in model.policy.state_dict().items()}
     if carried_over:
+        before = {name: value.clone() for name, value in model.policy.state_dict().items()}
         weights = _with_new_inputs(weights, model.policy.state_dict(), at=theirs[0])
     try:
         model.policy.load_state_dict(weights)
@@ -150,12 +150,18 @@ def load_initial_weights(model: MaskablePPO, path: str | Path) -> None:
         raise ValueError(
             f"init_model {path} is another network than this config's (features, net_arch): {first}"
         ) from None
-    if carried_over and not _same_policy_on_leading_entries(saved.policy, model.policy):
-        model.policy.load_state_dict(before)  # a refused start leaves the model as it was
-        raise ValueError(
-            f"init_model {path}: this config's features do not keep the observation's entries first, so "
-            "its weights cannot carry over to the longer observation"
-        )
+    if carried_over:
+        # The started policy on random 0/1 observations (a fixed seed) and the saved one on their
+        # leading entries: the same logits and values, or the start is refused.
+        longer = _random_observations(ours[0])
+        started = _logits_and_values(model.policy, longer)
+        kept = _logits_and_values(saved.policy, longer[:, : theirs[0]])
+        if not all(torch.allclose(a, b, atol=1e-5) for a, b in zip(started, kept, strict=True)):
+            model.policy.load_state_dict(before)  # a refused start leaves the model as it was
+            raise ValueError(
+                f"init_model {path}: this config's features do not keep the observation's entries first, "
+                "so its weights cannot carry over to the longer observation"
+            )
 
 
 def _with_new_inputs(weights: dict, target: dict, at: int) -> dict:
@@ -174,18 +180,17 @@ def _with_new_inputs(weights: dict, target: dict, at: int) -> dict:
     return widened
 
 
-def _same_policy_on_leading_entries(saved_policy, policy) -> bool:
-    """Whether ``policy`` gives ``saved_policy``'s action logits and values on observations made of
-    the saved policy's observation and anything after it (random 0/1 entries, a fixed seed)."""
-    generator = torch.Generator().manual_seed(0)
-    longer = torch.randint(0, 2, (64, policy.observation_space.shape[0]), generator=generator).float()
-    shorter = longer[:, : saved_policy.observation_space.shape[0]]
+def _random_observations(length: int):
+    """64 observations of ``length`` random 0/1 entries, always the same."""
+    return torch.randint(0, 2, (64, length), generator=torch.Generator().manual_seed(0)).float()
+
+
+def _logits_and_values(policy, observations):
+    """``policy``'s action logits and values of ``observations``, on the CPU."""
     with torch.no_grad():
-        pairs = [
-            (network.get_distribution(rows).distribution.logits, network.predict_values(rows))
-            for network, rows in ((saved_policy, shorter), (policy, longer.to(policy.device)))
-        ]
-    return all(torch.allclose(a.cpu(), b.cpu(), atol=1e-5) for a, b in zip(*pairs, strict=True))
+        observations = observations.to(policy.device)
+        logits = policy.get_distribution(observations).distribution.logits
+        return logits.cpu(), policy.predict_values(observations).cpu()
 
 
 def new_model(run: Run, venv) -> MaskablePPO:
