@@ -121,7 +121,7 @@ MAX_SETTLED = 256
 CFG_FACE_UP_DISCARD = 0  # 1: a non-capturing face-up play is legal and costs 2 stakes
 CFG_MAX_REDEALS = 1  # -1: unlimited
 CFG_MATCH = 2  # 1: the episode is a whole match
-CFG_OBS_TYPE = 3  # the observation: 0 summary, 1 perfect-recall history, 2 summary + record by seat
+CFG_OBS_TYPE = 3  # the observation variant: its place in layout.OBS_TYPES
 N_CONFIG = 4
 
 # Meld card sets (the design doc's table).
@@ -157,6 +157,9 @@ OBS_WON_WITH_BY_SEAT_AT = _RECORD["OBS_WON_WITH_BY_SEAT"].start
 OBS_SLOUGHED_UNDER_BY_SEAT_AT = _RECORD["OBS_SLOUGHED_UNDER_BY_SEAT"].start
 OBS_SLOUGHS_BY_SEAT_AT = _RECORD["OBS_SLOUGHS_BY_SEAT"].start
 RECORD_SIZE = layout.RECORD_SIZE
+# The config codes of the variants that are not the summary (the encoder's branches).
+OBS_TYPE_HISTORY = layout.OBS_TYPES.index("history")
+OBS_TYPE_RECORD = layout.OBS_TYPES.index("record")
 
 HIST_HAND_DEALT_AT = _HISTORY["HIST_HAND_DEALT"].start
 HIST_HAND_AT = _HISTORY["HIST_HAND"].start
@@ -813,11 +816,11 @@ def _observe_record(card_sets, ints, history, g, seat, out, r):
 @njit(inline="always")
 def _encode(card_sets, ints, history, config, g, seat, obs, r):
     """The observation encoder (the one both envs use): ``seat``'s view of game ``g`` into ``obs[r]``."""
-    if config[CFG_OBS_TYPE] == 1:
+    if config[CFG_OBS_TYPE] == OBS_TYPE_HISTORY:
         _observe_history(card_sets, ints, history, g, seat, obs, r)
     else:
         _observe_summary(card_sets, ints, history, g, seat, obs, r)
-        if config[CFG_OBS_TYPE] == 2:
+        if config[CFG_OBS_TYPE] == OBS_TYPE_RECORD:
             _observe_record(card_sets, ints, history, g, seat, obs, r)
 
 

@@ -106,6 +106,8 @@ HISTORY_PIECES = (
 )
 
 PIECES = {"summary": SUMMARY_PIECES, "history": HISTORY_PIECES, "record": RECORD_PIECES}
+#: The observation variants; a variant's place here is its code in the kernels' config row.
+OBS_TYPES = tuple(PIECES)
 
 
 def slices_of(pieces: tuple[Piece, ...]) -> dict[str, slice]:

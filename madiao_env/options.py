@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 
 from madiao_env import core, state
-from madiao_env.layout import OBS_SIZES
+from madiao_env.layout import OBS_SIZES, OBS_TYPES
 
-OBS_TYPES = ("summary", "history", "record")
 EPISODES = ("hand", "match")
 # Rewards stay finite: the largest payoff of a settlement is a few dozen stakes.
 MAX_STAKE = 1e12

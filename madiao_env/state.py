@@ -109,7 +109,7 @@ class ConfigEntries(NamedTuple):
     max_redeals: int
     #: 1: the episode is a whole match, 0: one hand.
     match: int
-    #: The observation: the index of its ``obs_type`` in ``madiao_env.options.OBS_TYPES``.
+    #: The observation: the index of its ``obs_type`` in ``madiao_env.layout.OBS_TYPES``.
     obs_type: int
 
 

@@ -170,9 +170,8 @@ def _with_new_inputs(weights: dict, target: dict, at: int) -> dict:
     widened = dict(weights)
     for name, tensor in weights.items():
         wanted = target.get(name)
-        if wanted is None or tensor.dim() != 2 or wanted.shape[0] != tensor.shape[0]:
-            continue
-        if wanted.shape == tensor.shape:
+        same_rows = wanted is not None and tensor.dim() == 2 and wanted.shape[0] == tensor.shape[0]
+        if not same_rows or wanted.shape[1] == tensor.shape[1]:
             continue
         grown = wanted.shape[1] - tensor.shape[1]
         zeros = torch.zeros(tensor.shape[0], grown, dtype=tensor.dtype, device=tensor.device)
