@@ -251,5 +251,5 @@ def features_error(features: str, game: str, obs_type: str) -> str | None:
     if features in spec.features and (not needs or obs_type in needs):
         return None
     owner = next(name for name, other in GAME_SPECS.items() if features in other.features)
-    where = f' with obs_type="{needs[0]}"' if needs else ""
+    where = " with obs_type=" + " or ".join(f'"{obs_type}"' for obs_type in needs) if needs else ""
     return f'features="{features}" needs game="{owner}"{where}'

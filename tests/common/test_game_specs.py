@@ -176,7 +176,8 @@ def test_policy_features_come_from_the_features_table():
         "net_arch": [256, 256],
         "optimizer_kwargs": {"eps": 1e-5, "fused": True},
     }
-    with pytest.raises(ValueError, match='features="cards" needs game="madiao" with obs_type="summary"'):
+    needs = r'features="cards" needs game="madiao" with obs_type="summary" or "record"$'
+    with pytest.raises(ValueError, match=needs):
         TrainConfig(obs_type="history")
 
 
