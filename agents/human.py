@@ -39,14 +39,16 @@ class HumanAgent(Agent):
 
     def __init__(
         self,
-        read_line: Callable[[str], str] = input,
-        write: Callable[[str], None] = print,
+        read_line: Callable[[str], str] | None = None,
+        write: Callable[[str], None] | None = None,
         show_state: Callable[[], None] | None = None,
         name: str = "you",
         show_state_each_move: bool = True,
     ) -> None:
-        self.read_line = read_line
-        self.write = write
+        # None: the builtins looked up at each call, not bound when this module was first imported
+        # (a test that replaced ``input`` then would leave its stand-in to every later player).
+        self.read_line = read_line if read_line is not None else lambda prompt: input(prompt)
+        self.write = write if write is not None else lambda text: print(text)
         self.show_state = show_state
         self.name = name
         self.show_state_each_move = show_state_each_move

@@ -29,10 +29,11 @@ other seats' moves one at a time.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from importlib.resources.abc import Traversable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -140,11 +141,19 @@ def agent_list(value: Any, game: str, n_agents: int, default: str) -> list[str]:
 
 
 def build_agent(spec: str, game: str, seed: int | None, env) -> Any:
-    try:
+    with agent_loading([spec]):
         return make_agent(spec, game, seed=seed, env=env)
+
+
+@contextlib.contextmanager
+def agent_loading(specs: Sequence[str]) -> Iterator[None]:
+    """An agent that needs an extra not installed here, as the option error the page shows."""
+    try:
+        yield
     except ImportError as error:
+        named = ", ".join(repr(spec) for spec in dict.fromkeys(spec for spec in specs if spec != "you"))
         raise GameOptionError(
-            f"agents: {spec!r} cannot be loaded here ({error}); install the train extra"
+            f"agents: {named} cannot be loaded here ({error}); install the train extra"
         ) from None
 
 

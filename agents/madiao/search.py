@@ -943,7 +943,9 @@ class MadiaoSearchAgent(Agent):
         if live is not None and live.shape[-1] == OBS_SIZES[obs_type]:
             return live
         if obs_type not in self._observers:
-            self._observers[obs_type] = madiao_v0.raw_env(**{**self._sim_options(), "obs_type": obs_type})
+            # The live env's episode too: a match's snapshot holds its hand number.
+            options = {**self._sim_options(), "episode": self.env.unwrapped.episode, "obs_type": obs_type}
+            self._observers[obs_type] = madiao_v0.raw_env(**options)
         observer = self._observers[obs_type]
         snapshot = self.env.unwrapped.get_state()
         observer.set_state({**snapshot, "config": observer.options.config_row()})

@@ -15,8 +15,8 @@ from madiao_env import reference as madiao_reference
 from madiao_mao_web.games import (
     LOG_LENGTH,
     LiveGame,
+    agent_loading,
     bool_param,
-    build_agent,
     seat_and_names,
     seed_param,
 )
@@ -159,8 +159,8 @@ class MadiaoGame(LiveGame):
         self, *, seat: Any = None, agents: Any = None, seed: Any = None, match: Any = None, watch: Any = None
     ) -> None:
         # Imported here: keeps Numba and PettingZoo off this module's import path.
-        from madiao_env import madiao_v0
         from madiao_env.records import EventRecorder
+        from madiao_mao.training.madiao.evaluation import agents_at_their_table
 
         super().__init__()
         self.match = bool_param("match", match)
@@ -169,12 +169,14 @@ class MadiaoGame(LiveGame):
         )
         self.seed = seed_param(seed)
         self.env_kwargs = {"episode": "match"} if self.match else {}
-        self.env = madiao_v0.raw_env(**self.env_kwargs)
-        self.agents = {
-            s: build_agent(self.seat_names[s], "madiao", self.seed + s, self.env)
-            for s in range(4)
-            if s != self.seat
-        }
+        # The table is the one the agents read (a policy may read the record observation).
+        with agent_loading(self.seat_names):
+            table = agents_at_their_table(
+                {s: (self.seat_names[s], self.seed + s) for s in range(4) if s != self.seat},
+                env_kwargs=self.env_kwargs,
+                make_env_always=True,
+            )
+        self.env, self.agents = table.env, table.agents
         for agent in self.agents.values():
             agent.reset()
         self.env.reset(seed=self.seed)

@@ -117,6 +117,21 @@ def test_registry_names_unknown_agents_and_games():
         make_agent("search", "madiao")
 
 
+def test_human_agent_reads_the_input_and_output_of_the_moment(monkeypatch):
+    """Not those bound when its module was first imported (a test that had replaced ``input``
+    then left its stand-in to every later player of the session)."""
+    from madiao_mao.agents.human import HumanAgent
+
+    agent = HumanAgent()
+    mask = np.zeros(82, dtype=bool)
+    mask[[5, 45]] = True
+    written = []
+    monkeypatch.setattr("builtins.input", lambda prompt="": "2")
+    monkeypatch.setattr("builtins.print", lambda *args, **kwargs: written.append(args))
+    assert agent.act(None, mask) == 45
+    assert written
+
+
 def test_human_agent_reads_numbers_text_and_card_names_and_reasks_on_bad_input():
     from madiao_mao.agents.human import HumanAgent, HumanQuit
 

@@ -4,6 +4,10 @@ beside players that read the summary (``madiao-mao evaluate``)."""
 
 from __future__ import annotations
 
+import io
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -82,13 +86,19 @@ def test_weights_that_would_not_play_as_the_saved_policy_are_refused(tmp_path, m
     venv.close()
 
 
-def test_evaluate_seats_a_record_policy_at_a_record_table(tmp_path, capsys):
-    """A record policy, the shipped summary policy and the heuristic in one tournament: the table is
-    played at the record observation, which the others read the leading summary of."""
+def saved_record_model(tmp_path) -> Path:
+    """A fresh record-observation model saved as ``record_policy.zip``."""
     model, venv = record_model(tmp_path)
     venv.close()
     path = tmp_path / "record_policy.zip"
     model.save(path)
+    return path
+
+
+def test_evaluate_seats_a_record_policy_at_a_record_table(tmp_path, capsys):
+    """A record policy, the shipped summary policy and the heuristic in one tournament: the table is
+    played at the record observation, which the others read the leading summary of."""
+    path = saved_record_model(tmp_path)
     agents = [f"model:{path}", "model", "heuristic"]
     assert main(["evaluate", "--agents", *agents, "--deals", "2", "--seed", "3"]) == 0
     assert "record_policy" in capsys.readouterr().out
@@ -98,9 +108,49 @@ def test_the_scorecard_plays_a_record_policy_at_a_record_table(tmp_path):
     """The table is the record's (at the summary's, the record policy could not play)."""
     from madiao_mao.training.scorecard import score
 
-    model, venv = record_model(tmp_path)
-    venv.close()
-    path = tmp_path / "record_policy.zip"
-    model.save(path)
+    path = saved_record_model(tmp_path)
     card = score(f"model:{path}", game="madiao", suite="smoke", baselines=["greedy"], out=tmp_path / "card")
     assert card.baselines == ["greedy"] and card.figures
+
+
+def test_match_and_play_seat_a_record_policy_at_a_record_table(tmp_path, capsys, monkeypatch):
+    """At the summary table the record policy could not play. The search player beside it reads
+    the record match's state (a match's snapshot, with its hand number)."""
+    policy = f"model:{saved_record_model(tmp_path)}"
+    assert main(["match", "--agents", policy, "heuristic", "search:samples=2", "greedy", "--seed", "1"]) == 0
+    assert "Match over after" in capsys.readouterr().out
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\n" * 40))
+    assert main(["play", "--seat", "1", "--opponents", policy, "heuristic", "greedy", "--seed", "5"]) == 0
+    assert "Final totals: model " in capsys.readouterr().out
+
+
+def test_a_ray_shard_seats_a_record_policy_at_a_record_table(tmp_path):
+    """``evaluate --engine ray``'s task, called here without Ray: the hands of a local record table."""
+    from madiao_mao.training.madiao.distributed_evaluation import play_shard
+    from madiao_mao.training.madiao.evaluation import agents_at_their_table, duplicate_match, make_deals
+
+    agents = {"record": (f"model:{saved_record_model(tmp_path)}", 1), "heuristic": ("heuristic", 2)}
+    shard = play_shard(agents, ("record", "heuristic"), 4, 3, 1, 3, None)
+    table = agents_at_their_table(agents)
+    assert table.obs_type == "record" and table.env is None
+    local = duplicate_match(
+        table.agents["record"],
+        table.agents["heuristic"],
+        make_deals(4, 3)[1:3],
+        env_kwargs={"obs_type": "record"},
+    )
+    assert shard.score == local.score
+    assert shard.deal_index == [1 + index for index in local.deal_index]
+
+
+def test_the_exploiter_of_a_record_policy_trains_and_is_scored_at_a_record_table(tmp_path):
+    from madiao_mao.training.exploit import ExploitSettings, exploit
+
+    target = f"model:{saved_record_model(tmp_path)}"
+    settings = ExploitSettings(
+        target, steps=128, deals=2, seed=1, out=str(tmp_path / "exploit"), n_envs=8,
+        train_overrides={"n_steps": 16, "batch_size": 64},
+    )  # fmt: skip
+    report = exploit(settings, say=lambda *args, **kwargs: None)
+    assert json.loads((Path(report["run_dir"]) / "config.json").read_text())["obs_type"] == "record"
+    assert report["evaluation"]["hands"] == 8

@@ -272,6 +272,24 @@ def test_bad_new_game_parameters_are_400_naming_the_parameter(client, params, wo
     assert len(client.app.state.store) == 0
 
 
+@pytest.mark.parametrize("game", ["madiao", "mao"])
+def test_an_agent_this_install_cannot_load_is_400_naming_it(client, game, monkeypatch):
+    """As on an install without the train extra, where the policies cannot load."""
+
+    def without_torch(*args, **kwargs):
+        raise ImportError("No module named 'torch'")
+
+    monkeypatch.setattr("madiao_mao.agents.registry.make_agent", without_torch)
+    monkeypatch.setattr("madiao_mao_web.games.make_agent", without_torch)
+    response = client.post("/api/games", json={"game": game, "agents": "model"})
+    assert response.status_code == 400
+    assert (
+        "'model' cannot be loaded here (No module named 'torch'); install the train extra"
+        in response.json()["detail"]
+    )
+    assert len(client.app.state.store) == 0
+
+
 def test_two_games_are_isolated(client):
     first = start(client, game="madiao", seat=0, seed=8)
     second = start(client, game="madiao", seat=0, seed=8)

@@ -15,17 +15,17 @@ from typing import Annotated
 
 import tyro
 
-from madiao_mao.training.cli_args import check_at_least, check_output_file, check_output_folder, load_agent
+from madiao_mao.training.cli_args import check_at_least, check_output_file, check_output_folder
 
 DEFAULT_MATCH_AGENTS = ("heuristic", "greedy", "heuristic", "greedy")
 #: The ``match --agents`` help's part for this game.
 MATCH_AGENTS_HELP = f"four (default {' '.join(DEFAULT_MATCH_AGENTS)})"
 
 
-def _agent(spec: str, *, seed: int | None, env, model: str | None):
-    if spec == "model" and model is not None:
-        spec = f"model:{model}"  # without --model, 'model' is the pretrained policy shipped
-    return load_agent(spec, "madiao", seed=seed, env=env)
+def _spec(name: str, model: str | None) -> str:
+    """The registry spec of an agent named on the command line."""
+    # Without --model, 'model' is the pretrained policy shipped.
+    return f"model:{model}" if name == "model" and model is not None else name
 
 
 SearchBudget = Annotated[str | None, tyro.conf.arg(metavar="OPTIONS")]
@@ -112,43 +112,25 @@ def evaluate(args: argparse.Namespace) -> int:
     and plots; ``--record``: the first hands as a game record)."""
     # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_env.records import make_record, write_record
-    from madiao_mao.agents.registry import reads_env
-    from madiao_mao.training.madiao.evaluation import run_tournament, table_obs_type, write_report
+    from madiao_mao.training.madiao.evaluation import agents_at_their_table, run_tournament, write_report
 
     check_output_folder(args.out, "--out")
     check_output_file(args.record, "--record")
     names = tournament_agents(args)
-    seeds = {name: args.seed + i for i, name in enumerate(names)}
-    # Agents that decide from their observation alone first: they say which observation variant
-    # the table is played at (a policy may read the record), and the env of those that read it
-    # (the search player) is made at that variant.
-    agents = {
-        name: _agent(name, seed=seeds[name], env=None, model=args.model)
-        for name in names
-        if not reads_env(name, "madiao")
-    }
-    obs_type = table_obs_type(agents.values())
-    env_for_search = None
-    if len(agents) < len(names):
-        # Imported here: keeps Numba and PettingZoo off this module's import path.
-        from madiao_mao.training.madiao.matches import make_env
-
-        env_for_search = make_env(obs_type=obs_type)
-        for name in names:
-            if name not in agents:
-                agents[name] = _agent(name, seed=seeds[name], env=env_for_search, model=args.model)
-    agents = {name: agents[name] for name in names}
+    table = agents_at_their_table(
+        {name: (_spec(name, args.model), args.seed + i) for i, name in enumerate(names)}
+    )
     recorded = []
     record_hands = 8 if args.record_hands is None else args.record_hands
     report = run_tournament(
-        agents,
+        table.agents,
         n_deals=args.deals,
         seed=args.seed,
         on_hand=recorded.append if args.record else None,
         record_hands=record_hands,
         progress=True,
-        env=env_for_search,
-        env_kwargs=None if env_for_search is not None else {"obs_type": obs_type},
+        env=table.env,
+        env_kwargs=None if table.env is not None else {"obs_type": table.obs_type},
     )
     print(report.markdown())
     if args.out:
@@ -198,7 +180,8 @@ def play(args: argparse.Namespace) -> int:
     # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_env.records import EventPrinter, make_record, write_record
     from madiao_mao.agents.human import HumanAgent, HumanQuit
-    from madiao_mao.training.madiao.matches import make_env, play_episode
+    from madiao_mao.training.madiao.evaluation import agents_at_their_table
+    from madiao_mao.training.madiao.matches import play_episode
 
     if args.seat > 3:
         raise ValueError(f"--seat: a seat is 0, 1, 2 or 3, got {args.seat}")
@@ -206,7 +189,6 @@ def play(args: argparse.Namespace) -> int:
         raise ValueError("--hands and --match exclude each other (a match has one hand per banker)")
     check_output_file(args.record, "--record")
     episode_kind = "match" if args.match else "hand"
-    env = make_env(episode=episode_kind)
     opponents = list(args.opponents or ["heuristic"])
     if args.model and args.opponents is None:
         opponents = ["model"]
@@ -214,20 +196,21 @@ def play(args: argparse.Namespace) -> int:
         raise ValueError(f"--opponents takes one name or three, got {len(opponents)}")
     if len(opponents) == 1:
         opponents = opponents * 3
-    seat_agents = []
-    names = []
-    other = iter(opponents)
+    other_seats = [seat for seat in range(4) if seat != args.seat]
+    table = agents_at_their_table(
+        {
+            seat: (_spec(name, args.model), None if args.seed is None else args.seed + seat)
+            for seat, name in zip(other_seats, opponents, strict=True)
+        },
+        env_kwargs={"episode": episode_kind},
+        make_env_always=True,
+    )
+    env = table.env
     human = HumanAgent(show_state=lambda: _table_view(env, args.seat, print))
-    for seat in range(4):
-        if seat == args.seat:
-            seat_agents.append(human)
-            names.append("you")
-        else:
-            spec = next(other)
-            seat_agents.append(
-                _agent(spec, seed=None if args.seed is None else args.seed + seat, env=env, model=args.model)
-            )
-            names.append(spec if not spec.startswith("model") else "model")
+    seat_agents = [human if seat == args.seat else table.agents[seat] for seat in range(4)]
+    names = ["you"] * 4
+    for seat, name in zip(other_seats, opponents, strict=True):
+        names[seat] = "model" if name.startswith("model") else name
     printer = EventPrinter(names, print, reveal_hands=False, reveal_seat=args.seat)
     print(f"Madiao: you are seat {args.seat}. Type 'help' at the prompt for how to enter moves.")
     results = []
@@ -252,18 +235,21 @@ def match(args: argparse.Namespace) -> int:
     """``madiao-mao match``: one full match between four agents, printed and optionally recorded."""
     # Imported here: keeps Numba and PettingZoo off this module's import path.
     from madiao_env.records import EventPrinter, make_record, write_record
-    from madiao_mao.training.madiao.matches import make_env, play_episode
+    from madiao_mao.training.madiao.evaluation import agents_at_their_table
+    from madiao_mao.training.madiao.matches import play_episode
 
     if args.agents is None:
         args.agents = list(DEFAULT_MATCH_AGENTS)
     if len(args.agents) != 4:
         raise ValueError(f"--agents: a Madiao match needs 4 agents (seats 0..3), got {len(args.agents)}")
     check_output_file(args.record, "--record")
-    env = make_env(episode="match")
-    seat_agents = [
-        _agent(spec, seed=args.seed + seat, env=env, model=args.model)
-        for seat, spec in enumerate(args.agents)
-    ]
+    table = agents_at_their_table(
+        {seat: (_spec(name, args.model), args.seed + seat) for seat, name in enumerate(args.agents)},
+        env_kwargs={"episode": "match"},
+        make_env_always=True,
+    )
+    env = table.env
+    seat_agents = list(table.agents.values())
     names = [f"{spec}" for spec in args.agents]
     print(f"Madiao match, seed {args.seed}: " + ", ".join(f"seat {s} {n}" for s, n in enumerate(names)))
     printer = EventPrinter(names, print)

@@ -26,18 +26,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from madiao_mao.agents.registry import reads_env
-from madiao_mao.training.cli_args import check_model, check_output_folder, load_agent
+from madiao_mao.training.cli_args import check_model, check_output_folder
 from madiao_mao.training.distributed_evaluation import require_ray, shard_bounds
 from madiao_mao.training.madiao.commands import tournament_agents
 from madiao_mao.training.madiao.evaluation import (
     PairResult,
     TournamentReport,
+    agents_at_their_table,
     duplicate_match,
     make_deals,
     write_report,
 )
-from madiao_mao.training.madiao.matches import make_env
 from madiao_mao.training.stats import openskill_ratings
 
 #: Agents whose play draws from a running random generator (see the module doc).
@@ -57,16 +56,16 @@ def play_shard(
     (``agents``: name -> (registry spec, seed)); ``deal_index`` counts from the tournament's first
     deal."""
 
-    env = None
-    if any(reads_env(agents[name][0], "madiao") for name in pairing):
-        env = make_env()
-    built = {name: load_agent(agents[name][0], "madiao", seed=agents[name][1], env=env) for name in pairing}
+    # The pairing's table: a record one where a policy of the two reads it (the players that read
+    # the summary decide the same at either, so a tournament's pairings may differ).
+    table = agents_at_their_table({name: agents[name] for name in pairing}, env_kwargs=env_kwargs)
+    env, built = table.env, table.agents
     deals = make_deals(n_deals, seed)[first:last]
     result = duplicate_match(
         built[pairing[0]],
         built[pairing[1]],
         deals,
-        env_kwargs=None if env is not None else env_kwargs,
+        env_kwargs=None if env is not None else {**(env_kwargs or {}), "obs_type": table.obs_type},
         agent_name=pairing[0],
         opponent_name=pairing[1],
         env=env,

@@ -25,6 +25,8 @@ from madiao_env.layout import OBS_SIZES
 from madiao_env.options import MadiaoOptions
 from madiao_env.vector import MadiaoVectorEnv
 from madiao_mao.agents.base import Agent
+from madiao_mao.agents.registry import reads_env
+from madiao_mao.training.cli_args import load_agent
 from madiao_mao.training.madiao.matches import EpisodeResult, make_env, play_episode
 from madiao_mao.training.stats import (
     MeanCI,
@@ -54,6 +56,47 @@ def table_obs_type(agents: Iterable[Agent]) -> str:
     summary), else "summary"."""
     reads = {getattr(agent, "table_obs_dim", None) for agent in agents}
     return "record" if OBS_SIZES["record"] in reads else "summary"
+
+
+@dataclass
+class Table:
+    """Agents and the table they play at (``agents_at_their_table``)."""
+
+    agents: dict[Any, Agent]
+    """The agents, in the order of their specs."""
+    obs_type: str
+    """The observation variant every seat is handed (``table_obs_type``)."""
+    env: Any | None
+    """The raw AEC env at that variant, or None where no agent reads the env and none was asked for."""
+
+
+def agents_at_their_table(
+    specs: Mapping[Any, tuple[str, int | None]],
+    *,
+    env_kwargs: Mapping[str, Any] | None = None,
+    make_env_always: bool = False,
+) -> Table:
+    """The agents of ``specs`` (any key -> (``madiao_mao.agents.registry`` spec, seed)) and the
+    table they play at, so that a policy that reads the record sits at a record table wherever it
+    plays (evaluate, play, match, the Ray tournament).
+
+    The agents that decide from their observation alone are made first: they say which observation
+    variant the table is (``table_obs_type``). The env is then made at that variant with
+    ``env_kwargs`` when ``make_env_always`` or an agent reads the env it plays in (the search
+    player), and those agents are made on it."""
+    agents = {
+        key: load_agent(spec, "madiao", seed=seed)
+        for key, (spec, seed) in specs.items()
+        if not reads_env(spec, "madiao")
+    }
+    obs_type = table_obs_type(agents.values())
+    env = None
+    if make_env_always or len(agents) < len(specs):
+        env = make_env(**{**(env_kwargs or {}), "obs_type": obs_type})
+        for key, (spec, seed) in specs.items():
+            if key not in agents:
+                agents[key] = load_agent(spec, "madiao", seed=seed, env=env)
+    return Table({key: agents[key] for key in specs}, obs_type, env)
 
 
 def make_deals(n_deals: int, seed: int) -> list[Deal]:
