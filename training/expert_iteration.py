@@ -185,6 +185,13 @@ class ExpertIterationSettings:
             raise ValueError(
                 f"train_overrides must map TrainConfig fields to values, got {self.train_overrides!r}"
             )
+        # The run reads the variant its starting policy reads (a summary policy is fitted on the
+        # summary, whatever the game's default for a new run).
+        table_obs_type = game_spec(self.game).table_obs_type
+        start_table = {}
+        if table_obs_type is not None:
+            start_table["obs_type"] = table_obs_type([load_agent(f"model:{self.start_from}", self.game)])
+        object.__setattr__(self, "_start_table", start_table)
         try:
             self.train_config()
         except TypeError as error:  # a field TrainConfig does not have
@@ -201,6 +208,7 @@ class ExpertIterationSettings:
             "eval_opponents": references,
             "eval_every": 0,
             "progress_bar": False,
+            **self._start_table,
             **self.train_overrides,
             **changes,
         }

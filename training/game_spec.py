@@ -6,7 +6,10 @@ name: they look its spec up (``game_spec(config.game)``) and call what it holds.
 
 - ``defaults``: the ``TrainConfig`` fields a game sets differently (a field left at None takes
   its game's value; ``GAME_DEFAULTS`` maps each game to these),
-- ``obs_type``: the observation variant a run uses unless told otherwise,
+- ``obs_type``: the observation variant a run uses unless told otherwise, and
+  ``table_obs_type``: the variant a table of given agents is played at (None: always the
+  default), where a saved policy decides what the run reads (an exploiter's target, the starting
+  policy of expert iteration),
 - ``policy_features``: the policy features (``PolicyFeatures``) of the game's own, besides the
   observation itself (``flat``, which every game has); ``POLICY_FEATURES`` holds every game's,
 - ``make_vector_env``: the batched env of the training games, built from the config,
@@ -44,7 +47,7 @@ Adding a game is adding one ``madiao_mao.games.Game`` whose training module hold
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -115,6 +118,7 @@ class GameSpec:
     evaluate_on_ray: Callable[[Any], int] | None = None
     settings: type[GameSettings] | None = None
     old_config_names: Mapping[str, str] = field(default_factory=dict)
+    table_obs_type: Callable[[Sequence[Any]], str] | None = None
 
     @property
     def features(self) -> tuple[str, ...]:

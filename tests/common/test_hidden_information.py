@@ -111,15 +111,17 @@ def _indistinguishable(first: Table, second: Table, observer: int) -> bool:
 def _madiao_pairs() -> Iterator[TablePair]:
     from madiao_env import cards, madiao_v0
 
+    # At the record variant, which begins with the summary: the observer's record is the same at
+    # both tables too, and every player reads the variant it was trained on from it.
     for seed in (1, 2, 3):
-        probe = madiao_v0.raw_env()
+        probe = madiao_v0.raw_env(obs_type="record")
         probe.reset(seed=seed)
         dealt = probe.table()
         observer = (dealt["banker"] + seed) % cards.N_SEATS
 
         def table(hands, stock, dealt=dealt, seed=seed):
             def make_env():
-                env = madiao_v0.raw_env()
+                env = madiao_v0.raw_env(obs_type="record")
                 options = {"hands": hands, "stock": stock, "banker": dealt["banker"], "first": dealt["first"]}
                 env.reset(seed=seed, options=options)
                 return env
@@ -232,11 +234,11 @@ def honest_specs(game: str) -> list[str]:
 def _values(agent: Agent, observation: np.ndarray, mask: np.ndarray) -> list[float]:
     """What the player shows of its values at this decision: a search's values per candidate,
     a learned policy's action log-probabilities (empty for a player that shows none, or whose
-    network reads more than the table's observation: the Mao belief policy's memory)."""
+    network reads more than the table hands it: the Mao belief policy's memory)."""
     decision = getattr(agent, "last_decision", None)
     if decision is not None:
         return [float(v) for v in decision.values]
-    if hasattr(agent, "action_log_probs") and getattr(agent, "obs_dim", None) == observation.size:
+    if hasattr(agent, "action_log_probs") and agent.obs_dim == agent.table_obs_dim:
         return np.asarray(agent.action_log_probs(observation[None], mask[None])[0]).tolist()
     return []
 

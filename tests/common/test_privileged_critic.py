@@ -154,9 +154,10 @@ def _tiny_madiao(tmp_path, **overrides) -> TrainConfig:
 
 
 def _seat_obs_dim() -> int:
+    """The length of the seat's observation at the Madiao training default."""
     from madiao_env import madiao_v0
 
-    env = madiao_v0.raw_env()
+    env = madiao_v0.raw_env(obs_type=TrainConfig(game="madiao").obs_type)
     env.reset(seed=0)
     return int(env.observation_space(env.possible_agents[0])["observation"].shape[0])
 
@@ -306,7 +307,8 @@ def test_an_actor_still_guided_by_the_oracle_is_not_saved_for_play(tmp_path):
 
 
 def test_models_trained_before_keep_loading_and_reading_their_whole_observation():
+    from madiao_env.layout import OBS_SIZES
     from madiao_mao.agents.learned import pretrained_agent
 
     agent = pretrained_agent("madiao")
-    assert agent.table_obs_dim == agent.obs_dim == _seat_obs_dim()
+    assert agent.table_obs_dim == agent.obs_dim == OBS_SIZES["summary"]

@@ -474,7 +474,7 @@ def test_config_rejects_bad_values(make, match):
 
 def test_config_fields_left_unset_take_their_games_defaults():
     assert TrainConfig(game="mao").obs_type == "history"
-    assert TrainConfig().obs_type == "summary"
+    assert TrainConfig().obs_type == "record"
     # Fields left at None take their game's defaults; explicit values are kept.
     assert TrainConfig().features == "cards" and TrainConfig(game="mao").features == "belief"
     assert TrainConfig(game="mao").scripted_opponents == ("base",)

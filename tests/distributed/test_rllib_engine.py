@@ -209,7 +209,7 @@ def test_cli_train_engine_rllib_writes_the_run_folder(cluster, tmp_path):
     agent = make_agent(f"model:{run_dir / 'final_model.pt'}", "madiao")
     from madiao_env.vector import MadiaoVectorEnv
 
-    step = MadiaoVectorEnv(8, seed=3).reset()
+    step = MadiaoVectorEnv(8, seed=3, obs_type=saved["obs_type"]).reset()
     actions = agent.act_batch(step.observation, step.action_mask)
     assert step.action_mask[np.arange(8), actions].all()
 

@@ -274,14 +274,17 @@ def test_init_model_starts_a_run_from_the_saved_weights_and_refuses_another_netw
 
     with pytest.raises(ConfigError, match=r"init_model: no saved model at 'missing\.zip'"):
         TrainConfig(init_model="missing.zip")
-    config = TrainConfig(init_model=str(PRETRAINED_MODEL), runs_dir=str(tmp_path), **TINY_TRAINING)
+    # The shipped policy reads the summary: at that variant its weights carry over unchanged.
+    config = TrainConfig(
+        init_model=str(PRETRAINED_MODEL), obs_type="summary", runs_dir=str(tmp_path), **TINY_TRAINING
+    )
     run = open_run(config, None, total_timesteps=None, quiet=True)
     _, venv = build_env(run, build_opponents(run))
     model = make_model(config, venv, device="cpu")
     load_initial_weights(model, PRETRAINED_MODEL)
     saved = load_model(PRETRAINED_MODEL).policy.state_dict()
     assert all(torch.equal(value, saved[name]) for name, value in model.policy.state_dict().items())
-    narrow = make_model(TrainConfig(net_arch=(32,), **TINY_TRAINING), venv, device="cpu")
+    narrow = make_model(TrainConfig(net_arch=(32,), obs_type="summary", **TINY_TRAINING), venv, device="cpu")
     with pytest.raises(ValueError, match="is another network than this config's"):
         load_initial_weights(narrow, PRETRAINED_MODEL)
     venv.close()

@@ -154,3 +154,12 @@ def test_the_exploiter_of_a_record_policy_trains_and_is_scored_at_a_record_table
     report = exploit(settings, say=lambda *args, **kwargs: None)
     assert json.loads((Path(report["run_dir"]) / "config.json").read_text())["obs_type"] == "record"
     assert report["evaluation"]["hands"] == 8
+
+
+def test_expert_iteration_fits_its_starting_policy_on_the_variant_it_reads(tmp_path):
+    """Whatever a new run's default: the shipped policy reads the summary, a record policy the record."""
+    from madiao_mao.training.expert_iteration import ExpertIterationSettings
+
+    assert ExpertIterationSettings(start_from=str(PRETRAINED_MODEL)).train_config().obs_type == "summary"
+    record = saved_record_model(tmp_path)
+    assert ExpertIterationSettings(start_from=str(record)).train_config().obs_type == "record"

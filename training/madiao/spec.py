@@ -125,6 +125,13 @@ def _evaluate_on_ray(args: Any) -> int:
     return evaluate_command(args)
 
 
+def _table_obs_type(agents) -> str:
+    # Imported here: madiao_mao.training.madiao.evaluation imports this module (a cycle at the top).
+    from madiao_mao.training.madiao.evaluation import table_obs_type
+
+    return table_obs_type(agents)
+
+
 GAME_SPEC = game_spec.GameSpec(
     name="madiao",
     defaults=MappingProxyType(
@@ -162,7 +169,10 @@ GAME_SPEC = game_spec.GameSpec(
             "final_eval_deals": 1000,
         }
     ),
-    obs_type="summary",
+    # The summary and each seat's public record of the hand: from scratch it beat the summary
+    # head to head in both seeds measured, in fewer seconds than the summary's twice budget.
+    obs_type="record",
+    table_obs_type=_table_obs_type,
     policy_features=POLICY_FEATURES,
     make_vector_env=_vector_env,
     shape_reward=game_spec.unshaped,
