@@ -43,6 +43,7 @@ module); the loop, the fitting, the self-play and the evaluation are the trainer
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import multiprocessing
 import os
@@ -63,7 +64,7 @@ from madiao_mao.agents.learned import load_model
 from madiao_mao.games import default_game, get_game
 from madiao_mao.training.cli_args import load_agent
 from madiao_mao.training.config import TrainConfig
-from madiao_mao.training.game_spec import game_part, game_spec, games_with
+from madiao_mao.training.game_spec import game_part, game_spec, games_with, policy_table
 from madiao_mao.training.run_folder import (
     CONFIG_FILE,
     REPORT_FILE,
@@ -185,17 +186,16 @@ class ExpertIterationSettings:
             raise ValueError(
                 f"train_overrides must map TrainConfig fields to values, got {self.train_overrides!r}"
             )
-        # The run reads the variant its starting policy reads (a summary policy is fitted on the
-        # summary, whatever the game's default for a new run).
-        table_obs_type = game_spec(self.game).table_obs_type
-        start_table = {}
-        if table_obs_type is not None:
-            start_table["obs_type"] = table_obs_type([load_agent(f"model:{self.start_from}", self.game)])
-        object.__setattr__(self, "_start_table", start_table)
         try:
             self.train_config()
         except TypeError as error:  # a field TrainConfig does not have
             raise ValueError(f"train_overrides: {error}") from None
+
+    @functools.cached_property
+    def _start_table(self) -> dict[str, str]:
+        # The run reads the variant its starting policy reads (a summary policy is fitted on the
+        # summary, whatever the game's default for a new run).
+        return policy_table(self.game, f"model:{self.start_from}")
 
     def train_config(self, **changes: Any):
         """The trainer's config of this run: the game's defaults, the overrides, ``changes``; its

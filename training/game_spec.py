@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 import numpy as np
 
 from madiao_mao.games import game_names, get_game
+from madiao_mao.training.cli_args import load_agent
 
 if TYPE_CHECKING:  # typing only: these modules import this one (the config fills in its defaults from it)
     from madiao_mao.training.config import TrainConfig
@@ -246,6 +247,16 @@ def game_spec(game: str) -> GameSpec:
         return GAME_SPECS[game]
     except (KeyError, TypeError):
         raise ValueError(f"game must be one of {', '.join(GAME_SPECS)}, got {game!r}") from None
+
+
+def policy_table(game: str, policy: str) -> dict[str, str]:
+    """The ``TrainConfig`` fields of a run whose subject is the saved player ``policy`` (an agent
+    spec: an exploiter's target, expert iteration's starting policy): the observation variant it
+    plays at, where the game's ``table_obs_type`` says (none otherwise: the game's default)."""
+    choose = game_spec(game).table_obs_type
+    if choose is None:
+        return {}
+    return {"obs_type": choose([load_agent(policy, game)])}
 
 
 def features_error(features: str, game: str, obs_type: str) -> str | None:

@@ -143,16 +143,19 @@ def test_a_ray_shard_seats_a_record_policy_at_a_record_table(tmp_path):
     assert shard.deal_index == [1 + index for index in local.deal_index]
 
 
-def test_the_exploiter_of_a_record_policy_trains_and_is_scored_at_a_record_table(tmp_path):
+@pytest.mark.parametrize("variant", ["record", "summary"])
+def test_the_exploiter_trains_and_is_scored_at_its_targets_table(tmp_path, variant):
+    """A record policy's exploiter reads the record; the shipped summary policy's the summary,
+    whatever a new run's default (so that exploitability figures stay comparable)."""
     from madiao_mao.training.exploit import ExploitSettings, exploit
 
-    target = f"model:{saved_record_model(tmp_path)}"
+    target = f"model:{saved_record_model(tmp_path)}" if variant == "record" else "model"
     settings = ExploitSettings(
         target, steps=128, deals=2, seed=1, out=str(tmp_path / "exploit"), n_envs=8,
         train_overrides={"n_steps": 16, "batch_size": 64},
     )  # fmt: skip
     report = exploit(settings, say=lambda *args, **kwargs: None)
-    assert json.loads((Path(report["run_dir"]) / "config.json").read_text())["obs_type"] == "record"
+    assert json.loads((Path(report["run_dir"]) / "config.json").read_text())["obs_type"] == variant
     assert report["evaluation"]["hands"] == 8
 
 
