@@ -30,6 +30,7 @@ from madiao_mao.agents.base import Agent
 from madiao_mao.agents.learned import policy_agent
 from madiao_mao.agents.registry import make_agent
 from madiao_mao.training.config import TrainConfig
+from madiao_mao.training.game_spec import game_spec
 from madiao_mao.training.league import MAIN, League
 from madiao_mao.training.learner_games import keeps_game_memory, refuse_memory_without_keys, takes_row_keys
 from madiao_mao.training.run_folder import LEAGUE_FILE, new_league, snapshot_step
@@ -50,10 +51,20 @@ def scripted_agents(config: TrainConfig, names: tuple[str, ...], what: str) -> l
         except ValueError as error:
             # e.g. Madiao's search player, which needs a whole env of its own per game.
             raise ValueError(f"{what} {name!r} cannot sit in the training pool: {error}") from None
+    choose_table = game_spec(config.game).table_obs_type
     for name, agent in zip(names, agents, strict=True):
         # Checked here, before the run folder exists: inside the pool the agent sits in a slot,
         # which takes keys whatever it holds (Mao's Bayesian player takes them).
         refuse_memory_without_keys(agent, f"{what} {name!r}")
+        if choose_table is not None:
+            needs = choose_table([agent])
+            # An agent that needs no variant beyond the game's plain table (choose_table([])) reads
+            # the leading entries of any; one that reads a richer observation needs the run's to be it.
+            if needs not in (config.obs_type, choose_table([])):
+                raise ValueError(
+                    f"{what} {name!r} reads the {needs!r} observation, and this run's games hand "
+                    f"out the {config.obs_type!r} one: train with --obs-type {needs} to seat it"
+                )
     return agents
 
 

@@ -678,7 +678,7 @@ def baseline_decisions_hash(
     module = game_module(game)
     decisions = []
     for seed in seeds:
-        env = module.pin_table(seed)
+        env = module.pin_table(seed, baseline)
         players = [
             load_agent(baseline, game, seed=seed * 100 + seat, env=env) for seat in range(len(env.agents))
         ]

@@ -47,7 +47,7 @@ def test_every_registered_agent_is_checked() -> None:
 
 @pytest.mark.parametrize(("game", "spec"), [(game, spec) for game, specs in READS.items() for spec in specs])
 def test_an_agent_reads_its_data_files_when_built_and_never_while_playing(game: str, spec: str) -> None:
-    env = game_module(game).pin_table(3)
+    env = game_module(game).pin_table(3, spec)
     with recording_reads() as built:
         players = [load_agent(spec, game, seed=seat, env=env) for seat in range(len(env.agents))]
     assert {path.name for path in built} == READS[game][spec]

@@ -1,6 +1,7 @@
 """The learned-policy stack for Madiao: the card-counting features the policies read, and the
 pretrained policy shipped in ``agents/pretrained`` (it loads by name, is small, and plays legal
-moves in whole hands; the env raises on any illegal action)."""
+moves in whole hands; the env raises on any illegal action), each at the table of the observation
+variant it reads."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ pytest.importorskip("sb3_contrib")
 from madiao_mao.agents.learned import LearnedPolicyAgent
 from madiao_mao.agents.madiao import PRETRAINED_MODEL as PRETRAINED_MADIAO
 from madiao_mao.agents.registry import make_agent
+from madiao_mao.training.madiao.evaluation import table_obs_type
 
 
 def test_shipped_model_is_present_and_small():
@@ -24,7 +26,7 @@ def test_shipped_model_plays_legal_moves_in_whole_hands():
 
     model = make_agent("model", "madiao")
     assert isinstance(model, LearnedPolicyAgent) and model.deterministic
-    env = make_env()
+    env = make_env(obs_type=table_obs_type([model]))
     lineups = [
         [model, make_agent("heuristic"), make_agent("greedy"), make_agent("random", seed=1)],
         [model] * 4,
@@ -41,7 +43,7 @@ def test_batched_and_single_decisions_agree_and_respect_masks():
 
     model = make_agent("model", "madiao")
     sampler = LearnedPolicyAgent(PRETRAINED_MADIAO, deterministic=False, seed=3)
-    env = MadiaoVectorEnv(16, seed=2)
+    env = MadiaoVectorEnv(16, seed=2, obs_type=table_obs_type([model]))
     step = env.reset(seed=2)
     for _ in range(40):
         greedy_batch = model.act_batch(step.observation, step.action_mask)
@@ -111,7 +113,7 @@ def test_exported_policy_is_slim_and_plays_the_same(tmp_path):
     copy = LearnedPolicyAgent(path)
     original = make_agent("model", "madiao")
     assert path.stat().st_size <= PRETRAINED_MADIAO.stat().st_size * 1.05
-    step = MadiaoVectorEnv(64, seed=9).reset(seed=9)
+    step = MadiaoVectorEnv(64, seed=9, obs_type=table_obs_type([original])).reset(seed=9)
     assert (
         copy.act_batch(step.observation, step.action_mask)
         == original.act_batch(step.observation, step.action_mask)

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from madiao_env import madiao_v0
+from madiao_env.layout import OBS_SIZES
 from madiao_mao.agents.learned import LearnedPolicyAgent, load_model
 from madiao_mao.agents.madiao import PRETRAINED_MODEL
 from madiao_mao.cli.main import main
@@ -166,3 +167,65 @@ def test_expert_iteration_fits_its_starting_policy_on_the_variant_it_reads(tmp_p
     assert ExpertIterationSettings(start_from=str(PRETRAINED_MODEL)).train_config().obs_type == "summary"
     record = saved_record_model(tmp_path)
     assert ExpertIterationSettings(start_from=str(record)).train_config().obs_type == "record"
+
+
+def test_a_duplicate_match_against_a_record_opponent_plays_at_a_record_table(tmp_path):
+    """Whatever variant the options name (a summary run's evaluation against a record baseline):
+    the hands are those of the record table, both when batched and one at a time (recorded)."""
+    from madiao_mao.agents.registry import make_agent
+    from madiao_mao.training.madiao.evaluation import duplicate_match, make_deals
+
+    record = LearnedPolicyAgent(saved_record_model(tmp_path), name="record")
+    deals = make_deals(3, 5)
+    results = {}
+    for variant in ("summary", "record"):
+        recorded: list = []
+        pair = duplicate_match(
+            make_agent("heuristic", "madiao", seed=1), record, deals, env_kwargs={"obs_type": variant},
+            on_hand=recorded.append, record_hands=4,
+        )  # fmt: skip
+        results[variant] = pair.score
+        assert len(recorded) == 4
+    assert results["summary"] == results["record"]
+
+
+def test_the_scorecard_seats_a_record_baseline_at_a_record_table(tmp_path, monkeypatch):
+    """A shipped record ``model`` against a summary policy under test and the reference: each
+    pairing is played at the table its two players read."""
+    from madiao_mao.training.scorecard import score
+
+    monkeypatch.setattr("madiao_mao.agents.madiao.PRETRAINED_MODEL", saved_record_model(tmp_path))
+    card = score("greedy", game="madiao", suite="smoke", baselines=["model"], out=tmp_path / "card")
+    assert card.baselines == ["model"] and card.figures
+
+
+def test_a_record_league_anchor_needs_a_record_run(tmp_path, capsys):
+    """A summary run cannot hand a record anchor what it reads: ``train`` refuses it before any
+    game and before its run folder exists, naming the anchor and the flag; a record run seats it
+    beside players that read the summary."""
+    anchor = f"model:{saved_record_model(tmp_path)}"
+    runs = tmp_path / "runs"
+    tiny = ["--n-envs", "8", "--n-steps", "16", "--batch-size", "64", "--torch-threads", "1"]
+    flags = ["train", "--league-anchors", "heuristic", anchor, "--runs-dir", str(runs), *tiny]
+    assert main([*flags, "--obs-type", "summary", "--total-timesteps", "128", "--no-progress"]) != 0
+    error = capsys.readouterr().err
+    assert f"league anchor {anchor!r} reads the 'record' observation" in error
+    assert "--obs-type record" in error and "Traceback" not in error
+    assert not runs.exists() or not any(runs.iterdir())
+    config = TrainConfig(
+        obs_type="record", runs_dir=str(runs), league_anchors=("heuristic", anchor), **TINY_TRAINING
+    )
+    pool = build_opponents(open_run(config, None, total_timesteps=None, quiet=True))
+    assert pool.slots[pool.slot_member.index(anchor)].agent.table_obs_dim == OBS_SIZES["record"]
+
+
+def test_a_record_baseline_is_pinned_at_a_record_table(tmp_path, monkeypatch):
+    """The pinned positions of a shipped record ``model`` are dealt at the table it reads (the
+    protocol check of every scorecard run plays them); a summary baseline's stay at the summary."""
+    from madiao_mao.training.madiao.scorecard import pin_table
+    from madiao_mao.training.scorecard import baseline_decisions_hash
+
+    monkeypatch.setattr("madiao_mao.agents.madiao.PRETRAINED_MODEL", saved_record_model(tmp_path))
+    assert baseline_decisions_hash("madiao", "model", seeds=(0,), per_game=12).startswith("sha256:")
+    assert pin_table(0, "model").unwrapped.obs_type == "record"
+    assert pin_table(0, "heuristic").unwrapped.obs_type == "summary"

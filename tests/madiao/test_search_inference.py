@@ -25,6 +25,7 @@ from madiao_mao.agents.madiao.search import (
     systematic_resample,
 )
 from madiao_mao.agents.registry import make_agent
+from madiao_mao.training.madiao.evaluation import table_obs_type
 from tests.madiao.conftest import searched_decisions
 
 log_weight_lists = st.lists(st.floats(min_value=-1e6, max_value=50.0), min_size=1, max_size=60)
@@ -77,8 +78,9 @@ def test_a_missing_inference_model_is_named(tmp_path):
 
 
 def _hand_in_play(seed: int, moves: int, players):
-    """A raw env after ``moves`` decisions of a seeded hand by ``players`` (by seat), in play."""
-    env = madiao_v0.raw_env(episode="hand")
+    """A raw env after ``moves`` decisions of a seeded hand by ``players`` (by seat), in play, at
+    the observation variant they read."""
+    env = madiao_v0.raw_env(episode="hand", obs_type=table_obs_type(players))
     env.reset(seed=seed)
     for _ in range(moves):
         seat = env.possible_agents.index(env.agent_selection)
@@ -192,7 +194,7 @@ def test_a_policy_gives_log_probabilities_of_its_legal_moves_peaking_at_its_gree
     from madiao_mao.agents.learned import LearnedPolicyAgent
 
     policy = LearnedPolicyAgent(PRETRAINED_MODEL)
-    env = madiao_v0.env()
+    env = madiao_v0.env(obs_type=table_obs_type([policy]))
     rows, masks = [], []
     for seed in range(6):
         env.reset(seed=seed)

@@ -195,10 +195,11 @@ def duplicate_match(
 ) -> PairResult:
     """Play every deal four times, ``agent`` in seat 0..3 in turn and ``opponent`` elsewhere.
 
-    ``env``: the env to play in (built from ``env_kwargs`` when None; its ``stake`` must be 1, as
-    scores are whole stakes). Give it when an agent reads the env it plays in, as the search player
-    does; it is then left open. ``on_hand`` receives each hand played (``record_hands``: only the
-    first that many), its ``seats`` naming the agent in each seat of that rotation.
+    ``env``: the env to play in (built from ``env_kwargs`` when None, at the record variant when
+    either player reads it; its ``stake`` must be 1, as scores are whole stakes). Give it when an
+    agent reads the env it plays in, as the search player does; it is then left open.
+    ``on_hand`` receives each hand played (``record_hands``: only the first that many), its
+    ``seats`` naming the agent in each seat of that rotation.
 
     When both players decide from their observation alone (``plays_in_batches``), the hands not
     recorded are played in batches on the vector env under the same options (an env given is then
@@ -221,6 +222,10 @@ def duplicate_match(
         # multiplies rewards (the game is the same), and is checked here like any other option.
         MadiaoOptions(stake=env_kwargs.get("stake", 1.0))
         env_kwargs = {**env_kwargs, "stake": 1.0}
+        if table_obs_type([agent, opponent]) == "record":
+            # A record policy sits at a record table, whatever variant the caller's options name
+            # (a summary run's evaluation against a record opponent); the others read its lead.
+            env_kwargs["obs_type"] = "record"
     else:
         env_kwargs = env.unwrapped.options.as_kwargs()
     _check_record_hands(record_hands)

@@ -139,11 +139,12 @@ def check_policy_spec(spec: str) -> None:
         load_agent(spec, "madiao", seed=0)
 
 
-def pin_table(seed: int):
+def pin_table(seed: int, baseline: str | None = None):
     """The env the baselines' decisions are pinned on (``madiao_mao.training.scorecard.baseline_pins``),
-    dealt from ``seed``: the suites' env."""
+    dealt from ``seed``: the suites' env, at the observation variant ``baseline`` reads (a record
+    policy: the record)."""
 
-    env = make_env()
+    env = make_env(obs_type=_table_needed(baseline) if baseline is not None else "summary")
     env.reset(seed=seed)
     return env
 
@@ -156,14 +157,14 @@ def play_suite(
     in ``BASELINES``)."""
 
     deals = suite.deals()
-    # Read only by agents that need the game they play in (search); its observation variant is
-    # the one the policy under test reads (a record policy: the record, whose leading entries
-    # every baseline reads).
-    env = make_env()
-    obs_type = table_obs_type([under_test.make("madiao", seed=suite.seed, env=env)])
-    if obs_type != "summary":
-        env.close()
-        env = make_env(obs_type=obs_type)
+    # Each pairing plays at the variant its two players read (a record policy on either side: the
+    # record, whose leading entries the others read); the env is read only by the players that
+    # need the game they play in (search).
+    tables = {"summary": make_env()}
+    side_reads = {
+        "policy": table_obs_type([under_test.make("madiao", seed=suite.seed, env=tables["summary"])]),
+        "reference": _table_needed(REFERENCE),
+    }
     played: dict[str, dict[str, PairResult]] = {"policy": {}, "reference": {}}
     sides = {"policy": (under_test.identity, under_test.spec), "reference": (None, REFERENCE)}  # cache keys
     iterator = [(index, baseline) for index, baseline in enumerate(BASELINES) if baseline in baselines]
@@ -174,14 +175,29 @@ def play_suite(
         iterator = tqdm(iterator, desc="madiao baselines", unit="baseline")
     for index, baseline in iterator:
         subset = deals[: suite.deals_against(baseline)]
+        baseline_reads = _table_needed(baseline)
         for side in ("policy", "reference"):
+            obs_type = "record" if "record" in (side_reads[side], baseline_reads) else "summary"
+            if obs_type not in tables:
+                tables[obs_type] = make_env(obs_type=obs_type)
+            env = tables[obs_type]
             play = partial(_play_pairing, under_test, side, baseline, suite.seed, index, subset, env)
             name = f"{side}-vs-{baseline.replace(':', '-').replace('=', '')}"
             identity, seated = sides[side]
             result = cache.get_or_play(name, play, policy=identity, seats=[seated, baseline])
             played[side][baseline] = PairResult(**result)
-    env.close()
+    for env in tables.values():
+        env.close()
     return _figures(played, baselines), _ratings(played, baselines)
+
+
+def _table_needed(spec: str) -> str:
+    """The observation variant the table of the player of ``spec`` must be: what a player that
+    decides from its observation reads (``table_obs_type``); a player that reads the env it plays
+    in (search) plays at either."""
+    if reads_env(spec, "madiao"):
+        return "summary"
+    return table_obs_type([load_agent(spec, "madiao", seed=0)])
 
 
 def _play_pairing(

@@ -130,9 +130,10 @@ def check_policy_spec(spec: str) -> None:
         load_agent(spec, "mao", seed=0)
 
 
-def pin_table(seed: int):
+def pin_table(seed: int, baseline: str | None = None):
     """The env the baselines' decisions are pinned on (``madiao_mao.training.scorecard.baseline_pins``),
-    dealt from ``seed``: a table of the suites' kind, one held-out rule active from the start."""
+    dealt from ``seed``: a table of the suites' kind, one held-out rule active from the start (the
+    same for every ``baseline``: Mao's players read one observation variant)."""
     # Imported here: keeps PettingZoo off this module's import path.
     from mao_env.env import raw_env
 
