@@ -24,6 +24,7 @@ __all__ = [
     "EVENT_FEATURES",
     "EVENT_PIECES",
     "EVENT_SLICES",
+    "OBS_TYPES",
     "OFF_EVENTS",
     "REVEALED_PIECE",
     "SLICES",
@@ -33,6 +34,10 @@ __all__ = [
     "event_width",
     "obs_size",
 ]
+
+#: The observation variants: the table and the last ``n_events`` public events ("history"), or the
+#: table alone ("summary", ``n_events`` 0).
+OBS_TYPES = ("history", "summary")
 
 # ---- what positions inside the event pieces mean ----------------------------------------------
 KIND_PLAY, KIND_BAD_CARD, KIND_DRAW, KIND_RULE_ADDED, KIND_CALL, KIND_POINT_OF_ORDER = range(6)

@@ -23,6 +23,7 @@ import numpy as np
 from mao_env import cards, core
 from mao_env import rules as rule_library
 from mao_env import state as snapshots
+from mao_env.layout import OBS_TYPES
 
 __all__ = [
     "CALL_MODES",
@@ -49,7 +50,6 @@ REASONS = {"calls": core.REASONS_CALLS, "hidden": core.REASONS_HIDDEN, "revealed
 MASKS = ("physical", "rules")
 SEVEN_PHRASES = ("penalty card", "thank you")
 ROUND_STYLES = ("plain", "cambridge")
-OBS_TYPES = ("history", "summary")
 #: Who calls the faults: the Mao Master (every fault, at END_TURN) or the players (call windows).
 CALL_MODES = ("master", "players")
 #: Penalty cards for a forgotten "Mao": the seed's three, or the older reading's one.

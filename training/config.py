@@ -408,6 +408,13 @@ class TrainConfig:
                     f"imitate must be 'none' or a {self.game} agent ({', '.join(agent_names(self.game))}), "
                     f"got {self.imitate!r}",
                 )
+        offered = game_spec(self.game).obs_types
+        if offered and self.obs_type not in offered:
+            raise ConfigError(
+                "obs_type",
+                f"obs_type must be one of {', '.join(map(repr, offered))} for {self.game}, "
+                f"got {self.obs_type!r}",
+            )
         mismatch = features_error(self.features, self.game, self.obs_type)
         if mismatch:
             raise ConfigError("features", mismatch)

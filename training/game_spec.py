@@ -6,7 +6,8 @@ name: they look its spec up (``game_spec(config.game)``) and call what it holds.
 
 - ``defaults``: the ``TrainConfig`` fields a game sets differently (a field left at None takes
   its game's value; ``GAME_DEFAULTS`` maps each game to these),
-- ``obs_type``: the observation variant a run uses unless told otherwise, and
+- ``obs_type``: the observation variant a run uses unless told otherwise (``obs_types``: every
+  variant the game's env offers, checked with the config; empty: the env checks it when built),
   ``table_obs_type``: the variant a table of given agents is played at (None: always the
   default), where a saved policy decides what the run reads (an exploiter's target, the starting
   policy of expert iteration),
@@ -120,6 +121,7 @@ class GameSpec:
     settings: type[GameSettings] | None = None
     old_config_names: Mapping[str, str] = field(default_factory=dict)
     table_obs_type: Callable[[Sequence[Any]], str] | None = None
+    obs_types: tuple[str, ...] = ()
 
     @property
     def features(self) -> tuple[str, ...]:

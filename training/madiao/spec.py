@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from madiao_env.layout import SUMMARY_SLICES
+from madiao_env.layout import OBS_TYPES, SUMMARY_SLICES
 from madiao_mao.agents.learned import LearnedPolicyAgent
 from madiao_mao.agents.registry import make_agent
 from madiao_mao.training import game_spec
@@ -172,6 +172,7 @@ GAME_SPEC = game_spec.GameSpec(
     # The summary and each seat's public record of the hand: from scratch it beat the summary
     # head to head in both seeds measured, in fewer seconds than the summary's twice budget.
     obs_type="record",
+    obs_types=OBS_TYPES,
     table_obs_type=_table_obs_type,
     policy_features=POLICY_FEATURES,
     make_vector_env=_vector_env,

@@ -23,6 +23,7 @@ from madiao_mao.training.game_spec import (
     vector_env_kwargs,
 )
 from madiao_mao.training.mao.exploit import EXPLOIT
+from mao_env.layout import OBS_TYPES
 
 if TYPE_CHECKING:  # typing only: the config imports the games' specs to fill in its defaults
     from madiao_mao.training.config import TrainConfig
@@ -205,6 +206,7 @@ GAME_SPEC = GameSpec(
     ),
     # The secret rules can only be inferred from a history of public events.
     obs_type="history",
+    obs_types=OBS_TYPES,
     policy_features=POLICY_FEATURES,
     make_vector_env=_vector_env,
     shape_reward=_hand_size_reward,
