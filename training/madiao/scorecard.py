@@ -139,12 +139,12 @@ def check_policy_spec(spec: str) -> None:
         load_agent(spec, "madiao", seed=0)
 
 
-def pin_table(seed: int, baseline: str | None = None):
+def pin_table(seed: int, baseline: str):
     """The env the baselines' decisions are pinned on (``madiao_mao.training.scorecard.baseline_pins``),
     dealt from ``seed``: the suites' env, at the observation variant ``baseline`` reads (a record
     policy: the record)."""
 
-    env = make_env(obs_type=_table_needed(baseline) if baseline is not None else "summary")
+    env = make_env(obs_type=_table_needed(baseline))
     env.reset(seed=seed)
     return env
 

@@ -130,7 +130,7 @@ def check_policy_spec(spec: str) -> None:
         load_agent(spec, "mao", seed=0)
 
 
-def pin_table(seed: int, baseline: str | None = None):
+def pin_table(seed: int, baseline: str):
     """The env the baselines' decisions are pinned on (``madiao_mao.training.scorecard.baseline_pins``),
     dealt from ``seed``: a table of the suites' kind, one held-out rule active from the start (the
     same for every ``baseline``: Mao's players read one observation variant)."""
