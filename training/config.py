@@ -189,10 +189,11 @@ class TrainConfig:
     ("flat", and a game's features of that kind; ``madiao_mao.training.sb3.privileged``) and for
     those whose policy has a privileged variant (``PolicyFeatures.privileged_policy``)."""
     oracle_guiding_steps: int = 0
-    """With ``privileged_critic``: the actor also reads the hidden state, weighted by a factor
-    that fades linearly from 1 at step 0 to 0 at this many learner steps (Suphx's oracle
-    guiding); at most ``total_timesteps``, so that the final actor reads the seat's observation
-    alone. 0: no oracle."""
+    """The actor also reads the hidden state (what ``privileged_critic`` gives the critic),
+    weighted by a factor that fades linearly from 1 at step 0 to 0 at this many learner steps
+    (Suphx's oracle guiding); at most ``total_timesteps``, so that the final actor reads the
+    seat's observation alone. With or without ``privileged_critic``; the same features as it.
+    0: no oracle."""
     scripted_opponents: Annotated[tuple[str, ...] | None, _flag(by_game="scripted_opponents")] = None
     """Scripted agents in the opponent pool (names as in ``madiao_mao.agents.registry``; a name listed twice
     fills twice the scripted slots); None: the game's default."""
@@ -303,6 +304,13 @@ class TrainConfig:
             self.obs_type = spec.obs_type
         self.game_settings = _game_settings(spec, self.game_settings)
         self.check()
+
+    @property
+    def trains_on_hidden_state(self) -> bool:
+        """Whether the learner is handed the hidden state beside its observation (a privileged
+        critic, oracle guiding or both): its training env appends the privileged vector and its
+        model saved for play is the actor alone."""
+        return bool(self.privileged_critic or self.oracle_guiding_steps)
 
     def check(self) -> None:
         """Every field's value, checked: the one validation of a config, however it was made (this
@@ -432,18 +440,14 @@ class TrainConfig:
             raise ConfigError(
                 "oracle_guiding_steps", f"oracle_guiding_steps must be an integer >= 0, got {steps!r}"
             )
-        if steps and not self.privileged_critic:
-            raise ConfigError(
-                "oracle_guiding_steps",
-                "oracle_guiding_steps needs privileged_critic (the oracle inputs are its)",
-            )
         if steps > self.total_timesteps:
             raise ConfigError(
                 "oracle_guiding_steps",
                 f"oracle_guiding_steps ({steps}) must be at most total_timesteps ({self.total_timesteps}): "
                 "the actor saved for play must read the seat's observation alone",
             )
-        if self.privileged_critic:
+        if self.trains_on_hidden_state:
+            option = "privileged_critic" if self.privileged_critic else "oracle_guiding_steps"
             features = POLICY_FEATURES[self.features]
             policy, _ = features.policy()
             plain_mlp = features.learner_env is None and policy == "MlpPolicy"
@@ -451,14 +455,12 @@ class TrainConfig:
                 variants = [f'"{name}"' for name, other in POLICY_FEATURES.items() if other.privileged_policy]
                 with_critic = ", ".join(variants)
                 raise ConfigError(
-                    "privileged_critic",
-                    f'privileged_critic works with the MLP policy\'s features ("flat", Madiao\'s "cards") '
+                    option,
+                    f'{option} works with the MLP policy\'s features ("flat", Madiao\'s "cards") '
                     f'and with {with_critic}, not with features="{self.features}"',
                 )
             if self.init_model is not None:
-                raise ConfigError(
-                    "privileged_critic", "privileged_critic trains a fresh network: init_model cannot be used"
-                )
+                raise ConfigError(option, f"{option} trains a fresh network: init_model cannot be used")
 
     def _check_number(self, name: str) -> None:
         check_finite_number(name, getattr(self, name))

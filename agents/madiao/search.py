@@ -434,7 +434,7 @@ class LeafValue:
 
         model = load_model(path)
         critic = getattr(model.policy, "vf_features_extractor", None)
-        if getattr(critic, "privileged_dim", None) is None:
+        if getattr(critic, "privileged_dim", None) is None or not critic.reads_privileged:
             raise ValueError(
                 f"search option value: {path} has no privileged critic (give the checkpoint.zip of a "
                 "run trained with --privileged-critic)"

@@ -29,7 +29,7 @@ from tests.common.helpers import TINY_RUN
 SEAT_DIM, PRIVILEGED_DIM, N_ACTIONS = 12, 7, 5
 
 
-def _policy(oracle_guiding_steps: int = 0) -> PrivilegedCriticPolicy:
+def _policy(oracle_guiding_steps: int = 0, critic_reads_privileged: bool = True) -> PrivilegedCriticPolicy:
     torch.manual_seed(0)
     return PrivilegedCriticPolicy(
         spaces.Box(-np.inf, np.inf, (SEAT_DIM + PRIVILEGED_DIM,), np.float32),
@@ -41,6 +41,7 @@ def _policy(oracle_guiding_steps: int = 0) -> PrivilegedCriticPolicy:
             "table_obs_dim": SEAT_DIM,
             "privileged_dim": PRIVILEGED_DIM,
             "oracle_guiding_steps": oracle_guiding_steps,
+            "critic_reads_privileged": critic_reads_privileged,
         },
     )
 
@@ -97,9 +98,32 @@ def test_oracle_guiding_feeds_the_actor_the_hidden_cards_until_the_fade_ends():
     )
 
 
+def test_oracle_guiding_without_the_privileged_critic_keeps_the_critic_on_the_seats_view(tmp_path):
+    """Oracle guiding alone (Suphx, and the ablation's "oracle guiding" row): the actor reads the
+    hidden cards while the fade lasts, the critic never does."""
+    policy = _policy(oracle_guiding_steps=1000, critic_reads_privileged=False)
+    rows, other = _rows_with_other_hidden_cards()
+    for steps in (0, 500, 1000):
+        policy.set_oracle_factor_at(steps)
+        values = _logits_and_values(policy, rows)[1]
+        torch.testing.assert_close(values, _logits_and_values(policy, other)[1], rtol=0, atol=0)
+    policy.set_oracle_factor_at(0)
+    assert not torch.allclose(_logits_and_values(policy, rows)[0], _logits_and_values(policy, other)[0])
+    config = TrainConfig(oracle_guiding_steps=10)
+    assert config.trains_on_hidden_state and not config.privileged_critic
+    assert not TrainConfig().trains_on_hidden_state
+    with pytest.raises(ConfigError, match="oracle_guiding_steps works with the MLP policy"):
+        TrainConfig(game="mao", features="rules", oracle_guiding_steps=10)
+    saved = tmp_path / "model.zip"
+    saved.write_bytes(b"")
+    for option, value in (("oracle_guiding_steps", 10), ("privileged_critic", True)):
+        with pytest.raises(ConfigError, match=f"{option} trains a fresh network"):
+            TrainConfig(**{option: value}, init_model=str(saved))
+
+
 def test_config_refuses_what_a_privileged_critic_cannot_do():
-    with pytest.raises(ConfigError, match="oracle_guiding_steps needs privileged_critic"):
-        TrainConfig(oracle_guiding_steps=10)
+    with pytest.raises(ConfigError, match="at most total_timesteps"):
+        TrainConfig(total_timesteps=100, oracle_guiding_steps=200)
     with pytest.raises(ConfigError, match="at most total_timesteps"):
         TrainConfig(privileged_critic=True, total_timesteps=100, oracle_guiding_steps=200)
     with pytest.raises(ConfigError, match='and with "belief", not with features="rules"'):
@@ -163,17 +187,22 @@ def _seat_obs_dim() -> int:
 
 
 @pytest.mark.parametrize("engine", ["sb3", "fast"])
-def test_a_privileged_critic_run_trains_and_saves_an_actor_that_reads_its_seat_alone(tmp_path, engine):
+@pytest.mark.parametrize("privileged_critic", [True, False], ids=["privileged-critic", "oracle-alone"])
+def test_a_privileged_critic_run_trains_and_saves_an_actor_that_reads_its_seat_alone(
+    tmp_path, engine, privileged_critic
+):
     from madiao_mao.agents.learned import policy_agent
     from madiao_mao.training.fast import train as fast_train
     from madiao_mao.training.sb3 import train as sb3_train
     from tests.common.test_hidden_information import decisions, pairs
 
     trainer = fast_train if engine == "fast" else sb3_train
-    run_dir = trainer.train(_tiny_madiao(tmp_path, oracle_guiding_steps=128), quiet=True)
+    config = _tiny_madiao(tmp_path, oracle_guiding_steps=128, privileged_critic=privileged_critic)
+    run_dir = trainer.train(config, quiet=True)
     seat_dim = _seat_obs_dim()
     checkpoint = MaskablePPO.load(str(run_dir / "checkpoint.zip"), device="cpu")
     assert isinstance(checkpoint.policy, PrivilegedCriticPolicy), "resume needs the critic"
+    assert checkpoint.policy.vf_features_extractor.reads_privileged is privileged_critic
     assert checkpoint.observation_space.shape[0] > seat_dim
     final = MaskablePPO.load(str(run_dir / "final_model.zip"), device="cpu")
     assert not isinstance(final.policy, PrivilegedCriticPolicy)
@@ -312,3 +341,34 @@ def test_models_trained_before_keep_loading_and_reading_their_whole_observation(
 
     agent = pretrained_agent("madiao")
     assert agent.table_obs_dim == agent.obs_dim == OBS_SIZES["summary"]
+
+
+def test_maos_belief_policy_trains_with_oracle_guiding_alone(tmp_path):
+    """Oracle guiding without the privileged critic on Mao's belief policy: the checkpoint's
+    critic reads zeros where the secret rules and hands are, and the saved actor is the belief
+    policy."""
+    from madiao_mao.agents.mao.features import MaoBeliefPolicy
+    from madiao_mao.training.fast import train as fast_train
+    from madiao_mao.training.mao.privileged import PrivilegedBeliefPolicy
+
+    config = _tiny_madiao(
+        tmp_path,
+        game="mao",
+        privileged_critic=False,
+        oracle_guiding_steps=128,
+        imitation_decisions=64,
+        imitation_epochs=1,
+        total_timesteps=256,
+    )
+    run_dir = fast_train.train(config, quiet=True)
+    trained = MaskablePPO.load(str(run_dir / "checkpoint.zip"), device="cpu").policy
+    assert isinstance(trained, PrivilegedBeliefPolicy)
+    seat_dim = trained.table_obs_dim
+    generator = torch.Generator().manual_seed(5)
+    rows = torch.rand(16, seat_dim, generator=generator)
+    hidden = torch.rand(16, trained.trailing_width(), generator=generator)
+    with torch.no_grad():
+        values = [trained.predict_values(torch.cat((rows, other), 1)) for other in (hidden, 1 - hidden)]
+    torch.testing.assert_close(values[0], values[1], rtol=0, atol=0)
+    final = MaskablePPO.load(str(run_dir / "final_model.zip"), device="cpu")
+    assert type(final.policy) is MaoBeliefPolicy and final.observation_space.shape == (seat_dim,)

@@ -55,6 +55,17 @@ def test_a_missing_or_unprivileged_value_model_is_named(tmp_path):
         make_agent(f"search:value={tmp_path / 'none.zip'}", env=env)
     with pytest.raises(ValueError, match="has no privileged critic"):
         make_agent(f"search:value={PRETRAINED_MODEL}", env=env)
+    # Oracle guiding alone: the checkpoint has the hidden cards' columns, its critic reads zeros there.
+    from madiao_mao.training.config import TrainConfig
+    from madiao_mao.training.fast import train as fast_train
+    from tests.common.helpers import TINY_RUN
+
+    config = TrainConfig(
+        **{**TINY_RUN, "total_timesteps": 256, "oracle_guiding_steps": 128, "runs_dir": str(tmp_path)}
+    )
+    checkpoint = fast_train.train(config, quiet=True) / "checkpoint.zip"
+    with pytest.raises(ValueError, match="has no privileged critic"):
+        make_agent(f"search:value={checkpoint}", env=env)
 
 
 def _first_searched_decision(env, seat: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -123,7 +123,7 @@ def train_rllib(
             f"the rllib engine cannot start from a saved model (init_model={config.init_model!r}): "
             "that is an SB3-engine feature"
         )
-    if config.privileged_critic:
+    if config.trains_on_hidden_state:
         raise ValueError(
             "the rllib engine has no privileged critic (privileged_critic, oracle_guiding_steps): "
             "use --engine sb3 or --engine fast"

@@ -82,9 +82,10 @@ def policy_class(config: TrainConfig):
 
 def model_policy(config: TrainConfig, venv) -> tuple[Any, dict[str, Any]]:
     """The policy class and options of a run on ``venv``: those of its features, or with
-    ``privileged_critic`` the policy whose critic also reads the privileged columns ``venv``
-    appends (``madiao_mao.training.sb3.privileged``)."""
-    if not config.privileged_critic:
+    ``privileged_critic`` (or ``oracle_guiding_steps``) the policy whose critic (or actor, while
+    the oracle fades) also reads the privileged columns ``venv`` appends
+    (``madiao_mao.training.sb3.privileged``)."""
+    if not config.trains_on_hidden_state:
         return policy_class(config), policy_kwargs(config)
     variant = POLICY_FEATURES[config.features].privileged_policy
     return privileged_policy(
@@ -93,6 +94,7 @@ def model_policy(config: TrainConfig, venv) -> tuple[Any, dict[str, Any]]:
         table_obs_dim=int(venv.seat_obs_dim),
         privileged_dim=int(venv.privileged_dim),
         oracle_guiding_steps=config.oracle_guiding_steps,
+        critic_reads_privileged=config.privileged_critic,
         privileged_class=None if variant is None else variant(),
     )
 
@@ -111,7 +113,7 @@ def make_model(config: TrainConfig, venv, *, device: str) -> MaskablePPO:
         verbose=0,
         **ppo_settings(config),
     )
-    if config.privileged_critic:
+    if config.trains_on_hidden_state:
         # The oracle's weight at step 0, for a warm start before the first rollout sets it.
         model.policy.set_oracle_factor_at(0)
     return model

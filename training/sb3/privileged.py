@@ -11,6 +11,8 @@ privileged part reaches it multiplied by the oracle factor, 0 unless oracle guid
 is PerfectDou's "perfect-training, imperfect-execution"; the critic reads the seat's observation
 (which carries the game's history) as well as the state because a critic of the state alone can
 bias the policy gradient, one of history and state cannot (Baisero & Amato, AAMAS 2022).
+Oracle guiding without the privileged critic (``oracle_guiding_steps`` alone) uses the same
+policy with a critic whose privileged part reads zeros (``critic_reads_privileged=False``).
 
 Oracle guiding (Suphx): the actor also reads the privileged vector, multiplied by a factor that
 fades linearly from 1 at step 0 to 0 at ``oracle_guiding_steps`` learner steps and stays 0
@@ -49,9 +51,11 @@ def oracle_factor(steps: int, fade_steps: int) -> float:
 class PrivilegedInputs(BaseFeaturesExtractor):
     """Features of ``[seat observation | privileged]`` rows: the seat features extractor's output
     (``seat_features_class``, on the first ``table_obs_dim`` columns) followed by the privileged
-    columns, whole for the critic (``critic=True``), times ``oracle_factor`` for the actor (zeros
-    while it is 0, so nothing hidden reaches the actor). Rows of the seat's observation alone
-    (an opponent, an evaluation) get zeros for the privileged part."""
+    columns, whole for the critic (``critic=True``; zeros instead with
+    ``critic_reads_privileged=False``: oracle guiding without a privileged critic), times
+    ``oracle_factor`` for the actor (zeros while it is 0, so nothing hidden reaches the actor).
+    Rows of the seat's observation alone (an opponent, an evaluation) get zeros for the
+    privileged part."""
 
     def __init__(
         self,
@@ -63,6 +67,7 @@ class PrivilegedInputs(BaseFeaturesExtractor):
         seat_features_class: type[BaseFeaturesExtractor] = FlattenExtractor,
         seat_features_kwargs: dict[str, Any] | None = None,
         critic: bool = False,
+        critic_reads_privileged: bool = True,
     ) -> None:
         seat_space = seat_observation_space(table_obs_dim)
         seat_features = seat_features_class(seat_space, **(seat_features_kwargs or {}))
@@ -77,13 +82,15 @@ class PrivilegedInputs(BaseFeaturesExtractor):
         self.privileged_dim = privileged_dim
         self.oracle_guiding_steps = oracle_guiding_steps
         self.critic = critic
+        # The default keeps the checkpoints saved before this option loading as they were trained.
+        self.reads_privileged = critic_reads_privileged if critic else False
         #: The actor's weight on the privileged columns (``oracle_factor`` of the step count).
         self.oracle_factor = 0.0
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         features = self.seat_features(observations[:, : self.table_obs_dim])
         has_privileged = observations.shape[1] > self.table_obs_dim
-        if has_privileged and self.critic:
+        if has_privileged and self.reads_privileged:
             privileged = observations[:, self.table_obs_dim :]
         elif has_privileged and self.oracle_factor > 0:
             privileged = observations[:, self.table_obs_dim :] * self.oracle_factor
@@ -146,13 +153,16 @@ def privileged_policy(
     table_obs_dim: int,
     privileged_dim: int,
     oracle_guiding_steps: int,
+    critic_reads_privileged: bool = True,
     privileged_class: type[PrivilegedCriticPolicy] | None = None,
 ) -> tuple[type, dict[str, Any]]:
     """The policy class and options of a privileged-critic run whose seat features are those of
     ``base_policy`` with ``base_kwargs``: :class:`PrivilegedCriticPolicy` for the MLP policy
     (``"MlpPolicy"``), ``privileged_class`` for another policy (its privileged variant, whose
     ``plain_policy_class`` is ``base_policy``); another policy without one is a ValueError.
-    ``table_obs_dim``: the length of the seat's part of the observation (what the actor reads)."""
+    ``table_obs_dim``: the length of the seat's part of the observation (what the actor reads);
+    ``critic_reads_privileged=False``: the critic reads the seat's part alone (oracle guiding
+    without a privileged critic)."""
     if privileged_class is None:
         if base_policy not in ("MlpPolicy", MaskableActorCriticPolicy):
             name = getattr(base_policy, "__name__", base_policy)
@@ -172,6 +182,7 @@ def privileged_policy(
         "table_obs_dim": table_obs_dim,
         "privileged_dim": privileged_dim,
         "oracle_guiding_steps": oracle_guiding_steps,
+        "critic_reads_privileged": critic_reads_privileged,
         "seat_features_class": seat_features,
         "seat_features_kwargs": dict(base_kwargs.get("features_extractor_kwargs", {})),
     }

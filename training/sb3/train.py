@@ -266,7 +266,7 @@ def build_env(run: Run, pool) -> tuple[Any, Any]:
     wrap_for_policy = POLICY_FEATURES[config.features].learner_env
     if wrap_for_policy is not None:
         venv = wrap_for_policy(venv, vector_env)
-    if config.privileged_critic:
+    if config.trains_on_hidden_state:
         venv = PrivilegedObservations(venv, vector_env)
     return vector_env, venv
 
