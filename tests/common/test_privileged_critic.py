@@ -121,6 +121,24 @@ def test_oracle_guiding_without_the_privileged_critic_keeps_the_critic_on_the_se
             TrainConfig(**{option: value}, init_model=str(saved))
 
 
+def test_a_checkpoint_saved_before_the_critic_option_keeps_its_privileged_critic():
+    """Checkpoints saved before ``critic_reads_privileged`` existed have no such key in their
+    features kwargs: their critic must still read the hidden cards, as it was trained to."""
+    torch.manual_seed(0)
+    policy = PrivilegedCriticPolicy(
+        spaces.Box(-np.inf, np.inf, (SEAT_DIM + PRIVILEGED_DIM,), np.float32),
+        spaces.Discrete(N_ACTIONS),
+        lambda _: 1e-3,
+        net_arch=[16, 16],
+        features_extractor_class=PrivilegedInputs,
+        features_extractor_kwargs={"table_obs_dim": SEAT_DIM, "privileged_dim": PRIVILEGED_DIM},
+    )
+    assert policy.vf_features_extractor.reads_privileged
+    assert not policy.pi_features_extractor.reads_privileged
+    rows, other = _rows_with_other_hidden_cards()
+    assert not torch.allclose(_logits_and_values(policy, rows)[1], _logits_and_values(policy, other)[1])
+
+
 def test_config_refuses_what_a_privileged_critic_cannot_do():
     with pytest.raises(ConfigError, match="at most total_timesteps"):
         TrainConfig(total_timesteps=100, oracle_guiding_steps=200)
