@@ -45,6 +45,31 @@ def build_algo(config: TrainConfig, runners: int, envs: int):
     ).build_algo()
 
 
+@pytest.mark.parametrize(
+    ("overrides", "named"),
+    [
+        ({"privileged_critic": True}, "has no privileged critic"),
+        ({"oracle_guiding_steps": 256}, "has no privileged critic"),
+        ({"privileged_critic": True, "oracle_guiding_steps": 256}, "has no privileged critic"),
+        ({"imitate": "heuristic"}, "has no warm start"),
+    ],
+    ids=["privileged-critic", "oracle-guiding-alone", "both", "warm-start"],
+)
+def test_the_rllib_engine_refuses_what_only_the_other_engines_train_before_any_run(
+    tmp_path, overrides, named
+):
+    """What the RLlib engine cannot train is refused by name before Ray starts or a run folder
+    exists, never trained as something else (the hidden state dropped, no warm start)."""
+    from madiao_mao.training.rllib.run import train_rllib
+
+    with pytest.raises(ValueError, match=named):
+        train_rllib(tiny_config(tmp_path, **overrides))
+    assert not (tmp_path / "runs").exists()
+    import ray
+
+    assert not ray.is_initialized()
+
+
 @pytest.mark.parametrize("game", ["madiao", "mao"])
 def test_env_runners_sample_on_the_second_node_and_train(cluster, tmp_path, game):
     config = tiny_config(tmp_path, game)
