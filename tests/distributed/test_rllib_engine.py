@@ -56,18 +56,20 @@ def build_algo(config: TrainConfig, runners: int, envs: int):
     ids=["privileged-critic", "oracle-guiding-alone", "both", "warm-start"],
 )
 def test_the_rllib_engine_refuses_what_only_the_other_engines_train_before_any_run(
-    tmp_path, overrides, named
+    tmp_path, monkeypatch, overrides, named
 ):
-    """What the RLlib engine cannot train is refused by name before Ray starts or a run folder
-    exists, never trained as something else (the hidden state dropped, no warm start)."""
-    from madiao_mao.training.rllib.run import train_rllib
+    """What the RLlib engine cannot train is refused by name before it connects to Ray or a run
+    folder exists, never trained as something else (the hidden state dropped, no warm start)."""
+    from madiao_mao.training.rllib import run
 
+    def no_connection(address):
+        # Another test of this worker may have started Ray, so "not initialized" proves nothing.
+        raise AssertionError(f"connected to Ray (address={address!r}) before refusing the run")
+
+    monkeypatch.setattr(run, "_RayConnection", no_connection)
     with pytest.raises(ValueError, match=named):
-        train_rllib(tiny_config(tmp_path, **overrides))
+        run.train_rllib(tiny_config(tmp_path, **overrides))
     assert not (tmp_path / "runs").exists()
-    import ray
-
-    assert not ray.is_initialized()
 
 
 @pytest.mark.parametrize("game", ["madiao", "mao"])
