@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from madiao_mao.agents.madiao import PRETRAINED_MODEL as PRETRAINED_MADIAO
 from madiao_mao.training.config import TrainConfig
 from tests.distributed.conftest import require_distributed_extra
 
@@ -52,8 +53,9 @@ def build_algo(config: TrainConfig, runners: int, envs: int):
         ({"oracle_guiding_steps": 256}, "has no privileged critic"),
         ({"privileged_critic": True, "oracle_guiding_steps": 256}, "has no privileged critic"),
         ({"imitate": "heuristic"}, "has no warm start"),
+        ({"init_model": str(PRETRAINED_MADIAO)}, "cannot start from a saved model"),
     ],
-    ids=["privileged-critic", "oracle-guiding-alone", "both", "warm-start"],
+    ids=["privileged-critic", "oracle-guiding-alone", "both", "warm-start", "saved-model"],
 )
 def test_the_rllib_engine_refuses_what_only_the_other_engines_train_before_any_run(
     tmp_path, monkeypatch, overrides, named
