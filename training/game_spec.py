@@ -13,7 +13,8 @@ name: they look its spec up (``game_spec(config.game)``) and call what it holds.
   policy of expert iteration),
 - ``policy_features``: the policy features (``PolicyFeatures``) of the game's own, besides the
   observation itself (``flat``, which every game has); ``POLICY_FEATURES`` holds every game's,
-- ``make_vector_env``: the batched env of the training games, built from the config,
+- ``make_vector_env``: the batched env of the training games, built from the config
+  (``vector_env_kwargs``: its buffers are handed out without copies),
 - ``shape_reward``: what wraps the learner's env to shape its reward (Mao's hand-size reward),
 - ``roles`` and ``learner_role``: the roles the learner's returns are logged by
   (``charts/return_<role>``) and how a terminal observation tells the learner's role (without
@@ -167,8 +168,12 @@ def env_kwargs(config: TrainConfig) -> dict[str, Any]:
 
 
 def vector_env_kwargs(config: TrainConfig) -> dict[str, Any]:
-    """The options of a run's batched env: ``env_kwargs`` and its ``threads`` (``env_threads``)."""
-    return {**env_kwargs(config), "threads": config.env_threads}
+    """The options of a run's batched env: ``env_kwargs``, its ``threads`` (``env_threads``), and
+    ``copy=False``: the learner's loop (``madiao_mao.training.learner_games``) reads each step before
+    taking the next and copies what it keeps, so fresh copies of every buffer, every seat's final
+    observation included, would only add a copy a step several times the cost of the step itself
+    (benchmarks/README.md, "The training games without copies")."""
+    return {**env_kwargs(config), "threads": config.env_threads, "copy": False}
 
 
 def module_when_called(name: str) -> Callable[[], ModuleType]:

@@ -670,3 +670,44 @@ def _forgetful_bayes(monkeypatch):
         return MemoryWithoutKeys() if name == "bayes" else original(name, game, seed=seed, env=env)
 
     monkeypatch.setattr(opponents, "make_agent", make_agent)
+
+
+@pytest.mark.parametrize("game", ["madiao", "mao"])
+def test_the_training_games_hand_out_their_buffers_and_the_learner_view_is_unchanged(game):
+    # The training env hands out its own buffers (no copy a step); the learner's view over it must
+    # be what it is over an env that copies everything, even when every step it returned is kept
+    # and read only at the end: nothing handed to the learner may alias a buffer the next step
+    # overwrites.
+    from madiao_mao.training.game_spec import game_spec
+
+    config = TrainConfig(game=game, **TINY_RUN)
+    spec = game_spec(config.game)
+
+    def first_legal(observations, masks):
+        return np.argmax(masks, axis=1)
+
+    def play(vector_env) -> tuple[list[np.ndarray], int]:
+        venv = LearnerVecEnv(vector_env, first_legal, learner_seat="rotate", seed=5)
+        kept = [venv.reset(), venv.action_masks()]
+        rng = np.random.default_rng(5)
+        ended = 0
+        for _ in range(150):
+            masks = venv.action_masks()
+            actions = np.array([rng.choice(np.flatnonzero(row)) for row in masks])
+            observations, rewards, dones, infos = venv.step(actions)
+            kept += [observations, rewards, dones, masks]
+            for game_index in np.flatnonzero(dones):
+                kept += [infos[game_index]["terminal_observation"], infos[game_index]["final_payoffs"]]
+                ended += 1
+        return kept, ended
+
+    training_env = spec.make_vector_env(config, 8, 11)
+    assert training_env.copy is False
+    kept, ended = play(training_env)
+    copying_env = spec.make_vector_env(config, 8, 11)
+    copying_env.copy = True
+    reference, _ = play(copying_env)
+    assert ended > 0
+    assert len(kept) == len(reference)
+    for ours, theirs in zip(kept, reference, strict=True):
+        np.testing.assert_array_equal(ours, theirs)
