@@ -570,6 +570,43 @@ def test_policy_fitted_to_a_teacher_plays_its_moves():
         observation, *_ = venv.step(chosen)
 
 
+@pytest.mark.parametrize("shared", [True, False])
+def test_the_fit_reads_sb3s_values_log_probabilities_and_choices_from_one_pass(shared):
+    # fit_policy takes the values and log-probabilities that evaluate_actions gives and the
+    # choices that get_distribution gives, from one forward pass: the same numbers, bit for bit,
+    # for a shared features extractor and for separate ones.
+    pytest.importorskip("sb3_contrib")
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from madiao_mao.training.sb3.imitation import _values_and_choices
+
+    venv = _toy_learner_env()
+    model = MaskablePPO(
+        "MlpPolicy",
+        venv,
+        policy_kwargs={"net_arch": [16], "share_features_extractor": shared},
+        seed=3,
+        device="cpu",
+    )
+    generator = torch.Generator().manual_seed(4)
+    observations = torch.randn(48, venv.observation_space.shape[0], generator=generator)
+    masks = (torch.rand(48, venv.action_space.n, generator=generator) < 0.5).numpy()
+    masks[np.arange(48), np.arange(48) % venv.action_space.n] = True
+    actions = torch.as_tensor([np.flatnonzero(row)[-1] for row in masks])
+    values, log_prob, probabilities = _values_and_choices(model.policy, observations, actions, masks)
+    assert log_prob.requires_grad and not probabilities.requires_grad
+    sb3_values, sb3_log_prob, _entropy = model.policy.evaluate_actions(
+        observations, actions, action_masks=masks
+    )
+    with torch.no_grad():
+        sb3_probabilities = model.policy.get_distribution(observations, action_masks=masks).distribution.probs
+    assert torch.equal(values, sb3_values)
+    assert torch.equal(log_prob, sb3_log_prob)
+    assert torch.equal(probabilities, sb3_probabilities)
+    assert (probabilities[torch.as_tensor(~masks)] == 0).all()
+
+
 def test_training_starts_from_the_teacher_once(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
     from madiao_mao.training.sb3 import train as train_module

@@ -133,15 +133,14 @@ def fit_policy(
             observations = torch.as_tensor(data.observations[rows], device=policy.device)
             actions = torch.as_tensor(data.actions[rows], device=policy.device)
             masks = data.masks[rows]
-            values, log_prob, _entropy = policy.evaluate_actions(observations, actions, action_masks=masks)
+            values, log_prob, probabilities = _values_and_choices(policy, observations, actions, masks)
             policy_loss = -log_prob.mean()
             with_return = torch.as_tensor(data.has_return[rows], device=policy.device)
             value_error = (values.flatten() - torch.as_tensor(data.returns[rows], device=policy.device)) ** 2
             value_loss = (value_error * with_return).sum() / with_return.sum().clamp(min=1)
             loss = policy_loss + vf_coef * value_loss
-            with torch.no_grad():  # the policy's choices on this batch before the update
-                probs = policy.get_distribution(observations, action_masks=masks).distribution.probs
-            accuracy = (probs.argmax(1) == actions).float().mean().item()
+            # The policy's choices on this batch before the update.
+            accuracy = (probabilities.argmax(1) == actions).float().mean().item()
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
@@ -152,6 +151,24 @@ def fit_policy(
         history.append({"policy_loss": mean[0], "value_loss": mean[1], "accuracy": mean[2]})
     policy.set_training_mode(False)
     return history
+
+
+def _values_and_choices(policy, observations: torch.Tensor, actions: torch.Tensor, masks: np.ndarray):
+    """What sb3-contrib's ``MaskableActorCriticPolicy.evaluate_actions`` computes (the values and
+    the log-probabilities of ``actions``, the same operations), and the masked distribution's
+    probabilities of every action, detached, from the same forward pass: the fit read them from a
+    second pass (``get_distribution``), which gave the same numbers at a fifth of the fit's time."""
+    features = policy.extract_features(observations)
+    if policy.share_features_extractor:
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+    else:
+        pi_features, vf_features = features
+        latent_pi = policy.mlp_extractor.forward_actor(pi_features)
+        latent_vf = policy.mlp_extractor.forward_critic(vf_features)
+    distribution = policy._get_action_dist_from_latent(latent_pi)
+    distribution.apply_masking(masks)
+    values = policy.value_net(latent_vf)
+    return values, distribution.log_prob(actions), distribution.distribution.probs.detach()
 
 
 def teacher_agreement(policy, data: TeacherData, *, batch_size: int = 4096) -> dict[str, float]:
