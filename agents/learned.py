@@ -162,7 +162,7 @@ class LearnedPolicyAgent(Agent):
             legal_masks.append(agent_masks)
             movers.append(rows)
         policy = agents[0].model.policy
-        with threads_for_batch(sum(rows.size for rows in movers)), torch.no_grad():
+        with threads_for_batch(sum(rows.size for rows in movers)), torch.inference_mode():
             features = policy.pi_features_extractor(
                 torch.as_tensor(np.concatenate(checked), device=policy.device)
             )
@@ -188,7 +188,7 @@ class LearnedPolicyAgent(Agent):
         import torch
 
         policy = self.model.policy
-        with threads_for_batch(observations.shape[0]), torch.no_grad():
+        with threads_for_batch(observations.shape[0]), torch.inference_mode():
             # On the policy's device: a saved model loads on the CPU, the live model of a run
             # training on a GPU (as an opponent, or evaluated) stays there.
             features = policy.pi_features_extractor(torch.as_tensor(observations, device=policy.device))
@@ -200,7 +200,7 @@ class LearnedPolicyAgent(Agent):
         import torch
 
         policy = self.model.policy
-        with threads_for_batch(features.shape[0]), torch.no_grad():
+        with threads_for_batch(features.shape[0]), torch.inference_mode():
             logits = policy.action_net(policy.mlp_extractor.forward_actor(features)).cpu().numpy()
         return logits.astype(np.float64)
 

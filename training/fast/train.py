@@ -121,7 +121,9 @@ class FastLoop:
         storage, model, venv = self.storage, self.model, self.venv
         gamma = float(self.config.gamma)
         self.policy.set_training_mode(False)
-        with torch.no_grad():
+        # Inference mode, not no_grad: nothing made here is ever differentiated (the update reads
+        # the storage, which keeps copies), and torch skips the bookkeeping of every operation.
+        with torch.inference_mode():
             for step in range(storage.n_steps):
                 observations, masks = storage.stage(step, self.observations, venv.action_masks())
                 logits, values = logits_and_values(self.policy, observations)
