@@ -36,13 +36,17 @@ def logits_and_values(policy, observations: torch.Tensor) -> tuple[torch.Tensor,
 def logits_and_values_of_features(policy, features) -> tuple[torch.Tensor, torch.Tensor]:
     """The action logits and state values from the output of ``policy.extract_features`` (one
     tensor when the actor and the critic share their features extractor, else a pair)."""
-    if policy.share_features_extractor:
-        latent_pi, latent_vf = policy.mlp_extractor(features)
-    else:
-        pi_features, vf_features = features
-        latent_pi = policy.mlp_extractor.forward_actor(pi_features)
-        latent_vf = policy.mlp_extractor.forward_critic(vf_features)
+    latent_pi, latent_vf = latents_of_features(policy, features)
     return policy.action_net(latent_pi), policy.value_net(latent_vf).flatten()
+
+
+def latents_of_features(policy, features) -> tuple[torch.Tensor, torch.Tensor]:
+    """The actor's and the critic's latents from the output of ``policy.extract_features``, as
+    sb3-contrib's ``MaskableActorCriticPolicy.evaluate_actions`` computes them."""
+    if policy.share_features_extractor:
+        return policy.mlp_extractor(features)
+    pi_features, vf_features = features
+    return policy.mlp_extractor.forward_actor(pi_features), policy.mlp_extractor.forward_critic(vf_features)
 
 
 def fixed_features(policy, observations: torch.Tensor):

@@ -36,6 +36,7 @@ import torch
 from madiao_mao.agents.base import Agent
 from madiao_mao.agents.registry import make_agent
 from madiao_mao.training.config import TrainConfig
+from madiao_mao.training.fast.ppo import latents_of_features
 
 
 @dataclass
@@ -158,13 +159,7 @@ def _values_and_choices(policy, observations: torch.Tensor, actions: torch.Tenso
     the log-probabilities of ``actions``, the same operations), and the masked distribution's
     probabilities of every action, detached, from the same forward pass: the fit read them from a
     second pass (``get_distribution``), which gave the same numbers at a fifth of the fit's time."""
-    features = policy.extract_features(observations)
-    if policy.share_features_extractor:
-        latent_pi, latent_vf = policy.mlp_extractor(features)
-    else:
-        pi_features, vf_features = features
-        latent_pi = policy.mlp_extractor.forward_actor(pi_features)
-        latent_vf = policy.mlp_extractor.forward_critic(vf_features)
+    latent_pi, latent_vf = latents_of_features(policy, policy.extract_features(observations))
     distribution = policy._get_action_dist_from_latent(latent_pi)
     distribution.apply_masking(masks)
     values = policy.value_net(latent_vf)
