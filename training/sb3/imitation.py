@@ -157,8 +157,9 @@ def fit_policy(
 def _values_and_choices(policy, observations: torch.Tensor, actions: torch.Tensor, masks: np.ndarray):
     """What sb3-contrib's ``MaskableActorCriticPolicy.evaluate_actions`` computes (the values and
     the log-probabilities of ``actions``, the same operations), and the masked distribution's
-    probabilities of every action, detached, from the same forward pass: the fit read them from a
-    second pass (``get_distribution``), which gave the same numbers at a fifth of the fit's time."""
+    probabilities of every action, detached, from the same forward pass. A second pass
+    (``get_distribution``) gives the same probabilities and costs the fit a whole forward pass
+    (benchmarks/README.md, "The imitation fit in one forward pass")."""
     latent_pi, latent_vf = latents_of_features(policy, policy.extract_features(observations))
     distribution = policy._get_action_dist_from_latent(latent_pi)
     distribution.apply_masking(masks)
