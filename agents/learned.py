@@ -166,18 +166,19 @@ class LearnedPolicyAgent(Agent):
             features = policy.pi_features_extractor(
                 torch.as_tensor(np.concatenate(checked), device=policy.device)
             )
+        logits_of_agents, start = [], 0
+        with torch.inference_mode():
+            for agent, rows in zip(agents, movers, strict=True):
+                logits_of_agents.append(agent._actor_logits_tensor(features[start : start + rows.size]))
+                start += rows.size
+            # One conversion for every agent's rows (each a copy of the same float32 numbers).
+            logits = torch.cat(logits_of_agents).cpu().numpy().astype(np.float64)
         actions, start = [], 0
         for agent, rows, agent_masks in zip(agents, movers, legal_masks, strict=True):
-            agent_features = features[start : start + rows.size]
+            chosen = np.full(agent_masks.shape[0], -1, dtype=np.int64)  # -1: no move in that row
+            chosen[rows] = agent._pick(logits[start : start + rows.size], agent_masks[rows])
             start += rows.size
-            actions.append(
-                act_on_rows_with_a_move(
-                    agent_masks,
-                    lambda _, legal, agent=agent, agent_features=agent_features: agent._pick(
-                        agent._actor_logits(agent_features), legal
-                    ),
-                )
-            )
+            actions.append(chosen)
         return actions
 
     def _logits(self, observations: np.ndarray) -> np.ndarray:
@@ -199,10 +200,27 @@ class LearnedPolicyAgent(Agent):
         # Imported here: keeps torch off this module's import path.
         import torch
 
+        with torch.inference_mode():
+            return self._actor_logits_tensor(features).cpu().numpy().astype(np.float64)
+
+    def _actor_logits_tensor(self, features):
+        """The action logits (a float32 tensor on the policy's device) of the actor's features,
+        on one torch thread for a small batch (``threads_for_batch``). A plain actor (linear
+        layers and known activations) runs without its modules' calls
+        (``madiao_mao.agents.torch_mlp``): the same products, so the same logits bit for bit,
+        for less of the per-call cost that dominates a league opponent's few dozen rows."""
+        # Imported here: keeps torch off this module's import path.
+        from madiao_mao.agents.torch_mlp import actor_layers, mlp_outputs
+
         policy = self.model.policy
-        with threads_for_batch(features.shape[0]), torch.inference_mode():
-            logits = policy.action_net(policy.mlp_extractor.forward_actor(features)).cpu().numpy()
-        return logits.astype(np.float64)
+        cached = getattr(self, "_actor_layers", None)
+        if cached is None or cached[0] is not policy:  # the layers are read once per policy
+            cached = self._actor_layers = (policy, actor_layers(policy))
+        layers = cached[1]
+        with threads_for_batch(features.shape[0]):
+            if layers is None:
+                return policy.action_net(policy.mlp_extractor.forward_actor(features))
+            return mlp_outputs(layers, features)[-1]
 
 
 @contextlib.contextmanager

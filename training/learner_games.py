@@ -233,7 +233,10 @@ class LearnerGames:
             seats (a league: the game's learner return is then a result against exactly that
             entry, recorded as ``ended_opponent`` when the game ends).
         opponent_sampler: ``sampler(rng, n) -> n pool indices``, how entries are drawn (called with
-            this object's seeded generator; ``n`` is the number of draws); default uniform.
+            this object's seeded generator; ``n`` is the number of draws, in game order, seat
+            order within a game); default uniform. The draws must be independent and in order:
+            ``n`` draws in one call are what ``n`` calls of one would give, because the games
+            that end in the same step draw in one call.
 
     A learner step (:meth:`play_learner_step`) applies one learner action per game, then steps the
     opponents until every game waits for its learner again. Per game it leaves ``step_rewards``
@@ -427,8 +430,14 @@ class LearnerGames:
         if self.opponent_draw == "per_game":
             learners = ended[self._ended_kind[ended] == LEARNER_EPISODE_ENDED]
             self.ended_opponent[learners] = self.opponent_index[learners, 0]
-        if self._draws_matter:
-            # One draw per game in game order: the draws of a seeded run stay the same.
+        if self._opponent_sampler is not None:
+            # One call for every ended game: a sampler's draws are independent, in order, so
+            # they are those of one call per game in game order (a league's PFSP draws take one
+            # uniform each), and a seeded run's draws stay the same.
+            self.opponent_index[ended] = self._draw_opponents(ended.size)
+        elif self._draws_matter:
+            # One draw per game in game order: numpy's bounded integers drawn in one call take
+            # the generator's output in another grouping than one call per game.
             for game in ended:
                 self.opponent_index[game] = self._draw_opponents(1)[0]
         self._forget_games(ended)

@@ -281,6 +281,51 @@ def test_the_written_out_backward_gives_autograds_gradients_and_statistics(
         assert hand_statistics[key] == pytest.approx(value, rel=1e-5, abs=1e-7), key
 
 
+@pytest.mark.parametrize("activation", [torch.nn.Tanh, torch.nn.ReLU])
+def test_the_actor_without_module_calls_gives_the_modules_logits_bit_for_bit(activation):
+    from stable_baselines3.common.torch_layers import MlpExtractor
+
+    from madiao_mao.agents.learned import LearnedPolicyAgent
+    from madiao_mao.agents.torch_mlp import actor_layers, critic_layers, mlp_outputs
+
+    model = _toy_model()
+    policy = type(model.policy)(
+        model.observation_space,
+        model.action_space,
+        lambda _: 0.0,
+        net_arch=[64, 32],
+        activation_fn=activation,
+    )
+    agent = LearnedPolicyAgent(model=model)
+    agent.model.policy = policy
+    for n_rows in (1, 7, 300):  # one row, a league opponent's few, more than SMALL_BATCH
+        features = torch.randn(
+            n_rows, model.observation_space.shape[0], generator=torch.Generator().manual_seed(n_rows)
+        )
+        with torch.no_grad():
+            by_modules = policy.action_net(policy.mlp_extractor.forward_actor(features))
+            values = policy.value_net(policy.mlp_extractor.forward_critic(features))
+        assert torch.equal(mlp_outputs(actor_layers(policy), features)[-1], by_modules)
+        assert torch.equal(mlp_outputs(critic_layers(policy), features)[-1], values)
+        np.testing.assert_array_equal(agent._actor_logits(features), by_modules.numpy().astype(np.float64))
+
+    class OwnActor(MlpExtractor):  # an extractor that runs its nets its own way is not read as layers
+        def forward_actor(self, features):
+            return super().forward_actor(features) * 2.0
+
+    own = type(model.policy)(model.observation_space, model.action_space, lambda _: 0.0, net_arch=[8])
+    own.mlp_extractor.__class__ = OwnActor
+    assert actor_layers(own) is None and critic_layers(own) is None
+    agent.model.policy = own
+    features = torch.randn(5, model.observation_space.shape[0])
+    with torch.no_grad():
+        expected = own.action_net(own.mlp_extractor.forward_actor(features))
+    np.testing.assert_array_equal(agent._actor_logits(features), expected.numpy().astype(np.float64))
+    unbiased = type(model.policy)(model.observation_space, model.action_space, lambda _: 0.0, net_arch=[8])
+    unbiased.action_net = torch.nn.Linear(8, model.action_space.n, bias=False)
+    assert actor_layers(unbiased) is None and critic_layers(unbiased) is not None
+
+
 def test_a_network_the_written_out_backward_does_not_know_is_trained_by_autograd():
     model = _toy_model()
     observations = torch.zeros(2, model.observation_space.shape[0])

@@ -258,6 +258,42 @@ def test_learner_vec_env_draws_one_pool_entry_per_game_for_all_opponent_seats():
     assert (per_seat.opponent_index == expected).all()
 
 
+def test_games_ending_in_one_step_draw_their_opponents_in_one_call_in_game_order():
+    from madiao_mao.training.learner_games import LearnerGames
+    from tests.common.test_training import ToyVectorEnv
+
+    # The league's sampler keeps the contract that allows one call: n draws are n calls of one.
+    league = _played_league()
+    together = league.sample(np.random.default_rng(4), 200)
+    one_rng = np.random.default_rng(4)
+    assert together == [league.sample(one_rng, 1)[0] for _ in range(200)]
+    assert len(set(together)) > 2
+    # Each draw is numbered, so where every draw went shows.
+    calls: list[int] = []
+
+    def numbered(rng: np.random.Generator, n: int) -> np.ndarray:
+        calls.append(n)
+        return np.arange(sum(calls) - n, sum(calls)) % 1000
+
+    tagged = _Tagged()
+    for draw in ("per_game", "per_seat"):
+        calls.clear()
+        games = LearnerGames(
+            ToyVectorEnv(16, seed=0), [tagged] * 1000, opponent_draw=draw, opponent_sampler=numbered
+        )
+        seats = games.n_players if draw == "per_seat" else 1
+        first = 16 * seats
+        games._finish_games(np.array([2, 5, 11]))
+        assert calls == [16 * seats, 3 * seats]  # the three games in one call
+        drawn = games.opponent_index[[2, 5, 11]]
+        expected = np.arange(first, first + 3 * seats).reshape(3, seats)  # in game order, then seat order
+        np.testing.assert_array_equal(drawn, np.broadcast_to(expected, drawn.shape))
+        np.testing.assert_array_equal(
+            games.opponent_index[[0, 1, 3]],
+            np.broadcast_to(np.arange(16 * seats).reshape(16, seats)[[0, 1, 3]], (3, games.n_players)),
+        )
+
+
 def test_learner_vec_env_checks_the_opponent_draw_options():
     from madiao_mao.training.sb3.adapter import LearnerVecEnv
     from tests.common.test_training import ToyVectorEnv

@@ -22,6 +22,8 @@ import torch
 from torch import nn
 from torch.nn import functional
 
+from madiao_mao.agents.torch_mlp import Layers, actor_layers, critic_layers, mlp_outputs
+
 #: The logit of an illegal action: what sb3-contrib's ``MaskableCategorical`` puts there, so the
 #: probabilities, log-probabilities and entropies are the SB3 engine's.
 MASKED_LOGIT = -1e8
@@ -189,27 +191,6 @@ class UpdateSettings:
     learning_rate: float
 
 
-#: The activations the written-out backward knows (each one's derivative follows from its output).
-_KNOWN_ACTIVATIONS = (nn.Tanh, nn.ReLU)
-
-
-def _mlp_layers(sequence: nn.Module) -> list[tuple[nn.Linear, type | None]] | None:
-    """The (linear layer, activation class or None) pairs of an ``nn.Sequential`` of linear layers
-    each followed by at most one known activation (what SB3's ``MlpExtractor`` builds); None when
-    it holds anything else."""
-    if not isinstance(sequence, nn.Sequential):
-        return None
-    layers: list[tuple[nn.Linear, type | None]] = []
-    for module in sequence:
-        if isinstance(module, nn.Linear):
-            layers.append((module, None))
-        elif type(module) in _KNOWN_ACTIVATIONS and layers and layers[-1][1] is None:
-            layers[-1] = (layers[-1][0], type(module))
-        else:
-            return None
-    return layers
-
-
 class HandBackward:
     """The PPO loss's gradients written out for the common network: an actor MLP and a critic
     MLP (linear layers with tanh or ReLU, SB3's ``MlpExtractor``) and their linear heads, over
@@ -222,9 +203,8 @@ class HandBackward:
     gradients autograd gives up to float rounding (``tests/common/test_fast_engine.py``). The
     measured gain is in ``benchmarks/README.md``, "The fast engine's backward written out"."""
 
-    def __init__(self, policy, actor: list, critic: list) -> None:
-        self.actor = [*actor, (policy.action_net, None)]
-        self.critic = [*critic, (policy.value_net, None)]
+    def __init__(self, actor: Layers, critic: Layers) -> None:
+        self.actor, self.critic = actor, critic
         for layer, _ in self.actor + self.critic:
             for parameter in (layer.weight, layer.bias):
                 if parameter.grad is None or parameter.grad.shape != parameter.shape:
@@ -237,33 +217,13 @@ class HandBackward:
         and known activations, or a parameter that needs a gradient lies outside them."""
         if features is None:
             return None
-        extractor = getattr(policy, "mlp_extractor", None)
-        actor = _mlp_layers(getattr(extractor, "policy_net", None))
-        critic = _mlp_layers(getattr(extractor, "value_net", None))
-        heads = (getattr(policy, "action_net", None), getattr(policy, "value_net", None))
-        if actor is None or critic is None or not all(isinstance(head, nn.Linear) for head in heads):
+        actor, critic = actor_layers(policy), critic_layers(policy)
+        if actor is None or critic is None:
             return None
-        layers = [layer for layer, _ in actor + critic] + list(heads)
-        covered = {id(parameter) for layer in layers for parameter in (layer.weight, layer.bias)}
-        if any(layer.bias is None for layer in layers) or any(
-            parameter.requires_grad and id(parameter) not in covered for parameter in policy.parameters()
-        ):
+        covered = {id(parameter) for layer, _ in actor + critic for parameter in (layer.weight, layer.bias)}
+        if any(parameter.requires_grad and id(parameter) not in covered for parameter in policy.parameters()):
             return None
-        return cls(policy, actor, critic)
-
-    @staticmethod
-    @torch.no_grad()
-    def forward(layers: list, inputs: torch.Tensor) -> list[torch.Tensor]:
-        """The input and every layer's output (what the backward reads), without a graph."""
-        outputs = [inputs]
-        for layer, activation in layers:
-            output = torch.addmm(layer.bias, outputs[-1], layer.weight.t())
-            if activation is nn.Tanh:
-                output.tanh_()
-            elif activation is nn.ReLU:
-                output.relu_()
-            outputs.append(output)
-        return outputs
+        return cls(actor, critic)
 
     @staticmethod
     @torch.no_grad()
@@ -338,8 +298,8 @@ def ppo_update(
             with torch.set_grad_enabled(hand_backward is None):
                 if hand_backward is not None:
                     actor_inputs, critic_inputs = _actor_and_critic_rows(features, rows)
-                    actor_outputs = hand_backward.forward(hand_backward.actor, actor_inputs)
-                    critic_outputs = hand_backward.forward(hand_backward.critic, critic_inputs)
+                    actor_outputs = mlp_outputs(hand_backward.actor, actor_inputs)
+                    critic_outputs = mlp_outputs(hand_backward.critic, critic_inputs)
                     logits, values = actor_outputs[-1], critic_outputs[-1].flatten()
                 elif features is None:
                     logits, values = logits_and_values(policy, observations[rows])
