@@ -66,6 +66,12 @@ def test_the_wheel_installs_only_the_projects_own_top_level_names(wheel):
     assert "madiao_mao/agents/pretrained/madiao_selfplay.zip" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "madiao-mao = madiao_mao.cli.main:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    # The license as an SPDX expression (PEP 639; the TOML table form is deprecated) and its file.
+    metadata = (
+        zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    )
+    assert "License-Expression: MIT" in metadata.splitlines()
+    assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
 
 
 @pytest.mark.slow
