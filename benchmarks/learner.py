@@ -25,7 +25,10 @@ the trainer builds it):
 - "fast rollout collection against a league": the same collection against the default config's
   league when it is full (the live policy, ``max_snapshots`` snapshots of it and the anchors, one
   member per game as in training), the league's policies asked in one joint call
-  (``LearnedPolicyAgent.act_jointly``) and, beside it, one call per policy.
+  (``LearnedPolicyAgent.act_jointly``) and, beside it, one call per policy; SB3's collection
+  against the same league; and each engine's training against it (its update and that
+  collection), the default config's own training once the league is full, which issue 32's
+  target names (``benchmarks.targets``).
 
 ``training_run_speed`` measures a whole training run of a config with either engine (what
 ``benchmarks/gpu_check.py`` compares on a GPU and on the CPU).
@@ -43,6 +46,9 @@ from madiao_mao.benchmarks.timing import Result
 
 #: Rows of the matrices that measure the ceiling: large enough that per-call overhead vanishes.
 CEILING_BATCH = 8192
+
+#: The row of the default config's own training: against its league when full (issue 32's target).
+LEAGUE_TRAINING = "fast training against a league (collection + update)"
 
 
 def default_model(seed: int = 0, device: str = "cpu"):
@@ -159,6 +165,7 @@ def run(seconds: float, device: str = "cpu") -> list[Result]:
     fast_update, fast_collect = fast_engine_seconds(model, config, seconds)
     league_joint = league_collection_seconds(model, config, seconds, joint=True)
     league_alone = league_collection_seconds(model, config, seconds, joint=False)
+    sb3_league = league_collection_seconds(model, config, seconds, engine="sb3")
     shapes = linear_shapes(model.policy)
     torch.set_num_threads(os.cpu_count() or 1)
     gflops = matmul_gflops(shapes, seconds, device=device)
@@ -244,6 +251,29 @@ def run(seconds: float, device: str = "cpu") -> list[Result]:
             f"{(update + collect) / (fast_update + fast_collect):.2f}x sb3's, "
             f"{rollout_size / (fast_update + fast_collect) / ceiling:.2f} of the learner ceiling",
         ),
+        Result(
+            "learner",
+            "sb3 rollout collection against a league",
+            rollout_size / sb3_league,
+            "learner steps/s",
+            f"{on}, the same league, its policies asked jointly",
+        ),
+        Result(
+            "learner",
+            "sb3 training against a league (collection + update)",
+            rollout_size / (update + sb3_league),
+            "learner steps/s",
+            f"{on}, rollout of {rollout_size} learner steps",
+        ),
+        Result(
+            "learner",
+            LEAGUE_TRAINING,
+            rollout_size / (fast_update + league_joint),
+            "learner steps/s",
+            f"{on}, rollout of {rollout_size} learner steps; "
+            f"{(update + sb3_league) / (fast_update + league_joint):.2f}x sb3's, "
+            f"{rollout_size / (fast_update + league_joint) / ceiling:.2f} of the learner ceiling",
+        ),
     ]
 
 
@@ -265,12 +295,17 @@ def fast_engine_seconds(model, config, seconds: float) -> tuple[float, float]:
     return update, collect
 
 
-def league_collection_seconds(model, config, seconds: float, *, joint: bool) -> float:
-    """Seconds per rollout collection of the fast engine against ``config``'s league when it is
-    full: the live policy (``model``), ``max_snapshots`` snapshots (each an agent of its own over
-    the same weights: what is timed is their calls) and the anchors, one member per game drawn by
-    PFSP. ``joint=False`` gives every policy agent no ``joint_key``, so each is asked alone."""
+def league_collection_seconds(
+    model, config, seconds: float, *, joint: bool = True, engine: str = "fast"
+) -> float:
+    """Seconds per rollout collection against ``config``'s league when it is full: the live
+    policy (``model``), ``max_snapshots`` snapshots (each an agent of its own over the same
+    weights: what is timed is their calls) and the anchors, one member per game drawn by PFSP.
+    ``joint=False`` gives every policy agent no ``joint_key``, so each is asked alone. ``engine``:
+    the fast engine's loop, or SB3's ``collect_rollouts`` (``model``'s last observation is put
+    back afterwards, so its own games' rows can follow)."""
     # Imported here: keeps torch and stable-baselines3 off this module's import path.
+    import numpy as np
     from stable_baselines3.common.logger import Logger
 
     from madiao_mao.agents.learned import policy_agent
@@ -295,9 +330,24 @@ def league_collection_seconds(model, config, seconds: float, *, joint: bool) -> 
             policy.joint_key = lambda: None
     venv = league_learner_env(make_vector_env(config, config.n_envs, seed=config.seed), pool, config.seed)
     model.set_logger(Logger(folder=None, output_formats=[]))
-    loop = FastLoop(model, venv, config, seed=config.seed)
-    loop.collect()
-    return _time_until(loop.collect, seconds)
+    if engine == "fast":
+        loop = FastLoop(model, venv, config, seed=config.seed)
+        loop.collect()
+        return _time_until(loop.collect, seconds)
+    if engine != "sb3":
+        raise ValueError(f"engine must be 'fast' or 'sb3', got {engine!r}")
+    callback = _Continue(model).callback
+    saved = model._last_obs, model._last_episode_starts
+    model._last_obs, model._last_episode_starts = venv.reset(), np.ones(venv.num_envs, dtype=bool)
+
+    def collect():
+        model.collect_rollouts(venv, callback, model.rollout_buffer, n_rollout_steps=model.n_steps)
+
+    try:
+        collect()
+        return _time_until(collect, seconds)
+    finally:
+        model._last_obs, model._last_episode_starts = saved
 
 
 def training_run_speed(config, engine: str) -> dict[str, float]:

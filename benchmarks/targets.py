@@ -10,6 +10,7 @@ from __future__ import annotations
 from madiao_mao.benchmarks.aec import EMPTY_WRAPPED, aec_system
 from madiao_mao.benchmarks.batched import COMPARED_BATCH_SIZES, learner_system, vector_system
 from madiao_mao.benchmarks.goals import Target, at_least_check, at_most_check, ratio_check
+from madiao_mao.benchmarks.learner import LEAGUE_TRAINING
 from madiao_mao.benchmarks.peers import PGX_SYSTEM
 from madiao_mao.benchmarks.startup import startup_system
 from madiao_mao.benchmarks.subjects import Goals, game_subjects
@@ -108,11 +109,33 @@ LEARNER_TARGET = Target(
 )
 
 
+SB3_LEAGUE_TRAINING = "sb3 training against a league (collection + update)"
+
+
+def _league_training(values: dict[str, float]):
+    needed = (LEAGUE_TRAINING, SB3_LEAGUE_TRAINING, CEILING)
+    if any(name not in values for name in needed):
+        return None
+    of_ceiling = values[LEAGUE_TRAINING] / values[CEILING]
+    over_sb3 = values[LEAGUE_TRAINING] / values[SB3_LEAGUE_TRAINING]
+    speed = f"{values[LEAGUE_TRAINING]:,.0f} learner steps/s"
+    achieved = f"{speed} = {of_ceiling:.2f}× ceiling, {over_sb3:.2f}× SB3"
+    return achieved, of_ceiling >= 0.8 and over_sb3 >= 2.0
+
+
+#: Issue 32's CPU target for Madiao: the default config's league training, the fast engine.
+LEAGUE_TRAINING_TARGET = Target(
+    "Fast engine, league training (default config)",
+    "≥ 0.8× the learner ceiling and ≥ 2× SB3's",
+    _league_training,
+)
+
+
 def targets() -> list[Target]:
     """Every target: the games' by kind, then the learner's."""
     per_game = [game_targets(game, subjects.goals) for game, subjects in game_subjects()]
     by_kind = [target for kind in KINDS for found in per_game for target in found if target.kind == kind]
-    return [*by_kind, LEARNER_TARGET]
+    return [*by_kind, LEARNER_TARGET, LEAGUE_TRAINING_TARGET]
 
 
 def evaluate(results: list[Result]) -> list[tuple[str, str, str, str]]:

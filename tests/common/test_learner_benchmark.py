@@ -31,6 +31,31 @@ def test_the_ceiling_is_a_plausible_rate():
     assert math.isfinite(gflops) and 0 < gflops < 1e5
 
 
+@pytest.mark.parametrize(
+    ("fast", "sb3", "status"),
+    [(8_000, 4_000, "met"), (7_900, 3_000, "MISSED"), (8_000, 4_001, "MISSED"), (4_429, 3_732, "MISSED")],
+)
+def test_the_league_training_target_asks_for_both_ratios(fast, sb3, status):
+    from madiao_mao.benchmarks.targets import evaluate
+    from madiao_mao.benchmarks.timing import Result
+
+    ceiling = Result("learner", "learner ceiling (matmul GFLOP/s / FLOP per sample)", 10_000, "samples/s", "")
+    rows = [
+        ceiling,
+        Result(
+            "learner", "fast training against a league (collection + update)", fast, "learner steps/s", ""
+        ),
+        Result("learner", "sb3 training against a league (collection + update)", sb3, "learner steps/s", ""),
+    ]
+    found = {name: (achieved, got) for name, _goal, achieved, got in evaluate(rows)}
+    achieved, got = found["Fast engine, league training (default config)"]
+    assert got == status
+    assert achieved == f"{fast:,} learner steps/s = {fast / 10_000:.2f}× ceiling, {fast / sb3:.2f}× SB3"
+    assert found["Fast engine, league training (default config)"] != ("not measured", "—")
+    without_sb3 = {name: got for name, _goal, _achieved, got in evaluate(rows[:2])}
+    assert without_sb3["Fast engine, league training (default config)"] == "—"
+
+
 @pytest.mark.slow
 def test_the_learner_suite_measures_the_default_model_with_both_engines_and_its_target_is_checked():
     from madiao_mao.benchmarks.learner import run
@@ -60,6 +85,38 @@ def test_the_learner_suite_measures_the_default_model_with_both_engines_and_its_
         "x one call per policy"
         in results["fast rollout collection against a league, policies asked jointly"].note
     )
+    # The default config's own training, against its full league, by both engines (issue 32's target).
+    fast, sb3 = (
+        results[f"{engine} training against a league (collection + update)"].value
+        for engine in ("fast", "sb3")
+    )
+    assert results["sb3 rollout collection against a league"].value > sb3 > 0 and fast > 0
+    achieved, status = row["Fast engine, league training (default config)"]
+    assert achieved == f"{fast:,.0f} learner steps/s = {fast / ceiling:.2f}× ceiling, {fast / sb3:.2f}× SB3"
+    assert status == ("met" if fast >= 0.8 * ceiling and fast >= 2 * sb3 else "MISSED")
+
+
+@pytest.mark.slow
+def test_sb3s_league_collection_plays_the_league_and_gives_the_model_its_own_games_back(monkeypatch):
+    import numpy as np
+
+    from madiao_mao.benchmarks.learner import default_model, league_collection_seconds
+    from madiao_mao.training.opponents import LeagueOpponents
+
+    model, config = default_model()
+    model.learn(config.n_envs * config.n_steps)
+    last_obs, starts = model._last_obs.copy(), model._last_episode_starts.copy()
+    drawn = []
+    original = LeagueOpponents.sample
+    monkeypatch.setattr(
+        LeagueOpponents, "sample", lambda self, rng, n: drawn.append(n) or original(self, rng, n)
+    )
+    assert league_collection_seconds(model, config, 0.01, engine="sb3") > 0
+    assert sum(drawn) > config.n_envs  # the games drew league members, at the start and as they ended
+    np.testing.assert_array_equal(model._last_obs, last_obs)
+    np.testing.assert_array_equal(model._last_episode_starts, starts)
+    with pytest.raises(ValueError, match="engine must be 'fast' or 'sb3'"):
+        league_collection_seconds(model, config, 0.01, engine="rllib")
 
 
 @pytest.mark.slow
