@@ -123,7 +123,7 @@ def _league_training(values: dict[str, float]):
     return achieved, of_ceiling >= 0.8 and over_sb3 >= 2.0
 
 
-#: Issue 32's CPU target for Madiao: the default config's league training, the fast engine.
+#: Issue 32's CPU target: the default config's training against its full league, the fast engine.
 LEAGUE_TRAINING_TARGET = Target(
     "Fast engine, league training (default config)",
     "≥ 0.8× the learner ceiling and ≥ 2× SB3's",
