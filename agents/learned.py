@@ -162,12 +162,12 @@ class LearnedPolicyAgent(Agent):
             legal_masks.append(agent_masks)
             movers.append(rows)
         policy = agents[0].model.policy
-        with threads_for_batch(sum(rows.size for rows in movers)), torch.inference_mode():
-            features = policy.pi_features_extractor(
-                torch.as_tensor(np.concatenate(checked), device=policy.device)
-            )
         logits_of_agents, start = [], 0
         with torch.inference_mode():
+            with threads_for_batch(sum(rows.size for rows in movers)):
+                features = policy.pi_features_extractor(
+                    torch.as_tensor(np.concatenate(checked), device=policy.device)
+                )
             for agent, rows in zip(agents, movers, strict=True):
                 logits_of_agents.append(agent._actor_logits_tensor(features[start : start + rows.size]))
                 start += rows.size

@@ -10,7 +10,7 @@ from __future__ import annotations
 from madiao_mao.benchmarks.aec import EMPTY_WRAPPED, aec_system
 from madiao_mao.benchmarks.batched import COMPARED_BATCH_SIZES, learner_system, vector_system
 from madiao_mao.benchmarks.goals import Target, at_least_check, at_most_check, ratio_check
-from madiao_mao.benchmarks.learner import LEAGUE_TRAINING
+from madiao_mao.benchmarks.learner import LEAGUE_TRAINING, SB3_LEAGUE_TRAINING
 from madiao_mao.benchmarks.peers import PGX_SYSTEM
 from madiao_mao.benchmarks.startup import startup_system
 from madiao_mao.benchmarks.subjects import Goals, game_subjects
@@ -107,9 +107,6 @@ def _learner_update(values: dict[str, float]):
 LEARNER_TARGET = Target(
     "SB3 PPO update, default network", "≥ 10k samples/s and ≥ 0.65× the learner ceiling", _learner_update
 )
-
-
-SB3_LEAGUE_TRAINING = "sb3 training against a league (collection + update)"
 
 
 def _league_training(values: dict[str, float]):
