@@ -132,38 +132,53 @@ def belief_inputs_rows(
     every turn under judgement in a call window and every held card's verdict made in one kernel
     call each (:mod:`~madiao_mao.agents.mao.posterior_batch`); the same floats (the test suite
     checks it): each belief is the same numpy product of the weights with the same 0/1 matrix."""
-    out = np.zeros((len(views), BELIEF_WIDTH), dtype=np.float32)
-    speaking, starting, calling = [], [], []
-    for index, (view, mask, posterior) in enumerate(zip(views, masks, posteriors, strict=True)):
-        hypotheses, weights = posterior.hypotheses, posterior.weights
-        out[index, BELIEF_SLICES["unknown_rules"]] = max(
-            int(np.rint(hypotheses[0].sum())) - len(view.known), 0
-        )
-        out[index, BELIEF_SLICES["certainty"]] = float(np.max(weights))
-        if mask[cards.CHOOSE_RULE_0 :].any():
-            continue
-        if mask[cards.NO_CALL]:
-            calling.append(index)
-        elif mask[cards.DRAW]:
-            held = np.flatnonzero(mask[: cards.N_CARD_TYPES])
-            if held.size:
-                starting.append((index, held))
-        else:
-            speaking.append(index)
-    if calling:
-        rows = [(views[i], posteriors[i].hypotheses, posteriors[i].weights) for i in calling]
-        for index, chance in zip(calling, fault_chances_rows(rows, thank_you, talking), strict=True):
-            out[index, BELIEF_SLICES["call_fault"]] = chance
-    if starting:
-        rows = [(views[i], held, posteriors[i].hypotheses, posteriors[i].weights) for i, held in starting]
-        for (index, held), chance in zip(starting, play_chances_rows(rows), strict=True):
-            play_good = np.zeros(cards.N_CARD_TYPES, dtype=np.float32)
-            play_good[held] = chance
-            out[index, BELIEF_SLICES["play_good"]] = play_good
-    if speaking:
-        rows = [(views[i], posteriors[i].hypotheses, posteriors[i].weights) for i in speaking]
-        for index, speech in zip(speaking, speech_chances_rows(rows, thank_you, talking), strict=True):
-            _write_speech(out[index], views[index], speech)
+    n_rows = len(views)
+    out = np.zeros((n_rows, BELIEF_WIDTH), dtype=np.float32)
+    if not n_rows:
+        return out
+    masks = np.asarray(masks).astype(bool, copy=False)
+    # The pieces every row has, for all rows at once: exact whatever the grouping (a count of
+    # whole rules, a maximum).
+    n_rules = np.rint(np.stack([posterior.hypotheses[0] for posterior in posteriors]).sum(axis=1))
+    n_known = np.array([len(view.known) for view in views])
+    out[:, BELIEF_SLICES["unknown_rules"]] = np.maximum(n_rules.astype(np.int64) - n_known, 0)[:, None]
+    weights_of = [posterior.weights for posterior in posteriors]
+    support_starts = np.cumsum([0] + [weights.size for weights in weights_of[:-1]])
+    largest = np.maximum.reduceat(np.concatenate(weights_of), support_starts)
+    out[:, BELIEF_SLICES["certainty"]] = largest[:, None]
+    # The decision kinds, told apart as the one-row function tells them.
+    undecided = ~masks[:, cards.CHOOSE_RULE_0 :].any(axis=1)
+    calls_window = undecided & masks[:, cards.NO_CALL]
+    undecided &= ~calls_window
+    turn_start = undecided & masks[:, cards.DRAW]
+    speaking = np.flatnonzero(undecided & ~masks[:, cards.DRAW])
+    calling = np.flatnonzero(calls_window)
+    if calling.size:
+        rows = [(views[i], posteriors[i].hypotheses, posteriors[i].weights) for i in calling.tolist()]
+        out[calling, BELIEF_SLICES["call_fault"]] = np.stack(fault_chances_rows(rows, thank_you, talking))
+    held_rows, held_cards = np.nonzero(masks[:, : cards.N_CARD_TYPES] & turn_start[:, None])
+    if held_rows.size:
+        starting, first_card = np.unique(held_rows, return_index=True)
+        held_of = np.split(held_cards, first_card[1:])
+        rows = [
+            (views[i], held, posteriors[i].hypotheses, posteriors[i].weights)
+            for i, held in zip(starting.tolist(), held_of, strict=True)
+        ]
+        play_good = np.concatenate(play_chances_rows(rows))
+        out[held_rows, BELIEF_SLICES["play_good"].start + held_cards] = play_good
+    if speaking.size:
+        rows = [(views[i], posteriors[i].hypotheses, posteriors[i].weights) for i in speaking.tolist()]
+        speech = speech_chances_rows(rows, thank_you, talking)
+        said = np.array([views[i].said for i in speaking.tolist()], dtype=np.int64)
+        unsaid = ((said[:, None] >> np.arange(cards.N_PHRASES)) & 1) == 0
+        # What saying each phrase now would do: one already said is neither still required nor
+        # talking when said again (``_write_speech``, the one-row function's).
+        required = np.stack([chances.required for chances in speech])
+        out[speaking, BELIEF_SLICES["say_required"]] = required * unsaid
+        talking_if_said = np.stack([chances.talking for chances in speech])
+        out[speaking, BELIEF_SLICES["say_talking"]] = talking_if_said * unsaid
+        mao = np.array([chances.mao for chances in speech], dtype=np.float64)
+        out[speaking, BELIEF_SLICES["mao_due"]] = (mao * unsaid[:, cards.MAO])[:, None]
     return out
 
 

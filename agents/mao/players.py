@@ -545,16 +545,18 @@ class RulePosterior:
             top, suit = self._judge_event(event, top, suit)
         return newly_authored
 
-    def close_observation(self, view: SeatView, newly_authored: set[int]) -> None:
+    def close_observation(self, view: SeatView, newly_authored: set[int], *, prune: bool = True) -> None:
         """The last step of :meth:`observe`: rules authored taken in, the view remembered, the
-        support pruned."""
+        support pruned (``prune=False``: left to the caller, which prunes many posteriors in one
+        call, ``madiao_mao.agents.mao.posterior_batch.prune_all``)."""
         if newly_authored:
             self._add_known(newly_authored)
         plain_redeal = view.phase == PHASE_CHOOSE and self.plain_rounds
         self.context = (-1, -1) if plain_redeal else (view.top, view.suit_to_follow)
         self.previous_keys = view.event_keys
         self.rounds = view.rounds
-        self._prune()
+        if prune:
+            self._prune()
 
     def note_action(self, action: int) -> None:
         """Tell the posterior which action the seat took (ending a turn creates an event)."""

@@ -497,7 +497,54 @@ def observe_all(posteriors: list[RulePosterior], views: list[SeatView]) -> None:
             posterior.close_observation(view, newly_authored)
     weigh_all([(posterior, events) for posterior, _view, events, _new in deferred])
     for posterior, view, _events, newly_authored in deferred:
-        posterior.close_observation(view, newly_authored)
+        posterior.close_observation(view, newly_authored, prune=False)
+    prune_all([posterior for posterior, _view, _events, _new in deferred])
+
+
+def prune_all(posteriors: list[RulePosterior]) -> None:
+    """``posterior._prune()`` for each of ``posteriors`` (distinct), the rows whose support keeps
+    every hypothesis (the common case) normalised in one kernel call, with numpy's sums; the
+    others pruned by the reference."""
+    if not posteriors:
+        return
+    row_start = np.zeros(len(posteriors) + 1, dtype=np.int64)
+    np.cumsum([posterior.weights.size for posterior in posteriors], out=row_start[1:])
+    weights = np.concatenate([posterior.weights for posterior in posteriors])
+    limits = np.array([posterior.max_hypotheses for posterior in posteriors], dtype=np.int64)
+    normalised = np.zeros(len(posteriors), dtype=np.bool_)
+    _normalise_unpruned(weights, row_start, limits, normalised)
+    for index, posterior in enumerate(posteriors):
+        if normalised[index]:
+            posterior.weights = weights[row_start[index] : row_start[index + 1]]
+        else:
+            posterior._prune()
+
+
+@njit
+def _normalise_unpruned(weights: np.ndarray, row_start: np.ndarray, limits: np.ndarray,
+                        normalised: np.ndarray) -> None:  # fmt: skip
+    """For each row whose ``RulePosterior._prune`` would keep every hypothesis (none below the
+    largest weight times 1e-12, no more than its limit), that prune's last step in place: the
+    weights divided by their sum (``pairwise_sum``, numpy's); ``normalised`` says which rows."""
+    for row in range(row_start.size - 1):
+        start, stop = row_start[row], row_start[row + 1]
+        if stop - start > limits[row]:
+            continue
+        largest = weights[start]
+        for i in range(start + 1, stop):
+            largest = max(largest, weights[i])
+        threshold = largest * 1e-12
+        keeps_all = True
+        for i in range(start, stop):
+            if not weights[i] >= threshold:
+                keeps_all = False
+                break
+        if not keeps_all:
+            continue
+        total = pairwise_sum(weights, start, stop - start)
+        for i in range(start, stop):
+            weights[i] = weights[i] / total
+        normalised[row] = True
 
 
 def weigh_all(rows: list[tuple[RulePosterior, list[PublicEvent]]]) -> None:

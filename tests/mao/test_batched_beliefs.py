@@ -295,6 +295,42 @@ def test_the_posterior_kernel_weighs_every_event_as_the_reference(options):
     assert changed >= 10  # the events told hypotheses apart
 
 
+def test_the_batched_prune_is_the_reference_prune(monkeypatch):
+    """``prune_all`` against ``RulePosterior._prune`` on random supports: the kernel normalises the
+    rows that keep every hypothesis, the reference prunes the others (weights below the largest
+    times 1e-12, or more hypotheses than the limit); every weight and hypothesis bit for bit, and
+    both paths taken."""
+    rng = np.random.default_rng(3)
+    posteriors, references = [], []
+    for index in range(60):
+        n_hypotheses = int(rng.choice([1, 2, 7, 8, 9, 40, 129, 300]))
+        posterior = RulePosterior(max_hypotheses=int(rng.choice([library.N_RULES, 20_000])))
+        posterior.hypotheses = (rng.random((n_hypotheses, library.N_RULES)) < 0.1).astype(np.float32)
+        weights = rng.random(n_hypotheses) * 10.0 ** rng.integers(-6, 1, n_hypotheses)
+        if index % 3 == 0:  # some weights far below the largest: the reference drops them
+            weights[rng.random(n_hypotheses) < 0.3] *= 1e-14
+        posterior.weights = weights
+        posteriors.append(posterior)
+        references.append(copy.deepcopy(posterior))
+    sizes = [posterior.weights.size for posterior in posteriors]
+    kernel = posterior_batch._normalise_unpruned
+    normalised_rows = []
+
+    def counting_kernel(weights, row_start, limits, normalised):
+        kernel(weights, row_start, limits, normalised)
+        normalised_rows.append(int(normalised.sum()))
+
+    monkeypatch.setattr(posterior_batch, "_normalise_unpruned", counting_kernel)
+    posterior_batch.prune_all(posteriors)
+    for reference in references:
+        reference._prune()
+    for posterior, reference in zip(posteriors, references, strict=True):
+        np.testing.assert_array_equal(posterior.weights, reference.weights)
+        np.testing.assert_array_equal(posterior.hypotheses, reference.hypotheses)
+    shrunk = sum(reference.weights.size < size for reference, size in zip(references, sizes, strict=True))
+    assert shrunk >= 10 and 10 <= normalised_rows[0] <= len(posteriors) - 10, (shrunk, normalised_rows)
+
+
 def test_the_players_calls_rows_take_the_kernel_path(monkeypatch):
     """At a table of the players' calls (one round: no rule is added after the deal), every row's
     events are weighed by the kernel and every call window's faults judged by it: the reference
@@ -378,6 +414,8 @@ def test_the_batched_parsers_and_validity_are_the_one_row_ones():
         rows = np.flatnonzero(masks.any(axis=1))
         for row, view in zip(rows, beliefs.parse_observations(observations, rows), strict=True):
             reference = beliefs.parse_observation(observations[row])
+            # The batched parser cuts every row's event keys from one byte string.
+            assert view.event_keys == reference.event_keys
             for name in vars(reference):
                 mine, theirs = getattr(view, name), getattr(reference, name)
                 if name == "event_rows":
