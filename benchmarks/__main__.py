@@ -194,6 +194,7 @@ def _run(arguments: argparse.Namespace, argv: list[str] | None) -> int:
             results += peers.run(arguments.seconds)
         elif suite == "learner":
             results += learner.run(arguments.seconds, arguments.torch_device)
+            results += learner.training_run_rows(arguments.torch_device, quick=arguments.quick)
         elif suite == "rllib":
             results += rllib_suite.run(arguments.seconds, arguments.torch_device)
         print(f"  {suite}: done after {time.perf_counter() - started:.0f} s", file=sys.stderr)

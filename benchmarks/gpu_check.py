@@ -39,7 +39,7 @@ from madiao_mao.training.config import TrainConfig, resolve_device
 from madiao_mao.training.game_spec import GAME_SPECS
 
 PROG = "python -m madiao_mao.benchmarks.gpu_check"
-ENGINES = ("sb3", "fast")
+ENGINES = learner.ENGINES
 #: The wide setting of the fast engine's extra rows: many games per step, large minibatches
 #: (rollouts of 16,384 learner steps, as long as a default one of 256 games x 32 steps x 2).
 WIDE = {"n_envs": 4096, "n_steps": 4, "batch_size": 8192}
@@ -86,29 +86,12 @@ def training_configs(quick: bool, runs_dir: Path) -> list[tuple[str, str, TrainC
     for game in GAME_SPECS:
         base = TrainConfig(game=game)
         settings = {"n_envs": 16, "n_steps": 8, "batch_size": 64} if quick else {}
-        default = _short(base, runs_dir, settings)
+        default = learner.short_training_config(base, runs_dir, settings, ROLLOUTS)
         runs += [(f"{game} default, {engine}", engine, default) for engine in ENGINES]
         wide = {"n_envs": 32, "n_steps": 8, "batch_size": 128} if quick else WIDE
         label = f"{game} n_envs {wide['n_envs']}, batch {wide['batch_size']}, fast"
-        runs.append((label, "fast", _short(base, runs_dir, wide)))
+        runs.append((label, "fast", learner.short_training_config(base, runs_dir, wide, ROLLOUTS)))
     return runs
-
-
-def _short(config: TrainConfig, runs_dir: Path, settings: dict) -> TrainConfig:
-    values = {f.name: getattr(config, f.name) for f in dataclasses.fields(TrainConfig)}
-    values.update(settings)
-    rollout = values["n_envs"] * values["n_steps"]
-    values.update(
-        total_timesteps=ROLLOUTS * rollout,
-        imitate="none",
-        eval_every=0,
-        checkpoint_every=10 * ROLLOUTS * rollout,
-        snapshot_every=rollout,
-        runs_dir=str(runs_dir),
-        progress_bar=False,
-        verbose=False,
-    )
-    return TrainConfig(**values)
 
 
 def measure(device: str, quick: bool, seconds: float, runs_dir: Path) -> dict[str, tuple[float, str, str]]:

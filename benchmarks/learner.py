@@ -31,7 +31,10 @@ the trainer builds it):
   target names (``benchmarks.targets``).
 
 ``training_run_speed`` measures a whole training run of a config with either engine (what
-``benchmarks/gpu_check.py`` compares on a GPU and on the CPU).
+``benchmarks/gpu_check.py`` compares on a GPU and on the CPU), and ``training_run_rows`` a short
+run of every registered game's default config by each engine, in turns (``short_training_config``:
+no warm start, no evaluation), as the run reports its learner steps/s: issue 32's per-game
+targets compare the two engines there (a game's ``Goals.fast_training_over_sb3``).
 
 The model and the ceiling's multiplies run on the torch device of ``--device`` (default "auto": a
 CUDA GPU when torch sees one), which every row's note names.
@@ -51,6 +54,20 @@ CEILING_BATCH = 8192
 #: (issue 32's target compares them: ``benchmarks.targets``).
 LEAGUE_TRAINING = "fast training against a league (collection + update)"
 SB3_LEAGUE_TRAINING = "sb3 training against a league (collection + update)"
+
+
+#: Rollouts in each short training run of ``training_run_rows``: the second one's update and
+#: collection run warm, and the slowest game's default takes about half a minute per engine.
+TRAINING_RUN_ROLLOUTS = 2
+#: The engines a training run is measured with, in the order they run.
+ENGINES = ("sb3", "fast")
+#: ``training_run_rows``' tiny setting for a smoke test (``--quick``): 16 games, rollouts of 8 steps.
+QUICK_RUN = {"n_envs": 16, "n_steps": 8, "batch_size": 64}
+
+
+def training_run_system(game: str, engine: str) -> str:
+    """The row name of ``game``'s short training run by ``engine``."""
+    return f"{game} training run, {engine} engine"
 
 
 def default_model(seed: int = 0, device: str = "cpu"):
@@ -350,6 +367,67 @@ def league_collection_seconds(
         return _time_until(collect, seconds)
     finally:
         model._last_obs, model._last_episode_starts = saved
+
+
+def short_training_config(
+    config, runs_dir, settings: dict | None = None, rollouts: int = TRAINING_RUN_ROLLOUTS
+):
+    """``config`` with ``settings`` (``TrainConfig`` fields) made a short measured run: ``rollouts``
+    rollouts, no warm start, no evaluation, no checkpoint before the end, a snapshot after every
+    rollout, its run folder in ``runs_dir``, nothing printed."""
+    # Imported here: keeps tyro and numpy off this module's import path.
+    import dataclasses
+
+    values = {field.name: getattr(config, field.name) for field in dataclasses.fields(config)}
+    values.update(settings or {})
+    rollout = values["n_envs"] * values["n_steps"]
+    values.update(
+        total_timesteps=rollouts * rollout,
+        imitate="none",
+        eval_every=0,
+        checkpoint_every=10 * rollouts * rollout,
+        snapshot_every=rollout,
+        runs_dir=str(runs_dir),
+        progress_bar=False,
+        verbose=False,
+    )
+    return type(config)(**values)
+
+
+def training_run_rows(device: str = "cpu", quick: bool = False) -> list[Result]:
+    """A short training run (``short_training_config``) of every registered game's default
+    config on torch ``device``, by each engine in turns (``ENGINES``): learner steps/s as the run
+    reports it, where its time went, and the fast engine's ratio to SB3's (``quick``: the tiny
+    ``QUICK_RUN`` setting)."""
+    # Imported here: keeps tyro and torch off this module's import path.
+    import tempfile
+
+    from madiao_mao.training.config import TrainConfig
+    from madiao_mao.training.game_spec import GAME_SPECS
+
+    results = []
+    with tempfile.TemporaryDirectory(prefix="training-runs-") as runs_dir:
+        for game in GAME_SPECS:
+            config = TrainConfig(game=game, device=device)
+            speeds = {}
+            for engine in ENGINES:
+                run_dir = f"{runs_dir}/{game}-{engine}"
+                short = short_training_config(config, run_dir, QUICK_RUN if quick else None)
+                speeds[engine] = training_run_speed(short, engine)
+                shares = (
+                    f"env {100 * speeds[engine]['env_time_fraction']:.0f}%, opponents "
+                    f"{100 * speeds[engine]['opponent_time_fraction']:.0f}%, "
+                    f"updates {100 * speeds[engine]['update_time_fraction']:.0f}%"
+                )
+                note = (
+                    f"on {device}, default config, {short.total_timesteps:,} learner steps "
+                    f"({short.n_envs} games), no warm start; {shares}"
+                )
+                if engine != ENGINES[0]:
+                    note += f"; {speeds[engine]['sps'] / speeds[ENGINES[0]]['sps']:.2f}x {ENGINES[0]}'s"
+                system = training_run_system(game, engine)
+                results.append(Result("learner", system, speeds[engine]["sps"], "learner steps/s", note))
+    return results
 
 
 def training_run_speed(config, engine: str) -> dict[str, float]:

@@ -65,6 +65,9 @@ class Goals:
     #: Import + first AEC step + first vector step, in a fresh process, seconds (≤).
     cold_start_seconds: float | None = None
     warm_start_seconds: float | None = None
+    #: A short training run of the game's default config (``learner.training_run_rows``): the
+    #: fast engine's learner steps/s as a multiple of the SB3 engine's, the two in turns (≥).
+    fast_training_over_sb3: float | None = None
     #: Targets of the game's own rows (its rollout suite rows, for example), listed after the
     #: shared ones of the same kind.
     more: tuple[Target, ...] = ()

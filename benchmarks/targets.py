@@ -10,14 +10,14 @@ from __future__ import annotations
 from madiao_mao.benchmarks.aec import EMPTY_WRAPPED, aec_system
 from madiao_mao.benchmarks.batched import COMPARED_BATCH_SIZES, learner_system, vector_system
 from madiao_mao.benchmarks.goals import Target, at_least_check, at_most_check, ratio_check
-from madiao_mao.benchmarks.learner import LEAGUE_TRAINING, SB3_LEAGUE_TRAINING
+from madiao_mao.benchmarks.learner import LEAGUE_TRAINING, SB3_LEAGUE_TRAINING, training_run_system
 from madiao_mao.benchmarks.peers import PGX_SYSTEM
 from madiao_mao.benchmarks.startup import startup_system
 from madiao_mao.benchmarks.subjects import Goals, game_subjects
 from madiao_mao.benchmarks.timing import Result
 
 #: The order of the targets' kinds in the table ("more": a game's own targets).
-KINDS = ("aec", "batched", "gymnasium", "more", "startup")
+KINDS = ("aec", "batched", "gymnasium", "more", "startup", "learner")
 TARGET_BATCH, LARGE_BATCH = COMPARED_BATCH_SIZES
 
 
@@ -81,6 +81,16 @@ def game_targets(game: str, goals: Goals) -> list[Target]:
             )
         )
     found += goals.more
+    if goals.fast_training_over_sb3 is not None:
+        found.append(
+            share_target(
+                "training run, fast engine vs SB3 (default config)",
+                goals.fast_training_over_sb3,
+                training_run_system(game, "fast"),
+                training_run_system(game, "sb3"),
+                "learner",
+            )
+        )
     for cache, limit in (("cold", goals.cold_start_seconds), ("warm", goals.warm_start_seconds)):
         if limit is not None:
             found.append(
@@ -129,7 +139,7 @@ LEAGUE_TRAINING_TARGET = Target(
 
 
 def targets() -> list[Target]:
-    """Every target: the games' by kind, then the learner's."""
+    """Every target: the games' by kind (their learner targets last), then the default model's."""
     per_game = [game_targets(game, subjects.goals) for game, subjects in game_subjects()]
     by_kind = [target for kind in KINDS for found in per_game for target in found if target.kind == kind]
     return [*by_kind, LEARNER_TARGET, LEAGUE_TRAINING_TARGET]

@@ -138,3 +138,75 @@ def test_the_league_rows_ask_the_policies_jointly_in_one_and_one_by_one_in_the_o
     assert joint_calls == []
     assert league_collection_seconds(model, config, 0.01, joint=True) > 0
     assert joint_calls and max(joint_calls) == config.max_snapshots + 1
+
+
+def test_every_game_gets_a_short_run_by_each_engine_in_turns(monkeypatch):
+    """``training_run_rows``: each registered game's default config, briefly (no warm start, no
+    evaluation, each engine its own run folder), SB3 then fast, and the fast row's note gives
+    its ratio to SB3's."""
+    from madiao_mao.benchmarks import learner
+    from madiao_mao.training.config import TrainConfig
+    from madiao_mao.training.game_spec import GAME_SPECS
+
+    runs = []
+
+    def fake_speed(config, engine):
+        runs.append((config, engine))
+        return {
+            "sps": 300.0 if engine == "sb3" else 900.0,
+            "env_time_fraction": 0.1,
+            "opponent_time_fraction": 0.2,
+            "update_time_fraction": 0.7,
+        }
+
+    monkeypatch.setattr(learner, "training_run_speed", fake_speed)
+    rows = learner.training_run_rows("cpu", quick=True)
+    assert [(config.game, engine) for config, engine in runs] == [
+        (game, engine) for game in GAME_SPECS for engine in ("sb3", "fast")
+    ]
+    assert [row.system for row in rows] == [
+        learner.training_run_system(game, engine) for game in GAME_SPECS for engine in ("sb3", "fast")
+    ]
+    for config, _engine in runs:
+        default = TrainConfig(game=config.game)
+        assert (config.n_envs, config.n_steps, config.batch_size) == (16, 8, 64)
+        assert config.total_timesteps == learner.TRAINING_RUN_ROLLOUTS * 16 * 8
+        assert (config.imitate, config.eval_every, config.device) == ("none", 0, "cpu")
+        assert (config.learning_rate, config.gamma) == (default.learning_rate, default.gamma)
+    assert len({config.runs_dir for config, _engine in runs}) == len(runs)
+    for row in rows:
+        assert row.unit == "learner steps/s" and "opponents 20%, updates 70%" in row.note
+        assert row.note.startswith("on cpu, default config, 256 learner steps (16 games), no warm start")
+        assert row.note.endswith("3.00x sb3's") == row.system.endswith("fast engine")
+        assert row.value == (900.0 if row.system.endswith("fast engine") else 300.0)
+
+
+@pytest.mark.parametrize(("fast", "status"), [(1_000, "met"), (999, "MISSED")])
+def test_each_games_training_run_target_compares_the_engines(fast, status):
+    from madiao_mao.benchmarks.learner import training_run_system
+    from madiao_mao.benchmarks.subjects import game_subjects
+    from madiao_mao.benchmarks.targets import evaluate
+    from madiao_mao.benchmarks.timing import Result
+
+    for game, subjects in game_subjects():
+        goal = subjects.goals.fast_training_over_sb3
+        assert goal is not None
+        sb3 = 1_000 / goal
+        rows = [
+            Result("learner", training_run_system(game, "sb3"), sb3, "learner steps/s", ""),
+            Result("learner", training_run_system(game, "fast"), fast, "learner steps/s", ""),
+        ]
+        found = {name: got for name, _goal, _achieved, got in evaluate(rows)}
+        assert found[f"{game.capitalize()} training run, fast engine vs SB3 (default config)"] == status
+        alone = {name: got for name, _goal, _achieved, got in evaluate(rows[1:])}
+        assert alone[f"{game.capitalize()} training run, fast engine vs SB3 (default config)"] == "—"
+
+
+@pytest.mark.slow
+def test_the_short_training_runs_really_train_every_game():
+    from madiao_mao.benchmarks import learner
+    from madiao_mao.training.game_spec import GAME_SPECS
+
+    rows = learner.training_run_rows("cpu", quick=True)
+    assert len(rows) == 2 * len(GAME_SPECS)
+    assert all(row.value > 0 for row in rows)
