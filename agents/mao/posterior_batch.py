@@ -547,25 +547,51 @@ def _normalise_unpruned(weights: np.ndarray, row_start: np.ndarray, limits: np.n
         normalised[row] = True
 
 
+#: The turn columns of events met before (:func:`_judged_event`), by what they depend on.
+_JUDGED_EVENTS: dict[tuple, tuple | None] = {}
+#: When to start :data:`_JUDGED_EVENTS` afresh (a game repeats few turns; this bounds its memory).
+_MAX_JUDGED_EVENTS = 1 << 15
+
+
+def _judged_event(posterior: RulePosterior, event: PublicEvent, top: int, suit: int) -> tuple | None:
+    """:func:`_event_turn` (or :func:`_calls_event_turn`) of the event for row 0, remembered: every
+    seat at a table sees each public event, and the columns depend on the event's fields but its
+    seat, on the context before it and on the posterior's table options only."""
+    key = (
+        event.kind, event.card, event.phrases, event.call_bits, event.bad_call_bits, event.n_calls,
+        event.chain_cards, event.forced_draw, event.named_suit, top, suit, posterior.players_call,
+        posterior.thank_you, posterior.seven_turn_ends, posterior.talking, posterior.hidden_reasons,
+    )  # fmt: skip
+    judged = _JUDGED_EVENTS.get(key, _JUDGED_EVENTS)
+    if judged is _JUDGED_EVENTS:
+        event_turn = _calls_event_turn if posterior.players_call else _event_turn
+        judged = event_turn(posterior, 0, event, top, suit)
+        if len(_JUDGED_EVENTS) >= _MAX_JUDGED_EVENTS:
+            _JUDGED_EVENTS.clear()
+        _JUDGED_EVENTS[key] = judged
+    return judged
+
+
 def weigh_all(rows: list[tuple[RulePosterior, list[PublicEvent]]]) -> None:
     """``posterior.weigh_events(events, set(), 0)`` for each (posterior, events) the kernel covers
     (:func:`kernel_weighs`), in one kernel call (distinct posteriors)."""
-    event_turns, contexts = [], []
+    event_turns, event_rows, contexts = [], [], []
     for row, (posterior, events) in enumerate(rows):
         top, suit = posterior.context
-        event_turn = _calls_event_turn if posterior.players_call else _event_turn
         for event in events:
             posterior.events_since_new_rule += 1
             if event.kind in _WEIGHED_LATER:
                 continue  # the reference leaves the context as it was too
-            judged = event_turn(posterior, row, event, top, suit)
+            judged = _judged_event(posterior, event, top, suit)
             if judged is not None:
                 event_turns.append(judged[0])
+                event_rows.append(row)
                 contexts.append(judged[1])
             top, suit = posterior.context_after(event, top, suit)
     if not event_turns:
         return
     events = np.array(event_turns, dtype=np.int64)
+    events[:, T_ROW] = event_rows
     played, top, suit, pending_seven = np.array(contexts, dtype=np.int64).T
     events[:, _VALIDITY] = validity_columns(played, top, suit, pending_seven)
     hypotheses, row_start = _bit_sets([posterior.hypotheses for posterior, _events in rows])

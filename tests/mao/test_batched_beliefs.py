@@ -331,6 +331,60 @@ def test_the_batched_prune_is_the_reference_prune(monkeypatch):
     assert shrunk >= 10 and 10 <= normalised_rows[0] <= len(posteriors) - 10, (shrunk, normalised_rows)
 
 
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"reasons": "hidden"}, {"talking": False, "thank_you": True}, {"seven_turn_ends": True},
+     {"calls": "players"}, {"calls": "players", "talking": False, "thank_you": True}],
+)  # fmt: skip
+def test_a_remembered_event_is_judged_as_afresh(monkeypatch, options):
+    """``_judged_event`` remembers each event's turn columns by what they depend on: every event,
+    and every event with one of those fields or its context changed, asked after the others
+    have filled the memory, gets the columns ``_event_turn``/``_calls_event_turn`` make afresh;
+    posteriors of the other table options share the memory."""
+    monkeypatch.setattr(posterior_batch, "_JUDGED_EVENTS", {})
+    rng = np.random.default_rng(9)
+    posterior = RulePosterior(**options)
+    others = [RulePosterior(), RulePosterior(calls="players"), RulePosterior(reasons="hidden", talking=False)]
+    posterior.hypotheses = (rng.random((20, library.N_RULES)) < 0.1).astype(np.float32)
+    posterior.weights = np.full(20, 1 / 20)
+    changes = {
+        "card": lambda e: (e.card + 1) % cards.N_CARD_TYPES if e.card >= 0 else -1,
+        "phrases": lambda e: e.phrases ^ (1 << int(rng.integers(cards.N_PHRASES))),
+        "call_bits": lambda e: e.call_bits ^ (1 << int(rng.integers(cards.N_CALL_REASONS))),
+        "bad_call_bits": lambda e: e.bad_call_bits ^ (1 << int(rng.integers(cards.N_CALL_REASONS))),
+        "n_calls": lambda e: e.n_calls + 1,
+        "chain_cards": lambda e: (e.chain_cards + 1) % 3,
+        "forced_draw": lambda e: (e.forced_draw + 1) % 4,
+        "named_suit": lambda e: (e.named_suit + 2) % 5 - 1,
+        "kind": lambda e: layout.KIND_BAD_CARD if e.kind == layout.KIND_PLAY else layout.KIND_PLAY,
+    }
+    asked, differs = [], Counter()
+    for _ in range(60):
+        posterior.context = (int(rng.integers(-1, cards.N_CARD_TYPES)), int(rng.integers(4)))
+        top, suit = posterior.context
+        maker = random_calls_events if posterior.players_call else random_events
+        for event in maker(rng, posterior, 4):
+            if event.kind not in (layout.KIND_PLAY, layout.KIND_BAD_CARD, layout.KIND_DRAW):
+                continue
+            asked.append((posterior, event, top, suit))
+            for name, change in changes.items():
+                asked.append((posterior, dataclasses.replace(event, **{name: change(event)}), top, suit))
+            asked.append((posterior, dataclasses.replace(event, seat=(event.seat + 1) % 4), top, suit))
+            asked.append((posterior, event, (top + 1) % cards.N_CARD_TYPES, suit))
+            asked.append((posterior, event, top, (suit + 1) % 4))
+            asked += [(other, event, top, suit) for other in others]
+    for posterior_asked, event, top, suit in reversed(asked):  # the variants fill the memory first
+        posterior_batch._judged_event(posterior_asked, event, top, suit)
+    for posterior_asked, event, top, suit in asked:
+        event_turn = (
+            posterior_batch._calls_event_turn if posterior_asked.players_call else posterior_batch._event_turn
+        )
+        afresh = event_turn(posterior_asked, 0, event, top, suit)
+        assert posterior_batch._judged_event(posterior_asked, event, top, suit) == afresh
+        differs[afresh is None] += 1
+    assert differs[False] >= 500 and len(posterior_batch._JUDGED_EVENTS) >= 300, differs
+
+
 def test_the_players_calls_rows_take_the_kernel_path(monkeypatch):
     """At a table of the players' calls (one round: no rule is added after the deal), every row's
     events are weighed by the kernel and every call window's faults judged by it: the reference
