@@ -42,10 +42,16 @@ CUDA GPU when torch sees one), which every row's note names.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from madiao_mao.benchmarks.timing import Result
+
+if TYPE_CHECKING:
+    from madiao_mao.training.config import TrainConfig
 
 #: Rows of the matrices that measure the ceiling: large enough that per-call overhead vanishes.
 CEILING_BATCH = 8192
@@ -370,14 +376,14 @@ def league_collection_seconds(
 
 
 def short_training_config(
-    config, runs_dir, settings: dict | None = None, rollouts: int = TRAINING_RUN_ROLLOUTS
-):
+    config: TrainConfig,
+    runs_dir: str | Path,
+    settings: dict | None = None,
+    rollouts: int = TRAINING_RUN_ROLLOUTS,
+) -> TrainConfig:
     """``config`` with ``settings`` (``TrainConfig`` fields) made a short measured run: ``rollouts``
     rollouts, no warm start, no evaluation, no checkpoint before the end, a snapshot after every
     rollout, its run folder in ``runs_dir``, nothing printed."""
-    # Imported here: keeps tyro and numpy off this module's import path.
-    import dataclasses
-
     values = {field.name: getattr(config, field.name) for field in dataclasses.fields(config)}
     values.update(settings or {})
     rollout = values["n_envs"] * values["n_steps"]
