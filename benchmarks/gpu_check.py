@@ -85,7 +85,7 @@ def training_configs(quick: bool, runs_dir: Path) -> list[tuple[str, str, TrainC
     runs = []
     for game in GAME_SPECS:
         base = TrainConfig(game=game)
-        settings = {"n_envs": 16, "n_steps": 8, "batch_size": 64} if quick else {}
+        settings = learner.QUICK_RUN if quick else {}
         default = learner.short_training_config(base, runs_dir, settings, ROLLOUTS)
         runs += [(f"{game} default, {engine}", engine, default) for engine in ENGINES]
         wide = {"n_envs": 32, "n_steps": 8, "batch_size": 128} if quick else WIDE
@@ -102,12 +102,7 @@ def measure(device: str, quick: bool, seconds: float, runs_dir: Path) -> dict[st
             found[f"learner suite: {result.system}"] = (result.value, result.unit, "")
     for label, engine, config in training_configs(quick, runs_dir):
         speed = learner.training_run_speed(dataclasses.replace(config, device=device), engine)
-        shares = (
-            f"env {100 * speed['env_time_fraction']:.0f}%, opponents "
-            f"{100 * speed['opponent_time_fraction']:.0f}%, "
-            f"updates {100 * speed['update_time_fraction']:.0f}%"
-        )
-        found[f"training run: {label}"] = (speed["sps"], "learner steps/s", shares)
+        found[f"training run: {label}"] = (speed["sps"], "learner steps/s", learner.time_shares(speed))
     return found
 
 

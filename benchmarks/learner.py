@@ -420,20 +420,24 @@ def training_run_rows(device: str = "cpu", quick: bool = False) -> list[Result]:
                 run_dir = f"{runs_dir}/{game}-{engine}"
                 short = short_training_config(config, run_dir, QUICK_RUN if quick else None)
                 speeds[engine] = training_run_speed(short, engine)
-                shares = (
-                    f"env {100 * speeds[engine]['env_time_fraction']:.0f}%, opponents "
-                    f"{100 * speeds[engine]['opponent_time_fraction']:.0f}%, "
-                    f"updates {100 * speeds[engine]['update_time_fraction']:.0f}%"
-                )
                 note = (
                     f"on {device}, default config, {short.total_timesteps:,} learner steps "
-                    f"({short.n_envs} games), no warm start; {shares}"
+                    f"({short.n_envs} games), no warm start; {time_shares(speeds[engine])}"
                 )
                 if engine != ENGINES[0]:
                     note += f"; {speeds[engine]['sps'] / speeds[ENGINES[0]]['sps']:.2f}x {ENGINES[0]}'s"
                 system = training_run_system(game, engine)
                 results.append(Result("learner", system, speeds[engine]["sps"], "learner steps/s", note))
     return results
+
+
+def time_shares(speed: dict[str, float]) -> str:
+    """Where a training run's time went (``training_run_speed``'s shares), as a row's note says it."""
+    return (
+        f"env {100 * speed['env_time_fraction']:.0f}%, opponents "
+        f"{100 * speed['opponent_time_fraction']:.0f}%, "
+        f"updates {100 * speed['update_time_fraction']:.0f}%"
+    )
 
 
 def training_run_speed(config, engine: str) -> dict[str, float]:

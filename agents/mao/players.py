@@ -69,6 +69,8 @@ DEFAULT_CALL_THRESHOLD = 0.8
 ROUND_STYLES = ("plain", "cambridge")
 REASON_MODES = ("calls", "hidden", "revealed")
 CALL_MODES = ("master", "players")
+#: A posterior drops the rule sets whose weight falls below the largest one's times this.
+PRUNE_BELOW = 1e-12
 
 
 def table_variants(env, *, posterior: bool = False) -> dict[str, Any]:
@@ -633,7 +635,7 @@ class RulePosterior:
         self.known |= rules
 
     def _prune(self) -> None:
-        keep = self.weights >= self.weights.max() * 1e-12
+        keep = self.weights >= self.weights.max() * PRUNE_BELOW
         if keep.sum() > self.max_hypotheses:
             keep = np.zeros_like(keep)
             keep[np.argsort(-self.weights, kind="stable")[: self.max_hypotheses]] = True

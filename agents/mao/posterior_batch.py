@@ -36,7 +36,7 @@ import numpy as np
 from cardgame_core.jit import njit
 from madiao_mao.agents.mao import beliefs
 from madiao_mao.agents.mao.beliefs import PublicEvent, SeatView, parse_events
-from madiao_mao.agents.mao.players import RulePosterior, SpeechChances
+from madiao_mao.agents.mao.players import PRUNE_BELOW, RulePosterior, SpeechChances
 from mao_env import cards, layout
 from mao_env.reference import base_card_phrases
 
@@ -524,7 +524,7 @@ def prune_all(posteriors: list[RulePosterior]) -> None:
 def _normalise_unpruned(weights: np.ndarray, row_start: np.ndarray, limits: np.ndarray,
                         normalised: np.ndarray) -> None:  # fmt: skip
     """For each row whose ``RulePosterior._prune`` would keep every hypothesis (none below the
-    largest weight times 1e-12, no more than its limit), that prune's last step in place: the
+    largest weight times ``PRUNE_BELOW``, no more than its limit), that prune's last step in place: the
     weights divided by their sum (``pairwise_sum``, numpy's); ``normalised`` says which rows."""
     for row in range(row_start.size - 1):
         start, stop = row_start[row], row_start[row + 1]
@@ -533,7 +533,7 @@ def _normalise_unpruned(weights: np.ndarray, row_start: np.ndarray, limits: np.n
         largest = weights[start]
         for i in range(start + 1, stop):
             largest = max(largest, weights[i])
-        threshold = largest * 1e-12
+        threshold = largest * PRUNE_BELOW
         keeps_all = True
         for i in range(start, stop):
             if not weights[i] >= threshold:
