@@ -255,6 +255,12 @@ class _DependencyStampedLocator(_CacheLocator):
     def get_disambiguator(self) -> str:
         return self._numba_locator.get_disambiguator()
 
+    @property
+    def _py_file(self) -> str:
+        # Numba reads it to place its "Cannot cache compiled function" warning (a kernel that
+        # holds a ctypes pointer or a large global array): without it that warning is an error.
+        return self._numba_locator._py_file
+
 
 class _DependencyStampedCacheImpl(_CompileResultCacheImpl):
     def __init__(self, py_func: Callable) -> None:

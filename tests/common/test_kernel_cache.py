@@ -16,7 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from numba.core.errors import NumbaWarning
 
 from cardgame_core import jit
 
@@ -87,3 +89,19 @@ def test_a_kernel_module_depends_on_the_project_modules_it_imports_and_no_others
     assert all(name.split("/")[0] in ("madiao_env", "cardgame_core") for name in names)
     mao = {path.relative_to(REPOSITORY).as_posix() for path in jit.dependency_files("mao_env.core")}
     assert {"mao_env/rules.py", "mao_env/layout.py", "mao_env/cards.py"} <= mao
+
+
+#: Over the megabyte Numba freezes into machine code: a kernel that reads it holds its address.
+_LARGE_TABLE = np.arange(200_000, dtype=np.int64)
+
+
+def test_a_kernel_numba_cannot_cache_compiles_with_numba_s_warning():
+    """A kernel whose machine code holds an address (a global array over a megabyte) cannot be
+    cached: Numba warns and runs it, also under the project's stamped cache."""
+
+    def last_entry():
+        return _LARGE_TABLE[-1]
+
+    kernel = jit.njit(last_entry)
+    with pytest.warns(NumbaWarning, match="Cannot cache compiled function"):
+        assert kernel() == 199_999
