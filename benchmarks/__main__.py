@@ -62,7 +62,7 @@ class BenchOptions:
     """Time budget of each measurement."""
     quick: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False
     """Smoke test: 0.1 s budgets, N = 1 and 64; no startup, peers or learner suite unless --only
-    names them."""
+    names them (the learner suite then on 16 games and rollouts of 8 steps)."""
     only: Annotated[str | None, tyro.conf.arg(metavar="SUITES")] = None
     """Comma-separated suites to run, from: aec, batched, rollout, memory, startup, peers, learner,
     rllib."""
@@ -193,7 +193,7 @@ def _run(arguments: argparse.Namespace, argv: list[str] | None) -> int:
         elif suite == "peers":
             results += peers.run(arguments.seconds)
         elif suite == "learner":
-            results += learner.run(arguments.seconds, arguments.torch_device)
+            results += learner.run(arguments.seconds, arguments.torch_device, quick=arguments.quick)
             results += learner.training_run_rows(arguments.torch_device, quick=arguments.quick)
         elif suite == "rllib":
             results += rllib_suite.run(arguments.seconds, arguments.torch_device)

@@ -76,9 +76,9 @@ def training_run_system(game: str, engine: str) -> str:
     return f"{game} training run, {engine} engine"
 
 
-def default_model(seed: int = 0, device: str = "cpu"):
+def default_model(seed: int = 0, device: str = "cpu", settings: dict | None = None):
     """The default training run's model on torch ``device``, on its batched env with heuristic
-    opponents."""
+    opponents (``settings``: ``TrainConfig`` fields that replace the defaults, as ``QUICK_RUN``)."""
     # Imported here: keeps torch and stable-baselines3 off this module's import path.
     from madiao_mao.training.config import TrainConfig
     from madiao_mao.training.opponents import scripted_agents
@@ -86,7 +86,7 @@ def default_model(seed: int = 0, device: str = "cpu"):
     from madiao_mao.training.sb3.model import make_model
     from madiao_mao.training.sb3.train import make_vector_env
 
-    config = TrainConfig(seed=seed)
+    config = TrainConfig(seed=seed, **(settings or {}))
     vector_env = make_vector_env(config, config.n_envs, seed=seed)
     opponents = scripted_agents(config, ("heuristic",), "benchmark opponent")
     venv = LearnerVecEnv(vector_env, opponents, learner_seat="rotate", seed=seed)
@@ -170,12 +170,13 @@ def _time_until(body, seconds: float) -> float:
             return elapsed / calls
 
 
-def run(seconds: float, device: str = "cpu") -> list[Result]:
-    """The suite's rows (module doc), measured on torch ``device`` (``resolve_device``'s)."""
+def run(seconds: float, device: str = "cpu", quick: bool = False) -> list[Result]:
+    """The suite's rows (module doc), measured on torch ``device`` (``resolve_device``'s);
+    ``quick``: on the tiny ``QUICK_RUN`` setting of the default model, a smoke test of the rows."""
     # Imported here: keeps torch off this module's import path.
     import torch
 
-    model, config = default_model(device=device)
+    model, config = default_model(device=device, settings=QUICK_RUN if quick else None)
     torch.set_num_threads(config.torch_threads)
     rollout_size = config.n_envs * config.n_steps
     model.learn(rollout_size)  # the first rollout and update: warm-up, and a full buffer

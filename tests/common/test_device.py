@@ -243,8 +243,8 @@ def test_the_benchmark_names_the_device_its_learner_suites_ran_on(monkeypatch, c
 
     asked = []
 
-    def run(seconds, device):
-        asked.append(device)
+    def run(seconds, device, quick):
+        asked.append((device, quick))
         return [Result("learner", "sb3 PPO update", 1.0, "samples/s", f"on {device}")]
 
     def training_run_rows(device, quick):
@@ -258,7 +258,7 @@ def test_the_benchmark_names_the_device_its_learner_suites_ran_on(monkeypatch, c
     assert bench.main(["--only", "learner", "--seconds", "0.01", "--device", "cpu", "--quick"]) == 0
     out = capsys.readouterr().out
     # The suite's rows, then every game's short training runs, on the same device.
-    assert asked == ["cuda", ("cuda", False), "cpu", ("cpu", True)]
+    assert asked == [("cuda", False), ("cuda", False), ("cpu", True), ("cpu", True)]
     assert "- learner device: cuda (--device auto)" in out and "- learner device: cpu (--device cpu)" in out
     assert "| learner | sb3 PPO update | 1 samples/s | on cuda |" in out
     assert "| learner | mao training run, fast engine | 2 learner steps/s | on cuda |" in out
