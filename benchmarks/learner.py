@@ -385,10 +385,10 @@ def short_training_config(
     """``config`` with ``settings`` (``TrainConfig`` fields) made a short measured run: ``rollouts``
     rollouts, no warm start, no evaluation, no checkpoint before the end, a snapshot after every
     rollout, its run folder in ``runs_dir``, nothing printed."""
-    values = {field.name: getattr(config, field.name) for field in dataclasses.fields(config)}
-    values.update(settings or {})
-    rollout = values["n_envs"] * values["n_steps"]
-    values.update(
+    sized = dataclasses.replace(config, **(settings or {}))
+    rollout = sized.n_envs * sized.n_steps
+    return dataclasses.replace(
+        sized,
         total_timesteps=rollouts * rollout,
         imitate="none",
         eval_every=0,
@@ -398,7 +398,6 @@ def short_training_config(
         progress_bar=False,
         verbose=False,
     )
-    return type(config)(**values)
 
 
 def training_run_rows(device: str = "cpu", quick: bool = False) -> list[Result]:
