@@ -21,6 +21,7 @@ meaningful for games with ``terminated | truncated`` set in that step.
 from __future__ import annotations
 
 import abc
+import ctypes
 import functools
 import os
 import sys
@@ -377,25 +378,64 @@ def _openmp_already_loaded() -> bool:
     return any(runtime in mapped for runtime in ("libgomp", "libomp", "libiomp"))
 
 
+#: The TBB runtime Numba's TBB layer links by name on Linux (``numba.np.ufunc.tbbpool``).
+TBB_LIBRARY = "libtbb.so.12"
+
+
+def _tbb_loadable() -> bool:
+    """Whether Numba's TBB layer can load its runtime, which the ``tbb`` wheel (a dependency of
+    this project on x86-64 Linux) installs into the environment's ``lib`` folder: in a conda
+    environment the dynamic loader looks there, in a venv it does not, so the library is loaded
+    from there by path first; Numba's layer then finds it loaded under its name."""
+    if not sys.platform.startswith("linux"):
+        return False  # other systems: Numba's own search, through NUMBA_THREADING_LAYER
+    for library in (TBB_LIBRARY, os.path.join(sys.prefix, "lib", TBB_LIBRARY)):
+        try:
+            ctypes.CDLL(library, mode=ctypes.RTLD_GLOBAL)
+        except OSError:
+            continue
+        return True
+    return False
+
+
+def choose_threading_layer(*, tbb_loadable: bool, openmp_loaded: bool) -> str | None:
+    """The Numba threading layer the batched envs start when the user chose none: TBB where it
+    loads, which is safe beside other runtimes and threads; else Numba's own work queue in a
+    process that has loaded an OpenMP runtime already; else None, Numba's default (OpenMP, started
+    passive by ``_launch_threads``). Why, with the measurements: ``_launch_threads``."""
+    if tbb_loadable:
+        return "tbb"
+    if openmp_loaded:
+        return "workqueue"
+    return None
+
+
 @functools.cache
 def _launch_threads() -> None:
     """Start Numba's threads, on a threading layer that leaves other libraries' threads alone.
 
-    Numba prefers its OpenMP layer, which links ``libgomp.so.1`` by name: in a process that has
-    loaded an OpenMP runtime already (torch's, on import) it shares that runtime. Its first
-    parallel loop then set torch's thread count to Numba's (a run asking for one torch thread
-    trained on two), and the shared runtime's idle workers spin, since its wait policy was read
-    when it loaded; two training runs side by side on 2 cores fell to a quarter of their speed
-    (docs/training.md). Such a process gets Numba's own work-queue layer, whose idle workers
-    sleep and which keeps no state of torch's. Otherwise OpenMP starts with the passive wait
-    policy unless ``OMP_WAIT_POLICY`` is set: with the spinning default, on a machine whose cores
-    are busy with other processes a batched step became 10 to 40 times slower than the serial one
-    (benchmarks/README.md). OpenMP reads the policy once, when its library loads, so the variable
-    is set only for that moment. A layer the user chose (``NUMBA_THREADING_LAYER``) is kept.
+    Numba prefers its TBB layer, then OpenMP, then its own work queue. Its OpenMP layer links
+    ``libgomp.so.1`` by name: in a process that has loaded an OpenMP runtime already (torch's, on
+    import) it shares that runtime. Its first parallel loop then set torch's thread count to
+    Numba's (a run asking for one torch thread trained on two), and the shared runtime's idle
+    workers spin, since its wait policy was read when it loaded; two training runs side by side
+    on 2 cores fell to a quarter of their speed (docs/training.md). TBB keeps a pool of its own
+    beside any OpenMP runtime, and Numba documents it as its one layer safe both across threads
+    and across forks; stepping a batch on it ran 1.5 to 2 times as many games per second as the
+    work queue beside torch, and as OpenMP without torch (benchmarks/README.md, "Numba's TBB
+    layer"). Without TBB, a process that has loaded an OpenMP runtime gets the work queue, whose
+    idle workers sleep and which keeps no state of torch's; otherwise OpenMP starts with the
+    passive wait policy unless ``OMP_WAIT_POLICY`` is set: with the spinning default, on a
+    machine whose cores are busy with other processes a batched step became 10 to 40 times
+    slower than the serial one (benchmarks/README.md). OpenMP reads the policy once, when its
+    library loads, so the variable is set only for that moment. A layer the user chose
+    (``NUMBA_THREADING_LAYER``) is kept.
     """
-    if numba.config.THREADING_LAYER == "default" and _openmp_already_loaded():
-        numba.config.THREADING_LAYER = "workqueue"
-    if "OMP_WAIT_POLICY" in os.environ or numba.config.THREADING_LAYER == "workqueue":
+    if numba.config.THREADING_LAYER == "default":
+        layer = choose_threading_layer(tbb_loadable=_tbb_loadable(), openmp_loaded=_openmp_already_loaded())
+        if layer is not None:
+            numba.config.THREADING_LAYER = layer
+    if "OMP_WAIT_POLICY" in os.environ or numba.config.THREADING_LAYER in ("tbb", "workqueue"):
         numba.get_num_threads()
         return
     os.environ["OMP_WAIT_POLICY"] = "PASSIVE"

@@ -343,7 +343,10 @@ def test_mao_in_the_terminal_plays_whole_rounds_shows_calls_and_no_other_hand(mo
 # ----------------------------------------------------------------------------- dependencies
 
 #: Declared for what the project does without importing them itself.
-USED_WITHOUT_IMPORT = {"tensorboard": "SB3 writes the TensorBoard event files through it"}
+USED_WITHOUT_IMPORT = {
+    "tensorboard": "SB3 writes the TensorBoard event files through it",
+    "tbb": "its runtime library is Numba's TBB threading layer (cardgame_core.vector._tbb_loadable)",
+}
 
 
 def test_every_runtime_and_train_dependency_is_imported_by_the_project():

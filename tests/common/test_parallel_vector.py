@@ -5,6 +5,7 @@ and each iteration of the parallel loop writes only its own game's rows)."""
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import os
 
 import numba
@@ -119,6 +120,14 @@ def test_starting_the_threads_leaves_the_environment_as_it_was():
     assert ("OMP_WAIT_POLICY" in os.environ) == had_policy
 
 
+def _installed(distribution: str) -> bool:
+    try:
+        importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def _numba_env(**variables: str) -> dict[str, str]:
     """This process's environment for a subprocess with two Numba threads and Numba's own choice
     of threading layer, plus ``variables``."""
@@ -126,27 +135,53 @@ def _numba_env(**variables: str) -> dict[str, str]:
     return {**env, "NUMBA_NUM_THREADS": "2", **variables}
 
 
-#: torch first, as in training: then a parallel step must neither join torch's OpenMP runtime
-#: (whose thread count Numba's OpenMP layer would set to its own) nor leave workers spinning.
-TORCH_FIRST = """
-import numba, numpy as np, torch
-torch.set_num_threads(1)
-assert torch.get_num_threads() == 1  # a trainer reads its setting before the env's first step
-from cardgame_core.vector import NO_ACTION, PARALLEL_MIN_GAMES
+def test_the_threading_layer_is_tbb_where_it_loads_else_one_that_leaves_openmp_alone():
+    choose = vector.choose_threading_layer
+    assert choose(tbb_loadable=True, openmp_loaded=True) == "tbb"
+    assert choose(tbb_loadable=True, openmp_loaded=False) == "tbb"
+    assert choose(tbb_loadable=False, openmp_loaded=True) == "workqueue"
+    assert choose(tbb_loadable=False, openmp_loaded=False) is None  # Numba's default, OpenMP
+
+
+#: Whether this environment has the ``tbb`` wheel (a dependency on x86-64 Linux: CI has it).
+HAS_TBB = _installed("tbb")
+
+#: A parallel step in a fresh process; torch first where asked, as in training: then the step must
+#: neither join torch's OpenMP runtime (whose thread count Numba's OpenMP layer would set to its
+#: own) nor leave workers spinning. ``HIDE_TBB`` makes the TBB runtime look missing.
+PARALLEL_STEP = """
+import sys
+import numba, numpy as np
+from cardgame_core import vector
+if "HIDE_TBB" in sys.argv:
+    vector._tbb_loadable = lambda: False
+if "TORCH" in sys.argv:
+    import torch
+    torch.set_num_threads(1)
+    assert torch.get_num_threads() == 1  # a trainer reads its setting before the env's first step
 from mao_env.vector import MaoVectorEnv
-env = MaoVectorEnv(PARALLEL_MIN_GAMES, seed=0)
+env = MaoVectorEnv(vector.PARALLEL_MIN_GAMES, seed=0)
 env.reset()
-env.step(np.full(env.n_envs, NO_ACTION, dtype=np.int64))
+env.step(np.full(env.n_envs, vector.NO_ACTION, dtype=np.int64))
 assert env.parallel
-print(numba.threading_layer(), torch.get_num_threads())
+print(numba.threading_layer(), torch.get_num_threads() if "TORCH" in sys.argv else "-")
 """
 
 
 @pytest.mark.slow
-def test_parallel_steps_leave_torchs_threads_alone():
-    result = run_python(["-c", TORCH_FIRST], env=_numba_env(), timeout=300)
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["TORCH"], ["tbb" if HAS_TBB else "workqueue", "1"]),
+        (["TORCH", "HIDE_TBB"], ["workqueue", "1"]),
+        ([], ["tbb" if HAS_TBB else "omp", "-"]),
+    ],
+    ids=["torch-first", "torch-first-without-tbb", "no-torch"],
+)
+def test_parallel_steps_start_the_chosen_layer_and_leave_torchs_threads_alone(flags, expected):
+    result = run_python(["-c", PARALLEL_STEP, *flags], env=_numba_env(), timeout=300)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["workqueue", "1"]
+    assert result.stdout.split() == expected
 
 
 #: Two threads stepping two parallel envs at once (the kernels release the GIL), on the work-queue
@@ -183,10 +218,13 @@ print(numba.threading_layer())
 
 
 @pytest.mark.slow
-def test_parallel_envs_step_from_two_threads_at_once():
-    result = run_python(["-c", CONCURRENT], env=_numba_env(NUMBA_THREADING_LAYER="workqueue"), timeout=300)
+@pytest.mark.parametrize("layer", ["workqueue", "default"])
+def test_parallel_envs_step_from_two_threads_at_once(layer):
+    chosen = {} if layer == "default" else {"NUMBA_THREADING_LAYER": layer}
+    result = run_python(["-c", CONCURRENT], env=_numba_env(**chosen), timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.split() == ["workqueue"]
+    default = "tbb" if HAS_TBB else "omp"
+    assert result.stdout.split() == [default if layer == "default" else layer]
 
 
 @pytest.mark.parametrize("game", ["madiao", "mao"])
