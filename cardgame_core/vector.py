@@ -23,6 +23,7 @@ from __future__ import annotations
 import abc
 import ctypes
 import functools
+import importlib.metadata
 import os
 import sys
 import threading
@@ -383,19 +384,29 @@ TBB_LIBRARY = "libtbb.so.12"
 
 
 def _tbb_loadable() -> bool:
-    """Whether Numba's TBB layer can load its runtime, which the ``tbb`` wheel (a dependency of
-    this project on x86-64 Linux) installs into the environment's ``lib`` folder: in a conda
-    environment the dynamic loader looks there, in a venv it does not, so the library is loaded
-    from there by path first; Numba's layer then finds it loaded under its name."""
+    """Whether Numba's TBB layer can load its runtime. The ``tbb`` wheel (a dependency of this
+    project on x86-64 Linux) installs the library beside the environment's packages (a venv's
+    ``lib`` folder, ``~/.local/lib``, ``/usr/local/lib``), where the dynamic loader does not always
+    look; it is then loaded by the path the wheel's record gives, and Numba's layer finds it loaded
+    under its name."""
     if not sys.platform.startswith("linux"):
         return False  # other systems: Numba's own search, through NUMBA_THREADING_LAYER
-    for library in (TBB_LIBRARY, os.path.join(sys.prefix, "lib", TBB_LIBRARY)):
+    for library in (TBB_LIBRARY, *_installed_tbb_libraries()):
         try:
             ctypes.CDLL(library, mode=ctypes.RTLD_GLOBAL)
         except OSError:
             continue
         return True
     return False
+
+
+def _installed_tbb_libraries() -> list[str]:
+    """The paths of the TBB runtime that the installed ``tbb`` distribution lists (none without it)."""
+    try:
+        files = importlib.metadata.files("tbb") or []
+    except importlib.metadata.PackageNotFoundError:
+        return []
+    return [str(file.locate()) for file in files if file.name == TBB_LIBRARY]
 
 
 def choose_threading_layer(*, tbb_loadable: bool, openmp_loaded: bool) -> str | None:
