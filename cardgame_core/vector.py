@@ -440,10 +440,12 @@ def _launch_threads() -> None:
     machine whose cores are busy with other processes a batched step became 10 to 40 times
     slower than the serial one (benchmarks/README.md). OpenMP reads the policy once, when its
     library loads, so the variable is set only for that moment. A layer the user chose
-    (``NUMBA_THREADING_LAYER``) is kept.
+    (``NUMBA_THREADING_LAYER``) is kept; the TBB runtime is loaded first whatever the choice, so
+    that one naming TBB (``tbb``, ``safe``, ``threadsafe``) finds it too.
     """
+    tbb_loadable = _tbb_loadable()
     if numba.config.THREADING_LAYER == "default":
-        layer = choose_threading_layer(tbb_loadable=_tbb_loadable(), openmp_loaded=_openmp_already_loaded())
+        layer = choose_threading_layer(tbb_loadable=tbb_loadable, openmp_loaded=_openmp_already_loaded())
         if layer is not None:
             numba.config.THREADING_LAYER = layer
     if "OMP_WAIT_POLICY" in os.environ or numba.config.THREADING_LAYER in ("tbb", "workqueue"):

@@ -170,16 +170,22 @@ print(numba.threading_layer(), torch.get_num_threads() if "TORCH" in sys.argv el
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("flags", "expected"),
+    ("flags", "variables", "expected"),
     [
-        (["TORCH"], ["tbb" if HAS_TBB else "workqueue", "1"]),
-        (["TORCH", "HIDE_TBB"], ["workqueue", "1"]),
-        ([], ["tbb" if HAS_TBB else "omp", "-"]),
+        (["TORCH"], {}, ["tbb" if HAS_TBB else "workqueue", "1"]),
+        (["TORCH", "HIDE_TBB"], {}, ["workqueue", "1"]),
+        ([], {}, ["tbb" if HAS_TBB else "omp", "-"]),
+        pytest.param(
+            ["TORCH"],
+            {"NUMBA_THREADING_LAYER": "tbb"},
+            ["tbb", "1"],
+            marks=pytest.mark.skipif(not HAS_TBB, reason="the tbb wheel is not installed"),
+        ),
     ],
-    ids=["torch-first", "torch-first-without-tbb", "no-torch"],
+    ids=["torch-first", "torch-first-without-tbb", "no-torch", "tbb-chosen-by-the-user"],
 )
-def test_parallel_steps_start_the_chosen_layer_and_leave_torchs_threads_alone(flags, expected):
-    result = run_python(["-c", PARALLEL_STEP, *flags], env=_numba_env(), timeout=300)
+def test_parallel_steps_start_the_chosen_layer_and_leave_torchs_threads_alone(flags, variables, expected):
+    result = run_python(["-c", PARALLEL_STEP, *flags], env=_numba_env(**variables), timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == expected
 
