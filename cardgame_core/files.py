@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 
+def _temporary_beside(path: Path) -> Path:
+    """A temporary file's path in ``path``'s folder, its own to this process and thread: writers
+    of the same file at once (scorecard jobs filling one reference cache) each rename a whole file
+    of their own, where one shared name had one writer rename the other's away."""
+    return path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder, then rename."""
-    temporary = path.with_name(f".{path.name}.tmp")
+    temporary = _temporary_beside(path)
     temporary.write_text(text)
     os.replace(temporary, path)
 
@@ -35,6 +43,6 @@ def _json_default(value: Any) -> Any:
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder, then rename."""
-    temporary = path.with_name(f".{path.name}.tmp")
+    temporary = _temporary_beside(path)
     temporary.write_bytes(data)
     os.replace(temporary, path)
