@@ -67,13 +67,16 @@ SB3_LEAGUE_TRAINING = "sb3 training against a league (collection + update)"
 TRAINING_RUN_ROLLOUTS = 2
 #: The engines a training run is measured with, in the order they run.
 ENGINES = ("sb3", "fast")
+#: The worker processes of the training run timed with its games in shards (``env_workers``).
+TRAINING_RUN_ENV_WORKERS = 2
 #: ``training_run_rows``' tiny setting for a smoke test (``--quick``): 16 games, rollouts of 8 steps.
 QUICK_RUN = {"n_envs": 16, "n_steps": 8, "batch_size": 64}
 
 
-def training_run_system(game: str, engine: str) -> str:
-    """The row name of ``game``'s short training run by ``engine``."""
-    return f"{game} training run, {engine} engine"
+def training_run_system(game: str, engine: str, env_workers: int = 1) -> str:
+    """The row name of ``game``'s short training run by ``engine`` (with ``env_workers``)."""
+    workers = f", {env_workers} env workers" if env_workers > 1 else ""
+    return f"{game} training run, {engine} engine{workers}"
 
 
 def default_model(seed: int = 0, device: str = "cpu", settings: dict | None = None):
@@ -404,11 +407,14 @@ def training_run_rows(device: str = "cpu", quick: bool = False) -> list[Result]:
     """A short training run (``short_training_config``) of every registered game's default
     config on torch ``device``, by each engine in turns (``ENGINES``): learner steps/s as the run
     reports it, where its time went, and the fast engine's ratio to SB3's (``quick``: the tiny
-    ``QUICK_RUN`` setting)."""
+    ``QUICK_RUN`` setting). On the CPU, a game whose default opponents are a pool gets one more:
+    the fast engine with its games in ``TRAINING_RUN_ENV_WORKERS`` processes, and its ratio to the
+    fast engine's run in one process."""
     # Imported here: keeps tyro and torch off this module's import path.
     import tempfile
 
     from madiao_mao.training.config import TrainConfig
+    from madiao_mao.training.env_workers import fork_available
     from madiao_mao.training.game_spec import GAME_SPECS
 
     results = []
@@ -428,6 +434,20 @@ def training_run_rows(device: str = "cpu", quick: bool = False) -> list[Result]:
                     note += f"; {speeds[engine]['sps'] / speeds[ENGINES[0]]['sps']:.2f}x {ENGINES[0]}'s"
                 system = training_run_system(game, engine)
                 results.append(Result("learner", system, speeds[engine]["sps"], "learner steps/s", note))
+            if device == "cpu" and config.opponents == "pool" and fork_available():
+                # The same run with its games in worker processes (docs/training.md, "The games in
+                # worker processes"): where the opponents are a pool, which workers can serve.
+                settings = {**(QUICK_RUN if quick else {}), "env_workers": TRAINING_RUN_ENV_WORKERS}
+                short = short_training_config(config, f"{runs_dir}/{game}-fast-workers", settings)
+                speed = training_run_speed(short, "fast")
+                note = (
+                    f"on {device}, default config, {short.total_timesteps:,} learner steps "
+                    f"({short.n_envs} games in {TRAINING_RUN_ENV_WORKERS} processes), no warm start; "
+                    f"the trainer's process: {time_shares(speed)}; "
+                    f"{speed['sps'] / speeds['fast']['sps']:.2f}x the fast engine's in one process"
+                )
+                system = training_run_system(game, "fast", TRAINING_RUN_ENV_WORKERS)
+                results.append(Result("learner", system, speed["sps"], "learner steps/s", note))
     return results
 
 

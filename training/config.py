@@ -277,6 +277,15 @@ class TrainConfig:
     calling thread. More pays only where stepping the games is a
     large share of a run: in training the update holds every core and the games take a few
     percent, and two env threads measured slower than one."""
+    env_workers: int = 1
+    """Processes stepping the training games: the games split into this many shards, the first
+    stepped by the trainer and each other by a worker process of its own, side by side
+    (``madiao_mao.training.env_workers``), so that the opponents' decisions and a belief policy's
+    posteriors, Python that one process runs on one core, use every core. 1: the trainer steps
+    every game. For the pool of opponents (``opponents`` "pool": a league's draws and results
+    live in one process), on the CPU (``device``) and where processes fork (Linux, macOS). A run
+    with workers is reproducible for its number of workers; its games are dealt from a seed per
+    shard, so its figures are not those of a run without."""
     device: Annotated[str, _flag(choices=(*DEVICES, "cuda:N"))] = "auto"
     """Where the policy trains (a torch device): "auto" (a CUDA GPU when torch sees one, else the
     CPU), "cpu", "cuda" or "cuda:N" (GPU N; refused when torch sees no such device). Saved as
@@ -312,6 +321,33 @@ class TrainConfig:
         model saved for play is the actor alone."""
         return bool(self.privileged_critic or self.oracle_guiding_steps)
 
+    def _check_env_workers(self) -> None:
+        """What a run with more than one env worker needs (``env_workers``' doc)."""
+        # Imported here: the config module is read by every command, most of which never fork.
+        from madiao_mao.training.env_workers import fork_available
+
+        if self.env_workers > self.n_envs:
+            raise ConfigError(
+                "env_workers",
+                f"env_workers is {self.env_workers}, more than the {self.n_envs} games (n_envs)",
+            )
+        if self.opponents != "pool":
+            raise ConfigError(
+                "env_workers",
+                f"env_workers > 1 needs opponents 'pool', got {self.opponents!r}: a league's draws and "
+                "results live in one process",
+            )
+        if self.device not in ("cpu", "auto"):
+            raise ConfigError(
+                "env_workers",
+                f"env_workers > 1 needs the CPU device, got {self.device!r}: the workers play the live "
+                "policy from the trainer's weights in shared memory, and a forked process cannot use a GPU",
+            )
+        if not fork_available():
+            raise ConfigError(
+                "env_workers", "env_workers > 1 needs processes that fork, which this platform lacks"
+            )
+
     def check(self) -> None:
         """Every field's value, checked: the one validation of a config, however it was made (this
         dataclass, ``from_json``/``from_file`` or the command line). A bad value is a ConfigError
@@ -329,6 +365,7 @@ class TrainConfig:
             "max_snapshots",
             "torch_threads",
             "env_threads",
+            "env_workers",
             "imitation_decisions",
             "imitation_epochs",
         ):
@@ -344,6 +381,8 @@ class TrainConfig:
                 f"env_threads is {self.env_threads}, more than the {numba.config.NUMBA_NUM_THREADS} "
                 f"threads Numba has here (set NUMBA_NUM_THREADS={self.env_threads} or use fewer)",
             )
+        if self.env_workers > 1:
+            self._check_env_workers()
         if not _is_int(self.seed) or self.seed < 0:
             # numpy refuses negative seeds.
             raise ConfigError("seed", f"seed must be an integer >= 0, got {self.seed!r}")

@@ -164,11 +164,17 @@ def test_every_game_gets_a_short_run_by_each_engine_in_turns(monkeypatch):
 
     monkeypatch.setattr(learner, "training_run_speed", fake_speed)
     rows = learner.training_run_rows("cpu", quick=True)
-    assert [(config.game, engine) for config, engine in runs] == [
-        (game, engine) for game in GAME_SPECS for engine in ("sb3", "fast")
+    # A game whose opponents are a pool (Mao) also trains with its games in worker processes.
+    pool_games = [game for game in GAME_SPECS if TrainConfig(game=game).opponents == "pool"]
+    assert pool_games == ["mao"]
+    expected = [
+        (game, engine, workers)
+        for game in GAME_SPECS
+        for engine, workers in (("sb3", 1), ("fast", 1), *((("fast", 2),) if game in pool_games else ()))
     ]
+    assert [(config.game, engine, config.env_workers) for config, engine in runs] == expected
     assert [row.system for row in rows] == [
-        learner.training_run_system(game, engine) for game in GAME_SPECS for engine in ("sb3", "fast")
+        learner.training_run_system(game, engine, workers) for game, engine, workers in expected
     ]
     for config, _engine in runs:
         default = TrainConfig(game=config.game)
@@ -179,6 +185,10 @@ def test_every_game_gets_a_short_run_by_each_engine_in_turns(monkeypatch):
     assert len({config.runs_dir for config, _engine in runs}) == len(runs)
     for row in rows:
         assert row.unit == "learner steps/s" and "opponents 20%, updates 70%" in row.note
+        if row.system.endswith("env workers"):
+            assert row.note.startswith("on cpu, default config, 256 learner steps (16 games in 2 processes)")
+            assert row.note.endswith("1.00x the fast engine's in one process") and row.value == 900.0
+            continue
         assert row.note.startswith("on cpu, default config, 256 learner steps (16 games), no warm start")
         assert row.note.endswith("3.00x sb3's") == row.system.endswith("fast engine")
         assert row.value == (900.0 if row.system.endswith("fast engine") else 300.0)
@@ -211,5 +221,5 @@ def test_the_short_training_runs_really_train_every_game():
     from madiao_mao.training.game_spec import GAME_SPECS
 
     rows = learner.training_run_rows("cpu", quick=True)
-    assert len(rows) == 2 * len(GAME_SPECS)
+    assert len(rows) == 2 * len(GAME_SPECS) + 1  # and Mao's with env workers
     assert all(row.value > 0 for row in rows)

@@ -128,6 +128,11 @@ def train_rllib(
             "the rllib engine has no privileged critic (privileged_critic, oracle_guiding_steps): "
             "use --engine sb3 or --engine fast"
         )
+    if config.env_workers > 1:
+        raise ValueError(
+            f"the rllib engine steps its games in its own env runners (env_workers={config.env_workers}): "
+            "pass --env-workers 1 and give RLlib its runners (--num-env-runners)"
+        )
     # (No progress bar here: ``quiet`` changes nothing; a verbose run prints a line per iteration.)
     say = print if config.verbose else (lambda *a, **k: None)
     # With num_learners=0 the learner runs in this process, on the config's threads as in SB3

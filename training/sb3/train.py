@@ -56,11 +56,12 @@ import torch
 
 from madiao_mao.agents.learned import policy_agent
 from madiao_mao.training.config import TrainConfig, resolve_device, rollout_size, steps_at_end
+from madiao_mao.training.env_workers import ShardedVecEnv, shard_sizes
 from madiao_mao.training.game_spec import POLICY_FEATURES, game_spec
 from madiao_mao.training.league import League
 from madiao_mao.training.learner_games import TimedVectorEnv
 from madiao_mao.training.logging_utils import atomic_save_model, make_logger
-from madiao_mao.training.opponents import build_opponents, snapshot_agent
+from madiao_mao.training.opponents import ShardedOpponents, build_opponents, snapshot_agent
 from madiao_mao.training.run_folder import (
     SB3_ENGINE,
     commit_checkpoint,
@@ -85,6 +86,9 @@ from madiao_mao.training.sb3.privileged import PrivilegedObservations
 FINAL_MODEL_FILE = "final_model.zip"
 #: ``state.json``'s ``"engine"`` of a run this engine trained (last).
 ENGINE_NAME = SB3_ENGINE
+#: Apart from the run's seed by more than a call's (``Run.call_seed``: 1000 per resume), so that
+#: no shard's deals are another shard's or another call's (``build_env``).
+SHARD_SEED_STRIDE = 1_000_003
 
 
 # ---- the per-game pieces, from the game's spec (module-level so that tests can replace them)
@@ -160,7 +164,17 @@ def train(
     say = print if config.verbose else _say_nothing
     pool = build_opponents(run)
     vector_env, venv = build_env(run, pool)
+    if config.env_workers > 1:
+        venv = ShardedVecEnv(venv, shard_sizes(config.n_envs, config.env_workers))
+        pool = ShardedOpponents(pool, venv)
     model = load_checkpoint(run, venv) if resume is not None else new_model(run, venv)
+    if config.env_workers > 1:
+        if run.device != "cpu":
+            raise ValueError(
+                f"env_workers > 1 needs the CPU device: the workers play the live policy from the "
+                f"trainer's weights in shared memory, and a forked process cannot use {run.device}"
+            )
+        start_env_workers(venv, run, model)
     run.state["engine"] = engine or ENGINE_NAME
     write_config(run.run_dir, run.saved_config)
     if resume is None:
@@ -172,13 +186,7 @@ def train(
     callback = None
     try:
         warm_start_once(model, venv, run, say)
-        # Opponent copies of the policy sample their moves from generators seeded by the run's
-        # seed, so that a run is reproducible when they play.
-        pool.set_current(
-            policy_agent(
-                model=model, table=vector_env, deterministic=False, name="current", seed=run.call_seed
-            )
-        )
+        pool.set_current(live_policy_agent(model, vector_env, run))
         start_training(run.state, model.num_timesteps, resumed=resume is not None, device=run.device)
         callback = TrainingCallback(
             config,
@@ -251,13 +259,16 @@ def league_learner_env(vector_env, pool, seed: int | None) -> LearnerVecEnv:
     return venv
 
 
-def build_env(run: Run, pool) -> tuple[Any, Any]:
+def build_env(run: Run, pool, shard: int = 0) -> tuple[Any, Any]:
     """The timed batched env of the training games and the learner's SB3 view of it (the learner
     seat rotates per finished game, so it plays every seat: both Madiao roles), with the game's
     reward shaping (``GameSpec.shape_reward``) and, for a privileged critic, the learner seat's
-    privileged vector after its observation."""
-    config, seed = run.config, run.call_seed
-    vector_env = TimedVectorEnv(make_vector_env(config, config.n_envs, seed=seed))
+    privileged vector after its observation. With ``env_workers`` > 1, the games of shard
+    ``shard`` only (``madiao_mao.training.env_workers.shard_sizes``), dealt from a seed of their own."""
+    config = run.config
+    n_envs = shard_sizes(config.n_envs, config.env_workers)[shard]
+    seed = run.call_seed + SHARD_SEED_STRIDE * shard
+    vector_env = TimedVectorEnv(make_vector_env(config, n_envs, seed=seed))
     if run.league is not None:
         venv = league_learner_env(vector_env, pool, seed)
     else:
@@ -269,6 +280,42 @@ def build_env(run: Run, pool) -> tuple[Any, Any]:
     if config.trains_on_hidden_state:
         venv = PrivilegedObservations(venv, vector_env)
     return vector_env, venv
+
+
+def live_policy_agent(model, vector_env, run: Run):
+    """The live policy as an opponent: its moves sampled from a generator seeded by the run's
+    seed, so that a run is reproducible when it plays."""
+    return policy_agent(
+        model=model, table=vector_env, deterministic=False, name="current", seed=run.call_seed
+    )
+
+
+def start_env_workers(venv: ShardedVecEnv, run: Run, model) -> None:
+    """Fork the workers of the training games' shards after the first
+    (``madiao_mao.training.env_workers``). Each builds its shard and its own opponents as
+    :func:`build_env` and ``build_opponents`` build the first's, and plays the live policy from
+    the trainer's model, whose weights are put in shared memory first: every update is the
+    workers' at once (they read them only while the trainer collects)."""
+    model.policy.share_memory()
+
+    def build_shard(index: int):
+        # A worker's policy calls are small batches: one torch thread (as a DataLoader worker's).
+        torch.set_num_threads(1)
+        pool = build_opponents(run)
+        vector_env, shard_venv = build_env(run, pool, shard=index)
+
+        def add_snapshot(path: str, step: int) -> None:
+            agent = snapshot_agent(run.run_dir / path, run.config.seed)
+            pool.add_snapshot(agent, path=path, step=step)
+
+        calls = {
+            "set_current": lambda: pool.set_current(live_policy_agent(model, vector_env, run)),
+            "add_snapshot": add_snapshot,
+            "opponent_names": pool.names,
+        }
+        return shard_venv, calls
+
+    venv.start(build_shard)
 
 
 def warm_start_once(model, venv, run: Run, say: Callable[..., None]) -> None:

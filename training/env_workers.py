@@ -1,0 +1,251 @@
+"""The learner's games in shards stepped side by side: the first shard in the trainer's process,
+every other in a worker process of its own, so that the per-game Python of a rollout (the
+opponents' decisions, a belief policy's posteriors) runs on every core.
+
+``ShardedVecEnv`` is an SB3 ``VecEnv`` over the shards' games, in shard order: it sends each
+worker its games' actions, steps the first shard itself meanwhile, and returns the games'
+observations, rewards, ends, infos and learner masks as one batch (``action_masks()``). A worker is
+forked (``start``) after the trainer has built its model: it inherits the trainer's objects, builds
+its own shard with ``build_shard(index)`` and answers the calls the trainer makes of every shard
+(``call_workers``: what the shard's builder named, e.g. a new opponent). Why processes and not
+threads: that Python holds the interpreter's lock (threads took turns on one core); why forked:
+a worker starts from the trainer's state (its model among it) without pickling any of it, in a
+fraction of a second. Each worker ignores Ctrl-C (the trainer stops it: ``close``) and exits
+when the trainer's end of its pipe closes.
+
+A worker that fails says why: its traceback is the text of the ``RuntimeError`` the trainer raises.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import signal
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.vec_env import VecEnv
+
+#: Seconds a worker is given to stop at ``close`` before it is terminated.
+CLOSE_TIMEOUT_SECONDS = 10.0
+
+#: ``build_shard(index)``: the shard's learner env and the calls it answers, by name.
+ShardBuilder = Callable[[int], tuple[VecEnv, dict[str, Callable[..., Any]]]]
+
+
+def fork_available() -> bool:
+    """Whether this platform can fork worker processes (what ``ShardedVecEnv`` needs)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def shard_sizes(n_envs: int, n_shards: int) -> list[int]:
+    """``n_envs`` games in ``n_shards`` shards of sizes differing by at most one, larger first."""
+    if not 1 <= n_shards <= n_envs:
+        raise ValueError(f"n_shards must be between 1 and n_envs ({n_envs}), got {n_shards}")
+    base, extra = divmod(n_envs, n_shards)
+    return [base + (shard < extra) for shard in range(n_shards)]
+
+
+def _serve(connection, build_shard: ShardBuilder, index: int) -> None:
+    """A worker's life: build shard ``index``, then answer the trainer's commands until "close"
+    (or until the trainer's end of the pipe is gone)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the trainer stops its workers itself
+    try:
+        venv, calls = build_shard(index)
+    except BaseException:
+        connection.send(("error", traceback.format_exc()))
+        return
+    connection.send(("ok", None))
+    while True:
+        try:
+            command, argument = connection.recv()
+        except EOFError:
+            return
+        try:
+            if command == "close":
+                venv.close()
+                connection.send(("ok", None))
+                return
+            if command == "reset":
+                result: Any = (venv.reset(), venv.action_masks())
+            elif command == "step":
+                observations, rewards, dones, infos = venv.step(argument)
+                result = (observations, rewards, dones, infos, venv.action_masks())
+            elif command == "call":
+                name, args = argument
+                result = calls[name](*args)
+            else:
+                raise ValueError(f"unknown command {command!r}")
+        except BaseException:
+            connection.send(("error", traceback.format_exc()))
+            continue
+        connection.send(("ok", result))
+
+
+class ShardedVecEnv(VecEnv):
+    """The games of ``first`` (shard 0, stepped in this process) followed by those of one worker
+    per further entry of ``sizes`` (module doc). ``first`` has ``sizes[0]`` games; ``start`` forks
+    the workers. Until then only ``first``'s attributes can be read."""
+
+    def __init__(self, first: VecEnv, sizes: Sequence[int]) -> None:
+        sizes = [int(size) for size in sizes]
+        if not sizes or min(sizes) < 1:
+            raise ValueError(f"every shard needs at least one game, got sizes {sizes}")
+        if first.num_envs != sizes[0]:
+            raise ValueError(f"the first shard has {first.num_envs} games, not sizes[0] = {sizes[0]}")
+        self.first = first  # before VecEnv's own set-up, which reads the shards' render mode
+        self.sizes = sizes
+        super().__init__(sum(sizes), first.observation_space, first.action_space)
+        self._connections: list[Any] = []
+        self._processes: list[Any] = []
+        self._masks = np.zeros((self.num_envs, int(self.action_space.n)), dtype=bool)
+        self._actions: np.ndarray | None = None
+
+    # -- the workers ---------------------------------------------------------------------------
+    @property
+    def started(self) -> bool:
+        return bool(self._processes)
+
+    @property
+    def worker_pids(self) -> list[int]:
+        """The process ids of the workers (shards 1, 2, ...), once started."""
+        return [process.pid for process in self._processes]
+
+    def start(self, build_shard: ShardBuilder) -> None:
+        """Fork one worker per shard after the first; each builds its shard with
+        ``build_shard(index)`` (``index`` >= 1). Returns once every worker has built its shard
+        (a worker that failed: ``RuntimeError`` with its traceback, and every worker stopped)."""
+        if self.started:
+            raise RuntimeError("the workers are already started")
+        context = multiprocessing.get_context("fork")
+        # A forked worker flushes the standard streams when it exits: what this process had
+        # buffered would be printed twice.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for index in range(1, len(self.sizes)):
+            ours, theirs = context.Pipe()
+            process = context.Process(
+                target=_serve, args=(theirs, build_shard, index), name=f"shard-{index}", daemon=True
+            )
+            process.start()
+            theirs.close()
+            self._connections.append(ours)
+            self._processes.append(process)
+        try:
+            self._receive_all()
+        except BaseException:
+            self.close()
+            raise
+
+    def call_workers(self, name: str, *args: Any) -> list[Any]:
+        """Every worker's answer to the call its shard named ``name`` (``build_shard``'s)."""
+        self._require_started()
+        for connection in self._connections:
+            connection.send(("call", (name, args)))
+        return self._receive_all()
+
+    def _require_started(self) -> None:
+        if not self.started and len(self.sizes) > 1:
+            raise RuntimeError("start the workers (ShardedVecEnv.start) before using the env")
+
+    def _receive_all(self) -> list[Any]:
+        """Every worker's answer, in shard order; a worker's failure raised (after all answered)."""
+        answers, failures = [], []
+        for index, connection in enumerate(self._connections, start=1):
+            try:
+                status, payload = connection.recv()
+            except (EOFError, OSError):  # the worker's end is gone: it exited
+                status, payload = "error", f"the worker of shard {index} exited"
+            if status == "error":
+                failures.append(f"shard {index}: {payload}")
+            answers.append(payload)
+        if failures:
+            raise RuntimeError("a worker process failed:\n" + "\n".join(failures))
+        return answers
+
+    # -- VecEnv --------------------------------------------------------------------------------
+    def reset(self) -> np.ndarray:
+        self._require_started()
+        for connection in self._connections:
+            connection.send(("reset", None))
+        observations = [self.first.reset()]
+        masks = [self.first.action_masks()]
+        for worker_observations, worker_masks in self._receive_all():
+            observations.append(worker_observations)
+            masks.append(worker_masks)
+        self._masks = np.concatenate(masks).astype(bool, copy=False)
+        return np.concatenate(observations)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions)
+
+    def step_wait(self):
+        self._require_started()
+        actions, self._actions = self._actions, None
+        bounds = np.cumsum(self.sizes)
+        for connection, start, stop in zip(self._connections, bounds[:-1], bounds[1:], strict=True):
+            connection.send(("step", actions[start:stop]))
+        observations, rewards, dones, infos = self.first.step(actions[: bounds[0]])
+        parts = [(observations, rewards, dones, infos, self.first.action_masks())]
+        parts += self._receive_all()
+        self._masks = np.concatenate([part[4] for part in parts]).astype(bool, copy=False)
+        return (
+            np.concatenate([part[0] for part in parts]),
+            np.concatenate([part[1] for part in parts]),
+            np.concatenate([part[2] for part in parts]),
+            [info for part in parts for info in part[3]],
+        )
+
+    def action_masks(self) -> np.ndarray:
+        """``[n_envs, n_actions]`` bool: the learner's legal actions in every game."""
+        return self._masks.copy()
+
+    def close(self) -> None:
+        """Stop the workers (each closes its shard; one that does not stop in time is terminated),
+        then close the first shard."""
+        for connection in self._connections:
+            with contextlib.suppress(OSError):  # a worker that already exited
+                connection.send(("close", None))
+        for connection, process in zip(self._connections, self._processes, strict=True):
+            try:
+                if connection.poll(CLOSE_TIMEOUT_SECONDS):
+                    connection.recv()
+            except (EOFError, OSError):  # a worker that already exited
+                pass
+            process.join(CLOSE_TIMEOUT_SECONDS)
+            if process.is_alive():
+                process.terminate()
+                process.join()
+            connection.close()
+        self._connections, self._processes = [], []
+        self.first.close()
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        return [getattr(self.first, attr_name) for _ in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        raise NotImplementedError("ShardedVecEnv: the shards' attributes are their own")
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+        if method_name != "action_masks":
+            raise NotImplementedError(
+                f"ShardedVecEnv answers env_method('action_masks') only, not {method_name!r}"
+            )
+        masks = self.action_masks()
+        return [masks[i] for i in self._get_indices(indices)]
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]
+
+    def has_attr(self, attr_name: str) -> bool:
+        return hasattr(self, attr_name) or hasattr(self.first, attr_name)
+
+    def __getattr__(self, name: str) -> Any:
+        # What the first shard's learner env says of itself (the table's observation length,
+        # ...) is every shard's: all are built alike.
+        if name == "first":
+            raise AttributeError(name)
+        return getattr(self.first, name)
