@@ -276,3 +276,14 @@ def test_the_train_command_refuses_workers_for_a_league_on_one_line(capsys):
         "madiao-mao train: error: --env-workers: env_workers > 1 needs opponents 'pool', got 'league': "
         "a league's draws and results live in one process"
     )
+
+
+def test_a_device_auto_that_finds_a_gpu_is_refused_before_the_run_folder_is_made(tmp_path, monkeypatch):
+    from madiao_mao.training.fast import train as fast_train
+    from madiao_mao.training.sb3 import train as sb3_train
+
+    monkeypatch.setattr(sb3_train, "resolve_device", lambda request, resuming=False: "cuda")
+    config = _toy_training_config(sb3_train, tmp_path, monkeypatch, imitate="none", env_workers=2)
+    with pytest.raises(ValueError, match=r"needs the CPU device \(pass --device cpu\).*cannot use cuda"):
+        fast_train.train(config)
+    assert not any(tmp_path.iterdir()), "no run folder"

@@ -160,6 +160,12 @@ def train(
     to resume, and is raised again."""
     run = open_run(config, resume, total_timesteps=total_timesteps, torch_threads=torch_threads, quiet=quiet)
     config = run.config
+    if config.env_workers > 1 and run.device != "cpu":
+        # A device "auto" resolved to a GPU (the config refuses one asked for by name).
+        raise ValueError(
+            f"env_workers > 1 needs the CPU device (pass --device cpu): the workers play the live policy "
+            f"from the trainer's weights in shared memory, and a forked process cannot use {run.device}"
+        )
     torch.set_num_threads(config.torch_threads)
     say = print if config.verbose else _say_nothing
     pool = build_opponents(run)
@@ -169,11 +175,6 @@ def train(
         pool = ShardedOpponents(pool, venv)
     model = load_checkpoint(run, venv) if resume is not None else new_model(run, venv)
     if config.env_workers > 1:
-        if run.device != "cpu":
-            raise ValueError(
-                f"env_workers > 1 needs the CPU device: the workers play the live policy from the "
-                f"trainer's weights in shared memory, and a forked process cannot use {run.device}"
-            )
         start_env_workers(venv, run, model)
     run.state["engine"] = engine or ENGINE_NAME
     write_config(run.run_dir, run.saved_config)
