@@ -278,8 +278,9 @@ class TrainConfig:
     large share of a run: in training the update holds every core and the games take a few
     percent, and two env threads measured slower than one."""
     env_workers: int = 1
-    """Processes stepping the training games: the games split into this many shards, the first
-    stepped by the trainer and each other by a worker process of its own, side by side
+    """Processes stepping the training games: the games split into this many shards of as many
+    games each (it must divide ``n_envs``), the first stepped by the trainer and each other by a
+    worker process of its own, side by side
     (``madiao_mao.training.env_workers``), so that the opponents' decisions and a belief policy's
     posteriors, Python that one process runs on one core, use every core. 1: the trainer steps
     every game. For the pool of opponents (``opponents`` "pool": a league's draws and results
@@ -326,10 +327,11 @@ class TrainConfig:
         # Imported here: the config module is read by every command, most of which never fork.
         from madiao_mao.training.env_workers import fork_available
 
-        if self.env_workers > self.n_envs:
+        if self.n_envs % self.env_workers:
             raise ConfigError(
                 "env_workers",
-                f"env_workers is {self.env_workers}, more than the {self.n_envs} games (n_envs)",
+                f"env_workers ({self.env_workers}) must divide n_envs ({self.n_envs}): every shard "
+                "has as many games",
             )
         if self.opponents != "pool":
             raise ConfigError(

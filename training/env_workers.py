@@ -2,7 +2,7 @@
 every other in a worker process of its own, so that the per-game Python of a rollout (the
 opponents' decisions, a belief policy's posteriors) runs on every core.
 
-``ShardedVecEnv`` is an SB3 ``VecEnv`` over the shards' games, in shard order: it sends each
+``ShardedVecEnv`` is an SB3 ``VecEnv`` over the shards' games (as many in each), in shard order: it sends each
 worker its games' actions, steps the first shard itself meanwhile, and returns the games'
 observations, rewards, ends, infos and learner masks as one batch (``action_masks()``). A worker is
 forked (``start``) after the trainer has built its model: it inherits the trainer's objects, builds
@@ -23,7 +23,7 @@ import multiprocessing
 import signal
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -39,14 +39,6 @@ ShardBuilder = Callable[[int], tuple[VecEnv, dict[str, Callable[..., Any]]]]
 def fork_available() -> bool:
     """Whether this platform can fork worker processes (what ``ShardedVecEnv`` needs)."""
     return "fork" in multiprocessing.get_all_start_methods()
-
-
-def shard_sizes(n_envs: int, n_shards: int) -> list[int]:
-    """``n_envs`` games in ``n_shards`` shards of sizes differing by at most one, larger first."""
-    if not 1 <= n_shards <= n_envs:
-        raise ValueError(f"n_shards must be between 1 and n_envs ({n_envs}), got {n_shards}")
-    base, extra = divmod(n_envs, n_shards)
-    return [base + (shard < extra) for shard in range(n_shards)]
 
 
 def _serve(connection, build_shard: ShardBuilder, index: int) -> None:
@@ -86,19 +78,16 @@ def _serve(connection, build_shard: ShardBuilder, index: int) -> None:
 
 
 class ShardedVecEnv(VecEnv):
-    """The games of ``first`` (shard 0, stepped in this process) followed by those of one worker
-    per further entry of ``sizes`` (module doc). ``first`` has ``sizes[0]`` games; ``start`` forks
-    the workers. Until then only ``first``'s attributes can be read."""
+    """The games of ``first`` (shard 0, stepped in this process) followed by those of
+    ``n_shards - 1`` workers' shards of as many games each (module doc); ``start`` forks the
+    workers. Until then only ``first``'s attributes can be read."""
 
-    def __init__(self, first: VecEnv, sizes: Sequence[int]) -> None:
-        sizes = [int(size) for size in sizes]
-        if not sizes or min(sizes) < 1:
-            raise ValueError(f"every shard needs at least one game, got sizes {sizes}")
-        if first.num_envs != sizes[0]:
-            raise ValueError(f"the first shard has {first.num_envs} games, not sizes[0] = {sizes[0]}")
+    def __init__(self, first: VecEnv, n_shards: int) -> None:
+        if n_shards < 1:
+            raise ValueError(f"n_shards must be at least 1, got {n_shards}")
         self.first = first  # before VecEnv's own set-up, which reads the shards' render mode
-        self.sizes = sizes
-        super().__init__(sum(sizes), first.observation_space, first.action_space)
+        self.sizes = [first.num_envs] * n_shards
+        super().__init__(sum(self.sizes), first.observation_space, first.action_space)
         self._connections: list[Any] = []
         self._processes: list[Any] = []
         self._masks = np.zeros((self.num_envs, int(self.action_space.n)), dtype=bool)
@@ -249,3 +238,30 @@ class ShardedVecEnv(VecEnv):
         if name == "first":
             raise AttributeError(name)
         return getattr(self.first, name)
+
+
+class ShardedOpponents:
+    """The trainer's opponent pool when its games are in a ``ShardedVecEnv``: what the trainer
+    tells its own pool (the live policy, a new snapshot) is told every worker's, whose shard
+    answers the calls "set_current" and "add_snapshot" (path relative to the run folder, step) by
+    building the same agent from its copy of the run (``madiao_mao.training.sb3.train.start_env_workers``).
+    Everything else is the trainer's pool's (its time and decisions are the first shard's)."""
+
+    def __init__(self, pool: Any, shards: ShardedVecEnv) -> None:
+        self.pool = pool
+        self.shards = shards
+
+    def set_current(self, agent: Any) -> None:
+        self.pool.set_current(agent)
+        self.shards.call_workers("set_current")
+
+    def add_snapshot(self, agent: Any, *, path: str | None = None, step: int | None = None) -> None:
+        if path is None:
+            raise ValueError("a snapshot for the workers' pools needs its path (relative to the run folder)")
+        self.pool.add_snapshot(agent, path=path, step=step)
+        self.shards.call_workers("add_snapshot", path, step)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("pool", "shards"):
+            raise AttributeError(name)
+        return getattr(self.pool, name)

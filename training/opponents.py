@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -296,33 +296,6 @@ class LeagueOpponents:
 
     def names(self) -> list[str]:
         return [slot.name for slot in self.slots]
-
-
-class ShardedOpponents:
-    """The trainer's opponent pool when the training games are in shards stepped by worker
-    processes (``madiao_mao.training.env_workers``): what the trainer tells its own pool (the live
-    policy, a new snapshot) is told every worker's, which builds the same agent from its copy of
-    the run (``madiao_mao.training.sb3.train.start_env_workers``). Everything else is the trainer's
-    pool's (its time and decisions are the first shard's)."""
-
-    def __init__(self, pool: OpponentPool, shards) -> None:
-        self.pool = pool
-        self.shards = shards
-
-    def set_current(self, agent: Agent) -> None:
-        self.pool.set_current(agent)
-        self.shards.call_workers("set_current")
-
-    def add_snapshot(self, agent: Agent, *, path: str | None = None, step: int | None = None) -> None:
-        if path is None:
-            raise ValueError("a snapshot for the workers' pools needs its path (relative to the run folder)")
-        self.pool.add_snapshot(agent, path=path, step=step)
-        self.shards.call_workers("add_snapshot", path, step)
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("pool", "shards"):
-            raise AttributeError(name)
-        return getattr(self.pool, name)
 
 
 def build_opponents(run: Run) -> OpponentPool | LeagueOpponents:

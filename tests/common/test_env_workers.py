@@ -19,7 +19,7 @@ import gymnasium as gym
 from stable_baselines3.common.vec_env import VecEnv
 
 from madiao_mao.training.config import ConfigError, TrainConfig
-from madiao_mao.training.env_workers import ShardedVecEnv, fork_available, shard_sizes
+from madiao_mao.training.env_workers import ShardedVecEnv, fork_available
 from tests.common.test_training import _toy_training_config
 
 pytestmark = pytest.mark.skipif(not fork_available(), reason="env workers fork")
@@ -82,17 +82,17 @@ def _counting_shards(sizes):
     return build_shard
 
 
-def test_shards_split_the_games_evenly_and_refuse_what_cannot_be_split():
-    assert shard_sizes(10, 3) == [4, 3, 3] and shard_sizes(8, 1) == [8] and shard_sizes(2, 2) == [1, 1]
-    for bad in (0, 11):
-        with pytest.raises(ValueError, match="n_shards must be between 1 and n_envs"):
-            shard_sizes(10, bad)
+def test_the_sharded_env_has_as_many_games_in_every_shard():
+    sharded = ShardedVecEnv(CountingVecEnv(3, 0), 4)
+    assert sharded.num_envs == 12 and sharded.sizes == [3, 3, 3, 3]
+    with pytest.raises(ValueError, match="n_shards must be at least 1"):
+        ShardedVecEnv(CountingVecEnv(3, 0), 0)
 
 
 def test_the_sharded_env_is_its_shards_side_by_side_each_in_a_process_of_its_own():
-    sizes = [3, 2, 2]
+    sizes = [2, 2, 2]
     build_shard = _counting_shards(sizes)
-    sharded = ShardedVecEnv(build_shard(0)[0], sizes)
+    sharded = ShardedVecEnv(build_shard(0)[0], 3)
     with pytest.raises(RuntimeError, match="start the workers"):
         sharded.reset()
     sharded.start(build_shard)
@@ -114,9 +114,9 @@ def test_the_sharded_env_is_its_shards_side_by_side_each_in_a_process_of_its_own
             want = [env.step(actions[a:b]) for env, a, b in zip(alone, bounds[:-1], bounds[1:], strict=True)]
             for part in range(3):
                 np.testing.assert_array_equal(got[part], np.concatenate([w[part] for w in want]))
-            assert [info["game"] for info in got[3]] == list(range(7))
+            assert [info["game"] for info in got[3]] == list(range(6))
             # The first shard's games are stepped here, the others' by their workers.
-            assert [info["pid"] for info in got[3]] == [os.getpid()] * 3 + [pids[0]] * 2 + [pids[1]] * 2
+            assert [info["pid"] for info in got[3]] == [os.getpid()] * 2 + [pids[0]] * 2 + [pids[1]] * 2
         assert (
             sharded.env_method("action_masks", indices=[4])[0].tolist() == sharded.action_masks()[4].tolist()
         )
@@ -137,11 +137,11 @@ def test_a_worker_that_fails_is_the_trainers_error_and_no_worker_is_left():
             raise KeyError("no such opponent: 'nobody'")
         return build_counting(index)
 
-    sharded = ShardedVecEnv(build_counting(0)[0], sizes)
+    sharded = ShardedVecEnv(build_counting(0)[0], 3)
     with pytest.raises(RuntimeError, match=r"(?s)shard 2:.*KeyError.*no such opponent"):
         sharded.start(build_shard)
     assert multiprocessing.active_children() == []
-    sharded = ShardedVecEnv(build_counting(0)[0], sizes)
+    sharded = ShardedVecEnv(build_counting(0)[0], 3)
     sharded.start(build_counting)
     try:
         sharded.reset()
@@ -239,7 +239,7 @@ def test_a_run_with_workers_is_reproducible_from_its_seed(tmp_path, monkeypatch)
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"env_workers": 9}, "more than the 8 games"),
+        ({"env_workers": 3}, r"env_workers \(3\) must divide n_envs \(8\)"),
         ({"env_workers": 2, "opponents": "league"}, "needs opponents 'pool'"),
         ({"env_workers": 2, "device": "cuda"}, "needs the CPU device"),
         ({"env_workers": 0}, "env_workers must be a positive integer"),
@@ -259,7 +259,7 @@ def test_both_engines_and_the_warm_start_train_on_workers_and_stop_them(tmp_path
     from madiao_mao.training.sb3 import train as sb3_train
 
     config = _toy_training_config(
-        sb3_train, tmp_path, monkeypatch, imitate="random", imitation_decisions=64, env_workers=3
+        sb3_train, tmp_path, monkeypatch, imitate="random", imitation_decisions=64, env_workers=4
     )
     run_dir = (fast_train if engine == "fast" else sb3_train).train(config)
     state = json.loads((run_dir / "state.json").read_text())

@@ -56,12 +56,12 @@ import torch
 
 from madiao_mao.agents.learned import policy_agent
 from madiao_mao.training.config import TrainConfig, resolve_device, rollout_size, steps_at_end
-from madiao_mao.training.env_workers import ShardedVecEnv, shard_sizes
+from madiao_mao.training.env_workers import ShardedOpponents, ShardedVecEnv
 from madiao_mao.training.game_spec import POLICY_FEATURES, game_spec
 from madiao_mao.training.league import League
 from madiao_mao.training.learner_games import TimedVectorEnv
 from madiao_mao.training.logging_utils import atomic_save_model, make_logger
-from madiao_mao.training.opponents import ShardedOpponents, build_opponents, snapshot_agent
+from madiao_mao.training.opponents import build_opponents, snapshot_agent
 from madiao_mao.training.run_folder import (
     SB3_ENGINE,
     commit_checkpoint,
@@ -171,11 +171,8 @@ def train(
     pool = build_opponents(run)
     vector_env, venv = build_env(run, pool)
     if config.env_workers > 1:
-        venv = ShardedVecEnv(venv, shard_sizes(config.n_envs, config.env_workers))
         pool = ShardedOpponents(pool, venv)
     model = load_checkpoint(run, venv) if resume is not None else new_model(run, venv)
-    if config.env_workers > 1:
-        start_env_workers(venv, run, model)
     run.state["engine"] = engine or ENGINE_NAME
     write_config(run.run_dir, run.saved_config)
     if resume is None:
@@ -186,6 +183,8 @@ def train(
     )
     callback = None
     try:
+        if config.env_workers > 1:
+            start_env_workers(venv, run, model)
         warm_start_once(model, venv, run, say)
         pool.set_current(live_policy_agent(model, vector_env, run))
         start_training(run.state, model.num_timesteps, resumed=resume is not None, device=run.device)
@@ -264,11 +263,11 @@ def build_env(run: Run, pool, shard: int = 0) -> tuple[Any, Any]:
     """The timed batched env of the training games and the learner's SB3 view of it (the learner
     seat rotates per finished game, so it plays every seat: both Madiao roles), with the game's
     reward shaping (``GameSpec.shape_reward``) and, for a privileged critic, the learner seat's
-    privileged vector after its observation. With ``env_workers`` > 1, the games of shard
-    ``shard`` only (``madiao_mao.training.env_workers.shard_sizes``), dealt from a seed of their own."""
-    config = run.config
-    n_envs = shard_sizes(config.n_envs, config.env_workers)[shard]
-    seed = run.call_seed + SHARD_SEED_STRIDE * shard
+    privileged vector after its observation. With ``env_workers`` > 1: shard ``shard``'s games
+    (``n_envs / env_workers`` of them, dealt from a seed of their own), the first shard's learner
+    view being the ``ShardedVecEnv`` of every shard."""
+    config, seed = run.config, run.call_seed + SHARD_SEED_STRIDE * shard
+    n_envs = config.n_envs // config.env_workers
     vector_env = TimedVectorEnv(make_vector_env(config, n_envs, seed=seed))
     if run.league is not None:
         venv = league_learner_env(vector_env, pool, seed)
@@ -280,6 +279,9 @@ def build_env(run: Run, pool, shard: int = 0) -> tuple[Any, Any]:
         venv = wrap_for_policy(venv, vector_env)
     if config.trains_on_hidden_state:
         venv = PrivilegedObservations(venv, vector_env)
+    if config.env_workers > 1 and shard == 0:
+        # The trainer's view of every shard's games (the workers join at ``start_env_workers``).
+        venv = ShardedVecEnv(venv, config.env_workers)
     return vector_env, venv
 
 
