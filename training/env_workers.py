@@ -86,8 +86,9 @@ class ShardedVecEnv(VecEnv):
         if n_shards < 1:
             raise ValueError(f"n_shards must be at least 1, got {n_shards}")
         self.first = first  # before VecEnv's own set-up, which reads the shards' render mode
-        self.sizes = [first.num_envs] * n_shards
-        super().__init__(sum(self.sizes), first.observation_space, first.action_space)
+        self.n_shards = n_shards
+        self.shard_games = first.num_envs
+        super().__init__(n_shards * first.num_envs, first.observation_space, first.action_space)
         self._connections: list[Any] = []
         self._processes: list[Any] = []
         self._masks = np.zeros((self.num_envs, int(self.action_space.n)), dtype=bool)
@@ -114,7 +115,7 @@ class ShardedVecEnv(VecEnv):
         # buffered would be printed twice.
         sys.stdout.flush()
         sys.stderr.flush()
-        for index in range(1, len(self.sizes)):
+        for index in range(1, self.n_shards):
             ours, theirs = context.Pipe()
             process = context.Process(
                 target=_serve, args=(theirs, build_shard, index), name=f"shard-{index}", daemon=True
@@ -137,7 +138,7 @@ class ShardedVecEnv(VecEnv):
         return self._receive_all()
 
     def _require_started(self) -> None:
-        if not self.started and len(self.sizes) > 1:
+        if not self.started and self.n_shards > 1:
             raise RuntimeError("start the workers (ShardedVecEnv.start) before using the env")
 
     def _receive_all(self) -> list[Any]:
@@ -174,10 +175,10 @@ class ShardedVecEnv(VecEnv):
     def step_wait(self):
         self._require_started()
         actions, self._actions = self._actions, None
-        bounds = np.cumsum(self.sizes)
-        for connection, start, stop in zip(self._connections, bounds[:-1], bounds[1:], strict=True):
-            connection.send(("step", actions[start:stop]))
-        observations, rewards, dones, infos = self.first.step(actions[: bounds[0]])
+        games = self.shard_games
+        for index, connection in enumerate(self._connections, start=1):
+            connection.send(("step", actions[index * games : (index + 1) * games]))
+        observations, rewards, dones, infos = self.first.step(actions[:games])
         parts = [(observations, rewards, dones, infos, self.first.action_masks())]
         parts += self._receive_all()
         self._masks = np.concatenate([part[4] for part in parts]).astype(bool, copy=False)

@@ -314,7 +314,6 @@ def start_env_workers(venv: ShardedVecEnv, run: Run, model) -> None:
         calls = {
             "set_current": lambda: pool.set_current(live_policy_agent(model, vector_env, run)),
             "add_snapshot": add_snapshot,
-            "opponent_names": pool.names,
         }
         return shard_venv, calls
 
