@@ -407,9 +407,9 @@ def training_run_rows(device: str = "cpu", quick: bool = False) -> list[Result]:
     """A short training run (``short_training_config``) of every registered game's default
     config on torch ``device``, by each engine in turns (``ENGINES``): learner steps/s as the run
     reports it, where its time went, and the fast engine's ratio to SB3's (``quick``: the tiny
-    ``QUICK_RUN`` setting). On the CPU, a game whose default opponents are a pool gets one more:
-    the fast engine with its games in ``TRAINING_RUN_ENV_WORKERS`` processes, and its ratio to the
-    fast engine's run in one process."""
+    ``QUICK_RUN`` setting). On the CPU, each game gets one more: the fast engine with its games
+    in ``TRAINING_RUN_ENV_WORKERS`` processes, and its ratio to the fast engine's run in one
+    process."""
     # Imported here: keeps tyro and torch off this module's import path.
     import tempfile
 
@@ -434,9 +434,9 @@ def training_run_rows(device: str = "cpu", quick: bool = False) -> list[Result]:
                     note += f"; {speeds[engine]['sps'] / speeds[ENGINES[0]]['sps']:.2f}x {ENGINES[0]}'s"
                 system = training_run_system(game, engine)
                 results.append(Result("learner", system, speeds[engine]["sps"], "learner steps/s", note))
-            if device == "cpu" and config.opponents == "pool" and fork_available():
+            if device == "cpu" and fork_available():
                 # The same run with its games in worker processes (docs/training.md, "The games in
-                # worker processes"): where the opponents are a pool, which workers can serve.
+                # worker processes"), which serve the CPU only.
                 settings = {**(QUICK_RUN if quick else {}), "env_workers": TRAINING_RUN_ENV_WORKERS}
                 short = short_training_config(config, f"{runs_dir}/{game}-fast-workers", settings)
                 speed = training_run_speed(short, "fast")

@@ -283,10 +283,10 @@ class TrainConfig:
     worker process of its own, side by side
     (``madiao_mao.training.env_workers``), so that the opponents' decisions and a belief policy's
     posteriors, Python that one process runs on one core, use every core. 1: the trainer steps
-    every game. For the pool of opponents (``opponents`` "pool": a league's draws and results
-    live in one process), on the CPU (``device``) and where processes fork (Linux, macOS). A run
-    with workers is reproducible for its number of workers; its games are dealt from a seed per
-    shard, so its figures are not those of a run without."""
+    every game. In league mode the trainer records every shard's games and each worker draws its
+    opponents by the trainer's league standings. On the CPU (``device``) and where processes
+    fork (Linux, macOS). A run with workers is reproducible for its number of workers; its games
+    are dealt from a seed per shard, so its figures are not those of a run without."""
     device: Annotated[str, _flag(choices=(*DEVICES, "cuda:N"))] = "auto"
     """Where the policy trains (a torch device): "auto" (a CUDA GPU when torch sees one, else the
     CPU), "cpu", "cuda" or "cuda:N" (GPU N; refused when torch sees no such device). Saved as
@@ -332,12 +332,6 @@ class TrainConfig:
                 "env_workers",
                 f"env_workers ({self.env_workers}) must divide n_envs ({self.n_envs}): every shard "
                 "has as many games",
-            )
-        if self.opponents != "pool":
-            raise ConfigError(
-                "env_workers",
-                f"env_workers > 1 needs opponents 'pool', got {self.opponents!r}: a league's draws and "
-                "results live in one process",
             )
         if self.device not in ("cpu", "auto"):
             raise ConfigError(

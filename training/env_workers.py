@@ -7,7 +7,9 @@ worker its games' actions, steps the first shard itself meanwhile, and returns t
 observations, rewards, ends, infos and learner masks as one batch (``action_masks()``). A worker is
 forked (``start``) after the trainer has built its model: it inherits the trainer's objects, builds
 its own shard with ``build_shard(index)`` and answers the calls the trainer makes of every shard
-(``call_workers``: what the shard's builder named, e.g. a new opponent). Why processes and not
+(``call_workers``: what the shard's builder named, e.g. a new opponent). What the trainer's
+``sync`` gives (a league's standings, which its opponent draws follow) each worker's "sync" call
+takes before a reset or step whenever it changed. Why processes and not
 threads: that Python holds the interpreter's lock (threads took turns on one core); why forked:
 a worker starts from the trainer's state (its model among it) without pickling any of it, in a
 fraction of a second. Each worker ignores Ctrl-C (the trainer stops it: ``close``) and exits
@@ -35,6 +37,9 @@ CLOSE_TIMEOUT_SECONDS = 10.0
 #: ``build_shard(index)``: the shard's learner env and the calls it answers, by name.
 ShardBuilder = Callable[[int], tuple[VecEnv, dict[str, Callable[..., Any]]]]
 
+#: What a step or reset command carries when the trainer's ``sync`` value has not changed.
+_UNCHANGED = None
+
 
 def fork_available() -> bool:
     """Whether this platform can fork worker processes (what ``ShardedVecEnv`` needs)."""
@@ -61,6 +66,10 @@ def _serve(connection, build_shard: ShardBuilder, index: int) -> None:
                 venv.close()
                 connection.send(("ok", None))
                 return
+            if command in ("reset", "step"):
+                synced, argument = argument
+                if synced is not _UNCHANGED:
+                    calls["sync"](synced)
             if command == "reset":
                 result: Any = (venv.reset(), venv.action_masks())
             elif command == "step":
@@ -93,6 +102,10 @@ class ShardedVecEnv(VecEnv):
         self._processes: list[Any] = []
         self._masks = np.zeros((self.num_envs, int(self.action_space.n)), dtype=bool)
         self._actions: np.ndarray | None = None
+        #: What every worker's "sync" call is given before a reset or step, when its value
+        #: changed since they were last given it (None: no such call).
+        self.sync: Callable[[], Any] | None = None
+        self._synced: Any = _UNCHANGED
 
     # -- the workers ---------------------------------------------------------------------------
     @property
@@ -156,11 +169,22 @@ class ShardedVecEnv(VecEnv):
             raise RuntimeError("a worker process failed:\n" + "\n".join(failures))
         return answers
 
+    def _changed_sync(self) -> Any:
+        """The value of ``sync`` if the workers have not been given it yet, else ``_UNCHANGED``."""
+        if self.sync is None:
+            return _UNCHANGED
+        value = self.sync()
+        if value == self._synced:
+            return _UNCHANGED
+        self._synced = value
+        return value
+
     # -- VecEnv --------------------------------------------------------------------------------
     def reset(self) -> np.ndarray:
         self._require_started()
+        synced = self._changed_sync()
         for connection in self._connections:
-            connection.send(("reset", None))
+            connection.send(("reset", (synced, None)))
         observations = [self.first.reset()]
         masks = [self.first.action_masks()]
         for worker_observations, worker_masks in self._receive_all():
@@ -176,8 +200,9 @@ class ShardedVecEnv(VecEnv):
         self._require_started()
         actions, self._actions = self._actions, None
         games = self.shard_games
+        synced = self._changed_sync()
         for index, connection in enumerate(self._connections, start=1):
-            connection.send(("step", actions[index * games : (index + 1) * games]))
+            connection.send(("step", (synced, actions[index * games : (index + 1) * games])))
         observations, rewards, dones, infos = self.first.step(actions[:games])
         parts = [(observations, rewards, dones, infos, self.first.action_masks())]
         parts += self._receive_all()
@@ -246,7 +271,12 @@ class ShardedOpponents:
     tells its own pool (the live policy, a new snapshot) is told every worker's, whose shard
     answers the calls "set_current" and "add_snapshot" (path relative to the run folder, step) by
     building the same agent from its copy of the run (``madiao_mao.training.sb3.train.start_env_workers``).
-    Everything else is the trainer's pool's (its time and decisions are the first shard's)."""
+    Everything else is the trainer's pool's (its time and decisions are the first shard's).
+
+    A league's pool (one with ``stale_games``) records every shard's finished games in the
+    trainer, so a worker's "add_snapshot" answers with the games of its shard that the new
+    snapshot's slot made stale (they met two opponents); they join the trainer's set by their
+    index among all games."""
 
     def __init__(self, pool: Any, shards: ShardedVecEnv) -> None:
         self.pool = pool
@@ -260,7 +290,12 @@ class ShardedOpponents:
         if path is None:
             raise ValueError("a snapshot for the workers' pools needs its path (relative to the run folder)")
         self.pool.add_snapshot(agent, path=path, step=step)
-        self.shards.call_workers("add_snapshot", path, step)
+        answers = self.shards.call_workers("add_snapshot", path, step)
+        stale = getattr(self.pool, "stale_games", None)
+        if stale is not None:
+            games = self.shards.shard_games
+            for shard, shard_stale in enumerate(answers, start=1):
+                stale.update(shard * games + game for game in shard_stale)
 
     def __getattr__(self, name: str) -> Any:
         if name in ("pool", "shards"):

@@ -230,6 +230,30 @@ class League:
             if name != MAIN:
                 self._rate(self.members[MAIN], member, value)
 
+    #: A member's fields that its games change (``record``): its standing.
+    STANDING_FIELDS = ("games", "return_sum", "score_sum", "mu", "sigma")
+
+    def standings(self) -> tuple[tuple[Any, ...], ...]:
+        """Every member's name and standing (``STANDING_FIELDS``), in member order: what a copy
+        of this league that draws opponents but records no game of its own (an env worker's,
+        ``madiao_mao.training.env_workers``) takes with ``set_standings`` to draw as this one."""
+        return tuple(
+            (name, *(getattr(member, field) for field in self.STANDING_FIELDS))
+            for name, member in self.members.items()
+        )
+
+    def set_standings(self, standings: Iterable[tuple[Any, ...]]) -> None:
+        """Every member's standing from another copy's ``standings()``; the members must be the
+        same, in the same order (a ValueError otherwise, and nothing changes)."""
+        standings = tuple(standings)
+        names = [row[0] for row in standings]
+        if names != list(self.members):
+            raise ValueError(f"the standings are of members {names}, this league has {list(self.members)}")
+        for name, *values in standings:
+            member = self.members[name]
+            for field, value in zip(self.STANDING_FIELDS, values, strict=True):
+                setattr(member, field, value)
+
     def _rate(self, main: Member, other: Member, main_return: float) -> None:
         if self._model is None:
             # openskill is the train extra's: the CLI imports this module (PFSP options) without it.

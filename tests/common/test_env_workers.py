@@ -1,7 +1,8 @@
 """The training games in shards stepped by worker processes (``env_workers``,
 ``madiao_mao.training.env_workers``): the sharded env is its shards side by side, its workers are
 processes of their own that stop with it, a worker's failure is the trainer's error, and a
-training run with workers plays the trainer's live policy and snapshots in every shard, is
+training run with workers plays the trainer's live policy and snapshots in every shard (in league
+mode: records every shard's games in the trainer's league, whose standings the workers draw by), is
 reproducible from its seed, and refuses the settings it cannot serve."""
 
 from __future__ import annotations
@@ -159,19 +160,13 @@ def _policy_digest(policy) -> str:
     return digest.hexdigest()
 
 
-def test_a_run_with_workers_plays_the_trainers_live_policy_and_snapshots_in_every_shard(
-    tmp_path, monkeypatch
-):
-    from madiao_mao.training.fast import train as fast_train
-    from madiao_mao.training.sb3 import callback as callback_module
+def _workers_answer_a_view(monkeypatch, worker_view) -> dict:
+    """Every worker answers the call "view" with ``worker_view(its pool)``; returns a dict that
+    holds the trainer's sharded env (``"venv"``) and run (``"run"``) once the workers start."""
     from madiao_mao.training.sb3 import train as sb3_train
 
-    # Each worker answers what its own pool holds: the digest of the weights its live policy
-    # plays and the names of its opponents.
-    def worker_view(pool):
-        return _policy_digest(pool.current.model.policy), pool.names()
-
     real_start = sb3_train.start_env_workers
+    trainer = {}
 
     def start_with_a_view(venv, run, model):
         real_build = sb3_train.build_opponents
@@ -187,14 +182,32 @@ def test_a_run_with_workers_plays_the_trainers_live_policy_and_snapshots_in_ever
         def start(build_shard):
             def with_view(index):
                 shard_venv, calls = build_shard(index)
-                return shard_venv, {**calls, "view": lambda: worker_view(pools[-1])}
+                pool = pools[-1]
+                return shard_venv, {**calls, "view": lambda: worker_view(pool)}
 
             real_venv_start(with_view)
 
         venv.start = start
+        trainer["venv"], trainer["run"] = venv, run
         real_start(venv, run, model)
 
     monkeypatch.setattr(sb3_train, "start_env_workers", start_with_a_view)
+    return trainer
+
+
+def test_a_run_with_workers_plays_the_trainers_live_policy_and_snapshots_in_every_shard(
+    tmp_path, monkeypatch
+):
+    from madiao_mao.training.fast import train as fast_train
+    from madiao_mao.training.sb3 import callback as callback_module
+    from madiao_mao.training.sb3 import train as sb3_train
+
+    # Each worker answers what its own pool holds: the digest of the weights its live policy
+    # plays and the names of its opponents.
+    def worker_view(pool):
+        return _policy_digest(pool.current.model.policy), pool.names()
+
+    _workers_answer_a_view(monkeypatch, worker_view)
     seen = []
     real_rollout_start = callback_module.TrainingCallback._on_rollout_start
 
@@ -218,6 +231,95 @@ def test_a_run_with_workers_plays_the_trainers_live_policy_and_snapshots_in_ever
     assert multiprocessing.active_children() == []
 
 
+def test_a_league_run_with_workers_records_every_shards_games_and_draws_by_the_trainers_standings(
+    tmp_path, monkeypatch
+):
+    from madiao_mao.training.env_workers import ShardedOpponents
+    from madiao_mao.training.fast import train as fast_train
+    from madiao_mao.training.league import League
+    from madiao_mao.training.sb3 import callback as callback_module
+    from madiao_mao.training.sb3 import train as sb3_train
+    from tests.common.test_league import _league_config
+
+    # Each worker answers its copy's standings and what its slots hold.
+    trainer = _workers_answer_a_view(
+        monkeypatch, lambda pool: (pool.league.standings(), list(pool.slot_member))
+    )
+    # Each snapshot's stale games: the trainer's set right after the workers answered.
+    stale_answers = []
+    real_add_snapshot = ShardedOpponents.add_snapshot
+
+    def add_snapshot(self, agent, *, path=None, step=None):
+        real_call = self.shards.call_workers
+        answers = []
+
+        def call_workers(name, *args):
+            answers.extend(real_call(name, *args))
+            return answers
+
+        self.shards.call_workers = call_workers
+        try:
+            real_add_snapshot(self, agent, path=path, step=step)
+        finally:
+            del self.shards.call_workers
+        stale_answers.append((answers, set(self.pool.stale_games)))
+
+    monkeypatch.setattr(ShardedOpponents, "add_snapshot", add_snapshot)
+    finished = {"trainer": 0, "workers": 0, "stale": 0}
+    seen = []
+    real_on_step = callback_module.TrainingCallback._on_step
+
+    def on_step(self):
+        games = self.pool.shards.shard_games
+        for game, done in enumerate(self.locals["dones"]):
+            if done and "opponent_index" in self.locals["infos"][game]:
+                finished["trainer" if game < games else "workers"] += 1
+                finished["stale"] += game in self.pool.stale_games
+        return real_on_step(self)
+
+    real_rollout_end = callback_module.TrainingCallback._on_rollout_end
+
+    def on_rollout_end(self):
+        # After the rollout's last step (the snapshot of a rollout is taken as the next starts).
+        venv = trainer["venv"]
+        seen.append((venv._synced, list(self.pool.slot_member), venv.call_workers("view")))
+        real_rollout_end(self)
+
+    # Games recorded, counted as they are (a snapshot that leaves the league takes its own away).
+    recorded = {"games": 0}
+    real_record = League.record
+
+    def record(self, name, returns):
+        returns = list(returns)
+        recorded["games"] += len(returns)
+        real_record(self, name, returns)
+
+    monkeypatch.setattr(League, "record", record)
+    monkeypatch.setattr(callback_module.TrainingCallback, "_on_step", on_step)
+    monkeypatch.setattr(callback_module.TrainingCallback, "_on_rollout_end", on_rollout_end)
+    # A snapshot every rollout, one kept: each new one takes the slot its predecessor played in.
+    config = _league_config(
+        sb3_train, tmp_path, monkeypatch, env_workers=2, n_envs=32, n_steps=16, total_timesteps=2048,
+        snapshot_every=512, max_snapshots=1,
+    )  # fmt: skip
+    fast_train.train(config)
+
+    assert finished["workers"] > 0 and finished["trainer"] > 0
+    assert recorded["games"] == finished["trainer"] + finished["workers"] - finished["stale"], (
+        "the trainer's league records every shard's finished games but those that met two opponents"
+    )
+    assert len(seen) == 4
+    for synced, slot_members, [(standings, worker_slots)] in seen:
+        assert standings == synced, "the worker draws by the standings the trainer sent last"
+        assert worker_slots == slot_members, "the worker's slots hold the trainer's members"
+    assert sum(row[1] for row in seen[-1][0]) > 0, "the standings sent carry the games recorded"
+    games = config.n_envs // 2
+    assert any(stale for [stale], _ in stale_answers), "a snapshot's slot was being played in a worker"
+    for [stale], trainer_stale in stale_answers:
+        assert {games + game for game in stale} <= trainer_stale, "the workers' stale games are the trainer's"
+    assert multiprocessing.active_children() == []
+
+
 def _final_policy_digest(tmp_path, monkeypatch, name: str, **overrides) -> str:
     from madiao_mao.agents.learned import policy_agent
     from madiao_mao.training.fast import train as fast_train
@@ -230,17 +332,22 @@ def _final_policy_digest(tmp_path, monkeypatch, name: str, **overrides) -> str:
     return _policy_digest(policy_agent(run_dir / "final_model.zip").model.policy)
 
 
-def test_a_run_with_workers_is_reproducible_from_its_seed(tmp_path, monkeypatch):
-    first = _final_policy_digest(tmp_path, monkeypatch, "a", env_workers=2)
-    assert _final_policy_digest(tmp_path, monkeypatch, "b", env_workers=2) == first
-    assert _final_policy_digest(tmp_path, monkeypatch, "c", env_workers=1) != first, "shards deal other games"
+A_LEAGUE = {"opponents": "league", "league_anchors": ("random",), "snapshot_every": 128}
+
+
+@pytest.mark.parametrize("opponents", [{"opponents": "pool"}, A_LEAGUE])
+def test_a_run_with_workers_is_reproducible_from_its_seed(tmp_path, monkeypatch, opponents):
+    first = _final_policy_digest(tmp_path, monkeypatch, "a", env_workers=2, **opponents)
+    assert _final_policy_digest(tmp_path, monkeypatch, "b", env_workers=2, **opponents) == first
+    assert _final_policy_digest(tmp_path, monkeypatch, "c", env_workers=1, **opponents) != first, (
+        "shards deal other games"
+    )
 
 
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
         ({"env_workers": 3}, r"env_workers \(3\) must divide n_envs \(8\)"),
-        ({"env_workers": 2, "opponents": "league"}, "needs opponents 'pool'"),
         ({"env_workers": 2, "device": "cuda"}, "needs the CPU device"),
         ({"env_workers": 0}, "env_workers must be a positive integer"),
     ],
@@ -268,13 +375,14 @@ def test_both_engines_and_the_warm_start_train_on_workers_and_stop_them(tmp_path
     assert multiprocessing.active_children() == []
 
 
-def test_the_train_command_refuses_workers_for_a_league_on_one_line(capsys):
+def test_the_train_command_refuses_workers_on_a_gpu_on_one_line(capsys):
     from tests.common.test_cli_config import _one_line_error
 
-    error = _one_line_error(["train", "--env-workers", "2", "--opponents", "league"], capsys)
+    error = _one_line_error(["train", "--env-workers", "2", "--device", "cuda"], capsys)
     assert error == (
-        "madiao-mao train: error: --env-workers: env_workers > 1 needs opponents 'pool', got 'league': "
-        "a league's draws and results live in one process"
+        "madiao-mao train: error: --env-workers: env_workers > 1 needs the CPU device, got 'cuda': the "
+        "workers play the live policy from the trainer's weights in shared memory, and a forked "
+        "process cannot use a GPU"
     )
 
 

@@ -183,6 +183,24 @@ def test_json_round_trip_is_exact():
     assert restored.sample(np.random.default_rng(1), 20) == league.sample(np.random.default_rng(1), 20)
 
 
+def test_a_copy_given_the_standings_draws_and_reports_as_the_league_and_a_wrong_one_changes_nothing():
+    league = _played_league()
+    copy_ = League.from_dict(League().to_dict() | {"members": [
+        {**member, "games": 0, "return_sum": 0.0, "score_sum": 0.0} for member in league.to_dict()["members"]
+    ], "settings": league.to_dict()["settings"]})  # fmt: skip
+    assert copy_.probabilities() != league.probabilities()
+    copy_.set_standings(league.standings())
+    assert copy_.to_dict() == league.to_dict()
+    assert copy_.sample(np.random.default_rng(1), 20) == league.sample(np.random.default_rng(1), 20)
+    before = copy_.to_dict()
+    other = _played_league()
+    other.add_snapshot("late", "snapshots/late.zip", 99)
+    for wrong in (other.standings(), league.standings()[::-1]):
+        with pytest.raises(ValueError, match="the standings are of members"):
+            copy_.set_standings(wrong)
+        assert copy_.to_dict() == before
+
+
 @pytest.mark.parametrize(
     ("damage", "message"),
     [

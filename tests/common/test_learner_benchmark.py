@@ -164,13 +164,11 @@ def test_every_game_gets_a_short_run_by_each_engine_in_turns(monkeypatch):
 
     monkeypatch.setattr(learner, "training_run_speed", fake_speed)
     rows = learner.training_run_rows("cpu", quick=True)
-    # A game whose opponents are a pool (Mao) also trains with its games in worker processes.
-    pool_games = [game for game in GAME_SPECS if TrainConfig(game=game).opponents == "pool"]
-    assert pool_games == ["mao"]
+    # Every game also trains with its games in worker processes (Madiao's league, Mao's pool).
     expected = [
         (game, engine, workers)
         for game in GAME_SPECS
-        for engine, workers in (("sb3", 1), ("fast", 1), *((("fast", 2),) if game in pool_games else ()))
+        for engine, workers in (("sb3", 1), ("fast", 1), ("fast", 2))
     ]
     assert [(config.game, engine, config.env_workers) for config, engine in runs] == expected
     assert [row.system for row in rows] == [
@@ -221,5 +219,5 @@ def test_the_short_training_runs_really_train_every_game():
     from madiao_mao.training.game_spec import GAME_SPECS
 
     rows = learner.training_run_rows("cpu", quick=True)
-    assert len(rows) == 2 * len(GAME_SPECS) + 1  # and Mao's with env workers
+    assert len(rows) == 3 * len(GAME_SPECS)  # each engine, and the fast one with env workers
     assert all(row.value > 0 for row in rows)

@@ -307,16 +307,25 @@ def start_env_workers(venv: ShardedVecEnv, run: Run, model) -> None:
         pool = build_opponents(run)
         vector_env, shard_venv = build_env(run, pool, shard=index)
 
-        def add_snapshot(path: str, step: int) -> None:
+        def add_snapshot(path: str, step: int) -> list[int]:
             agent = snapshot_agent(run.run_dir / path, run.config.seed)
+            stale = getattr(pool, "stale_games", set())
+            stale.clear()  # the trainer keeps the stale games of every shard (ShardedOpponents)
             pool.add_snapshot(agent, path=path, step=step)
+            return sorted(stale)
 
         calls = {
             "set_current": lambda: pool.set_current(live_policy_agent(model, vector_env, run)),
             "add_snapshot": add_snapshot,
         }
+        if run.league is not None:
+            # The worker's copy of the league records nothing: it draws its games' opponents by
+            # the standings of the trainer's, which records every shard's games.
+            calls["sync"] = run.league.set_standings
         return shard_venv, calls
 
+    if run.league is not None:
+        venv.sync = run.league.standings
     venv.start(build_shard)
 
 
