@@ -31,6 +31,9 @@ How the kernels stay bit for bit the reference:
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
+
 import numpy as np
 
 from cardgame_core.jit import njit
@@ -353,13 +356,42 @@ def validity_columns(
     ).astype(np.int64)
 
 
+#: The rule bit sets of each read-only support met (a posterior's, which an update replaces
+#: rather than changes: ``RulePosterior.hypotheses``), by the array's id, with a weak reference
+#: to it: an entry leaves when its array is freed, before the id can be another's.
+_BITS_OF: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+
+
+def _forget_bits(key: int) -> Callable[[weakref.ref], None]:
+    return lambda _ref: _BITS_OF.pop(key, None)
+
+
 def _bit_sets(hypotheses: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """All rows' hypotheses as one int64 array of rule bit sets, and each row's start in it."""
+    """All rows' hypotheses as one int64 array of rule bit sets, and each row's start in it (each
+    read-only support's bit sets made once, kept in ``_BITS_OF``)."""
     row_start = np.zeros(len(hypotheses) + 1, dtype=np.int64)
     np.cumsum([h.shape[0] for h in hypotheses], out=row_start[1:])
-    # A bool-by-int64 product (exact integers) rather than rule_bits's tensordot: cheaper on the
-    # few rows of a training call, where the fixed costs of a call count as much as its rows.
-    return (np.concatenate(hypotheses) > 0.5) @ _RULE_VALUES, row_start
+    parts: list[np.ndarray | None] = []
+    missing = []
+    for index, rule_sets in enumerate(hypotheses):
+        kept = _BITS_OF.get(id(rule_sets))
+        if kept is not None and kept[0]() is rule_sets:
+            parts.append(kept[1])
+        else:
+            parts.append(None)
+            missing.append(index)
+    if missing:
+        # A bool-by-int64 product (exact integers) rather than rule_bits's tensordot: cheaper on the
+        # few rows of a training call, where the fixed costs of a call count as much as its rows.
+        made = (np.concatenate([hypotheses[i] for i in missing]) > 0.5) @ _RULE_VALUES
+        starts = np.cumsum([0] + [hypotheses[i].shape[0] for i in missing])
+        for n, index in enumerate(missing):
+            rule_sets, bits = hypotheses[index], made[starts[n] : starts[n + 1]]
+            parts[index] = bits
+            if not rule_sets.flags.writeable:
+                key = id(rule_sets)
+                _BITS_OF[key] = (weakref.ref(rule_sets, _forget_bits(key)), bits)
+    return np.concatenate(parts), row_start
 
 
 def _event_turn(posterior: RulePosterior, row: int, event: PublicEvent, top: int, suit: int) -> list | None:

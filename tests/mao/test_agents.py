@@ -190,6 +190,24 @@ def test_posterior_branches_on_new_rules_and_keeps_its_own_authored_rules():
     assert np.allclose(np.delete(marginals, 7), 2 / 44)
 
 
+def test_a_support_merges_repeated_rule_sets_in_the_order_of_their_rules():
+    """``_set_support`` against the definition it replaced: rows packed to bytes (rule 0 the first
+    bit), sorted and merged by numpy, their weights added in row order."""
+    rng = np.random.default_rng(5)
+    n_rules = rule_library.N_RULES
+    for _ in range(300):
+        sets = (rng.random((int(rng.integers(1, 12)), n_rules)) < rng.random()).astype(np.float32)
+        rows = sets[rng.integers(0, sets.shape[0], int(rng.integers(1, 200)))]
+        weights = rng.random(rows.shape[0])
+        posterior = RulePosterior()
+        posterior._set_support(rows, weights)
+        unique, inverse = np.unique(np.packbits(rows > 0.5, axis=1), axis=0, return_inverse=True)
+        merged = np.bincount(inverse.ravel(), weights=weights)
+        assert np.array_equal(posterior.hypotheses, np.unpackbits(unique, axis=1, count=n_rules))
+        assert posterior.hypotheses.dtype == np.float32
+        assert np.array_equal(posterior.weights, merged / merged.sum())
+
+
 @pytest.mark.parametrize(
     ("make", "error", "match"),
     [

@@ -295,6 +295,44 @@ def test_the_posterior_kernel_weighs_every_event_as_the_reference(options):
     assert changed >= 10  # the events told hypotheses apart
 
 
+def test_a_supports_bit_sets_are_made_once_kept_while_it_lives_and_never_for_an_array_that_may_change():
+    """``posterior_batch._bit_sets`` keeps the bit sets of read-only supports (a posterior's, which
+    an update replaces): the same as made afresh, every call, and gone with the support."""
+    import gc
+
+    rng = np.random.default_rng(11)
+
+    def fresh(arrays):
+        return np.concatenate([posterior_batch.rule_bits(rule_sets, axis=1) for rule_sets in arrays])
+
+    posteriors = []
+    for n_hypotheses in (1, 7, 40):
+        posterior = RulePosterior()
+        posterior.hypotheses = (rng.random((n_hypotheses, library.N_RULES)) < 0.2).astype(np.float32)
+        posterior.weights = np.full(n_hypotheses, 1.0 / n_hypotheses)
+        posteriors.append(posterior)
+    writeable = (rng.random((5, library.N_RULES)) < 0.2).astype(np.float32)
+    for _ in range(2):
+        arrays = [posterior.hypotheses for posterior in posteriors] + [writeable]
+        bits, row_start = posterior_batch._bit_sets(arrays)
+        np.testing.assert_array_equal(bits, fresh(arrays))
+        np.testing.assert_array_equal(row_start, [0, 1, 8, 48, 53])
+        writeable[:] = 1.0 - writeable  # an array that may change is never kept
+    kept = {id(posterior.hypotheses) for posterior in posteriors}
+    assert kept <= set(posterior_batch._BITS_OF) and id(writeable) not in posterior_batch._BITS_OF
+    # A posterior's support cannot be changed in place; an update replaces it.
+    with pytest.raises(ValueError, match="read-only"):
+        posteriors[0].hypotheses[0, 0] = 1.0
+    posteriors[1]._add_known({3})
+    np.testing.assert_array_equal(
+        posterior_batch._bit_sets([posteriors[1].hypotheses])[0], fresh([posteriors[1].hypotheses])
+    )
+    assert all(bits & (1 << 3) for bits in posterior_batch._bit_sets([posteriors[1].hypotheses])[0])
+    del posteriors, posterior, arrays
+    gc.collect()
+    assert not kept & set(posterior_batch._BITS_OF), "the bit sets leave with their support"
+
+
 def test_the_batched_prune_is_the_reference_prune(monkeypatch):
     """``prune_all`` against ``RulePosterior._prune`` on random supports: the kernel normalises the
     rows that keep every hypothesis, the reference prunes the others (weights below the largest
