@@ -14,7 +14,8 @@ What it measures, on the GPU and then on the CPU:
   game's default config (one rollout, no warm start, no evaluation), and wide runs
   (``--n-envs 4096 --n-steps 4 --batch-size 8192``, where a GPU can pay off) with the fast engine: learner
   steps/s as the run reports it, and where the time went (env, opponents, PPO updates: on the GPU
-  the updates' share is the GPU's).
+  the updates' share is the GPU's); each wide run again with its games in ``WIDE_ENV_WORKERS``
+  worker processes (``--env-workers``), which play the live policy on the CPU.
 
 The table has one row per measure with its GPU and CPU figures and their ratio. Runs are written
 to a temporary folder, removed at the end. ``--device cpu`` compares the CPU with itself (what
@@ -36,6 +37,7 @@ import tyro
 from madiao_mao.benchmarks import learner
 from madiao_mao.training.cli_args import parse_dataclass, run_reporting_user_errors
 from madiao_mao.training.config import TrainConfig, resolve_device
+from madiao_mao.training.env_workers import fork_available
 from madiao_mao.training.game_spec import GAME_SPECS
 
 PROG = "python -m madiao_mao.benchmarks.gpu_check"
@@ -43,6 +45,9 @@ ENGINES = learner.ENGINES
 #: The wide setting of the fast engine's extra rows: many games per step, large minibatches
 #: (rollouts of 16,384 learner steps, as long as a default one of 256 games x 32 steps x 2).
 WIDE = {"n_envs": 4096, "n_steps": 4, "batch_size": 8192}
+#: Worker processes of the wide run timed again with its games in shards (``--env-workers``):
+#: the rollout's Python on that many cores while the update is the GPU's.
+WIDE_ENV_WORKERS = 8
 #: Rollouts per training run: one, so that every game's runs on both devices fit the 5 minutes
 #: (the slowest game's default learns at hundreds of learner steps/s).
 ROLLOUTS = 1
@@ -91,6 +96,10 @@ def training_configs(quick: bool, runs_dir: Path) -> list[tuple[str, str, TrainC
         wide = {"n_envs": 32, "n_steps": 8, "batch_size": 128} if quick else WIDE
         label = f"{game} n_envs {wide['n_envs']}, batch {wide['batch_size']}, fast"
         runs.append((label, "fast", learner.short_training_config(base, runs_dir, wide, ROLLOUTS)))
+        if fork_available():
+            workers = {**wide, "env_workers": 2 if quick else WIDE_ENV_WORKERS}
+            sharded = learner.short_training_config(base, runs_dir, workers, ROLLOUTS)
+            runs.append((f"{label}, {workers['env_workers']} env workers", "fast", sharded))
     return runs
 
 

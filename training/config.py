@@ -284,9 +284,10 @@ class TrainConfig:
     (``madiao_mao.training.env_workers``), so that the opponents' decisions and a belief policy's
     posteriors, Python that one process runs on one core, use every core. 1: the trainer steps
     every game. In league mode the trainer records every shard's games and each worker draws its
-    opponents by the trainer's league standings. On the CPU (``device``) and where processes
-    fork (Linux, macOS). A run with workers is reproducible for its number of workers; its games
-    are dealt from a seed per shard, so its figures are not those of a run without."""
+    opponents by the trainer's league standings. The workers play the live policy on the CPU
+    whatever ``device`` the trainer learns on. Where processes fork (Linux, macOS). A run with
+    workers is reproducible for its number of workers; its games are dealt from a seed per shard,
+    so its figures are not those of a run without."""
     device: Annotated[str, _flag(choices=(*DEVICES, "cuda:N"))] = "auto"
     """Where the policy trains (a torch device): "auto" (a CUDA GPU when torch sees one, else the
     CPU), "cpu", "cuda" or "cuda:N" (GPU N; refused when torch sees no such device). Saved as
@@ -332,12 +333,6 @@ class TrainConfig:
                 "env_workers",
                 f"env_workers ({self.env_workers}) must divide n_envs ({self.n_envs}): every shard "
                 "has as many games",
-            )
-        if self.device not in ("cpu", "auto"):
-            raise ConfigError(
-                "env_workers",
-                f"env_workers > 1 needs the CPU device, got {self.device!r}: the workers play the live "
-                "policy from the trainer's weights in shared memory, and a forked process cannot use a GPU",
             )
         if not fork_available():
             raise ConfigError(

@@ -21,6 +21,7 @@ A worker that fails says why: its traceback is the text of the ``RuntimeError`` 
 from __future__ import annotations
 
 import contextlib
+import copy
 import multiprocessing
 import signal
 import sys
@@ -266,6 +267,28 @@ class ShardedVecEnv(VecEnv):
         return getattr(self.first, name)
 
 
+def shared_cpu_copy(model: Any) -> Any:
+    """A copy of the SB3 model ``model`` (the trainer's live policy) for worker processes: its
+    policy deep-copied to the CPU into shared memory, the optimizer left out; everything else is
+    the model's. The workers play it whatever device the trainer learns on (a forked process must
+    not use the trainer's GPU), and :func:`copy_weights` brings it the trainer's weights in place."""
+    policy = model.policy
+    optimizer = getattr(policy, "optimizer", None)
+    # The memo makes the copy's optimizer None instead of a copy of the optimizer and its state.
+    memo = {id(optimizer): None} if optimizer is not None else {}
+    policy_copy = copy.deepcopy(policy, memo).to("cpu")
+    policy_copy.share_memory()
+    shared = copy.copy(model)
+    shared.policy = policy_copy
+    return shared
+
+
+def copy_weights(source: Any, target: Any) -> None:
+    """The weights of the SB3 model ``source`` copied into ``target``'s policy in place (its
+    tensors stay where they are: in shared memory, for :func:`shared_cpu_copy`)."""
+    target.policy.load_state_dict(source.policy.state_dict())
+
+
 class ShardedOpponents:
     """The trainer's opponent pool when its games are in a ``ShardedVecEnv``: what the trainer
     tells its own pool (the live policy, a new snapshot) is told every worker's, whose shard
@@ -281,6 +304,13 @@ class ShardedOpponents:
     def __init__(self, pool: Any, shards: ShardedVecEnv) -> None:
         self.pool = pool
         self.shards = shards
+        #: What brings the workers the trainer's weights before a rollout (None: nothing to do).
+        self.share_weights: Callable[[], None] | None = None
+
+    def before_rollout(self) -> None:
+        """The trainer is about to collect a rollout: the workers get its weights first."""
+        if self.share_weights is not None:
+            self.share_weights()
 
     def set_current(self, agent: Any) -> None:
         self.pool.set_current(agent)
@@ -298,6 +328,6 @@ class ShardedOpponents:
                 stale.update(shard * games + game for game in shard_stale)
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("pool", "shards"):
+        if name in ("pool", "shards", "share_weights"):
             raise AttributeError(name)
         return getattr(self.pool, name)

@@ -168,7 +168,7 @@ def _workers_answer_a_view(monkeypatch, worker_view) -> dict:
     real_start = sb3_train.start_env_workers
     trainer = {}
 
-    def start_with_a_view(venv, run, model):
+    def start_with_a_view(venv, run, model, opponents):
         real_build = sb3_train.build_opponents
         pools = []
 
@@ -189,7 +189,7 @@ def _workers_answer_a_view(monkeypatch, worker_view) -> dict:
 
         venv.start = start
         trainer["venv"], trainer["run"] = venv, run
-        real_start(venv, run, model)
+        real_start(venv, run, model, opponents)
 
     monkeypatch.setattr(sb3_train, "start_env_workers", start_with_a_view)
     return trainer
@@ -348,7 +348,6 @@ def test_a_run_with_workers_is_reproducible_from_its_seed(tmp_path, monkeypatch,
     ("overrides", "message"),
     [
         ({"env_workers": 3}, r"env_workers \(3\) must divide n_envs \(8\)"),
-        ({"env_workers": 2, "device": "cuda"}, "needs the CPU device"),
         ({"env_workers": 0}, "env_workers must be a positive integer"),
     ],
 )
@@ -375,23 +374,40 @@ def test_both_engines_and_the_warm_start_train_on_workers_and_stop_them(tmp_path
     assert multiprocessing.active_children() == []
 
 
-def test_the_train_command_refuses_workers_on_a_gpu_on_one_line(capsys):
+def test_the_train_command_refuses_workers_that_do_not_divide_the_games_on_one_line(capsys):
     from tests.common.test_cli_config import _one_line_error
 
-    error = _one_line_error(["train", "--env-workers", "2", "--device", "cuda"], capsys)
+    error = _one_line_error(["train", "--env-workers", "3", "--n-envs", "256"], capsys)
     assert error == (
-        "madiao-mao train: error: --env-workers: env_workers > 1 needs the CPU device, got 'cuda': the "
-        "workers play the live policy from the trainer's weights in shared memory, and a forked "
-        "process cannot use a GPU"
+        "madiao-mao train: error: --env-workers: env_workers (3) must divide n_envs (256): every shard "
+        "has as many games"
     )
 
 
-def test_a_device_auto_that_finds_a_gpu_is_refused_before_the_run_folder_is_made(tmp_path, monkeypatch):
-    from madiao_mao.training.fast import train as fast_train
+def test_the_workers_copy_of_the_live_policy_is_on_the_cpu_in_shared_memory_and_gets_the_weights(
+    tmp_path, monkeypatch
+):
+    import torch
+
+    from madiao_mao.training.env_workers import copy_weights, shared_cpu_copy
     from madiao_mao.training.sb3 import train as sb3_train
 
-    monkeypatch.setattr(sb3_train, "resolve_device", lambda request, resuming=False: "cuda")
-    config = _toy_training_config(sb3_train, tmp_path, monkeypatch, imitate="none", env_workers=2)
-    with pytest.raises(ValueError, match=r"needs the CPU device \(pass --device cpu\).*cannot use cuda"):
-        fast_train.train(config)
-    assert not any(tmp_path.iterdir()), "no run folder"
+    config = _toy_training_config(sb3_train, tmp_path, monkeypatch, imitate="none")
+    run = sb3_train.open_run(config, None, total_timesteps=None, torch_threads=None, quiet=True)
+    _vector_env, venv = sb3_train.build_env(run, sb3_train.build_opponents(run))
+    model = sb3_train.new_model(run, venv)
+    shared = shared_cpu_copy(model)
+    parameters = list(shared.policy.parameters())
+    assert parameters and all(p.device.type == "cpu" and p.is_shared() for p in parameters)
+    assert shared.policy.optimizer is None and model.policy.optimizer is not None, "no copy of the optimizer"
+    assert _policy_digest(shared.policy) == _policy_digest(model.policy)
+    with torch.no_grad():
+        for parameter in model.policy.parameters():
+            parameter.add_(1.0)
+    assert _policy_digest(shared.policy) != _policy_digest(model.policy), "a copy, not the trainer's tensors"
+    copy_weights(model, shared)
+    assert _policy_digest(shared.policy) == _policy_digest(model.policy)
+    assert [p.data_ptr() for p in shared.policy.parameters()] == [p.data_ptr() for p in parameters], (
+        "in place"
+    )
+    venv.close()

@@ -18,6 +18,8 @@ def test_every_game_is_trained_by_each_engine_briefly_and_without_a_warm_start(t
     for game in GAME_SPECS:
         assert {f"{game} default, sb3", f"{game} default, fast"} <= set(labels)
         assert any(label.startswith(f"{game} n_envs 4096") for label in labels)
+        workers = [config for label, _, config in runs if label.startswith(f"{game} n_envs 4096")]
+        assert [config.env_workers for config in workers] == [1, gpu_check.WIDE_ENV_WORKERS]
     for _, engine, config in runs:
         assert engine in gpu_check.ENGINES
         assert config.total_timesteps == gpu_check.ROLLOUTS * config.n_envs * config.n_steps

@@ -169,6 +169,10 @@ class TrainingCallback(BaseCallback):
         self._count_update_time()
         self.learned_steps = self.model.num_timesteps
         self._between_rollouts()
+        before_rollout = getattr(self.pool, "before_rollout", None)
+        if before_rollout is not None:
+            # Games in worker processes: they get the weights the rollout is collected with.
+            before_rollout()
         set_oracle_factor = getattr(self.model.policy, "set_oracle_factor_at", None)
         if set_oracle_factor is not None:
             # Oracle guiding's fade, by rollout: a rollout and its update see the same actor.

@@ -56,7 +56,7 @@ import torch
 
 from madiao_mao.agents.learned import policy_agent
 from madiao_mao.training.config import TrainConfig, resolve_device, rollout_size, steps_at_end
-from madiao_mao.training.env_workers import ShardedOpponents, ShardedVecEnv
+from madiao_mao.training.env_workers import ShardedOpponents, ShardedVecEnv, copy_weights, shared_cpu_copy
 from madiao_mao.training.game_spec import POLICY_FEATURES, game_spec
 from madiao_mao.training.league import League
 from madiao_mao.training.learner_games import TimedVectorEnv
@@ -160,12 +160,6 @@ def train(
     to resume, and is raised again."""
     run = open_run(config, resume, total_timesteps=total_timesteps, torch_threads=torch_threads, quiet=quiet)
     config = run.config
-    if config.env_workers > 1 and run.device != "cpu":
-        # A device "auto" resolved to a GPU (the config refuses one asked for by name).
-        raise ValueError(
-            f"env_workers > 1 needs the CPU device (pass --device cpu): the workers play the live policy "
-            f"from the trainer's weights in shared memory, and a forked process cannot use {run.device}"
-        )
     torch.set_num_threads(config.torch_threads)
     say = print if config.verbose else _say_nothing
     pool = build_opponents(run)
@@ -184,7 +178,7 @@ def train(
     callback = None
     try:
         if config.env_workers > 1:
-            start_env_workers(venv, run, model)
+            start_env_workers(venv, run, model, pool)
         warm_start_once(model, venv, run, say)
         pool.set_current(live_policy_agent(model, vector_env, run))
         start_training(run.state, model.num_timesteps, resumed=resume is not None, device=run.device)
@@ -293,13 +287,15 @@ def live_policy_agent(model, vector_env, run: Run):
     )
 
 
-def start_env_workers(venv: ShardedVecEnv, run: Run, model) -> None:
+def start_env_workers(venv: ShardedVecEnv, run: Run, model, opponents: ShardedOpponents) -> None:
     """Fork the workers of the training games' shards after the first
     (``madiao_mao.training.env_workers``). Each builds its shard and its own opponents as
-    :func:`build_env` and ``build_opponents`` build the first's, and plays the live policy from
-    the trainer's model, whose weights are put in shared memory first: every update is the
-    workers' at once (they read them only while the trainer collects)."""
-    model.policy.share_memory()
+    :func:`build_env` and ``build_opponents`` build the first's, and plays the live policy from a
+    copy of the trainer's model on the CPU in shared memory (``shared_cpu_copy``; the trainer may
+    learn on a GPU, which a forked process must not use), to which the trainer copies its
+    weights before every rollout (``opponents.before_rollout``)."""
+    shared = shared_cpu_copy(model)
+    opponents.share_weights = lambda: copy_weights(model, shared)
 
     def build_shard(index: int):
         # A worker's policy calls are small batches: one torch thread (as a DataLoader worker's).
@@ -315,7 +311,7 @@ def start_env_workers(venv: ShardedVecEnv, run: Run, model) -> None:
             return sorted(stale)
 
         calls = {
-            "set_current": lambda: pool.set_current(live_policy_agent(model, vector_env, run)),
+            "set_current": lambda: pool.set_current(live_policy_agent(shared, vector_env, run)),
             "add_snapshot": add_snapshot,
         }
         if run.league is not None:
