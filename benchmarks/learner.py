@@ -436,7 +436,7 @@ def training_run_rows(device: str = "cpu", quick: bool = False) -> list[Result]:
                 results.append(Result("learner", system, speeds[engine]["sps"], "learner steps/s", note))
             if device == "cpu" and fork_available():
                 # The same run with its games in worker processes (docs/training.md, "The games in
-                # worker processes"), which serve the CPU only.
+                # worker processes"); beside a GPU, the GPU check times them on its wide runs.
                 settings = {**(QUICK_RUN if quick else {}), "env_workers": TRAINING_RUN_ENV_WORKERS}
                 short = short_training_config(config, f"{runs_dir}/{game}-fast-workers", settings)
                 speed = training_run_speed(short, "fast")
