@@ -129,6 +129,33 @@ def test_the_sharded_env_is_its_shards_side_by_side_each_in_a_process_of_its_own
             os.kill(pid, 0)  # gone (joined, so not even a zombie)
 
 
+def test_each_worker_is_told_the_trainers_sync_value_before_a_reset_or_step_when_it_changed():
+    def build_shard(index):
+        told = []
+
+        def sync(value):
+            told.append(value)
+
+        return CountingVecEnv(2, 2 * index), {"sync": sync, "told": lambda: list(told)}
+
+    sharded = ShardedVecEnv(build_shard(0)[0], 3)
+    value = {"now": ("a", 0)}
+    sharded.sync = lambda: value["now"]
+    sharded.start(build_shard)
+    try:
+        sharded.reset()
+        actions = np.zeros(sharded.num_envs, dtype=np.int64)
+        sharded.step(actions)  # unchanged: nothing sent
+        value["now"] = ("a", 1)
+        sharded.step(actions)
+        sharded.step(actions)
+        value["now"] = ("b", 1)
+        sharded.reset()
+        assert sharded.call_workers("told") == [[("a", 0), ("a", 1), ("b", 1)]] * 2
+    finally:
+        sharded.close()
+
+
 def test_a_worker_that_fails_is_the_trainers_error_and_no_worker_is_left():
     sizes = [2, 2, 2]
     build_counting = _counting_shards(sizes)
