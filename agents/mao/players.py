@@ -485,7 +485,7 @@ class RulePosterior:
     def hypotheses(self) -> np.ndarray:
         """The support's rule sets, 0/1 float32 ``[N, N_RULES]``. Read-only: an update replaces
         the array (the array given is made read-only), so that the batched kernels can keep each
-        array's rule bit sets (``madiao_mao.agents.mao.posterior_batch.rule_bit_sets``)."""
+        array's rule bit sets (``madiao_mao.agents.mao.posterior_batch._bit_sets``)."""
         return self._hypotheses
 
     @hypotheses.setter
