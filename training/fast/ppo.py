@@ -10,11 +10,13 @@ per call (the mask is applied to the logits once, a log-softmax gives log-probab
 entropy), no per-step tensor conversions (observations and masks are written into storage the
 policy reads in place), statistics summed on the device, read once per update, and, for the
 common network (plain MLPs over features with nothing to learn), a backward pass written out
-(``HandBackward``) in place of autograd's.
+(``HandBackward``) in place of autograd's, with first layers over only the non-zero entries of
+sparse features (``madiao_mao.training.fast.sparse_features``).
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +24,8 @@ import torch
 from torch import nn
 from torch.nn import functional
 
-from madiao_mao.agents.torch_mlp import Layers, actor_layers, critic_layers, mlp_outputs
+from madiao_mao.agents.torch_mlp import Layers, activate_rounded_, actor_layers, critic_layers, mlp_outputs
+from madiao_mao.training.fast.sparse_features import SparseMinibatch, SparseRows, weights_by_column
 
 #: The logit of an illegal action: what sb3-contrib's ``MaskableCategorical`` puts there, so the
 #: probabilities, log-probabilities and entropies are the SB3 engine's.
@@ -205,6 +208,9 @@ class HandBackward:
 
     def __init__(self, actor: Layers, critic: Layers) -> None:
         self.actor, self.critic = actor, critic
+        #: Within an update over sparse features: {id(first layer's weight): its parameter stored
+        #: column by column} (``weights_by_column``), which the sparse products read and write.
+        self.by_column: dict[int, nn.Parameter] = {}
         for layer, _ in self.actor + self.critic:
             for parameter in (layer.weight, layer.bias):
                 if parameter.grad is None or parameter.grad.shape != parameter.shape:
@@ -225,9 +231,26 @@ class HandBackward:
             return None
         return cls(actor, critic)
 
-    @staticmethod
+    @property
+    def first_layers(self) -> list[nn.Linear]:
+        """The actor's and the critic's first layers (those that read the features)."""
+        return [self.actor[0][0], self.critic[0][0]]
+
     @torch.no_grad()
-    def backward(layers: list, outputs: list[torch.Tensor], output_gradient: torch.Tensor) -> None:
+    def outputs(self, layers: Layers, inputs: torch.Tensor | SparseMinibatch) -> list:
+        """``mlp_outputs`` of ``layers``, also for a minibatch of sparse features (the first
+        layer over its non-zero entries)."""
+        if not isinstance(inputs, SparseMinibatch):
+            return mlp_outputs(layers, inputs)
+        # Sums in another order than the dense product's already round differently from the
+        # modules, so these outputs take the faster tanh too.
+        first_layer, activation = layers[0]
+        weight_by_column = self.by_column[id(first_layer.weight)]
+        first = activate_rounded_(inputs.first_layer_output(weight_by_column, first_layer.bias), activation)
+        return [inputs, *mlp_outputs(layers[1:], first, activate_rounded_)]
+
+    @torch.no_grad()
+    def backward(self, layers: list, outputs: list, output_gradient: torch.Tensor) -> None:
         """Every layer's weight and bias gradients (written into their ``.grad``) from the
         gradient of the last output."""
         gradient = output_gradient
@@ -238,10 +261,30 @@ class HandBackward:
                 gradient = torch.ops.aten.tanh_backward(gradient, output)
             elif activation is nn.ReLU:
                 gradient = torch.ops.aten.threshold_backward(gradient, output, 0)
-            torch.mm(gradient.t(), outputs[index], out=layer.weight.grad)
-            torch.sum(gradient, 0, out=layer.bias.grad)
+            if isinstance(outputs[index], SparseMinibatch):
+                weight_by_column = self.by_column[id(layer.weight)]
+                outputs[index].first_layer_gradient(weight_by_column, layer.bias, gradient)
+            else:
+                torch.mm(gradient.t(), outputs[index], out=layer.weight.grad)
+                torch.sum(gradient, 0, out=layer.bias.grad)
             if index > 0:
                 gradient = gradient @ layer.weight
+
+
+def sparse_inputs(features) -> tuple[SparseRows, SparseRows] | None:
+    """The actor's and the critic's inputs (``fixed_features``' output) as ``SparseRows``, or
+    None when either is not sparse enough to pay (``SparseRows.of``)."""
+    if isinstance(features, torch.Tensor):
+        rows = SparseRows.of(features)
+        return None if rows is None else (rows, rows)
+    actor_features, critic_features = features
+    actor_rows = SparseRows.of(actor_features)
+    if actor_rows is None:
+        return None
+    if critic_features is actor_features or torch.equal(critic_features, actor_features):
+        return actor_rows, actor_rows
+    critic_rows = SparseRows.of(critic_features)
+    return None if critic_rows is None else (actor_rows, critic_rows)
 
 
 def ppo_loss_gradients(
@@ -287,66 +330,80 @@ def ppo_update(
     device = storage.device
     totals = torch.zeros(6, dtype=torch.float32, device=device)
     n_minibatches = 0
-    parameters = list(policy.parameters())
     features = fixed_features(policy, observations)
     hand_backward = HandBackward.of(policy, features)
-    for _ in range(settings.n_epochs):
-        order = torch.randperm(n_samples, generator=generator).to(device)
-        for start in range(0, n_samples, settings.batch_size):
-            rows = order[start : start + settings.batch_size]
-            minibatch_masks, minibatch_actions = masks[rows], actions[rows]
-            with torch.set_grad_enabled(hand_backward is None):
-                if hand_backward is not None:
-                    actor_inputs, critic_inputs = _actor_and_critic_rows(features, rows)
-                    actor_outputs = mlp_outputs(hand_backward.actor, actor_inputs)
-                    critic_outputs = mlp_outputs(hand_backward.critic, critic_inputs)
-                    logits, values = actor_outputs[-1], critic_outputs[-1].flatten()
-                elif features is None:
-                    logits, values = logits_and_values(policy, observations[rows])
+    sparse = sparse_inputs(features) if hand_backward is not None else None
+    with contextlib.ExitStack() as layout:
+        if sparse is not None:
+            hand_backward.by_column = layout.enter_context(
+                weights_by_column(hand_backward.first_layers, policy.optimizer)
+            )
+        # What the optimizer steps: in a sparse update, the first layers' weights by column.
+        by_column = hand_backward.by_column if sparse is not None else {}
+        parameters = [by_column.get(id(parameter), parameter) for parameter in policy.parameters()]
+        for _ in range(settings.n_epochs):
+            order = torch.randperm(n_samples, generator=generator).to(device)
+            for start in range(0, n_samples, settings.batch_size):
+                rows = order[start : start + settings.batch_size]
+                minibatch_masks, minibatch_actions = masks[rows], actions[rows]
+                with torch.set_grad_enabled(hand_backward is None):
+                    if hand_backward is not None:
+                        if sparse is None:
+                            actor_inputs, critic_inputs = _actor_and_critic_rows(features, rows)
+                        else:
+                            actor_inputs = sparse[0].minibatch(rows)
+                            critic_inputs = (
+                                actor_inputs if sparse[1] is sparse[0] else sparse[1].minibatch(rows)
+                            )
+                        actor_outputs = hand_backward.outputs(hand_backward.actor, actor_inputs)
+                        critic_outputs = hand_backward.outputs(hand_backward.critic, critic_inputs)
+                        logits, values = actor_outputs[-1], critic_outputs[-1].flatten()
+                    elif features is None:
+                        logits, values = logits_and_values(policy, observations[rows])
+                    else:
+                        logits, values = logits_and_values_of_features(policy, _rows_of(features, rows))
+                    log_probabilities = masked_log_probabilities(logits, minibatch_masks)
+                    new_log_probability = log_probabilities.gather(1, minibatch_actions[:, None]).squeeze(1)
+                    entropy = entropy_of(log_probabilities, minibatch_masks)
+                    advantage = advantages[rows]
+                    if rows.numel() > 1:
+                        advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
+                    log_ratio = new_log_probability - old_log_probabilities[rows]
+                    ratio = torch.exp(log_ratio)
+                    unclipped_term = advantage * ratio
+                    clip_low, clip_high = 1 - settings.clip_range, 1 + settings.clip_range
+                    clipped_term = advantage * torch.clamp(ratio, clip_low, clip_high)
+                    policy_loss = -torch.min(unclipped_term, clipped_term).mean()
+                    minibatch_returns = returns[rows]
+                    value_loss = functional.mse_loss(minibatch_returns, values)
+                    entropy_loss = -entropy.mean()
+                    loss = policy_loss + settings.ent_coef * entropy_loss + settings.vf_coef * value_loss
+                if hand_backward is None:
+                    policy.optimizer.zero_grad(set_to_none=True)
+                    loss.backward()
                 else:
-                    logits, values = logits_and_values_of_features(policy, _rows_of(features, rows))
-                log_probabilities = masked_log_probabilities(logits, minibatch_masks)
-                new_log_probability = log_probabilities.gather(1, minibatch_actions[:, None]).squeeze(1)
-                entropy = entropy_of(log_probabilities, minibatch_masks)
-                advantage = advantages[rows]
-                if rows.numel() > 1:
-                    advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
-                log_ratio = new_log_probability - old_log_probabilities[rows]
-                ratio = torch.exp(log_ratio)
-                unclipped_term = advantage * ratio
-                clip_low, clip_high = 1 - settings.clip_range, 1 + settings.clip_range
-                clipped_term = advantage * torch.clamp(ratio, clip_low, clip_high)
-                policy_loss = -torch.min(unclipped_term, clipped_term).mean()
-                minibatch_returns = returns[rows]
-                value_loss = functional.mse_loss(minibatch_returns, values)
-                entropy_loss = -entropy.mean()
-                loss = policy_loss + settings.ent_coef * entropy_loss + settings.vf_coef * value_loss
-            if hand_backward is None:
-                policy.optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-            else:
-                # torch.min passes the gradient to the unclipped term where it is the smaller
-                # (ties included: there the clamp passes its half too).
-                taken_gradient = (unclipped_term <= clipped_term) * unclipped_term / -rows.numel()
-                logits_gradient, values_gradient = ppo_loss_gradients(
-                    log_probabilities,
-                    minibatch_masks,
-                    entropy,
-                    minibatch_actions,
-                    taken_gradient,
-                    values,
-                    minibatch_returns,
-                    settings,
-                )
-                hand_backward.backward(hand_backward.actor, actor_outputs, logits_gradient)
-                hand_backward.backward(hand_backward.critic, critic_outputs, values_gradient)
-            torch.nn.utils.clip_grad_norm_(parameters, settings.max_grad_norm)
-            policy.optimizer.step()
-            with torch.no_grad():
-                clipped = ((ratio - 1).abs() > settings.clip_range).float().mean()
-                approx_kl = ((ratio - 1) - log_ratio).mean()
-                totals += torch.stack((policy_loss, value_loss, entropy_loss, loss, clipped, approx_kl))
-            n_minibatches += 1
+                    # torch.min passes the gradient to the unclipped term where it is the smaller
+                    # (ties included: there the clamp passes its half too).
+                    taken_gradient = (unclipped_term <= clipped_term) * unclipped_term / -rows.numel()
+                    logits_gradient, values_gradient = ppo_loss_gradients(
+                        log_probabilities,
+                        minibatch_masks,
+                        entropy,
+                        minibatch_actions,
+                        taken_gradient,
+                        values,
+                        minibatch_returns,
+                        settings,
+                    )
+                    hand_backward.backward(hand_backward.actor, actor_outputs, logits_gradient)
+                    hand_backward.backward(hand_backward.critic, critic_outputs, values_gradient)
+                torch.nn.utils.clip_grad_norm_(parameters, settings.max_grad_norm)
+                policy.optimizer.step()
+                with torch.no_grad():
+                    clipped = ((ratio - 1).abs() > settings.clip_range).float().mean()
+                    approx_kl = ((ratio - 1) - log_ratio).mean()
+                    totals += torch.stack((policy_loss, value_loss, entropy_loss, loss, clipped, approx_kl))
+                n_minibatches += 1
     policy.set_training_mode(False)
     means = (totals / max(n_minibatches, 1)).tolist()
     explained = _explained_variance(storage.values.reshape(n_samples), returns)
