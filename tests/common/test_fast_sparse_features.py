@@ -135,6 +135,28 @@ def test_an_error_within_gives_the_weights_and_the_optimizer_back():
     assert layer.weight.is_contiguous() and torch.equal(layer.weight, before)
 
 
+def test_a_failure_while_laying_out_the_second_weight_gives_the_first_back(monkeypatch):
+    layers = [torch.nn.Linear(10, 4), torch.nn.Linear(10, 3)]
+    parameters = [p for layer in layers for p in layer.parameters()]
+    optimizer = torch.optim.Adam(parameters, lr=1e-3, fused=True)
+    before = [layer.weight.detach().clone() for layer in layers]
+    swaps = []
+    original = sparse_features._swap_in_optimizer
+
+    def swap_then_fail_on_the_second_layer(*args):
+        swaps.append(1)
+        if len(swaps) == 2:
+            raise RuntimeError("no memory")
+        original(*args)
+
+    monkeypatch.setattr(sparse_features, "_swap_in_optimizer", swap_then_fail_on_the_second_layer)
+    with pytest.raises(RuntimeError, match="no memory"), weights_by_column(layers, optimizer):
+        pass
+    assert optimizer.param_groups[0]["params"] == parameters
+    for layer, weight in zip(layers, before, strict=True):
+        assert layer.weight.is_contiguous() and torch.equal(layer.weight, weight)
+
+
 def _sparse_storage(model, seed: int) -> ppo.RolloutStorage:
     """A rollout of 32 rows whose observations are sparse (one or two small counts per row)."""
     from tests.common.test_fast_engine import _filled_storage

@@ -334,12 +334,12 @@ def ppo_update(
     hand_backward = HandBackward.of(policy, features)
     sparse = sparse_inputs(features) if hand_backward is not None else None
     with contextlib.ExitStack() as layout:
+        # What the optimizer steps: in a sparse update, the first layers' weights by column.
+        by_column: dict[int, nn.Parameter] = {}
         if sparse is not None:
-            hand_backward.by_column = layout.enter_context(
+            by_column = hand_backward.by_column = layout.enter_context(
                 weights_by_column(hand_backward.first_layers, policy.optimizer)
             )
-        # What the optimizer steps: in a sparse update, the first layers' weights by column.
-        by_column = hand_backward.by_column if sparse is not None else {}
         parameters = [by_column.get(id(parameter), parameter) for parameter in policy.parameters()]
         for _ in range(settings.n_epochs):
             order = torch.randperm(n_samples, generator=generator).to(device)

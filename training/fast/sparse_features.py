@@ -168,14 +168,14 @@ def weights_by_column(
     which cost more than the sparse products save; and one of them left in the other layout
     would be updated with another entry's gradient."""
     by_column: dict[int, nn.Parameter] = {}
-    for layer in layers:
-        weight = layer.weight
-        column_weight = nn.Parameter(weight.detach().t().contiguous())
-        column_weight.grad = torch.zeros_like(column_weight)
-        _swap_in_optimizer(optimizer, weight, column_weight, torch.Tensor.t)
-        weight.data = column_weight.data.t()
-        by_column[id(weight)] = column_weight
-    try:
+    try:  # the setup too: a layer swapped before a failure is given back as well
+        for layer in layers:
+            weight = layer.weight
+            column_weight = nn.Parameter(weight.detach().t().contiguous())
+            column_weight.grad = torch.zeros_like(column_weight)
+            by_column[id(weight)] = column_weight
+            _swap_in_optimizer(optimizer, weight, column_weight, torch.Tensor.t)
+            weight.data = column_weight.data.t()
         yield by_column
     finally:
         for layer in layers:
