@@ -32,6 +32,12 @@ class LearnedPolicyAgent(Agent):
     ``deterministic=False`` samples from the policy instead (the trainer's snapshot opponents
     use sampling so that self-play does not collapse onto one line of play); ``seed`` seeds
     that sampling.
+
+    ``sparse_inputs=True`` computes the actor's first layer from the non-zero entries of its
+    inputs only (``madiao_mao.agents.torch_mlp.SparseFirstLayer``), when they are sparse enough:
+    for a league's snapshots in training, whose weights never change. Its logits are the dense
+    product's up to float rounding, so by default an agent decides bit for bit as SB3's
+    ``predict``; either way it decides for a row what it decides for that row in any batch.
     """
 
     decides_from_observation = True  # a feed-forward policy; Mao's event window is in the observation
@@ -44,6 +50,7 @@ class LearnedPolicyAgent(Agent):
         deterministic: bool = True,
         name: str | None = None,
         seed: int | None = None,
+        sparse_inputs: bool = False,
     ) -> None:
         if (path is None) == (model is None):
             raise ValueError("give exactly one of a model path or a loaded model")
@@ -51,6 +58,7 @@ class LearnedPolicyAgent(Agent):
             model = load_model(path)
         self.model = model
         self.deterministic = deterministic
+        self.sparse_inputs = sparse_inputs
         self.name = name or (Path(path).stem if path is not None else "learned")
         self.obs_dim = int(np.prod(model.observation_space.shape))
         #: The length of the observations it is handed (a belief policy appends inputs of its own;
@@ -208,18 +216,35 @@ class LearnedPolicyAgent(Agent):
         on one torch thread for a small batch (``threads_for_batch``). A plain actor (linear
         layers and known activations) runs without its modules' calls
         (``madiao_mao.agents.torch_mlp``): the same products, so the same logits bit for bit,
-        for less of the per-call cost that dominates a league opponent's few dozen rows."""
+        for less of the per-call cost that dominates a league opponent's few dozen rows (with
+        ``sparse_inputs``, the first layer over the non-zero features: the same up to rounding)."""
         # Imported here: keeps torch off this module's import path.
-        from madiao_mao.agents.torch_mlp import actor_layers, mlp_outputs
+        from madiao_mao.agents.torch_mlp import (
+            NonzeroEntries,
+            SparseFirstLayer,
+            actor_layers,
+            mlp_outputs,
+            sparse_mlp_output,
+        )
 
         policy = self.model.policy
         cached = getattr(self, "_actor_layers", None)
         if cached is None or cached[0] is not policy:  # the layers are read once per policy
-            cached = self._actor_layers = (policy, actor_layers(policy))
-        layers = cached[1]
+            layers = actor_layers(policy)
+            sparse = layers is not None and self.sparse_inputs
+            first_layer = SparseFirstLayer(layers[0][0]) if sparse else None
+            cached = self._actor_layers = (policy, layers, first_layer)
+        _, layers, first_layer = cached
         with threads_for_batch(features.shape[0]):
             if layers is None:
                 return policy.action_net(policy.mlp_extractor.forward_actor(features))
+            if first_layer is not None and features.shape[0]:
+                entries = NonzeroEntries.of(features)
+                if entries is not None:
+                    return sparse_mlp_output(layers, first_layer, entries)
+                # Inputs too dense for it are of this policy's kind (the density is the
+                # observation type's): not scanned again.
+                self._actor_layers = (policy, layers, None)
             return mlp_outputs(layers, features)[-1]
 
 

@@ -329,7 +329,8 @@ def league_collection_seconds(
 ) -> float:
     """Seconds per rollout collection against ``config``'s league when it is full: the live
     policy (``model``), ``max_snapshots`` snapshots (each an agent of its own over the same
-    weights: what is timed is their calls) and the anchors, one member per game drawn by PFSP.
+    weights, with sparse inputs as a run's snapshots: what is timed is their calls) and the
+    anchors, one member per game drawn by PFSP.
     ``joint=False`` gives every policy agent no ``joint_key``, so each is asked alone. ``engine``:
     the fast engine's loop, or SB3's ``collect_rollouts`` (``model``'s last observation is put
     back afterwards, so its own games' rows can follow)."""
@@ -351,7 +352,9 @@ def league_collection_seconds(
     policies = [policy_agent(model=model, deterministic=False, seed=0, name="main")]
     pool.set_current(policies[0])
     for number in range(1, config.max_snapshots + 1):
-        snapshot = policy_agent(model=model, deterministic=False, seed=number, name=f"snapshot_{number}")
+        snapshot = policy_agent(
+            model=model, deterministic=False, seed=number, name=f"snapshot_{number}", sparse_inputs=True
+        )
         pool.add_snapshot(snapshot, path=f"snapshot_{number}.zip", step=number)
         policies.append(snapshot)
     if not joint:

@@ -335,5 +335,9 @@ def snapshot_agent(path: Path, seed: int) -> Agent:
     """A frozen snapshot of the learner as a sampling opponent, seeded by the run's seed and the
     snapshot's step (``snapshot_000250112.zip``)."""
     return policy_agent(
-        path, deterministic=False, name=path.stem, seed=seed * 1_000_003 + snapshot_step(path)
+        path,
+        deterministic=False,
+        name=path.stem,
+        seed=seed * 1_000_003 + snapshot_step(path),
+        sparse_inputs=True,  # its weights never change (LearnedPolicyAgent)
     )

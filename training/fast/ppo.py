@@ -24,7 +24,16 @@ import torch
 from torch import nn
 from torch.nn import functional
 
-from madiao_mao.agents.torch_mlp import Layers, activate_rounded_, actor_layers, critic_layers, mlp_outputs
+from madiao_mao.agents.torch_mlp import (
+    Layers,
+    NonzeroEntries,
+    SparseFirstLayer,
+    activate_rounded_,
+    actor_layers,
+    critic_layers,
+    mlp_outputs,
+    sparse_mlp_output,
+)
 from madiao_mao.training.fast.sparse_features import SparseMinibatch, SparseRows, weights_by_column
 
 #: The logit of an illegal action: what sb3-contrib's ``MaskableCategorical`` puts there, so the
@@ -52,6 +61,52 @@ def latents_of_features(policy, features) -> tuple[torch.Tensor, torch.Tensor]:
         return policy.mlp_extractor(features)
     pi_features, vf_features = features
     return policy.mlp_extractor.forward_actor(pi_features), policy.mlp_extractor.forward_critic(vf_features)
+
+
+class RolloutForward:
+    """The logits and values of a rollout's observations (``logits_and_values``' pass), for the
+    common network (plain actor and critic MLPs) with each first layer over the non-zero entries
+    of its features when they are sparse enough (``madiao_mao.agents.torch_mlp.SparseFirstLayer``):
+    the same up to float rounding, as the sparse update computes them. Its copies of the first
+    layers' weights are renewed by ``start_rollout``, since the update changes them in place."""
+
+    def __init__(self, policy) -> None:
+        self.policy = policy
+        self.actor, self.critic = actor_layers(policy), critic_layers(policy)
+        self.first_layers: tuple[SparseFirstLayer, SparseFirstLayer] | None = None
+        if self.actor is not None and self.critic is not None:
+            self.first_layers = (SparseFirstLayer(self.actor[0][0]), SparseFirstLayer(self.critic[0][0]))
+
+        #: Whether this rollout's features have been sparse enough so far (dense ones, as Mao's
+        #: belief planes, are not scanned again at every step).
+        self.sparse = self.first_layers is not None
+
+    def start_rollout(self) -> None:
+        """The policy's weights may have changed since the last rollout: copy them again."""
+        self.sparse = self.first_layers is not None
+        if self.first_layers is not None:
+            for first_layer in self.first_layers:
+                first_layer.refresh()
+
+    def __call__(self, observations: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if not self.sparse:
+            return logits_and_values(self.policy, observations)
+        features = self.policy.extract_features(observations)
+        if isinstance(features, torch.Tensor):
+            actor_features = critic_features = features
+        else:
+            actor_features, critic_features = features
+        actor_entries = NonzeroEntries.of(actor_features)
+        if critic_features is actor_features or torch.equal(critic_features, actor_features):
+            critic_entries = actor_entries
+        else:
+            critic_entries = None if actor_entries is None else NonzeroEntries.of(critic_features)
+        if actor_entries is None or critic_entries is None:
+            self.sparse = False
+            return logits_and_values_of_features(self.policy, features)
+        logits = sparse_mlp_output(self.actor, self.first_layers[0], actor_entries)
+        values = sparse_mlp_output(self.critic, self.first_layers[1], critic_entries)
+        return logits, values.flatten()
 
 
 def fixed_features(policy, observations: torch.Tensor):

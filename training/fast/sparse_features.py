@@ -33,11 +33,11 @@ from torch import nn
 from torch.nn import functional
 
 from cardgame_core.jit import njit
+from madiao_mao.agents.torch_mlp import SPARSE_SHARE
 
-#: The sparse path is taken when the widest row has at most this share of its entries non-zero.
-#: An entry's sum in the embedding bag costs about as much as four of a dense product's
-#: multiply-adds on this project's 2-core machines (benchmarks/README.md, "Sparse first layers").
-SPARSE_WIDTH_SHARE = 0.25
+#: The sparse path is taken when the widest row has at most this share of its entries non-zero
+#: (rows are padded to the widest here): the break-even share of the inference's sums.
+SPARSE_WIDTH_SHARE = SPARSE_SHARE
 
 
 @njit

@@ -30,9 +30,9 @@ import torch
 
 from madiao_mao.training.config import TrainConfig
 from madiao_mao.training.fast.ppo import (
+    RolloutForward,
     RolloutStorage,
     UpdateSettings,
-    logits_and_values,
     masked_log_probabilities,
     ppo_update,
     sample_actions,
@@ -107,6 +107,7 @@ class FastLoop:
             int(venv.action_space.n),
             self.device,
         )
+        self.forward = RolloutForward(self.policy)
         self.action_generator = torch.Generator(device=self.device).manual_seed(seed)
         self.order_generator = torch.Generator().manual_seed(seed + 1)
         self.observations = venv.reset()
@@ -124,9 +125,10 @@ class FastLoop:
         # Inference mode, not no_grad: nothing made here is ever differentiated (the update reads
         # the storage, which keeps copies), and torch skips the bookkeeping of every operation.
         with torch.inference_mode():
+            self.forward.start_rollout()
             for step in range(storage.n_steps):
                 observations, masks = storage.stage(step, self.observations, venv.action_masks())
-                logits, values = logits_and_values(self.policy, observations)
+                logits, values = self.forward(observations)
                 log_probabilities = masked_log_probabilities(logits, masks)
                 actions = sample_actions(log_probabilities, self.action_generator)
                 storage.actions[step] = actions
@@ -152,7 +154,7 @@ class FastLoop:
             last_observations = torch.as_tensor(
                 np.asarray(self.observations, dtype=np.float32), device=self.device
             )
-            _, last_values = logits_and_values(self.policy, last_observations)
+            _, last_values = self.forward(last_observations)
         storage.compute_advantages(last_values, self.last_dones, gamma, float(self.config.gae_lambda))
 
     def _bootstrap_truncated(self, rewards: np.ndarray, dones: np.ndarray, infos: list[dict], gamma: float):
@@ -163,7 +165,7 @@ class FastLoop:
             return rewards
         terminal = np.stack([infos[g]["terminal_observation"] for g in cut]).astype(np.float32)
         with torch.no_grad():
-            _, values = logits_and_values(self.policy, torch.as_tensor(terminal, device=self.device))
+            _, values = self.forward(torch.as_tensor(terminal, device=self.device))
         rewards = np.array(rewards, dtype=np.float32)
         rewards[cut] += gamma * values.cpu().numpy()
         return rewards
