@@ -38,13 +38,20 @@ targets compare the two engines there (a game's ``Goals.fast_training_over_sb3``
 
 The model and the ceiling's multiplies run on the torch device of ``--device`` (default "auto": a
 CUDA GPU when torch sees one), which every row's note names.
+
+The measurements of ``run`` take turns (``seconds_in_turns``: ``ROUNDS`` rounds, each figure its
+median over them), so that the ratios in one run, which the targets read, are not one
+measurement's luck on a shared machine whose speed drifts by a third within minutes
+(benchmarks/README.md, "Sparse first layers in the rollout").
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,6 +62,11 @@ if TYPE_CHECKING:
 
 #: Rows of the matrices that measure the ceiling: large enough that per-call overhead vanishes.
 CEILING_BATCH = 8192
+
+#: Rounds in which ``run``'s measurements take turns (each its share of the time, at least one
+#: call, a round's order the last one's reversed): every figure is its median over the rounds,
+#: so the ratios the targets read compare like with like while a shared machine's load drifts.
+ROUNDS = 3
 
 #: The rows of the default config's own training, against its league when full, by each engine
 #: (issue 32's target compares them: ``benchmarks.targets``).
@@ -84,16 +96,23 @@ def default_model(seed: int = 0, device: str = "cpu", settings: dict | None = No
     opponents (``settings``: ``TrainConfig`` fields that replace the defaults, as ``QUICK_RUN``)."""
     # Imported here: keeps torch and stable-baselines3 off this module's import path.
     from madiao_mao.training.config import TrainConfig
-    from madiao_mao.training.opponents import scripted_agents
-    from madiao_mao.training.sb3.adapter import LearnerVecEnv
     from madiao_mao.training.sb3.model import make_model
-    from madiao_mao.training.sb3.train import make_vector_env
 
     config = TrainConfig(seed=seed, **(settings or {}))
+    return make_model(config, heuristic_env(config, seed), device=device), config
+
+
+def heuristic_env(config: TrainConfig, seed: int):
+    """The learner's batched games of ``config`` against the scripted heuristic in every other
+    seat, the learner's seat rotating (the SB3 adapter's ``LearnerVecEnv``)."""
+    # Imported here: keeps stable-baselines3 off this module's import path.
+    from madiao_mao.training.opponents import scripted_agents
+    from madiao_mao.training.sb3.adapter import LearnerVecEnv
+    from madiao_mao.training.sb3.train import make_vector_env
+
     vector_env = make_vector_env(config, config.n_envs, seed=seed)
     opponents = scripted_agents(config, ("heuristic",), "benchmark opponent")
-    venv = LearnerVecEnv(vector_env, opponents, learner_seat="rotate", seed=seed)
-    return make_model(config, venv, device=device), config
+    return LearnerVecEnv(vector_env, opponents, learner_seat="rotate", seed=seed)
 
 
 def linear_shapes(policy) -> list[tuple[int, int]]:
@@ -111,11 +130,11 @@ def flop_per_sample(shapes: list[tuple[int, int]], n_epochs: int) -> float:
     return 3.0 * n_epochs * forward
 
 
-def matmul_gflops(
-    shapes: list[tuple[int, int]], seconds: float, batch: int = CEILING_BATCH, device: str = "cpu"
-) -> float:
-    """GFLOP/s of torch multiplying ``batch`` rows through each layer shape in turn (float32), on
-    torch ``device``."""
+def matmul_pass(
+    shapes: list[tuple[int, int]], batch: int = CEILING_BATCH, device: str = "cpu"
+) -> tuple[Callable[[], None], float]:
+    """One pass of ``batch`` rows through each layer shape in turn (float32 products on torch
+    ``device``, on every core, waiting for a GPU to finish them) as a body to time, and its FLOPs."""
     # Imported here: keeps torch off this module's import path.
     import torch
 
@@ -123,19 +142,29 @@ def matmul_gflops(
     inputs = [torch.randn(batch, n_in, generator=generator).to(device) for n_in, _ in shapes]
     weights = [torch.randn(n_in, n_out, generator=generator).to(device) for n_in, n_out in shapes]
     flop = sum(2.0 * batch * n_in * n_out for n_in, n_out in shapes)
-    with torch.no_grad():
-        for x, w in zip(inputs, weights, strict=True):  # warm-up: allocations, thread pool
-            torch.mm(x, w)
-        synchronize(device)
-        calls, started = 0, time.perf_counter()
-        while True:
+
+    @torch.no_grad()
+    def body() -> None:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(os.cpu_count() or 1)  # the machine's limit, whatever the trainer's threads
+        try:
             for x, w in zip(inputs, weights, strict=True):
                 torch.mm(x, w)
-            calls += 1
             synchronize(device)  # a GPU queues the multiplies: wait for them before reading the clock
-            elapsed = time.perf_counter() - started
-            if elapsed >= seconds:
-                return calls * flop / elapsed / 1e9
+        finally:
+            torch.set_num_threads(threads)
+
+    body()  # warm-up: allocations, thread pool
+    return body, flop
+
+
+def matmul_gflops(
+    shapes: list[tuple[int, int]], seconds: float, batch: int = CEILING_BATCH, device: str = "cpu"
+) -> float:
+    """GFLOP/s of torch multiplying ``batch`` rows through each layer shape in turn (float32), on
+    torch ``device`` (``matmul_pass``)."""
+    body, flop = matmul_pass(shapes, batch, device)
+    return flop / _time_until(body, seconds) / 1e9
 
 
 def synchronize(device: str) -> None:
@@ -162,15 +191,29 @@ class _Continue:
         self.callback.init_callback(model)
 
 
-def _time_until(body, seconds: float) -> float:
-    """Seconds per call of ``body`` (at least two calls, at least ``seconds`` in all)."""
+def _time_until(body, seconds: float, min_calls: int = 2) -> float:
+    """Seconds per call of ``body`` (at least ``min_calls`` calls, at least ``seconds`` in all)."""
     calls, started = 0, time.perf_counter()
     while True:
         body()
         calls += 1
         elapsed = time.perf_counter() - started
-        if calls >= 2 and elapsed >= seconds:
+        if calls >= min_calls and elapsed >= seconds:
             return elapsed / calls
+
+
+def seconds_in_turns(
+    bodies: dict[str, Callable[[], object]], seconds: float, rounds: int = ROUNDS
+) -> dict[str, float]:
+    """Seconds per call of each of ``bodies`` (already warm), the bodies taking turns: ``rounds``
+    rounds, each giving every body ``seconds / rounds`` (at least one call), every other round
+    in the reverse order; each figure is the median of its rounds."""
+    per_round: dict[str, list[float]] = {name: [] for name in bodies}
+    names = list(bodies)
+    for round_number in range(rounds):
+        for name in names if round_number % 2 == 0 else names[::-1]:
+            per_round[name].append(_time_until(bodies[name], seconds / rounds, min_calls=1))
+    return {name: statistics.median(times) for name, times in per_round.items()}
 
 
 def run(seconds: float, device: str = "cpu", quick: bool = False) -> list[Result]:
@@ -184,22 +227,30 @@ def run(seconds: float, device: str = "cpu", quick: bool = False) -> list[Result
     rollout_size = config.n_envs * config.n_steps
     model.learn(rollout_size)  # the first rollout and update: warm-up, and a full buffer
     callback = _Continue(model).callback
-    update = _time_until(model.train, seconds)
-    collect = _time_until(
-        lambda: model.collect_rollouts(
+    shapes = linear_shapes(model.policy)
+    ceiling_pass, ceiling_flop = matmul_pass(shapes, device=device)
+    fast_update_body, fast_collect_body = fast_engine_bodies(model, config)
+    bodies = {
+        "update": model.train,
+        "collect": lambda: model.collect_rollouts(
             model.env, callback, model.rollout_buffer, n_rollout_steps=model.n_steps
         ),
-        seconds,
+        "fast_update": fast_update_body,
+        "fast_collect": fast_collect_body,
+        "league_joint": league_collection_body(model, config, joint=True),
+        "league_alone": league_collection_body(model, config, joint=False),
+        "sb3_league": league_collection_body(model, config, engine="sb3"),
+        "ceiling": ceiling_pass,
+    }
+    timed = seconds_in_turns(bodies, seconds)
+    update, collect, fast_update, fast_collect = (
+        timed[name] for name in ("update", "collect", "fast_update", "fast_collect")
     )
-    fast_update, fast_collect = fast_engine_seconds(model, config, seconds)
-    league_joint = league_collection_seconds(model, config, seconds, joint=True)
-    league_alone = league_collection_seconds(model, config, seconds, joint=False)
-    sb3_league = league_collection_seconds(model, config, seconds, engine="sb3")
-    shapes = linear_shapes(model.policy)
-    torch.set_num_threads(os.cpu_count() or 1)
-    gflops = matmul_gflops(shapes, seconds, device=device)
-    ceiling_threads = torch.get_num_threads()
-    torch.set_num_threads(config.torch_threads)
+    league_joint, league_alone, sb3_league = (
+        timed[name] for name in ("league_joint", "league_alone", "sb3_league")
+    )
+    gflops = ceiling_flop / timed["ceiling"] / 1e9
+    ceiling_threads = os.cpu_count() or 1
     ceiling = gflops * 1e9 / flop_per_sample(shapes, config.n_epochs)
     threads = f"{torch.get_num_threads()} torch thread(s)"
     on = f"on {device}"
@@ -217,7 +268,8 @@ def run(seconds: float, device: str = "cpu", quick: bool = False) -> list[Result
             "learner ceiling (matmul GFLOP/s / FLOP per sample)",
             ceiling,
             "samples/s",
-            f"{on}, {config.n_epochs} epochs, forward + backward",
+            f"{on}, {config.n_epochs} epochs, forward + backward; the suite's rows before its training runs: "
+            f"median of {ROUNDS} rounds in turns",
         ),
         Result(
             "learner",
@@ -306,44 +358,51 @@ def run(seconds: float, device: str = "cpu", quick: bool = False) -> list[Result
     ]
 
 
-def fast_engine_seconds(model, config, seconds: float) -> tuple[float, float]:
-    """Seconds per PPO update and per rollout collection of the fast engine
-    (``madiao_mao.training.fast``) on ``model``'s policy and env (the same network, games and
-    opponents as the SB3 rows), after one rollout and update of warm-up."""
+def fast_engine_bodies(model, config) -> tuple[Callable[[], None], Callable[[], None]]:
+    """A PPO update and a rollout collection of the fast engine (``madiao_mao.training.fast``) on
+    ``model``'s policy, in games of its own against the same opponents as the SB3 rows' (so
+    that the two engines, timed in turns, each step their own games), as bodies to time, after
+    one rollout and update of warm-up."""
     # Imported here: keeps torch and stable-baselines3 off this module's import path.
     from stable_baselines3.common.logger import Logger
 
     from madiao_mao.training.fast.train import FastLoop
 
     model.set_logger(Logger(folder=None, output_formats=[]))
-    loop = FastLoop(model, model.env, config, seed=config.seed)
+    loop = FastLoop(model, heuristic_env(config, config.seed + 1), config, seed=config.seed)
     loop.collect()
     loop.update(1.0)
-    update = _time_until(lambda: loop.update(1.0), seconds)
-    collect = _time_until(loop.collect, seconds)
-    return update, collect
+    return (lambda: loop.update(1.0)), loop.collect
 
 
-def league_collection_seconds(
-    model, config, seconds: float, *, joint: bool = True, engine: str = "fast"
-) -> float:
-    """Seconds per rollout collection against ``config``'s league when it is full: the live
-    policy (``model``), ``max_snapshots`` snapshots (each an agent of its own over the same
-    weights, with sparse inputs as a run's snapshots: what is timed is their calls) and the
-    anchors, one member per game drawn by PFSP.
-    ``joint=False`` gives every policy agent no ``joint_key``, so each is asked alone. ``engine``:
-    the fast engine's loop, or SB3's ``collect_rollouts`` (``model``'s last observation is put
-    back afterwards, so its own games' rows can follow)."""
+def fast_engine_seconds(model, config, seconds: float) -> tuple[float, float]:
+    """Seconds per PPO update and per rollout collection of the fast engine (``fast_engine_bodies``)."""
+    update, collect = fast_engine_bodies(model, config)
+    return _time_until(update, seconds), _time_until(collect, seconds)
+
+
+def league_collection_body(model, config, *, joint: bool = True, engine: str = "fast") -> Callable[[], None]:
+    """A rollout collection against ``config``'s league when it is full, as a body to time (after
+    one of warm-up): the live policy (``model``), ``max_snapshots`` snapshots (each an agent of its
+    own, with sparse inputs, over one frozen copy of ``model`` saved and loaded as a run's
+    snapshots are: what is timed is their calls) and the anchors, one member per game drawn by
+    PFSP. ``joint=False`` gives every policy agent no ``joint_key``, so each is asked alone.
+    ``engine``: the fast engine's loop, or SB3's ``collect_rollouts`` (``model``'s own games'
+    last observation is put back after each call, so that its other rows can follow)."""
     # Imported here: keeps torch and stable-baselines3 off this module's import path.
+    import tempfile
+
     import numpy as np
     from stable_baselines3.common.logger import Logger
 
-    from madiao_mao.agents.learned import policy_agent
+    from madiao_mao.agents.learned import load_model, policy_agent
     from madiao_mao.training.fast.train import FastLoop
     from madiao_mao.training.opponents import LeagueOpponents, scripted_agents
     from madiao_mao.training.run_folder import new_league
     from madiao_mao.training.sb3.train import league_learner_env, make_vector_env
 
+    if engine not in ("fast", "sb3"):
+        raise ValueError(f"engine must be 'fast' or 'sb3', got {engine!r}")
     league = new_league(config)
     anchors = scripted_agents(config, config.league_anchors, "league anchor")
     pool = LeagueOpponents(
@@ -351,9 +410,16 @@ def league_collection_seconds(
     )
     policies = [policy_agent(model=model, deterministic=False, seed=0, name="main")]
     pool.set_current(policies[0])
+    with tempfile.TemporaryDirectory(prefix="league-snapshot-") as folder:
+        model.save(f"{folder}/snapshot.zip")
+        frozen = load_model(f"{folder}/snapshot.zip")  # as a run loads its snapshots, on the CPU
     for number in range(1, config.max_snapshots + 1):
         snapshot = policy_agent(
-            model=model, deterministic=False, seed=number, name=f"snapshot_{number}", sparse_inputs=True
+            model=frozen,
+            deterministic=False,
+            seed=number,
+            name=f"snapshot_{number}",
+            sparse_inputs=True,
         )
         pool.add_snapshot(snapshot, path=f"snapshot_{number}.zip", step=number)
         policies.append(snapshot)
@@ -365,21 +431,28 @@ def league_collection_seconds(
     if engine == "fast":
         loop = FastLoop(model, venv, config, seed=config.seed)
         loop.collect()
-        return _time_until(loop.collect, seconds)
-    if engine != "sb3":
-        raise ValueError(f"engine must be 'fast' or 'sb3', got {engine!r}")
+        return loop.collect
     callback = _Continue(model).callback
-    saved = model._last_obs, model._last_episode_starts
-    model._last_obs, model._last_episode_starts = venv.reset(), np.ones(venv.num_envs, dtype=bool)
+    league_games = {"last_obs": venv.reset(), "starts": np.ones(venv.num_envs, dtype=bool)}
 
-    def collect():
-        model.collect_rollouts(venv, callback, model.rollout_buffer, n_rollout_steps=model.n_steps)
+    def collect() -> None:
+        saved = model._last_obs, model._last_episode_starts
+        model._last_obs, model._last_episode_starts = league_games["last_obs"], league_games["starts"]
+        try:
+            model.collect_rollouts(venv, callback, model.rollout_buffer, n_rollout_steps=model.n_steps)
+        finally:
+            league_games["last_obs"], league_games["starts"] = model._last_obs, model._last_episode_starts
+            model._last_obs, model._last_episode_starts = saved
 
-    try:
-        collect()
-        return _time_until(collect, seconds)
-    finally:
-        model._last_obs, model._last_episode_starts = saved
+    collect()
+    return collect
+
+
+def league_collection_seconds(
+    model, config, seconds: float, *, joint: bool = True, engine: str = "fast"
+) -> float:
+    """Seconds per rollout collection against ``config``'s full league (``league_collection_body``)."""
+    return _time_until(league_collection_body(model, config, joint=joint, engine=engine), seconds)
 
 
 def short_training_config(

@@ -31,6 +31,26 @@ def test_the_ceiling_is_a_plausible_rate():
     assert math.isfinite(gflops) and 0 < gflops < 1e5
 
 
+def test_measurements_in_turns_alternate_their_order_and_take_each_ones_median_round(monkeypatch):
+    from madiao_mao.benchmarks import learner
+
+    clock = [0.0]
+    monkeypatch.setattr(learner, "time", type("Clock", (), {"perf_counter": staticmethod(lambda: clock[0])}))
+    calls = []
+    durations = {"a": iter([1.0, 5.0, 2.0]), "b": iter([3.0, 3.0, 30.0]), "c": iter([4.0, 0.5, 4.5])}
+
+    def body(name):
+        def run():
+            calls.append(name)
+            clock[0] += next(durations[name])
+
+        return run
+
+    timed = learner.seconds_in_turns({name: body(name) for name in "abc"}, seconds=0.0, rounds=3)
+    assert calls == list("abccbaabc")  # one call a turn when the turn's time is already up
+    assert timed == {"a": 2.0, "b": 3.0, "c": 4.0}  # the median round: one slow round does not count
+
+
 @pytest.mark.parametrize(
     ("fast", "sb3", "status"),
     [(8_000, 4_000, "met"), (7_900, 3_000, "MISSED"), (8_000, 4_001, "MISSED"), (4_429, 3_732, "MISSED")],
