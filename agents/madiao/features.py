@@ -12,6 +12,12 @@ with two fixed matrix products and hands the network
 
 It has no trainable parameters. The slice starts are read from the env's exported observation
 layout when the policy is built, and saved with the model as plain integers.
+
+On the CPU, for inputs that need no gradient (every decision of an agent, a rollout, the update's
+features computed once), one Numba pass over each row (``_card_features``) writes the same
+numbers as the torch operations: the planes hold 0s and 1s, so every sum is exact in float32
+and the output is the same bit for bit (a test). It replaces about fifteen small torch operations
+per call, which cost a league opponent's few dozen rows more than its arithmetic.
 """
 
 from __future__ import annotations
@@ -21,10 +27,12 @@ import torch
 from gymnasium import spaces
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
+from cardgame_core.jit import njit
 from madiao_env import cards
 from madiao_env.layout import SUMMARY_SLICES
 
 N_DERIVED = 3 * cards.N_CARDS + 2 * 4
+_CARD_SUIT = cards.CARD_SUIT
 
 
 def summary_layout() -> dict[str, int]:
@@ -69,6 +77,16 @@ class MadiaoCardFeatures(BaseFeaturesExtractor):
         self.register_buffer("by_suit", torch.as_tensor(by_suit, dtype=torch.float32), persistent=False)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        if (
+            observations.device.type == "cpu"
+            and observations.dtype == torch.float32
+            and observations.dim() == 2
+            and not observations.requires_grad
+        ):
+            inputs = np.ascontiguousarray(observations.numpy())
+            features = np.empty((inputs.shape[0], self.features_dim), dtype=np.float32)
+            _card_features(inputs, np.asarray(self.starts, dtype=np.int64), features)
+            return torch.from_numpy(features)
         observations = observations.float().flatten(1)
         hand, seen, sloughed, upcard = (
             observations[:, start : start + cards.N_CARDS] for start in self.starts
@@ -78,3 +96,44 @@ class MadiaoCardFeatures(BaseFeaturesExtractor):
         return torch.cat(
             [observations, unseen, boss, hand * boss, unseen @ self.by_suit, hand @ self.by_suit], dim=1
         )
+
+
+@njit
+def _card_features(observations: np.ndarray, starts: np.ndarray, features: np.ndarray) -> None:
+    """``MadiaoCardFeatures.forward`` of float32 ``observations`` into ``features``, row by row:
+    the observation, then the unseen cards, the bosses, the held bosses, and the unseen and held
+    cards per suit; the same operations in the same order on each value as the torch ones."""
+    n_cards = cards.N_CARDS
+    suits = _CARD_SUIT
+    hand_at, seen_at, sloughed_at, upcard_at = starts[0], starts[1], starts[2], starts[3]
+    width = observations.shape[1]
+    unseen_at, boss_at, held_boss_at = width, width + n_cards, width + 2 * n_cards
+    unseen_by_suit_at, held_by_suit_at = width + 3 * n_cards, width + 3 * n_cards + 4
+    for row in range(observations.shape[0]):
+        for column in range(width):
+            features[row, column] = observations[row, column]
+        for suit in range(4):
+            features[row, unseen_by_suit_at + suit] = 0.0
+            features[row, held_by_suit_at + suit] = 0.0
+        for card in range(n_cards):
+            unseen = (
+                np.float32(1.0)
+                - observations[row, hand_at + card]
+                - observations[row, seen_at + card]
+                - observations[row, sloughed_at + card]
+                - observations[row, upcard_at + card]
+            )
+            features[row, unseen_at + card] = min(max(unseen, np.float32(0.0)), np.float32(1.0))
+        # A boss: no higher card of its suit is unseen. A suit's cards have consecutive ids, the
+        # higher the higher: from the top down, the unseen cards above each one are a running sum.
+        higher_unseen = np.float32(0.0)
+        for card in range(n_cards - 1, -1, -1):
+            if card == n_cards - 1 or suits[card] != suits[card + 1]:
+                higher_unseen = np.float32(0.0)
+            boss = np.float32(1.0) if higher_unseen < 0.5 else np.float32(0.0)
+            higher_unseen += features[row, unseen_at + card]
+            features[row, boss_at + card] = boss
+            held = observations[row, hand_at + card]
+            features[row, held_boss_at + card] = held * boss
+            features[row, unseen_by_suit_at + suits[card]] += features[row, unseen_at + card]
+            features[row, held_by_suit_at + suits[card]] += held

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("sb3_contrib")
 
@@ -73,7 +75,8 @@ def test_evaluate_and_play_default_to_the_shipped_model(capsys):
     assert "| model | greedy | 4 |" in capsys.readouterr().out
 
 
-def test_card_features_mark_unseen_cards_and_bosses():
+@pytest.mark.parametrize("as_float", [False, True], ids=["int8 (torch)", "float32 (numba)"])
+def test_card_features_mark_unseen_cards_and_bosses(as_float):
     import torch
     from gymnasium import spaces
 
@@ -90,7 +93,7 @@ def test_card_features_mark_unseen_cards_and_bosses():
         obs[0, layout["hand_at"] + C(name)] = 1
     obs[0, layout["seen_at"] + C("8S")] = 1  # 8S was played face up
     obs[0, layout["upcard_at"] + C("0C")] = 1  # the top Cash card is the upcard
-    out = features(torch.as_tensor(obs))[0].numpy()
+    out = features(torch.as_tensor(obs.astype(np.float32) if as_float else obs))[0].numpy()
     n = cards.N_CARDS
     unseen, boss, held_boss = (out[obs.shape[1] + k * n : obs.shape[1] + (k + 1) * n] for k in range(3))
     assert unseen.sum() == n - 5 and not unseen[[C("9S"), C("7S"), C("2C"), C("8S"), C("0C")]].any()
@@ -103,6 +106,28 @@ def test_card_features_mark_unseen_cards_and_bosses():
     assert suits.tolist() == [9, 6, 9, 11, 1, 2, 0, 0]  # unseen per suit, then held per suit
     with pytest.raises(ValueError, match="does not fit a 40-card plane"):
         MadiaoCardFeatures(spaces.Box(0, 8, (obs_dim,), np.int8), **{**layout, "hand_at": obs_dim})
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**16), n_rows=st.integers(1, 12), top=st.integers(1, 2))
+def test_card_features_in_one_numba_pass_are_the_torch_operations_bit_for_bit(seed, n_rows, top):
+    import torch
+    from gymnasium import spaces
+
+    from madiao_env.vector import MadiaoVectorEnv
+    from madiao_mao.agents.madiao.features import MadiaoCardFeatures, summary_layout
+
+    obs_dim = MadiaoVectorEnv(1, seed=0).obs_dim
+    features = MadiaoCardFeatures(spaces.Box(0, 8, (obs_dim,), np.int8), **summary_layout())
+    rng = np.random.default_rng(seed)
+    # Planes of 0s and 1s (and some 2s: a plane that overlaps another's card clamps to 0).
+    obs = (rng.random((n_rows, obs_dim)) < 0.2) * rng.integers(1, top + 1, (n_rows, obs_dim))
+    observations = torch.as_tensor(obs.astype(np.float32))
+    numba_pass = features(observations)
+    torch_pass = features(observations.clone().requires_grad_(True))  # the torch operations
+    assert torch_pass.requires_grad, "an input that needs a gradient keeps its graph"
+    assert torch.equal(numba_pass, torch_pass.detach())
+    assert numba_pass.shape == (n_rows, features.features_dim)
 
 
 def test_exported_policy_is_slim_and_plays_the_same(tmp_path):
