@@ -13,11 +13,12 @@ with two fixed matrix products and hands the network
 It has no trainable parameters. The slice starts are read from the env's exported observation
 layout when the policy is built, and saved with the model as plain integers.
 
-On the CPU, for inputs that need no gradient (every decision of an agent, a rollout, the update's
-features computed once), one Numba pass over each row (``_card_features``) writes the same
-numbers as the torch operations: the planes hold 0s and 1s, so every sum is exact in float32
-and the output is the same bit for bit (a test). It replaces about fifteen small torch operations
-per call, which cost a league opponent's few dozen rows more than its arithmetic.
+On the CPU, for plain inputs that need no gradient in eager mode (every decision of an agent, a
+rollout, the update's features computed once; not a trace or an export), one Numba pass over
+each row (``_card_features``) writes the same numbers as the torch operations: the planes hold
+0s and 1s, so every sum is exact in float32 and the output is the same bit for bit (a test). It
+replaces about fifteen small torch operations per call, which cost a league opponent's few
+dozen rows more than its arithmetic.
 """
 
 from __future__ import annotations
@@ -78,15 +79,20 @@ class MadiaoCardFeatures(BaseFeaturesExtractor):
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         if (
-            observations.device.type == "cpu"
+            # A plain tensor in eager mode: a trace or an export (torch.jit.trace, torch.export,
+            # torch.compile: tracing tensors or tensor subclasses) records the torch operations.
+            type(observations) is torch.Tensor
+            and not torch.jit.is_tracing()
+            and not torch.compiler.is_compiling()
+            and observations.device.type == "cpu"
             and observations.dtype == torch.float32
             and observations.dim() == 2
             and not observations.requires_grad
         ):
             inputs = np.ascontiguousarray(observations.numpy())
             features = np.empty((inputs.shape[0], self.features_dim), dtype=np.float32)
-            _card_features(inputs, np.asarray(self.starts, dtype=np.int64), features)
-            return torch.from_numpy(features)
+            if _card_features(inputs, np.asarray(self.starts, dtype=np.int64), features):
+                return torch.from_numpy(features)
         observations = observations.float().flatten(1)
         hand, seen, sloughed, upcard = (
             observations[:, start : start + cards.N_CARDS] for start in self.starts
@@ -99,10 +105,11 @@ class MadiaoCardFeatures(BaseFeaturesExtractor):
 
 
 @njit
-def _card_features(observations: np.ndarray, starts: np.ndarray, features: np.ndarray) -> None:
+def _card_features(observations: np.ndarray, starts: np.ndarray, features: np.ndarray) -> bool:
     """``MadiaoCardFeatures.forward`` of float32 ``observations`` into ``features``, row by row:
     the observation, then the unseen cards, the bosses, the held bosses, and the unseen and held
-    cards per suit; the same operations in the same order on each value as the torch ones."""
+    cards per suit. False (``features`` unfinished) when a card plane holds anything but 0 and 1:
+    only then is every sum an exact integer, the torch operations' result whatever their order."""
     n_cards = cards.N_CARDS
     suits = _CARD_SUIT
     hand_at, seen_at, sloughed_at, upcard_at = starts[0], starts[1], starts[2], starts[3]
@@ -116,6 +123,10 @@ def _card_features(observations: np.ndarray, starts: np.ndarray, features: np.nd
             features[row, unseen_by_suit_at + suit] = 0.0
             features[row, held_by_suit_at + suit] = 0.0
         for card in range(n_cards):
+            for plane_at in (hand_at, seen_at, sloughed_at, upcard_at):
+                value = observations[row, plane_at + card]
+                if value != 0 and value != 1:
+                    return False
             unseen = (
                 np.float32(1.0)
                 - observations[row, hand_at + card]
@@ -137,3 +148,4 @@ def _card_features(observations: np.ndarray, starts: np.ndarray, features: np.nd
             features[row, held_boss_at + card] = held * boss
             features[row, unseen_by_suit_at + suits[card]] += features[row, unseen_at + card]
             features[row, held_by_suit_at + suits[card]] += held
+    return True

@@ -109,8 +109,37 @@ def test_card_features_mark_unseen_cards_and_bosses(as_float):
 
 
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 2**16), n_rows=st.integers(1, 12), top=st.integers(1, 2))
-def test_card_features_in_one_numba_pass_are_the_torch_operations_bit_for_bit(seed, n_rows, top):
+@given(seed=st.integers(0, 2**16), n_rows=st.integers(1, 12), top=st.integers(1, 2), fraction=st.booleans())
+def test_card_features_in_one_numba_pass_are_the_torch_operations_bit_for_bit(seed, n_rows, top, fraction):
+    import torch
+    from gymnasium import spaces
+
+    from madiao_env.vector import MadiaoVectorEnv
+    from madiao_mao.agents.madiao.features import MadiaoCardFeatures, _card_features, summary_layout
+
+    obs_dim = MadiaoVectorEnv(1, seed=0).obs_dim
+    features = MadiaoCardFeatures(spaces.Box(0, 8, (obs_dim,), np.int8), **summary_layout())
+    rng = np.random.default_rng(seed)
+    # Planes of 0s and 1s (cards in two planes clamp to 0); with top 2, some 2s, and with a
+    # fraction, anything: those the torch operations compute, whose sums may then round.
+    obs = (rng.random((n_rows, obs_dim)) < 0.2) * rng.integers(1, top + 1, (n_rows, obs_dim))
+    obs = obs.astype(np.float32) + (rng.random((n_rows, obs_dim)) if fraction else 0)
+    observations = torch.as_tensor(obs.astype(np.float32))
+    numba_pass = features(observations)
+    torch_pass = features(observations.clone().requires_grad_(True))  # the torch operations
+    assert torch_pass.requires_grad, "an input that needs a gradient keeps its graph"
+    assert torch.equal(numba_pass, torch_pass.detach())
+    assert numba_pass.shape == (n_rows, features.features_dim)
+    out = np.empty((n_rows, features.features_dim), dtype=np.float32)
+    done = _card_features(obs.astype(np.float32), np.asarray(features.starts, dtype=np.int64), out)
+    assert done == (top == 1 and not fraction), "the pass takes exactly the planes of 0s and 1s"
+    if done:
+        np.testing.assert_array_equal(out, torch_pass.detach().numpy())
+
+
+def test_a_trace_of_the_card_features_records_the_torch_operations():
+    import warnings
+
     import torch
     from gymnasium import spaces
 
@@ -119,15 +148,12 @@ def test_card_features_in_one_numba_pass_are_the_torch_operations_bit_for_bit(se
 
     obs_dim = MadiaoVectorEnv(1, seed=0).obs_dim
     features = MadiaoCardFeatures(spaces.Box(0, 8, (obs_dim,), np.int8), **summary_layout())
-    rng = np.random.default_rng(seed)
-    # Planes of 0s and 1s (and some 2s: a plane that overlaps another's card clamps to 0).
-    obs = (rng.random((n_rows, obs_dim)) < 0.2) * rng.integers(1, top + 1, (n_rows, obs_dim))
-    observations = torch.as_tensor(obs.astype(np.float32))
-    numba_pass = features(observations)
-    torch_pass = features(observations.clone().requires_grad_(True))  # the torch operations
-    assert torch_pass.requires_grad, "an input that needs a gradient keeps its graph"
-    assert torch.equal(numba_pass, torch_pass.detach())
-    assert numba_pass.shape == (n_rows, features.features_dim)
+    rng = np.random.default_rng(3)
+    first, second = (torch.as_tensor((rng.random((4, obs_dim)) < 0.2).astype(np.float32)) for _ in range(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch 2.13 deprecates torch.jit.trace
+        traced = torch.jit.trace(features, first)
+    assert torch.equal(traced(second), features(second)), "the trace's result is not the first input's"
 
 
 def test_exported_policy_is_slim_and_plays_the_same(tmp_path):
