@@ -375,12 +375,6 @@ def fast_engine_bodies(model, config) -> tuple[Callable[[], None], Callable[[], 
     return (lambda: loop.update(1.0)), loop.collect
 
 
-def fast_engine_seconds(model, config, seconds: float) -> tuple[float, float]:
-    """Seconds per PPO update and per rollout collection of the fast engine (``fast_engine_bodies``)."""
-    update, collect = fast_engine_bodies(model, config)
-    return _time_until(update, seconds), _time_until(collect, seconds)
-
-
 def league_collection_body(model, config, *, joint: bool = True, engine: str = "fast") -> Callable[[], None]:
     """A rollout collection against ``config``'s league when it is full, as a body to time (after
     one of warm-up): the live policy (``model``), ``max_snapshots`` snapshots (each an agent of its

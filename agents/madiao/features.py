@@ -69,6 +69,7 @@ class MadiaoCardFeatures(BaseFeaturesExtractor):
                 raise ValueError(f"{name}={start} does not fit a 40-card plane in observations of {obs_dim}")
         super().__init__(observation_space, features_dim=obs_dim + N_DERIVED)
         self.starts = (hand_at, seen_at, sloughed_at, upcard_at)
+        self._starts_array = np.asarray(self.starts, dtype=np.int64)  # the Numba pass's, made once
         suit = np.asarray(cards.CARD_SUIT)
         ids = np.arange(cards.N_CARDS)
         # higher[j, i] = 1 when card j beats card i (same suit, higher id).
@@ -91,7 +92,7 @@ class MadiaoCardFeatures(BaseFeaturesExtractor):
         ):
             inputs = np.ascontiguousarray(observations.numpy())
             features = np.empty((inputs.shape[0], self.features_dim), dtype=np.float32)
-            if _card_features(inputs, np.asarray(self.starts, dtype=np.int64), features):
+            if _card_features(inputs, self._starts_array, features):
                 return torch.from_numpy(features)
         observations = observations.float().flatten(1)
         hand, seen, sloughed, upcard = (

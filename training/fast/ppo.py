@@ -76,7 +76,6 @@ class RolloutForward:
         self.first_layers: tuple[SparseFirstLayer, SparseFirstLayer] | None = None
         if self.actor is not None and self.critic is not None:
             self.first_layers = (SparseFirstLayer(self.actor[0][0]), SparseFirstLayer(self.critic[0][0]))
-
         #: Whether this rollout's features have been sparse enough so far (dense ones, as Mao's
         #: belief planes, are not scanned again at every step).
         self.sparse = self.first_layers is not None
