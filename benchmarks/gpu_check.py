@@ -43,7 +43,7 @@ from madiao_mao.training.game_spec import GAME_SPECS
 PROG = "python -m madiao_mao.benchmarks.gpu_check"
 ENGINES = learner.ENGINES
 #: The wide setting of the fast engine's extra rows: many games per step, large minibatches
-#: (rollouts of 16,384 learner steps, as long as a default one of 256 games x 32 steps x 2).
+#: (rollouts of 16,384 learner steps, twice a default one of 8,192).
 WIDE = {"n_envs": 4096, "n_steps": 4, "batch_size": 8192}
 #: Worker processes of the wide run timed again with its games in shards (``--env-workers``):
 #: the rollout's Python on that many cores while the update is the GPU's.

@@ -119,10 +119,12 @@ class TrainConfig:
     """Seed of the env, the policy, the seat draws and the evaluation deals."""
     total_timesteps: Annotated[int | None, _flag(by_game="total_timesteps")] = None
     """Learner decisions to train on (opponent moves are not counted); None: the game's default."""
-    n_envs: int = 256
-    """Games stepped together by the batched env (many games amortise every per-call cost)."""
-    n_steps: int = 32
-    """Learner decisions per game per PPO rollout (rollout size = n_envs * n_steps)."""
+    n_envs: Annotated[int | None, _flag(by_game="n_envs")] = None
+    """Games stepped together by the batched env (many games amortise every per-call cost: each
+    round of opponent moves is one call per policy, whatever its rows); None: the game's default."""
+    n_steps: Annotated[int | None, _flag(by_game="n_steps")] = None
+    """Learner decisions per game per PPO rollout (rollout size = n_envs * n_steps); None: the
+    game's default."""
     batch_size: Annotated[int | None, _flag(by_game="batch_size")] = None
     """PPO minibatch size; None: the game's default (larger minibatches keep both cores busier in
     the update but lose strength per learner step, docs/results.md)."""

@@ -123,6 +123,8 @@ GAME_SPEC = GameSpec(
             "scripted_opponents": ("threshold",),
             "opponent_weights": SCRIPTED_ONLY,
             "opponents": "pool",
+            "n_envs": 256,
+            "n_steps": 32,
             "batch_size": 256,
             "learning_rate": 1e-3,
             "eval_opponents": ("random", "threshold"),

@@ -149,6 +149,12 @@ GAME_SPEC = game_spec.GameSpec(
             "opponents": "league",
             # Every scripted player cheap enough for the training table.
             "league_anchors": ("random", "greedy", "heuristic"),
+            # 1,024 games of 8 learner decisions per rollout (8,192, as 256 x 32): each round of
+            # opponent moves asks every league policy once, so four times the games per call
+            # collect a rollout in about half the time, as strong per learner step
+            # (docs/results.md, "Madiao: more games, shorter rollouts").
+            "n_envs": 1024,
+            "n_steps": 8,
             # Minibatch 1024 would use both cores better but loses strength per learner
             # step, whatever the learning rate (docs/results.md, "Minibatch size and
             # strength per learner step").

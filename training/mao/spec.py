@@ -185,6 +185,10 @@ GAME_SPEC = GameSpec(
             # The league (base and bayes anchors) was no better on the held-out rules:
             # the same penalties, fewer rounds won (docs/results.md, Mao league or pool).
             "opponents": "pool",
+            # 256 games of 32 learner decisions per rollout: a Mao episode is long, and its
+            # opponents' rounds cost per game more than per call (docs/training.md).
+            "n_envs": 256,
+            "n_steps": 32,
             # The update is a third of a Mao run; the opponents' play is most of the rest.
             "batch_size": 256,
             "learning_rate": 3e-4,
